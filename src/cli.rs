@@ -1,0 +1,108 @@
+//! Command-line parsing (clap) into the commands `main` runs. The contract is DESIGN §2.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::edit::Format;
+
+/// patchgate: review and merge the file edits of AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "patchgate", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Merge an edit into a file and print the result to stdout (never writes the file).
+    ///
+    /// Exit status: 0 merged; 1 the edit was refused (stderr's last line is a JSON object
+    /// {"code": ..., "message": ...}); 2 usage or I/O error.
+    Merge(MergeArgs),
+    /// Score a merge engine on a corpus of real edits and print accuracy and timing.
+    ///
+    /// DIR holds one folder per case with before.EXT, after.EXT and the edit (lazy.txt or
+    /// blocks.txt). The last line is a one-line summary.
+    Eval(EvalArgs),
+}
+
+/// The edit formats on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// A lazy snippet with `... existing code ...` placeholders (fast_apply).
+    Lazy,
+    /// SEARCH/REPLACE blocks (FileWriteOrEdit).
+    Blocks,
+    /// A JSON object with patch_file's fields (search_content/replace_content, replacements,
+    /// insert_line/insert_content, start_line/end_line, allow_multiple).
+    Replace,
+    /// A unified diff for this one file (git or plain, or bare hunks).
+    Udiff,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Lazy => Format::Lazy,
+            FormatArg::Blocks => Format::Blocks,
+            FormatArg::Replace => Format::Replace,
+            FormatArg::Udiff => Format::Udiff,
+        }
+    }
+}
+
+/// `patchgate merge FORMAT FILE [EDIT|-] [--instruction TEXT] [--json]`
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The edit's format.
+    #[arg(value_enum)]
+    pub format: FormatArg,
+    /// The file to merge into (it is only read).
+    pub file: PathBuf,
+    /// The file holding the edit; `-` or nothing reads standard input.
+    pub edit: Option<String>,
+    /// A placement hint for lazy snippets ("after imports", "in function foo").
+    #[arg(long)]
+    pub instruction: Option<String>,
+    /// Print a JSON object (status, content, diff, warnings) instead of the merged file.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `patchgate eval DIR [--format lazy|blocks]`
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The corpus directory.
+    pub dir: PathBuf,
+    /// The engine to score.
+    #[arg(long, value_enum, default_value = "lazy")]
+    pub format: EvalFormat,
+    /// Runs of each merge; a case's time is the median of its runs.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Show the first line of each refusal's message.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+/// The engines `eval` can score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvalFormat {
+    /// lazy.txt through the lazy-snippet merge.
+    Lazy,
+    /// blocks.txt through the SEARCH/REPLACE engine.
+    Blocks,
+}
+
+impl From<EvalFormat> for Format {
+    fn from(f: EvalFormat) -> Format {
+        match f {
+            EvalFormat::Lazy => Format::Lazy,
+            EvalFormat::Blocks => Format::Blocks,
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The pure edit engines (DESIGN §5): text in, merged text or a precise error out. Nothing here
+//! touches files, the network, a runtime or a terminal.
+//!
+//! Every engine works on LF-normalised content (see [`text`]); the caller decodes a file with
+//! [`text::Text::decode`], runs an engine on [`text::Text::content`] and encodes the result
+//! with [`text::Text::encode`], which restores line endings, BOM and encoding.
+
+pub mod blocks;
+pub mod codex;
+pub mod lazy;
+pub mod matching;
+pub mod replace;
+pub mod text;
+pub mod udiff;
+
+use serde::Serialize;
+
+pub use crate::error::{Error, ErrorCode, Result};
+
+/// A successful merge: the new LF-normalised content and what was tolerated on the way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Merged {
+    /// The merged content (LF line endings, no BOM).
+    pub content: String,
+    /// One line for each mismatch that was tolerated (whitespace, quotes, offsets, …).
+    pub warnings: Vec<String>,
+    /// How many edits (blocks, replacements, hunks) were applied.
+    pub applied: usize,
+}
+
+/// The edit formats `patchgate merge` and the tools accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A lazy snippet with `... existing code ...` placeholders (`fast_apply`).
+    Lazy,
+    /// SEARCH/REPLACE blocks (`FileWriteOrEdit`).
+    Blocks,
+    /// Exact replacements (`patch_file`), given as JSON.
+    Replace,
+    /// A unified diff (git or plain) for one file.
+    Udiff,
+}
+
+impl Format {
+    /// Parse a format name as the command line spells it.
+    pub fn parse(name: &str) -> Option<Format> {
+        match name {
+            "lazy" => Some(Format::Lazy),
+            "blocks" => Some(Format::Blocks),
+            "replace" => Some(Format::Replace),
+            "udiff" => Some(Format::Udiff),
+            _ => None,
+        }
+    }
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Lazy => "lazy",
+            Format::Blocks => "blocks",
+            Format::Replace => "replace",
+            Format::Udiff => "udiff",
+        }
+    }
+}
+
+/// Run the engine for `format` on a decoded file. `edit` is the snippet, the blocks, the
+/// replace JSON or the diff; `instruction` is a placement hint for lazy snippets.
+pub fn run(
+    format: Format,
+    text: &text::Text,
+    edit: &str,
+    instruction: Option<&str>,
+) -> Result<Merged> {
+    match format {
+        Format::Lazy => lazy::merge(text.content(), edit, instruction),
+        Format::Blocks => blocks::merge(text, edit),
+        Format::Replace => replace::apply(text.content(), &replace::parse_json(edit)?),
+        Format::Udiff => udiff::merge(text.content(), edit),
+    }
+}

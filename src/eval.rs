@@ -1,0 +1,290 @@
+//! `patchgate eval`: score an engine on a corpus of real edits (layout in
+//! `../shared/corpus/README.md`): one folder per case with `before.EXT`, `after.EXT` and the
+//! edit (`lazy.txt` or `blocks.txt`). A merge is correct when its output is byte-identical to
+//! `after.EXT`, wrong when it succeeds with other output, refused when the engine declines.
+//!
+//! Timing covers the whole pure pipeline (decode, merge, encode) and excludes reading files.
+//! Each merge runs `repeat` times and a case's time is the median of its runs.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::edit::{self, Format, text::Text};
+use crate::error::ErrorCode;
+
+/// The outcome of one case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Byte-identical to the expected result.
+    Correct,
+    /// Succeeded with other output.
+    Wrong,
+    /// Declined with this code and message.
+    Refused(ErrorCode, String),
+}
+
+/// One scored case.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    /// The case folder's name (relative to the corpus root).
+    pub name: String,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Median time of one merge, in nanoseconds.
+    pub nanos: u128,
+}
+
+/// A scored corpus.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The engine scored.
+    pub format: Format,
+    /// One entry per case, in name order.
+    pub cases: Vec<CaseResult>,
+}
+
+/// A case that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct CorpusError {
+    /// The offending path.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub message: String,
+}
+
+struct Case {
+    name: String,
+    before: Vec<u8>,
+    after: Vec<u8>,
+    edit: String,
+}
+
+/// Every case folder under `root` (folders holding a `before.*` file), sorted by path.
+pub fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| CorpusError {
+            path: dir.clone(),
+            message: e.to_string(),
+        })?;
+        let mut is_case = false;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("before."))
+            {
+                is_case = true;
+            }
+        }
+        if is_case {
+            out.push(dir);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn find_with_stem(dir: &Path, stem: &str) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.strip_prefix(stem).is_some_and(|r| r.starts_with('.')))
+        })
+}
+
+fn load(root: &Path, dir: &Path, format: Format) -> Result<Case, CorpusError> {
+    let err = |path: &Path, message: String| CorpusError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let read = |p: &Path| std::fs::read(p).map_err(|e| err(p, e.to_string()));
+    let before =
+        find_with_stem(dir, "before").ok_or_else(|| err(dir, "no before.* file".into()))?;
+    let after = find_with_stem(dir, "after").ok_or_else(|| err(dir, "no after.* file".into()))?;
+    let edit_name = match format {
+        Format::Lazy => "lazy.txt",
+        Format::Blocks => "blocks.txt",
+        Format::Replace => "replace.json",
+        Format::Udiff => "udiff.txt",
+    };
+    let edit_path = dir.join(edit_name);
+    let edit = String::from_utf8(read(&edit_path)?)
+        .map_err(|_| err(&edit_path, "the edit is not UTF-8".into()))?;
+    let name = dir
+        .strip_prefix(root)
+        .unwrap_or(dir)
+        .to_string_lossy()
+        .into_owned();
+    Ok(Case {
+        name: if name.is_empty() {
+            dir.to_string_lossy().into_owned()
+        } else {
+            name
+        },
+        before: read(&before)?,
+        after: read(&after)?,
+        edit,
+    })
+}
+
+fn run_once(case: &Case, format: Format) -> Outcome {
+    let result = Text::decode(&case.before).and_then(|text| {
+        let merged = edit::run(format, &text, &case.edit, None)?;
+        text.encode(&merged.content)
+    });
+    match result {
+        Ok(bytes) if bytes == case.after => Outcome::Correct,
+        Ok(_) => Outcome::Wrong,
+        Err(e) => Outcome::Refused(e.code, e.message),
+    }
+}
+
+/// Score `format` on every case under `root`, running each merge `repeat` times.
+/// `progress` is called after each case with (done, total).
+pub fn run(
+    root: &Path,
+    format: Format,
+    repeat: usize,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<Report, CorpusError> {
+    let dirs = case_dirs(root)?;
+    if dirs.is_empty() {
+        return Err(CorpusError {
+            path: root.to_path_buf(),
+            message: "no case folders (folders with a before.* file) found".into(),
+        });
+    }
+    let total = dirs.len();
+    let mut cases = Vec::with_capacity(total);
+    for (i, dir) in dirs.iter().enumerate() {
+        let case = load(root, dir, format)?;
+        let mut times = Vec::with_capacity(repeat.max(1));
+        let mut outcome = Outcome::Wrong;
+        for _ in 0..repeat.max(1) {
+            let t = Instant::now();
+            outcome = run_once(&case, format);
+            times.push(t.elapsed().as_nanos());
+        }
+        times.sort_unstable();
+        cases.push(CaseResult {
+            name: case.name,
+            outcome,
+            nanos: times[times.len() / 2],
+        });
+        progress(i + 1, total);
+    }
+    Ok(Report { format, cases })
+}
+
+impl Report {
+    /// Number of cases with this outcome kind.
+    fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
+        self.cases.iter().filter(|c| f(&c.outcome)).count()
+    }
+
+    /// Correct cases.
+    pub fn correct(&self) -> usize {
+        self.count(|o| *o == Outcome::Correct)
+    }
+
+    /// Wrong cases.
+    pub fn wrong(&self) -> usize {
+        self.count(|o| *o == Outcome::Wrong)
+    }
+
+    /// Refused cases.
+    pub fn refused(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Refused(..)))
+    }
+
+    /// Per-merge time at quantile `q` (0..=1), in microseconds.
+    pub fn quantile_us(&self, q: f64) -> f64 {
+        let mut t: Vec<u128> = self.cases.iter().map(|c| c.nanos).collect();
+        if t.is_empty() {
+            return 0.0;
+        }
+        t.sort_unstable();
+        let idx = ((t.len() - 1) as f64 * q).round() as usize;
+        t[idx] as f64 / 1000.0
+    }
+
+    /// The one-line summary, e.g.
+    /// `lazy n=260 correct=97.3% wrong=0.0% refused=2.7% median_us=41 p99_us=380`.
+    pub fn summary(&self) -> String {
+        let n = self.cases.len();
+        let pct = |k: usize| 100.0 * k as f64 / n.max(1) as f64;
+        format!(
+            "{} n={n} correct={:.1}% wrong={:.1}% refused={:.1}% median_us={:.0} p99_us={:.0}",
+            self.format.name(),
+            pct(self.correct()),
+            pct(self.wrong()),
+            pct(self.refused()),
+            self.quantile_us(0.5),
+            self.quantile_us(0.99),
+        )
+    }
+
+    /// The full report: counts, refused cases by code, wrong cases, then the summary line.
+    pub fn render(&self, verbose: bool) -> String {
+        let n = self.cases.len();
+        let mut out = String::new();
+        let _ = writeln!(out, "engine:   {}", self.format.name());
+        let _ = writeln!(out, "cases:    {n}");
+        let _ = writeln!(out, "correct:  {}", self.correct());
+        let _ = writeln!(out, "wrong:    {}", self.wrong());
+        let _ = writeln!(out, "refused:  {}", self.refused());
+        let _ = writeln!(
+            out,
+            "time per merge: median {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+            self.quantile_us(0.5),
+            self.quantile_us(0.9),
+            self.quantile_us(0.99),
+            self.quantile_us(1.0)
+        );
+        let mut by_code: BTreeMap<&str, Vec<&CaseResult>> = BTreeMap::new();
+        for c in &self.cases {
+            if let Outcome::Refused(code, _) = &c.outcome {
+                by_code.entry(code.as_str()).or_default().push(c);
+            }
+        }
+        for (code, cases) in &by_code {
+            let _ = writeln!(out, "refused {code} ({}):", cases.len());
+            for c in cases {
+                if verbose {
+                    if let Outcome::Refused(_, msg) = &c.outcome {
+                        let first = msg.lines().next().unwrap_or("");
+                        let _ = writeln!(out, "  {}: {first}", c.name);
+                    }
+                } else {
+                    let _ = writeln!(out, "  {}", c.name);
+                }
+            }
+        }
+        let wrong: Vec<&CaseResult> = self
+            .cases
+            .iter()
+            .filter(|c| c.outcome == Outcome::Wrong)
+            .collect();
+        if !wrong.is_empty() {
+            let _ = writeln!(out, "wrong ({}):", wrong.len());
+            for c in wrong {
+                let _ = writeln!(out, "  {}", c.name);
+            }
+        }
+        out.push_str(&self.summary());
+        out.push('\n');
+        out
+    }
+}

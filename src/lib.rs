@@ -1,0 +1,11 @@
+//! patchgate: a human approval gate for the file edits of AI coding agents, and the
+//! deterministic merge engines behind it.
+//!
+//! Layers point one way (DESIGN §8): [`error`] and [`edit`] (pure engines) ← [`diff`] (pure
+//! diffing) ← the rest. [`eval`] scores the engines on a corpus.
+
+pub mod cli;
+pub mod diff;
+pub mod edit;
+pub mod error;
+pub mod eval;

@@ -1,0 +1,112 @@
+//! The `patchgate` binary: parse the command line, run the command, map outcomes to exit codes
+//! (0 success, 1 refused, 2 usage, I/O or internal error).
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+
+use patchgate::cli::{Cli, Command, EvalArgs, MergeArgs};
+use patchgate::diff::unified_diff;
+use patchgate::edit::{self, Format, text::Text};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Merge(args) => merge(args),
+        Command::Eval(args) => eval(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("patchgate: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn read_edit(arg: Option<&str>) -> Result<String> {
+    let bytes = match arg {
+        None | Some("-") => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .context("cannot read the edit from standard input")?;
+            buf
+        }
+        Some(path) => {
+            std::fs::read(path).with_context(|| format!("cannot read the edit {path}"))?
+        }
+    };
+    String::from_utf8(bytes).context("the edit is not valid UTF-8")
+}
+
+fn merge(args: MergeArgs) -> Result<ExitCode> {
+    let format = Format::from(args.format);
+    let file = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let edit_text = read_edit(args.edit.as_deref())?;
+    let outcome = Text::decode(&file).and_then(|text| {
+        let merged = edit::run(format, &text, &edit_text, args.instruction.as_deref())?;
+        let bytes = text.encode(&merged.content)?;
+        Ok((text, merged, bytes))
+    });
+    let (text, merged, bytes) = match outcome {
+        Ok(ok) => ok,
+        Err(e) => {
+            if args.json {
+                let obj =
+                    serde_json::json!({"status": "error", "code": e.code, "message": e.message});
+                println!("{obj}");
+            }
+            eprintln!(
+                "patchgate: the edit was refused ({}):\n{}",
+                e.code, e.message
+            );
+            eprintln!("{}", e.to_json());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let name = args.file.to_string_lossy();
+        let obj = serde_json::json!({
+            "status": "ok",
+            "applied": merged.applied,
+            "warnings": merged.warnings,
+            "diff": unified_diff(&name, text.content(), &merged.content),
+            "content": String::from_utf8(bytes).unwrap_or(merged.content),
+        });
+        writeln!(stdout, "{obj}")?;
+    } else {
+        for w in &merged.warnings {
+            eprintln!("patchgate: warning: {w}");
+        }
+        stdout.write_all(&bytes)?;
+    }
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn eval(args: EvalArgs) -> Result<ExitCode> {
+    if !args.dir.is_dir() {
+        bail!("{} is not a directory", args.dir.display());
+    }
+    let show_progress = std::io::stderr().is_terminal();
+    let report = patchgate::eval::run(
+        &args.dir,
+        args.format.into(),
+        args.repeat as usize,
+        |done, total| {
+            if show_progress {
+                eprint!("\r{done}/{total} cases");
+                if done == total {
+                    eprint!("\r\x1b[K");
+                }
+            }
+        },
+    )?;
+    print!("{}", report.render(args.verbose));
+    Ok(ExitCode::SUCCESS)
+}

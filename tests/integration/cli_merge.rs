@@ -1,0 +1,134 @@
+//! `patchgate merge`: output, exit codes and the JSON error line.
+
+use crate::support::run;
+
+fn write(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+const BLOCK: &str = "<<<<<<< SEARCH\nb = 2\n=======\nb = 3\n>>>>>>> REPLACE\n";
+
+#[test]
+fn merge_blocks_prints_the_merged_file_and_never_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "x.py", b"a = 1\r\nb = 2\r\n");
+    let out = run(&["merge", "blocks", &file, "-"], BLOCK);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"a = 1\r\nb = 3\r\n");
+    assert_eq!(std::fs::read(&file).unwrap(), b"a = 1\r\nb = 2\r\n");
+}
+
+#[test]
+fn merge_reads_the_edit_from_a_file_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "x.py", b"a = 1\nb = 2\n");
+    let edit = write(&dir, "edit.txt", BLOCK.as_bytes());
+    let out = run(&["merge", "blocks", &file, &edit], "");
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"a = 1\nb = 3\n");
+}
+
+#[test]
+fn merge_blocks_on_a_refused_edit_exits_1_with_a_json_last_stderr_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "x.py", b"a = 1\nb = 2\n");
+    let edit = "<<<<<<< SEARCH\nzzz\n=======\nb = 3\n>>>>>>> REPLACE\n";
+    let out = run(&["merge", "blocks", &file], edit);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let last = stderr.lines().last().unwrap();
+    let json: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(json["code"], "NO_MATCH");
+    assert!(json["message"].as_str().unwrap().contains("block 1 of 1"));
+}
+
+#[test]
+fn merge_on_a_missing_file_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.py");
+    let out = run(&["merge", "blocks", missing.to_str().unwrap()], BLOCK);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope.py"));
+}
+
+#[test]
+fn merge_with_a_bad_format_is_a_usage_error() {
+    let out = run(&["merge", "sideways", "x"], "");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn merge_binary_file_is_refused_with_binary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "x.bin", b"\x00\x01\x02");
+    let out = run(&["merge", "blocks", &file], BLOCK);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let json: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(json["code"], "BINARY_FILE");
+}
+
+#[test]
+fn merge_json_reports_content_diff_and_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "x.py", b"a = 1\nb = 2   \n");
+    let edit = "<<<<<<< SEARCH\nb = 2\n=======\nb = 3\n>>>>>>> REPLACE\n";
+    let out = run(&["merge", "blocks", &file, "--json"], edit);
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["status"], "ok");
+    assert_eq!(json["content"], "a = 1\nb = 3\n");
+    assert!(
+        json["diff"]
+            .as_str()
+            .unwrap()
+            .contains("-b = 2   \n+b = 3\n")
+    );
+    assert!(
+        json["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("trailing whitespace")
+    );
+}
+
+#[test]
+fn merge_replace_takes_patch_file_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "x.txt", b"one two two\n");
+    let out = run(
+        &["merge", "replace", &file],
+        r#"{"search_content": "two", "replace_content": "2", "allow_multiple": true}"#,
+    );
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"one 2 2\n");
+    let out = run(
+        &["merge", "replace", &file],
+        r#"{"search_content": "two", "replace_content": "2"}"#,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.lines().last().unwrap().contains("AMBIGUOUS_MATCH"));
+}
+
+#[test]
+fn merge_udiff_applies_a_git_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "x.txt", b"a\nb\nc\n");
+    let diff =
+        "diff --git a/x.txt b/x.txt\n--- a/x.txt\n+++ b/x.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n";
+    let out = run(&["merge", "udiff", &file], diff);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"a\nB\nc\n");
+}

@@ -1,0 +1,6 @@
+//! Integration tests: the real `patchgate` binary on real files in temporary directories.
+//! One test binary (one link) with a module per area.
+
+mod cli_merge;
+mod corpus;
+mod support;

@@ -1,0 +1,39 @@
+//! Helpers shared by the integration tests: running the binary and locating the corpus.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// The `patchgate` binary built for these tests.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_patchgate"))
+}
+
+/// Run `patchgate ARGS` with `stdin` and wait for it.
+pub fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn patchgate");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for patchgate")
+}
+
+/// The shared corpus of real edits (`../shared/corpus/git-history` beside the checkout).
+pub fn corpus_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/git-history");
+    assert!(
+        dir.is_dir(),
+        "the corpus is missing at {}: CI checks out ../shared beside the repository",
+        dir.display()
+    );
+    dir
+}

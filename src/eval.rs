@@ -57,6 +57,7 @@ pub struct CorpusError {
 
 struct Case {
     name: String,
+    file_name: String,
     before: Vec<u8>,
     after: Vec<u8>,
     edit: String,
@@ -127,7 +128,12 @@ fn load(root: &Path, dir: &Path, format: Format) -> Result<Case, CorpusError> {
         .unwrap_or(dir)
         .to_string_lossy()
         .into_owned();
+    let file_name = before
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     Ok(Case {
+        file_name,
         name: if name.is_empty() {
             dir.to_string_lossy().into_owned()
         } else {
@@ -140,8 +146,12 @@ fn load(root: &Path, dir: &Path, format: Format) -> Result<Case, CorpusError> {
 }
 
 fn run_once(case: &Case, format: Format) -> Outcome {
+    let hints = edit::Hints {
+        path: Some(&case.file_name),
+        instruction: None,
+    };
     let result = Text::decode(&case.before).and_then(|text| {
-        let merged = edit::run(format, &text, &case.edit, None)?;
+        let merged = edit::run(format, &text, &case.edit, &hints)?;
         text.encode(&merged.content)
     });
     match result {

@@ -47,8 +47,13 @@ fn merge(args: MergeArgs) -> Result<ExitCode> {
     let file = std::fs::read(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let edit_text = read_edit(args.edit.as_deref())?;
+    let path = args.file.to_string_lossy();
+    let hints = edit::Hints {
+        path: Some(&path),
+        instruction: args.instruction.as_deref(),
+    };
     let outcome = Text::decode(&file).and_then(|text| {
-        let merged = edit::run(format, &text, &edit_text, args.instruction.as_deref())?;
+        let merged = edit::run(format, &text, &edit_text, &hints)?;
         let bytes = text.encode(&merged.content)?;
         Ok((text, merged, bytes))
     });

@@ -510,6 +510,19 @@ pub fn render_replacement<S: AsRef<str>>(
     out
 }
 
+/// How many lines of `old` a line diff to `new` removes or changes.
+pub fn changed_old_lines<A: AsRef<str>, B: AsRef<str>>(old: &[A], new: &[B]) -> usize {
+    let a: Vec<&str> = old.iter().map(AsRef::as_ref).collect();
+    let b: Vec<&str> = new.iter().map(AsRef::as_ref).collect();
+    capture_diff_slices(Algorithm::Myers, &a, &b)
+        .iter()
+        .map(|op| match *op {
+            DiffOp::Delete { old_len, .. } | DiffOp::Replace { old_len, .. } => old_len,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// The region of `file` most like `needle`, as a 0-based half-open range, for `NO_MATCH`
 /// messages. Lines that occur verbatim (ignoring whitespace and look-alikes) vote for where the
 /// needle would start, weighted by rarity; without any, the line most similar to the needle's

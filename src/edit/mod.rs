@@ -64,16 +64,21 @@ impl Format {
     }
 }
 
+/// What an engine may know about the edit besides the text: the file's path (its extension
+/// picks comment syntax and Markdown handling) and the agent's free-text instruction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hints<'a> {
+    /// The target path as the agent named it.
+    pub path: Option<&'a str>,
+    /// A placement hint ("after imports", "in function foo", "at the end").
+    pub instruction: Option<&'a str>,
+}
+
 /// Run the engine for `format` on a decoded file. `edit` is the snippet, the blocks, the
-/// replace JSON or the diff; `instruction` is a placement hint for lazy snippets.
-pub fn run(
-    format: Format,
-    text: &text::Text,
-    edit: &str,
-    instruction: Option<&str>,
-) -> Result<Merged> {
+/// replace JSON or the diff.
+pub fn run(format: Format, text: &text::Text, edit: &str, hints: &Hints<'_>) -> Result<Merged> {
     match format {
-        Format::Lazy => lazy::merge(text.content(), edit, instruction),
+        Format::Lazy => lazy::merge(text.content(), edit, hints),
         Format::Blocks => blocks::merge(text, edit),
         Format::Replace => replace::apply(text.content(), &replace::parse_json(edit)?),
         Format::Udiff => udiff::merge(text.content(), edit),

@@ -1,0 +1,3 @@
+//! Unit tests of the lazy merge, each named for what it shows.
+
+use super::*;

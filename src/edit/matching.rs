@@ -74,46 +74,80 @@ impl Level {
     }
 }
 
-/// Fold typographic look-alikes to the ASCII characters code uses: curly quotes, primes,
-/// dashes and minus signs, non-breaking and other wide spaces, zero-width characters and the
-/// ellipsis character.
+/// The ASCII text a typographic look-alike stands for (curly quotes, primes, dashes and minus
+/// signs, non-breaking and other wide spaces, zero-width characters, the ellipsis), or `None`
+/// for a character that is kept as it is.
+fn fold_char(c: char) -> Option<&'static str> {
+    match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{00B4}' => Some("'"),
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}'
+        | '\u{00BB}' => Some("\""),
+        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => Some("-"),
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => Some(" "),
+        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => Some(""),
+        '\u{2026}' => Some("..."),
+        _ => None,
+    }
+}
+
+/// Fold typographic look-alikes to the ASCII characters code uses (see `fold_char`).
 pub fn fold_confusables(s: &str) -> Cow<'_, str> {
-    if s.is_ascii() {
+    if s.is_ascii() || !s.chars().any(|c| fold_char(c).is_some()) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
-    let mut changed = false;
     for c in s.chars() {
-        let mapped: Option<&str> = match c {
-            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{00B4}' => {
-                Some("'")
-            }
-            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}'
-            | '\u{00BB}' => Some("\""),
-            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => {
-                Some("-")
-            }
-            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
-                Some(" ")
-            }
-            '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => Some(""),
-            '\u{2026}' => Some("..."),
-            _ => None,
-        };
-        match mapped {
-            Some(m) => {
-                changed = true;
-                out.push_str(m);
-            }
+        match fold_char(c) {
+            Some(m) => out.push_str(m),
             None => out.push(c),
         }
     }
-    if changed {
-        Cow::Owned(out)
-    } else {
-        Cow::Borrowed(s)
+    Cow::Owned(out)
+}
+
+/// A 64-bit hash of a line with whitespace removed and look-alikes folded: lines equal but
+/// for spacing, indentation and typography hash alike. Allocation-free.
+pub fn line_key(line: &str) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |c: char| {
+        if !c.is_whitespace() {
+            h = (h.rotate_left(5) ^ u64::from(u32::from(c))).wrapping_mul(K);
+        }
+    };
+    for c in line.chars() {
+        if c.is_ascii() {
+            feed(c);
+        } else {
+            match fold_char(c) {
+                Some(m) => m.chars().for_each(&mut feed),
+                None => feed(c),
+            }
+        }
+    }
+    h
+}
+
+/// A hasher for keys that are already hashes.
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
+
+/// A set of line keys.
+pub type KeySet = std::collections::HashSet<u64, std::hash::BuildHasherDefault<KeyHasher>>;
 
 /// Split a leading line number off `line`: `  12→code`, `    12\tcode` (`cat -n`),
 /// `12: code`, `12 | code`, `L12: code`. Returns the number and the code.
@@ -305,12 +339,32 @@ impl Reindent {
         }
     }
 
-    /// Learn the map from (edit line, file line) pairs that matched. `edit_lines` are all the
-    /// lines of the edit (to infer its indentation unit); `file_indent` is the file's style.
+    /// Learn the map from (edit line, file line) pairs that matched, by majority. `edit_lines`
+    /// are all the lines of the edit (to infer its indentation unit); `file_indent` is the
+    /// file's style.
     pub fn plan<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
         edit_lines: &[&str],
         file_indent: Indent,
+    ) -> Reindent {
+        Self::learn(pairs, edit_lines, file_indent, false)
+    }
+
+    /// Like [`Reindent::plan`], but only when every pair agrees on the map (a uniformly
+    /// shifted edit); otherwise the identity.
+    pub fn plan_uniform<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+        edit_lines: &[&str],
+        file_indent: Indent,
+    ) -> Reindent {
+        Self::learn(pairs, edit_lines, file_indent, true)
+    }
+
+    fn learn<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+        edit_lines: &[&str],
+        file_indent: Indent,
+        uniform_only: bool,
     ) -> Reindent {
         let pairs: Vec<(&str, &str)> = pairs
             .into_iter()
@@ -350,7 +404,12 @@ impl Reindent {
                 best = (count, num, den, shift_den);
             }
         }
-        let (_, num, den, shift_den) = best;
+        let (count, num, den, shift_den) = best;
+        if uniform_only && count < cols.len() {
+            // Some matched lines moved differently from the rest: the edit's indentation is
+            // deliberate, not a uniform offset to undo.
+            return Reindent::identity();
+        }
         Reindent {
             identity: false,
             num,

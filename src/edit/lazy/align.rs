@@ -12,7 +12,11 @@
 //! - a changed line may pair with a similar file line (substitution), so an edit replaces its
 //!   old version instead of being added beside it.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use crate::edit::matching::KeyHasher;
 
 use super::snippet::{Item, key};
 
@@ -38,6 +42,9 @@ const TRIVIAL_MATCH: f32 = 0.1;
 const NEW_LINE: f32 = 0.1;
 const BLANK_NEW: f32 = 0.05;
 const LEADING_BLANK_NEW: f32 = 0.5;
+/// Dropping a blank line that ends a segment before a placeholder (it is usually context, but
+/// sometimes only a visual separator).
+const SOFT_DROP: f32 = 0.2;
 const TRIVIAL_EDGE_PREMIUM: f32 = 0.4;
 /// `edge_distance` marker of blank lines that start a segment right after a placeholder.
 const LEADING_BLANK: usize = usize::MAX - 1;
@@ -45,27 +52,35 @@ const ANCHOR_PREMIUM: f32 = 0.2;
 /// Extra price of inserting a copy of a file line, by its distance (in non-blank lines) from
 /// the nearest end of its segment.
 const EDGE_PREMIUM: [f32; 4] = [3.0, 1.0, 0.4, 0.0];
-const DEL_LINE: f32 = 0.012;
-const DEL_TRIVIAL: f32 = 0.006;
-const DEL_BLANK: f32 = 0.003;
+const DEL_LINE: f32 = 0.08;
+const DEL_TRIVIAL: f32 = 0.03;
+const DEL_BLANK: f32 = 0.01;
 const IMPLICIT_KEEP: f32 = 0.0005;
 const DEL_OPEN_COST: f32 = 0.3;
 const EXACT_BONUS: f32 = 0.001;
+const OFF_INDENT_FACTOR: f32 = 0.3;
+const SAME_OPENER_FACTOR: f32 = 2.5;
 const SUBST_MIN_SIM: f32 = 0.75;
 const NEG: f32 = -1.0e30;
 
-/// Lines whose content says little about where they are.
-pub fn is_trivial(key: &str) -> bool {
-    let alnum = key.chars().filter(|c| c.is_alphanumeric()).count();
-    alnum <= 3
-        || matches!(
-            key,
-            "else" | "else{" | "}else{" | "end" | "pass" | "break" | "break;" | "continue"
-                | "continue;" | "return" | "return;" | "returnthis;" | "returntrue;"
-                | "returnfalse;" | "returnnull;" | "returnnil" | "returnerr" | "returnTrue"
-                | "returnFalse" | "returnNone" | "default:" | "try:" | "try{" | "}finally{"
-                | "finally:" | "done" | "esac" | "else:" | "endif" | "})" | "});" | "fi"
-        )
+/// Lines whose content says little about where they are (`}`, `end`, `return;`, blank …).
+pub fn is_trivial(line: &str) -> bool {
+    let alnum = line.chars().filter(|c| c.is_alphanumeric()).count();
+    if alnum <= 3 {
+        return true;
+    }
+    if alnum > 12 {
+        return false;
+    }
+    let key: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+    matches!(
+        key.as_str(),
+        "else" | "else{" | "}else{" | "end" | "pass" | "break" | "break;" | "continue"
+            | "continue;" | "return" | "return;" | "returnthis;" | "returntrue;"
+            | "returnfalse;" | "returnnull;" | "returnnil" | "returnerr" | "returnTrue"
+            | "returnFalse" | "returnNone" | "default:" | "try:" | "try{" | "}finally{"
+            | "finally:" | "done" | "esac" | "else:" | "endif" | "})" | "});" | "fi"
+    )
 }
 
 /// Per-line facts used by the alignment.
@@ -77,45 +92,34 @@ pub struct LineFacts {
     pub blank: bool,
     /// Trivial line (`}`, `end`, `return;` …).
     pub trivial: bool,
-    /// 64-bit token signature for fast similarity filtering.
-    sig: u64,
-    /// Token hashes, sorted.
-    tokens: Vec<u32>,
+    /// 256-bit bigram signature for fast similarity filtering.
+    sig: [u64; 4],
+    /// Number of bigrams.
+    nbigrams: u32,
+    /// Indentation width in columns (tabs count 4).
+    indent: i32,
 }
 
+/// Hashes of the character bigrams of the whitespace-free line.
+fn bigrams(line: &str) -> impl Iterator<Item = u32> + '_ {
+    let mut prev: Option<char> = None;
+    line.chars().filter(|c| !c.is_whitespace()).filter_map(move |c| {
+        let out = prev.map(|p| u32::from(p).wrapping_mul(0x9E37_79B1) ^ u32::from(c).wrapping_mul(0x85EB_CA6B));
+        prev = Some(c);
+        out
+    })
+}
+
+/// The sorted bigram hashes of a line (a single character counts as its own bigram).
 fn tokens(line: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let flush = |cur: &mut String, out: &mut Vec<u32>| {
-        if !cur.is_empty() {
-            out.push(hash(cur.as_bytes()));
-            cur.clear();
-        }
-    };
-    for c in line.chars() {
-        if c.is_alphanumeric() || c == '_' {
-            cur.push(c);
-        } else {
-            flush(&mut cur, &mut out);
-            if !c.is_whitespace() {
-                let mut b = [0u8; 4];
-                out.push(hash(c.encode_utf8(&mut b).as_bytes()));
-            }
-        }
+    let mut out: Vec<u32> = bigrams(line).collect();
+    if out.is_empty()
+        && let Some(c) = line.chars().find(|c| !c.is_whitespace())
+    {
+        out.push(u32::from(c));
     }
-    flush(&mut cur, &mut out);
     out.sort_unstable();
     out
-}
-
-fn hash(bytes: &[u8]) -> u32 {
-    // FNV-1a
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
 }
 
 /// Dice similarity of two sorted token lists.
@@ -139,7 +143,7 @@ fn dice(a: &[u32], b: &[u32]) -> f32 {
 }
 
 /// Facts about the file and snippet lines, with shared key ids.
-pub struct Facts {
+pub struct Facts<'a> {
     /// One per file line.
     pub file: Vec<LineFacts>,
     /// One per snippet item (placeholders get a dummy entry).
@@ -158,41 +162,74 @@ pub struct Facts {
     /// separator, so they match a blank file line when there is one and are otherwise
     /// dropped, never inserted.
     pub soft: Vec<bool>,
+    /// Segment edge lines that must be matched (see [`align`]'s `strict_edges`).
+    pub hard: Vec<bool>,
+    /// The usual indentation offset of snippet lines against their file lines.
+    indent_delta: Option<i32>,
+    /// For closing-bracket lines, the key of the line that opened the bracket.
+    file_opener: Vec<Option<u64>>,
+    item_opener: Vec<Option<u64>>,
+    file_text: &'a [&'a str],
+    file_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
+    item_text: Vec<&'a str>,
+    file_tokens: Vec<OnceCell<Vec<u32>>>,
+    item_tokens: Vec<OnceCell<Vec<u32>>>,
 }
 
-impl Facts {
+impl<'a> Facts<'a> {
     /// Compute facts for `file` and `items`.
-    pub fn new(file: &[&str], items: &[Item]) -> Facts {
-        let mut ids: HashMap<String, u32> = HashMap::new();
+    pub fn new(file: &'a [&'a str], items: &'a [Item]) -> Facts<'a> {
+        let mut ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>> = HashMap::default();
         let mut counts: Vec<u32> = Vec::new();
-        let mut fact = |line: &str, in_file: bool, ids: &mut HashMap<String, u32>| {
-            let k = key(line);
+        let mut fact = |line: &str, in_file: bool| {
+            // One pass over the characters: signature, bigram count, letters and digits.
+            let mut sig = [0u64; 4];
+            let mut nbigrams = 0u32;
+            let mut alnum = 0usize;
+            let mut prev: Option<char> = None;
+            for c in line.chars() {
+                if c.is_whitespace() {
+                    continue;
+                }
+                alnum += usize::from(c.is_alphanumeric());
+                if let Some(p) = prev {
+                    let t = u32::from(p).wrapping_mul(0x9E37_79B1) ^ u32::from(c).wrapping_mul(0x85EB_CA6B);
+                    sig[(t >> 6) as usize & 3] |= 1u64 << (t & 63);
+                    nbigrams += 1;
+                }
+                prev = Some(c);
+            }
+            let blank = prev.is_none();
             let next = ids.len() as u32;
-            let id = *ids.entry(k.clone()).or_insert(next);
+            let id = *ids.entry(key(line)).or_insert(next);
             if id as usize >= counts.len() {
                 counts.push(0);
             }
             if in_file {
                 counts[id as usize] += 1;
             }
-            let toks = tokens(line);
-            let sig = toks.iter().fold(0u64, |s, t| s | (1u64 << (t % 64)));
+            let indent = line
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .fold(0i32, |col, c| if c == '\t' { (col / 4 + 1) * 4 } else { col + 1 });
             LineFacts {
                 id,
-                blank: k.is_empty(),
-                trivial: k.is_empty() || is_trivial(&k),
+                blank,
+                trivial: blank || alnum <= 3 || (alnum <= 12 && is_trivial(line)),
                 sig,
-                tokens: toks,
+                nbigrams: nbigrams.max(1),
+                indent,
             }
         };
-        let file_facts: Vec<LineFacts> = file.iter().map(|l| fact(l, true, &mut ids)).collect();
-        let item_facts: Vec<LineFacts> = items
+        let file_facts: Vec<LineFacts> = file.iter().map(|l| fact(l, true)).collect();
+        let item_text: Vec<&str> = items
             .iter()
             .map(|it| match it {
-                Item::Code(s) => fact(s, false, &mut ids),
-                _ => fact("", false, &mut ids),
+                Item::Code(s) => s.as_str(),
+                _ => "",
             })
             .collect();
+        let item_facts: Vec<LineFacts> = item_text.iter().map(|l| fact(l, false)).collect();
         let mut snippet_counts: HashMap<u32, u32> = HashMap::new();
         for (f, it) in item_facts.iter().zip(items) {
             if matches!(it, Item::Code(_)) {
@@ -258,6 +295,20 @@ impl Facts {
             pinned_file[j] = true;
             at = best[k].1;
         }
+        // How the snippet's indentation relates to the file's, learnt from the pinned lines
+        // (or, without pins, from lines unique in the file): matches that disagree are weaker.
+        let mut deltas: HashMap<i32, usize> = HashMap::new();
+        for (i, pin) in pin_of_item.iter().enumerate() {
+            if let Some(j) = pin {
+                *deltas.entry(item_facts[i].indent - file_facts[*j].indent).or_default() += 1;
+            }
+        }
+        if deltas.is_empty() {
+            for &(i, j) in &candidates {
+                *deltas.entry(item_facts[i].indent - file_facts[j].indent).or_default() += 1;
+            }
+        }
+        let indent_delta = deltas.into_iter().max_by_key(|&(d, c)| (c, -d.abs())).map(|(d, _)| d);
         let mut edge_distance = vec![usize::MAX; items.len()];
         let mut k = 0;
         while k < items.len() {
@@ -286,6 +337,24 @@ impl Facts {
             let before_placeholder = items.get(i + 1).is_some_and(|n| n.elides() || soft[i + 1]);
             soft[i] = blank && before_placeholder;
         }
+        // The first and last line of each segment are context by convention: when the file
+        // has them, they must be matched.
+        let mut hard = vec![false; items.len()];
+        let mut k = 0;
+        while k < items.len() {
+            if !matches!(items[k], Item::Code(_)) {
+                k += 1;
+                continue;
+            }
+            let start = k;
+            while k < items.len() && matches!(items[k], Item::Code(_)) {
+                k += 1;
+            }
+            let last = (start..k).rev().find(|&i| !soft[i]).unwrap_or(start);
+            for i in [start, last] {
+                hard[i] = counts[item_facts[i].id as usize] > 0;
+            }
+        }
         Facts {
             file: file_facts,
             items: item_facts,
@@ -294,6 +363,24 @@ impl Facts {
             pinned_file,
             edge_distance,
             soft,
+            hard,
+            indent_delta,
+            file_opener: super::outline::openers(file, &[])
+                .into_iter()
+                .map(|o| o.map(|k| key(file[k])))
+                .collect(),
+            item_opener: {
+                let breaks: Vec<bool> = items.iter().map(Item::elides).collect();
+                super::outline::openers(&item_text, &breaks)
+                    .into_iter()
+                    .map(|o| o.map(|k| key(item_text[k])))
+                    .collect()
+            },
+            file_text: file,
+            file_ids: file.iter().map(|l| key(l)).zip(0u32..).collect(),
+            item_tokens: (0..items.len()).map(|_| OnceCell::new()).collect(),
+            item_text,
+            file_tokens: (0..file.len()).map(|_| OnceCell::new()).collect(),
         }
     }
 
@@ -310,6 +397,26 @@ impl Facts {
             TRIVIAL_MATCH
         } else {
             1.0 / self.counts[f.id as usize].max(1) as f32
+        }
+    }
+
+    /// Whether `line` (by key) occurs in the file.
+    pub fn is_file_line(&self, line: &str) -> bool {
+        self.file_ids.contains_key(&key(line))
+    }
+
+    /// 1 when the pair's indentation offset is the snippet's usual one, less otherwise: a
+    /// line that also moved in or out is less likely the same line.
+    fn indent_factor(&self, i: usize, j: usize) -> f32 {
+        // A closing bracket is the same line when it closes the same opening line.
+        if let (Some(a), Some(b)) = (self.item_opener[i], self.file_opener[j]) {
+            return if a == b { SAME_OPENER_FACTOR } else { OFF_INDENT_FACTOR };
+        }
+        match self.indent_delta {
+            Some(d) if !self.items[i].blank && self.items[i].indent - self.file[j].indent != d => {
+                OFF_INDENT_FACTOR
+            }
+            _ => 1.0,
         }
     }
 
@@ -344,17 +451,30 @@ impl Facts {
         }
     }
 
-    fn subst_score(&self, i: usize, j: usize) -> Option<f32> {
+    /// Whether snippet item `i` is similar enough to file line `j` to be its new version.
+    pub fn similar(&self, i: usize, j: usize) -> Option<f32> {
         let (a, b) = (&self.items[i], &self.file[j]);
         if a.blank || b.blank || a.trivial != b.trivial {
             return None;
         }
-        let overlap = (a.sig & b.sig).count_ones() * 2;
-        if (overlap as f32) < SUBST_MIN_SIM * (a.sig.count_ones() + b.sig.count_ones()) as f32 {
+        // Dice can be no higher than the length ratio allows, nor than the signatures share.
+        let (la, lb) = (a.nbigrams as f32, b.nbigrams as f32);
+        if 2.0 * la.min(lb) < SUBST_MIN_SIM * (la + lb) {
             return None;
         }
-        let sim = dice(&a.tokens, &b.tokens);
-        (sim >= SUBST_MIN_SIM).then_some(-NEW_LINE + 0.02 + 0.01 * sim)
+        let ones = |x: &[u64; 4]| x.iter().map(|w| w.count_ones()).sum::<u32>();
+        let both: u32 = (0..4).map(|k| (a.sig[k] & b.sig[k]).count_ones()).sum();
+        if ((2 * both) as f32) < SUBST_MIN_SIM * (ones(&a.sig) + ones(&b.sig)) as f32 {
+            return None;
+        }
+        let ta = self.item_tokens[i].get_or_init(|| tokens(self.item_text[i]));
+        let tb = self.file_tokens[j].get_or_init(|| tokens(self.file_text[j]));
+        let sim = dice(ta, tb);
+        (sim >= SUBST_MIN_SIM).then_some(sim)
+    }
+
+    fn subst_score(&self, i: usize, j: usize) -> Option<f32> {
+        self.similar(i, j).map(|sim| -NEW_LINE + 0.02 + 0.01 * sim)
     }
 }
 
@@ -373,7 +493,17 @@ const DEL_OPEN: u8 = 1;
 /// Deletions cost an opening price per run plus a little per line (affine gaps): one
 /// contiguous block of old code replaced is cheap, deletions scattered between weak matches
 /// are not.
-pub fn align(items: &[Item], file: &[&str], facts: &Facts, forced: &[bool]) -> Vec<Op> {
+///
+/// With `strict_edges`, the first and last line of every segment must match a file line
+/// when the file has such a line; callers retry without when that admits no alignment.
+pub fn align(
+    items: &[Item],
+    file: &[&str],
+    facts: &Facts,
+    forced: &[bool],
+    strict_edges: bool,
+    strict_ends: (bool, bool),
+) -> Option<Vec<Op>> {
     let n = items.len();
     let m = file.len();
     let w = m + 1;
@@ -387,11 +517,15 @@ pub fn align(items: &[Item], file: &[&str], facts: &Facts, forced: &[bool]) -> V
     };
     // Keeping file line j at state i (before item i): free under a placeholder (a tiny price
     // under an implicit one), and free for lines a directive removes.
+    // An implicit edge placeholder read strictly keeps nothing: the snippet reaches the file's
+    // start (end) and the lines before (after) its first (last) line are deleted.
+    let strict_at = |i: usize| (i == 0 && strict_ends.0) || (i + 1 == n && strict_ends.1);
     let keep_cost = |i: usize, j: usize| -> Option<f32> {
         if forced[j] {
             return Some(0.0);
         }
         match items.get(i) {
+            Some(Item::Placeholder { implicit: true }) if strict_at(i) => None,
             Some(Item::Placeholder { implicit: true }) => Some(IMPLICIT_KEEP),
             Some(Item::Placeholder { implicit: false }) | Some(Item::Remove(_)) => Some(0.0),
             _ => None,
@@ -403,7 +537,13 @@ pub fn align(items: &[Item], file: &[&str], facts: &Facts, forced: &[bool]) -> V
             let code = matches!(items[i - 1], Item::Code(_));
             (
                 code,
-                if code && !facts.soft[i - 1] { facts.insert_cost(i - 1) } else { 0.0 },
+                if !code {
+                    0.0
+                } else if facts.soft[i - 1] {
+                    SOFT_DROP
+                } else {
+                    facts.insert_cost(i - 1)
+                },
                 if code { facts.match_score(i - 1) } else { 0.0 },
                 facts.items[i - 1].id,
             )
@@ -411,7 +551,9 @@ pub fn align(items: &[Item], file: &[&str], facts: &Facts, forced: &[bool]) -> V
             (false, 0.0, 0.0, u32::MAX)
         };
         // Deleting is allowed inside a segment (before a code item) and after the last item.
-        let may_delete = items.get(i).is_none_or(|it| matches!(it, Item::Code(_)));
+        let may_delete = items
+            .get(i)
+            .is_none_or(|it| matches!(it, Item::Code(_)) || (strict_at(i) && matches!(it, Item::Placeholder { implicit: true })));
         for j in 0..=m {
             let mut best = NEG;
             let mut from = FROM_KEEP;
@@ -421,7 +563,8 @@ pub fn align(items: &[Item], file: &[&str], facts: &Facts, forced: &[bool]) -> V
             if i > 0 {
                 let pin = facts.pin_of_item[i - 1];
                 let v = prev[j] - v_cost;
-                if v > best && pin.is_none() {
+                let may_insert = pin.is_none() && !(strict_edges && facts.hard[i - 1]);
+                if v > best && may_insert {
                     best = v;
                     from = FROM_V;
                 }
@@ -432,11 +575,15 @@ pub fn align(items: &[Item], file: &[&str], facts: &Facts, forced: &[bool]) -> V
                     };
                 if pin_ok && is_code && !forced[j - 1] {
                     if facts.file[j - 1].id == id {
-                        let s = prev[j - 1] + m_score + if raw_eq(i - 1, j - 1) { EXACT_BONUS } else { 0.0 };
+                        let s = prev[j - 1]
+                            + m_score * facts.indent_factor(i - 1, j - 1)
+                            + if raw_eq(i - 1, j - 1) { EXACT_BONUS } else { 0.0 };
                         if s >= best {
                             best = s;
                             from = FROM_MATCH;
                         }
+                    } else if !may_insert && pin.is_none() {
+                        // A hard edge line is matched, never replaced.
                     } else if let Some(sub) = facts.subst_score(i - 1, j - 1) {
                         let s = prev[j - 1] + sub;
                         if s > best {
@@ -479,6 +626,9 @@ pub fn align(items: &[Item], file: &[&str], facts: &Facts, forced: &[bool]) -> V
         }
         std::mem::swap(&mut prev, &mut cur);
     }
+    if prev[m] <= NEG / 2.0 {
+        return None;
+    }
     // Walk back from the end.
     let mut ops = Vec::with_capacity(n + m);
     let (mut i, mut j) = (n, m);
@@ -517,5 +667,5 @@ pub fn align(items: &[Item], file: &[&str], facts: &Facts, forced: &[bool]) -> V
         }
     }
     ops.reverse();
-    ops
+    Some(ops)
 }

@@ -14,12 +14,10 @@ pub mod align;
 pub mod outline;
 pub mod snippet;
 
-use std::collections::HashSet;
-
 use self::align::{Facts, Op};
 use self::outline::Hint;
 use self::snippet::{Item, Snippet};
-use super::matching::{Reindent, leading_ws};
+use super::matching::{KeySet, Reindent, leading_ws};
 use super::text::{Text, join_lines, normalize_newlines, split_lines};
 use super::{Error, ErrorCode, Hints, Merged, Result};
 
@@ -83,7 +81,7 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
     }
     let body = prepare(snippet_text, hints);
     let (lines, final_newline) = split_lines(content);
-    let file_keys: HashSet<String> = lines.iter().map(|l| snippet::key(l)).collect();
+    let file_keys: KeySet = lines.iter().map(|l| snippet::key(l)).collect();
     let parsed = snippet::parse(&body, &file_keys);
     if parsed.code_lines().all(|l| l.trim().is_empty()) && parsed.removals().next().is_none() {
         let defs = outline::top_level(&lines);
@@ -102,25 +100,30 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
     }
     let hint = hints.instruction.and_then(|i| outline::read_hint(i, &lines));
     if let Some(merged) = place_by_hint(&lines, final_newline, &parsed, &file_keys, hint) {
-        return finish(content, &lines, merged, &parsed, &file_keys, Vec::new());
+        return finish(content, &lines, merged, &parsed, &file_keys, Vec::new(), 0);
     }
     let indent = Text::from_content(content).indent();
     let result = if let Some(Hint::Within(a, b)) = hint {
         // Merge inside the named definition; the rest of the file stays as it is.
         merge_lines(&lines[a..b], &parsed, &file_keys, indent)
-            .map(|(mut out, warnings)| {
+            .map(|mut inner| {
                 let mut all: Vec<String> = lines[..a].iter().map(|s| s.to_string()).collect();
-                all.append(&mut out);
+                all.append(&mut inner.out);
                 all.extend(lines[b..].iter().map(|s| s.to_string()));
-                (all, warnings)
+                inner.out = all;
+                inner
             })
             .or_else(|_| merge_lines(&lines, &parsed, &file_keys, indent))
     } else {
         merge_lines(&lines, &parsed, &file_keys, indent)
     };
-    let (out, warnings) = result?;
+    let LinesMerge {
+        out,
+        warnings,
+        changed_old,
+    } = result?;
     let merged = join_lines(&out, final_newline || out.is_empty());
-    finish(content, &lines, merged, &parsed, &file_keys, warnings)
+    finish(content, &lines, merged, &parsed, &file_keys, warnings, changed_old)
 }
 
 /// A snippet of new code only, placed where the instruction says ("at the end", "after
@@ -129,7 +132,7 @@ fn place_by_hint(
     lines: &[&str],
     final_newline: bool,
     parsed: &Snippet,
-    file_keys: &HashSet<String>,
+    file_keys: &KeySet,
     hint: Option<Hint>,
 ) -> Option<String> {
     let at = match hint? {
@@ -191,6 +194,7 @@ fn forced_deletions(lines: &[&str], parsed: &Snippet) -> Result<Vec<bool>> {
 struct Segment {
     items: (usize, usize),
     matches: Vec<(usize, usize)>,
+    substs: Vec<(usize, usize)>,
     span: Option<(usize, usize)>,
     /// Placed against the file's start or end by an implicit edge placeholder that kept
     /// nothing (the strict reading), which fixes its position.
@@ -200,13 +204,25 @@ struct Segment {
 fn merge_lines(
     lines: &[&str],
     parsed: &Snippet,
-    file_keys: &HashSet<String>,
+    file_keys: &KeySet,
     indent: super::text::Indent,
-) -> Result<(Vec<String>, Vec<String>)> {
+) -> Result<LinesMerge> {
     let forced = forced_deletions(lines, parsed)?;
     let items = &parsed.items;
     let facts = Facts::new(lines, items);
-    let ops = align::align(items, lines, &facts, &forced);
+    let run = |ends: (bool, bool)| {
+        align::align(items, lines, &facts, &forced, true, ends)
+            .or_else(|| align::align(items, lines, &facts, &forced, false, ends))
+            .ok_or_else(|| Error::new(ErrorCode::NeedsMoreContext, "the snippet could not be aligned with the file"))
+    };
+    let mut ops = run((false, false))?;
+    // An open edge (no placeholder there) is a region boundary only when the snippet's edge
+    // line anchors it; otherwise the snippet reaches the file's start or end.
+    let ends = open_edge_reading(lines, parsed, &facts, &ops);
+    if ends != (false, false) {
+        ops = run(ends)?;
+        check_dropped_header(lines, parsed, &facts, &ops)?;
+    }
     if std::env::var_os("PG_DEBUG").is_some() {
         for op in &ops {
             let show = |i: usize| match &items[i] { Item::Code(s) => s.clone(), other => format!("{other:?}") };
@@ -255,6 +271,7 @@ fn merge_lines(
             }
             Op::Subst(i, j) => {
                 state = i + 1;
+                segments[seg_of[i]].substs.push((i, j));
                 (Some(seg_of[i]), Some(j))
             }
             Op::Insert(i) | Op::Leave(i) => {
@@ -267,12 +284,13 @@ fn merge_lines(
                 }
                 (items.get(state).and_then(|_| seg_of.get(state)).copied().filter(|&s| s != usize::MAX), Some(j))
             }
-            Op::Keep(_) => {
+            Op::Keep(j) => {
+                let counts = usize::from(!lines[j].trim().is_empty());
                 if state == 0 {
-                    kept_at_start += 1;
+                    kept_at_start += counts;
                 }
                 if state + 1 == items.len() {
-                    kept_at_end += 1;
+                    kept_at_end += counts;
                 }
                 (None, None)
             }
@@ -289,6 +307,7 @@ fn merge_lines(
     if let Some(last) = segments.last_mut() {
         last.strict |= !parsed.explicit_end && kept_at_end == 0;
     }
+    open_edges(lines, parsed, &segments, kept_at_start, kept_at_end)?;
     check_ambiguity(lines, parsed, &facts, &segments)?;
 
     // Re-indentation per segment, learnt from its matched lines.
@@ -308,7 +327,7 @@ fn merge_lines(
                     Item::Code(s) => (s.as_str(), lines[j]),
                     _ => ("", lines[j]),
                 });
-                Reindent::plan(pairs, &edit_lines(seg), indent)
+                Reindent::plan_uniform(pairs, &edit_lines(seg), indent)
             })
         })
         .collect();
@@ -345,6 +364,8 @@ fn merge_lines(
         ));
     }
 
+    let changed_old = ops.iter().filter(|op| matches!(op, Op::Subst(..) | Op::Delete(_))).count()
+        - forced.iter().filter(|&&f| f).count();
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + items.len());
     let plan_for = |i: usize| plans[seg_of[i]].as_ref().unwrap_or(&fallback);
     for op in &ops {
@@ -390,7 +411,19 @@ fn merge_lines(
             ));
         }
     }
-    Ok((out, warnings))
+    Ok(LinesMerge {
+        out,
+        warnings,
+        changed_old,
+    })
+}
+
+/// The merged lines of a file (or of the part an instruction named).
+struct LinesMerge {
+    out: Vec<String>,
+    warnings: Vec<String>,
+    /// File lines the merge deleted or replaced (not counting `remove` directives).
+    changed_old: usize,
 }
 
 /// Equal but for indentation, trailing whitespace and look-alike characters.
@@ -421,6 +454,181 @@ fn ranges_label(lines: &[usize]) -> String {
     parts.join(", ")
 }
 
+/// Whether each open edge of the snippet must be read strictly (reaching the file's start or
+/// end): when the implicit placeholder there kept file lines although the snippet's edge line
+/// is not a non-trivial anchor, and, at the end, does not close a block the snippet opened.
+fn open_edge_reading(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op]) -> (bool, bool) {
+    let items = &parsed.items;
+    let code_nonblank = |i: usize| matches!(&items[i], Item::Code(s) if !s.trim().is_empty());
+    let matched_at = |i: usize| {
+        ops.iter().find_map(|op| match *op {
+            Op::Match(mi, j) if mi == i => Some(j),
+            _ => None,
+        })
+    };
+    let kept = |state: usize| {
+        let mut st = 0usize;
+        let mut count = 0usize;
+        for op in ops {
+            match *op {
+                Op::Match(i, _) | Op::Subst(i, _) | Op::Insert(i) | Op::Leave(i) => st = i + 1,
+                Op::Keep(j) if st == state && !lines[j].trim().is_empty() => count += 1,
+                _ => {}
+            }
+        }
+        count
+    };
+    let anchors = |i: usize| !facts.items[i].trivial && matched_at(i).is_some();
+    let mut strict = (false, false);
+    if !parsed.explicit_start
+        && let Some(first) = (0..items.len()).find(|&i| code_nonblank(i))
+        && !anchors(first)
+        && kept(0) > 0
+    {
+        strict.0 = true;
+    }
+    if !parsed.explicit_end
+        && let Some(last) = (0..items.len()).rev().find(|&i| code_nonblank(i))
+        && !anchors(last)
+        && kept(items.len() - 1) > 0
+    {
+        // A closing line that ends a block opened by a matched line of the snippet is a
+        // region end all the same (one whole function).
+        let closes_own_block = matched_at(last).is_some_and(|b| {
+            ops.iter().any(|op| match *op {
+                Op::Match(i, a) => {
+                    i < last && a < b && super::lazy::outline::block_extent(lines, a).1 == b + 1
+                }
+                _ => false,
+            })
+        });
+        strict.1 = !closes_own_block;
+    }
+    strict
+}
+
+/// A strictly read open start must not silently drop a comment header (a license, a module
+/// docstring) that the snippet does not replace with comments of its own.
+fn check_dropped_header(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op]) -> Result<()> {
+    if parsed.explicit_start {
+        return Ok(());
+    }
+    let first_match = ops.iter().find_map(|op| match *op {
+        Op::Match(_, j) => Some(j),
+        _ => None,
+    });
+    let dropped: Vec<usize> = ops
+        .iter()
+        .filter_map(|op| match *op {
+            Op::Delete(j) if first_match.is_none_or(|f| j < f) => Some(j),
+            _ => None,
+        })
+        .collect();
+    let is_comment = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with("//") || t.starts_with('#') || t.starts_with("/*") || t.starts_with('*')
+            || t.starts_with("--") || t.starts_with("\"\"\"") || t.starts_with("<!--")
+    };
+    let header = !dropped.is_empty()
+        && dropped.iter().all(|&j| lines[j].trim().is_empty() || is_comment(lines[j]))
+        && dropped.iter().any(|&j| !lines[j].trim().is_empty());
+    let snippet_comments = parsed
+        .items
+        .iter()
+        .take_while(|it| !matches!(it, Item::Code(s) if facts_is_anchor(facts, parsed, s)))
+        .any(|it| matches!(it, Item::Code(s) if is_comment(s)));
+    if header && !snippet_comments {
+        return Err(Error::new(
+            ErrorCode::NeedsMoreContext,
+            format!(
+                "the snippet starts with new lines and no placeholder, which would drop the \
+                 comment header in lines {}-{}; start the snippet with a placeholder to keep it",
+                dropped[0] + 1,
+                dropped[dropped.len() - 1] + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn facts_is_anchor(facts: &Facts, parsed: &Snippet, line: &str) -> bool {
+    let _ = parsed;
+    facts.is_file_line(line)
+}
+
+/// A snippet without a placeholder at an edge whose first (last) line is new: the lines of the
+/// file before (after) its first (last) anchor may be meant as replaced or as kept. Decline
+/// instead of guessing when that would matter.
+fn open_edges(
+    lines: &[&str],
+    parsed: &Snippet,
+    segments: &[Segment],
+    kept_at_start: usize,
+    kept_at_end: usize,
+) -> Result<()> {
+    let items = &parsed.items;
+    let nonblank = |seg: &Segment| -> Vec<usize> {
+        (seg.items.0..seg.items.1)
+            .filter(|&i| matches!(&items[i], Item::Code(s) if !s.trim().is_empty()))
+            .collect()
+    };
+    let matched = |seg: &Segment, i: usize| seg.matches.iter().any(|&(mi, _)| mi == i);
+    let decline = |what: &str, range: String| {
+        Error::new(
+            ErrorCode::NeedsMoreContext,
+            format!(
+                "the snippet {what} and has no placeholder there, so it is unclear whether \
+                 {range} of the file are replaced or kept; start (or end) the snippet with a \
+                 placeholder to keep them, or with the unchanged line next to the change"
+            ),
+        )
+    };
+    if !parsed.explicit_start
+        && kept_at_start > 0
+        && let Some(seg) = segments.first()
+        && let Some(&first) = nonblank(seg).first()
+        && !matched(seg, first)
+    {
+        let end = seg.span.map_or(0, |s| s.0).max(1);
+        return Err(decline("starts with new lines", format!("lines 1-{end}")));
+    }
+    if !parsed.explicit_end
+        && kept_at_end > 0
+        && let Some(seg) = segments.last()
+        && let Some(&last) = nonblank(seg).last()
+        && !matched(seg, last)
+    {
+        let start = seg.span.map_or(lines.len(), |s| s.1) + 1;
+        return Err(decline("ends with new lines", format!("lines {start}-{}", lines.len())));
+    }
+    // An open end on a trivial line (`}`, `)`) is only a region end when the snippet's first
+    // line opens the block that this line closes; otherwise the file's tail may be meant as
+    // replaced just as well.
+    if !parsed.explicit_end
+        && kept_at_end > 0
+        && let Some(seg) = segments.last()
+        && let Some(&last) = nonblank(seg).last()
+        && let Some(&(_, last_at)) = seg.matches.iter().find(|&&(i, _)| i == last)
+        && super::lazy::align::is_trivial(match &items[last] {
+            Item::Code(s) => s,
+            _ => "",
+        })
+    {
+        let first_at = segments.first().and_then(|f| {
+            let first = *nonblank(f).first()?;
+            f.matches.iter().find(|&&(i, _)| i == first).map(|&(_, j)| j)
+        });
+        let closed = first_at.is_some_and(|a| outline::block_extent(lines, a).1 == last_at + 1);
+        if !closed {
+            return Err(decline(
+                "ends on a line that occurs all over the file",
+                format!("lines {}-{}", last_at + 2, lines.len()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Decline segments that have nothing to anchor them, or that fit elsewhere as well.
 fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[Segment]) -> Result<()> {
     let items = &parsed.items;
@@ -442,10 +650,22 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
     for (k, seg) in segments.iter().enumerate() {
         let at_start = k == 0 && !parsed.explicit_start;
         let at_end = k + 1 == segments.len() && !parsed.explicit_end;
-        let anchored = seg
+        // What pins the segment down: non-blank matches, and changed lines paired with their
+        // old version.
+        let mut pattern: Vec<(usize, Want)> = seg
             .matches
             .iter()
-            .any(|&(i, _)| !facts.items[i].trivial);
+            .map(|&(i, j)| (j, Want::Same(facts.items[i].id)))
+            .chain(
+                seg.substs
+                    .iter()
+                    .filter(|&&(i, _)| !facts.items[i].trivial)
+                    .map(|&(i, j)| (j, Want::Like(i))),
+            )
+            .collect();
+        pattern.sort_by_key(|p| p.0);
+        let anchored = seg.matches.iter().any(|&(i, _)| !facts.items[i].trivial)
+            || pattern.iter().any(|p| matches!(p.1, Want::Like(_)));
         if !anchored && !(at_start || at_end) {
             let new_only = seg.matches.is_empty();
             return Err(Error::new(
@@ -455,32 +675,32 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
                      can be placed",
                     label(seg),
                     if new_only {
-                        "contain no line from the file".to_string()
+                        "contain no line from the file"
                     } else {
-                        "match only lines that occur all over the file (braces, blank lines, `return`)".to_string()
+                        "match only lines that occur all over the file (braces, blank lines, `return`)"
                     }
                 ),
             ));
         }
-        if seg.strict || seg.matches.is_empty() {
+        if seg.strict || pattern.is_empty() {
             continue;
         }
         let lo = if k == 0 { 0 } else { segments[..k].iter().rev().find_map(|s| s.span).map_or(0, |s| s.1) };
         let hi = segments[k + 1..].iter().find_map(|s| s.span).map_or(lines.len(), |s| s.0);
-        let (_, j0) = seg.matches[0];
-        let pattern: Vec<(usize, u32)> = seg
-            .matches
-            .iter()
-            .map(|&(i, j)| (j - j0, facts.items[i].id))
-            .collect();
-        let span = pattern.last().map_or(1, |p| p.0 + 1);
+        let j0 = pattern[0].0;
+        let span = pattern.last().map_or(1, |p| p.0 - j0 + 1);
+        let fits = |p: usize| {
+            pattern.iter().all(|(j, want)| {
+                let f = p + (j - j0);
+                match *want {
+                    Want::Same(id) => facts.file[f].id == id,
+                    Want::Like(i) => facts.file[f].id == facts.items[i].id || facts.similar(i, f).is_some(),
+                }
+            })
+        };
         let mut alternatives: Vec<usize> = Vec::new();
         if hi >= lo + span {
-            for p in lo..=hi - span {
-                if p != j0 && pattern.iter().all(|&(off, id)| facts.file[p + off].id == id) {
-                    alternatives.push(p);
-                }
-            }
+            alternatives.extend((lo..=hi - span).filter(|&p| p != j0 && fits(p)));
         }
         if !alternatives.is_empty() {
             let mut places: Vec<String> = vec![format!("lines {}-{}", j0 + 1, j0 + span)];
@@ -500,14 +720,23 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
     Ok(())
 }
 
+/// What a position of the file must hold for a segment to fit there.
+enum Want {
+    /// The same line (by key id).
+    Same(u32),
+    /// A line similar to this snippet item.
+    Like(usize),
+}
+
 /// The guards on a merged result.
 fn finish(
     original: &str,
     lines: &[&str],
     merged: String,
     parsed: &Snippet,
-    file_keys: &HashSet<String>,
+    file_keys: &KeySet,
     warnings: Vec<String>,
+    changed_old: usize,
 ) -> Result<Merged> {
     let has_removals = parsed.removals().next().is_some();
     let new_lines = parsed
@@ -547,7 +776,7 @@ fn finish(
         }
     }
     if lines.len() >= GUARD_MIN_LINES {
-        let diff = crate::edit::matching::changed_old_lines(lines, &new_split);
+        let diff = changed_old;
         if diff as f64 > BLAST_RADIUS * lines.len() as f64 {
             return Err(Error::new(
                 ErrorCode::BlastRadiusExceeded,

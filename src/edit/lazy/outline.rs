@@ -157,7 +157,7 @@ pub fn block_extent(lines: &[&str], start: usize) -> (usize, usize) {
 }
 
 /// A line with string literals blanked, so brackets inside them are not counted.
-fn strip_strings(line: &str) -> String {
+pub fn strip_strings(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut quote: Option<char> = None;
     let mut escaped = false;
@@ -181,6 +181,36 @@ fn strip_strings(line: &str) -> String {
                 } else {
                     out.push(c);
                 }
+            }
+        }
+    }
+    out
+}
+
+/// For each line that starts with a closing bracket (`}`, `)`, `]`), the line that opened
+/// the bracket it closes; `None` for other lines and for closers whose opener is not in
+/// `lines`. `breaks[i]` resets the bracket stack before line `i` (an elided stretch).
+pub fn openers(lines: &[&str], breaks: &[bool]) -> Vec<Option<usize>> {
+    let mut out = vec![None; lines.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if breaks.get(i).copied().unwrap_or(false) {
+            stack.clear();
+        }
+        let code = strip_strings(line);
+        let starts_closed = code.trim_start().starts_with(['}', ')', ']']);
+        let mut first_close = true;
+        for c in code.chars() {
+            match c {
+                '{' | '(' | '[' => stack.push(i),
+                '}' | ')' | ']' => {
+                    let opener = stack.pop();
+                    if starts_closed && first_close {
+                        out[i] = opener;
+                    }
+                    first_close = false;
+                }
+                _ => {}
             }
         }
     }

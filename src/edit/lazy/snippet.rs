@@ -2,7 +2,7 @@
 //! (`// ... existing code ...`, `# ...`, `/* ... */`, `<!-- ... -->`, `-- ...`, bare
 //! `... rest of code ...`), and `remove NAME` directives.
 
-use std::collections::HashSet;
+use super::super::matching::KeySet;
 
 /// One line of a snippet, classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,21 +230,16 @@ pub fn remove_directive(line: &str) -> Option<String> {
         .then(|| name.to_string())
 }
 
-/// Whitespace-free comparison key of a line (confusables folded).
-pub fn key(line: &str) -> String {
-    let folded = super::super::matching::fold_confusables(line);
-    folded.chars().filter(|c| !c.is_whitespace()).collect()
-}
+pub use super::super::matching::line_key as key;
 
 /// Parse a snippet against the file whose keys are `file_keys`.
-pub fn parse(snippet: &str, file_keys: &HashSet<String>) -> Snippet {
+pub fn parse(snippet: &str, file_keys: &KeySet) -> Snippet {
     let mut items: Vec<Item> = Vec::new();
     for line in snippet.split('\n') {
-        let k = key(line);
-        let in_file = file_keys.contains(&k);
+        let in_file = file_keys.contains(&key(line));
         if !in_file && let Some(name) = remove_directive(line) {
             items.push(Item::Remove(name));
-        } else if !k.is_empty() && is_placeholder(line, in_file) {
+        } else if !line.trim().is_empty() && is_placeholder(line, in_file) {
             // Consecutive placeholders are one.
             if !matches!(items.last(), Some(Item::Placeholder { .. })) {
                 items.push(Item::Placeholder { implicit: false });
@@ -332,10 +327,10 @@ mod tests {
 
     #[test]
     fn implicit_placeholders_close_open_edges() {
-        let s = parse("a\n// ...\nb\n", &HashSet::new());
+        let s = parse("a\n// ...\nb\n", &KeySet::default());
         assert!(!s.explicit_start && !s.explicit_end);
         assert_eq!(s.items.len(), 5);
-        let s = parse("\n// ...\nb\n// ...\n\n", &HashSet::new());
+        let s = parse("\n// ...\nb\n// ...\n\n", &KeySet::default());
         assert!(s.explicit_start && s.explicit_end);
         assert_eq!(s.items.len(), 3);
     }

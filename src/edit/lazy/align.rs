@@ -44,7 +44,7 @@ const BLANK_NEW: f32 = 0.05;
 const LEADING_BLANK_NEW: f32 = 0.5;
 /// Dropping a blank line that ends a segment before a placeholder (it is usually context, but
 /// sometimes only a visual separator).
-const SOFT_DROP: f32 = 0.2;
+const SOFT_DROP: f32 = 0.35;
 const TRIVIAL_EDGE_PREMIUM: f32 = 0.4;
 /// `edge_distance` marker of blank lines that start a segment right after a placeholder.
 const LEADING_BLANK: usize = usize::MAX - 1;
@@ -487,6 +487,22 @@ const FROM_DEL: u8 = 4;
 const DEL_EXTEND: u8 = 0;
 const DEL_OPEN: u8 = 1;
 
+/// The alignment problem: a snippet against a file, with the flags that shape it.
+pub struct Problem<'p> {
+    /// Snippet items.
+    pub items: &'p [Item],
+    /// File lines.
+    pub file: &'p [&'p str],
+    /// Facts about both.
+    pub facts: &'p Facts<'p>,
+    /// File lines that `remove` directives delete.
+    pub forced: &'p [bool],
+    /// The first and last line of every segment must match when the file has such a line.
+    pub strict_edges: bool,
+    /// Read the implicit start (end) placeholder strictly: it keeps nothing.
+    pub strict_ends: (bool, bool),
+}
+
 /// Align `items` against `file`. `forced[j]` marks file lines that must be deleted (the
 /// block of a `remove` directive). Returns the steps in order.
 ///
@@ -504,100 +520,218 @@ pub fn align(
     strict_edges: bool,
     strict_ends: (bool, bool),
 ) -> Option<Vec<Op>> {
+    let problem = Problem {
+        items,
+        file,
+        facts,
+        forced,
+        strict_edges,
+        strict_ends,
+    };
+    let mut back = Backpointers::new(items.len(), file.len());
+    let (best, _) = pass::<false>(&problem, &[], Some(&mut back));
+    (best > NEG / 2.0).then(|| back.walk(&problem))
+}
+
+/// For snippet item `i`, the score of the best whole alignment that matches it to each file
+/// line it equals (`None` where it cannot match): a forward pass up to the item plus a pass
+/// over the reversed problem down to it.
+pub fn match_profile(problem: &Problem<'_>, items: &[usize]) -> (f32, HashMap<usize, Vec<Option<f32>>>) {
+    let (n, m) = (problem.items.len(), problem.file.len());
+    let (best, fwd) = pass::<false>(problem, items, None);
+    let rev_states: Vec<usize> = items.iter().map(|&i| n - (i + 1)).collect();
+    let (_, bwd) = pass::<true>(problem, &rev_states, None);
+    let facts = problem.facts;
+    let profiles = items
+        .iter()
+        .map(|&i| {
+            let f = &fwd[&i];
+            let b = &bwd[&(n - (i + 1))];
+            let profile = (0..m)
+                .map(|j| {
+                    let pinned_elsewhere = match facts.pin_of_item[i] {
+                        Some(p) => p != j,
+                        None => facts.pinned_file[j],
+                    };
+                    (facts.file[j].id == facts.items[i].id && !pinned_elsewhere && !problem.forced[j])
+                        .then(|| f[j] + facts.match_score(i) * facts.indent_factor(i, j) + b[m - (j + 1)])
+                })
+                .collect();
+            (i, profile)
+        })
+        .collect();
+    (best, profiles)
+}
+
+struct Backpointers {
+    w: usize,
+    back: Vec<u8>,
+    back_del: Vec<u8>,
+}
+
+impl Backpointers {
+    fn new(n: usize, m: usize) -> Backpointers {
+        Backpointers {
+            w: m + 1,
+            back: vec![FROM_KEEP; (n + 1) * (m + 1)],
+            back_del: vec![DEL_OPEN; (n + 1) * (m + 1)],
+        }
+    }
+
+    fn walk(&self, p: &Problem<'_>) -> Vec<Op> {
+        let (n, m) = (p.items.len(), p.file.len());
+        let mut ops = Vec::with_capacity(n + m);
+        let (mut i, mut j) = (n, m);
+        let mut in_del = false;
+        while i > 0 || j > 0 {
+            let at = i * self.w + j;
+            if in_del {
+                ops.push(Op::Delete(j - 1));
+                in_del = self.back_del[at] == DEL_EXTEND;
+                j -= 1;
+                continue;
+            }
+            match self.back[at] {
+                FROM_KEEP => {
+                    ops.push(if p.forced[j - 1] { Op::Delete(j - 1) } else { Op::Keep(j - 1) });
+                    j -= 1;
+                }
+                FROM_DEL => in_del = true,
+                FROM_V => {
+                    ops.push(match p.items[i - 1] {
+                        Item::Code(_) if !p.facts.soft[i - 1] => Op::Insert(i - 1),
+                        _ => Op::Leave(i - 1),
+                    });
+                    i -= 1;
+                }
+                FROM_MATCH => {
+                    ops.push(Op::Match(i - 1, j - 1));
+                    i -= 1;
+                    j -= 1;
+                }
+                _ => {
+                    ops.push(Op::Subst(i - 1, j - 1));
+                    i -= 1;
+                    j -= 1;
+                }
+            }
+        }
+        ops.reverse();
+        ops
+    }
+}
+
+/// One dynamic-programming pass, forward or over the reversed problem (`REV`). Returns the
+/// final score and the score rows of the requested states (in the pass's own order).
+fn pass<const REV: bool>(
+    p: &Problem<'_>,
+    keep_states: &[usize],
+    mut back: Option<&mut Backpointers>,
+) -> (f32, HashMap<usize, Vec<f32>>) {
+    let (items, facts, forced) = (p.items, p.facts, p.forced);
     let n = items.len();
-    let m = file.len();
+    let m = p.file.len();
     let w = m + 1;
-    let mut back = vec![FROM_KEEP; (n + 1) * w];
-    let mut back_del = vec![DEL_OPEN; (n + 1) * w];
+    // Sequence positions to original indices.
+    let it = |k: usize| if REV { n - 1 - k } else { k };
+    let fl = |l: usize| if REV { m - 1 - l } else { l };
+    let mut rows: HashMap<usize, Vec<f32>> = HashMap::new();
     let (mut prev, mut cur) = (vec![NEG; w], vec![NEG; w]);
     let mut del = vec![NEG; w];
     let raw_eq = |i: usize, j: usize| match &items[i] {
-        Item::Code(s) => s.trim_end() == file[j].trim_end(),
+        Item::Code(s) => s.trim_end() == p.file[j].trim_end(),
         _ => false,
     };
-    // Keeping file line j at state i (before item i): free under a placeholder (a tiny price
-    // under an implicit one), and free for lines a directive removes.
     // An implicit edge placeholder read strictly keeps nothing: the snippet reaches the file's
     // start (end) and the lines before (after) its first (last) line are deleted.
-    let strict_at = |i: usize| (i == 0 && strict_ends.0) || (i + 1 == n && strict_ends.1);
-    let keep_cost = |i: usize, j: usize| -> Option<f32> {
+    let strict_at = |i: usize| (i == 0 && p.strict_ends.0) || (i + 1 == n && p.strict_ends.1);
+    // Keeping file line j while item i is current: free under a placeholder (a tiny price
+    // under an implicit one), and free for lines a directive removes.
+    let keep_cost = |i: Option<usize>, j: usize| -> Option<f32> {
         if forced[j] {
             return Some(0.0);
         }
-        match items.get(i) {
-            Some(Item::Placeholder { implicit: true }) if strict_at(i) => None,
-            Some(Item::Placeholder { implicit: true }) => Some(IMPLICIT_KEEP),
-            Some(Item::Placeholder { implicit: false }) | Some(Item::Remove(_)) => Some(0.0),
+        match i.map(|i| (i, &items[i])) {
+            Some((i, Item::Placeholder { implicit: true })) if strict_at(i) => None,
+            Some((_, Item::Placeholder { implicit: true })) => Some(IMPLICIT_KEEP),
+            Some((_, Item::Placeholder { implicit: false })) | Some((_, Item::Remove(_))) => Some(0.0),
             _ => None,
         }
     };
     for i in 0..=n {
-        let row = i * w;
-        let (is_code, v_cost, m_score, id) = if i > 0 {
-            let code = matches!(items[i - 1], Item::Code(_));
-            (
-                code,
-                if !code {
-                    0.0
-                } else if facts.soft[i - 1] {
-                    SOFT_DROP
-                } else {
-                    facts.insert_cost(i - 1)
-                },
-                if code { facts.match_score(i - 1) } else { 0.0 },
-                facts.items[i - 1].id,
-            )
-        } else {
-            (false, 0.0, 0.0, u32::MAX)
+        // The item consumed by moves into this row, and the item current in this row.
+        let entering = (i > 0).then(|| it(i - 1));
+        let current = (i < n).then(|| it(i));
+        let (is_code, v_cost, m_score, id) = match entering {
+            Some(e) => {
+                let code = matches!(items[e], Item::Code(_));
+                (
+                    code,
+                    if !code {
+                        0.0
+                    } else if facts.soft[e] {
+                        SOFT_DROP
+                    } else {
+                        facts.insert_cost(e)
+                    },
+                    if code { facts.match_score(e) } else { 0.0 },
+                    facts.items[e].id,
+                )
+            }
+            None => (false, 0.0, 0.0, u32::MAX),
         };
-        // Deleting is allowed inside a segment (before a code item) and after the last item.
-        let may_delete = items
-            .get(i)
-            .is_none_or(|it| matches!(it, Item::Code(_)) || (strict_at(i) && matches!(it, Item::Placeholder { implicit: true })));
+        // Deleting is allowed while a code item is current, after the last item, and under
+        // an implicit placeholder read strictly.
+        let may_delete = current.is_none_or(|c| {
+            matches!(items[c], Item::Code(_)) || (strict_at(c) && matches!(items[c], Item::Placeholder { implicit: true }))
+        });
+        let pin = entering.and_then(|e| facts.pin_of_item[e]);
+        let may_insert = entering.is_some_and(|e| pin.is_none() && !(p.strict_edges && facts.hard[e]));
         for j in 0..=m {
             let mut best = NEG;
             let mut from = FROM_KEEP;
             if i == 0 && j == 0 {
                 best = 0.0;
             }
-            if i > 0 {
-                let pin = facts.pin_of_item[i - 1];
+            if let Some(e) = entering {
                 let v = prev[j] - v_cost;
-                let may_insert = pin.is_none() && !(strict_edges && facts.hard[i - 1]);
-                if v > best && may_insert {
+                if v > best && (may_insert || !is_code) {
                     best = v;
                     from = FROM_V;
                 }
-                let pin_ok = j > 0
-                    && match pin {
-                        Some(p) => p == j - 1,
-                        None => !facts.pinned_file[j - 1],
+                if j > 0 && is_code {
+                    let f = fl(j - 1);
+                    let pin_ok = match pin {
+                        Some(pp) => pp == f,
+                        None => !facts.pinned_file[f],
                     };
-                if pin_ok && is_code && !forced[j - 1] {
-                    if facts.file[j - 1].id == id {
-                        let s = prev[j - 1]
-                            + m_score * facts.indent_factor(i - 1, j - 1)
-                            + if raw_eq(i - 1, j - 1) { EXACT_BONUS } else { 0.0 };
-                        if s >= best {
-                            best = s;
-                            from = FROM_MATCH;
-                        }
-                    } else if !may_insert && pin.is_none() {
-                        // A hard edge line is matched, never replaced.
-                    } else if let Some(sub) = facts.subst_score(i - 1, j - 1) {
-                        let s = prev[j - 1] + sub;
-                        if s > best {
-                            best = s;
-                            from = FROM_SUBST;
+                    if pin_ok && !forced[f] {
+                        if facts.file[f].id == id {
+                            let s = prev[j - 1]
+                                + m_score * facts.indent_factor(e, f)
+                                + if raw_eq(e, f) { EXACT_BONUS } else { 0.0 };
+                            if s >= best {
+                                best = s;
+                                from = FROM_MATCH;
+                            }
+                        } else if !may_insert && pin.is_none() {
+                            // A hard edge line is matched, never replaced.
+                        } else if let Some(sub) = facts.subst_score(e, f) {
+                            let s = prev[j - 1] + sub;
+                            if s > best {
+                                best = s;
+                                from = FROM_SUBST;
+                            }
                         }
                     }
                 }
             }
-            if j > 0 && facts.pinned_file[j - 1] {
-                // A pinned line is only ever matched by its snippet line.
-                del[j] = NEG;
-            } else if j > 0 {
-                if let Some(k) = keep_cost(i, j - 1) {
+            if j > 0 {
+                let f = fl(j - 1);
+                if facts.pinned_file[f] {
+                    // A pinned line is only ever matched by its snippet line.
+                    del[j] = NEG;
+                } else if let Some(k) = keep_cost(current, f) {
                     let h = cur[j - 1] - k;
                     if h > best {
                         best = h;
@@ -605,12 +739,14 @@ pub fn align(
                     }
                     del[j] = NEG;
                 } else if may_delete {
-                    let c = facts.delete_cost(j - 1);
+                    let c = facts.delete_cost(f);
                     let extend = del[j - 1] - c;
                     let open = cur[j - 1] - DEL_OPEN_COST - c;
                     let (d, how) = if extend >= open { (extend, DEL_EXTEND) } else { (open, DEL_OPEN) };
                     del[j] = d;
-                    back_del[row + j] = how;
+                    if let Some(b) = back.as_deref_mut() {
+                        b.back_del[i * w + j] = how;
+                    }
                     if d > best {
                         best = d;
                         from = FROM_DEL;
@@ -622,50 +758,14 @@ pub fn align(
                 del[0] = NEG;
             }
             cur[j] = best;
-            back[row + j] = from;
+            if let Some(b) = back.as_deref_mut() {
+                b.back[i * w + j] = from;
+            }
+        }
+        if keep_states.contains(&i) {
+            rows.insert(i, cur.clone());
         }
         std::mem::swap(&mut prev, &mut cur);
     }
-    if prev[m] <= NEG / 2.0 {
-        return None;
-    }
-    // Walk back from the end.
-    let mut ops = Vec::with_capacity(n + m);
-    let (mut i, mut j) = (n, m);
-    let mut in_del = false;
-    while i > 0 || j > 0 {
-        let at = i * w + j;
-        if in_del {
-            ops.push(Op::Delete(j - 1));
-            in_del = back_del[at] == DEL_EXTEND;
-            j -= 1;
-            continue;
-        }
-        match back[at] {
-            FROM_KEEP => {
-                ops.push(if forced[j - 1] { Op::Delete(j - 1) } else { Op::Keep(j - 1) });
-                j -= 1;
-            }
-            FROM_DEL => in_del = true,
-            FROM_V => {
-                ops.push(match items[i - 1] {
-                    Item::Code(_) if !facts.soft[i - 1] => Op::Insert(i - 1),
-                    _ => Op::Leave(i - 1),
-                });
-                i -= 1;
-            }
-            FROM_MATCH => {
-                ops.push(Op::Match(i - 1, j - 1));
-                i -= 1;
-                j -= 1;
-            }
-            _ => {
-                ops.push(Op::Subst(i - 1, j - 1));
-                i -= 1;
-                j -= 1;
-            }
-        }
-    }
-    ops.reverse();
-    Some(ops)
+    (prev[m], rows)
 }

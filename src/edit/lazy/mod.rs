@@ -309,6 +309,7 @@ fn merge_lines(
     }
     open_edges(lines, parsed, &segments, kept_at_start, kept_at_end)?;
     check_ambiguity(lines, parsed, &facts, &segments)?;
+    check_alternatives(lines, parsed, &facts, &forced, ends, &segments)?;
 
     // Re-indentation per segment, learnt from its matched lines.
     let edit_lines = |seg: &Segment| -> Vec<&str> {
@@ -719,6 +720,72 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
     }
     Ok(())
 }
+
+/// A second placement of a segment that scores about as well as the chosen one (the best
+/// whole alignment that matches the segment's first anchor elsewhere) means the snippet is
+/// ambiguous.
+fn check_alternatives(
+    lines: &[&str],
+    parsed: &Snippet,
+    facts: &Facts,
+    forced: &[bool],
+    ends: (bool, bool),
+    segments: &[Segment],
+) -> Result<()> {
+    // The first matched line of each segment.
+    let firsts: Vec<(usize, usize, &Segment)> = segments
+        .iter()
+        .filter_map(|seg| seg.matches.first().map(|&(i, j)| (i, j, seg)))
+        .collect();
+    let problem = align::Problem {
+        items: &parsed.items,
+        file: lines,
+        facts,
+        forced,
+        strict_edges: true,
+        strict_ends: ends,
+    };
+    let wanted: Vec<usize> = firsts.iter().map(|f| f.0).collect();
+    let (best, profiles) = align::match_profile(&problem, &wanted);
+    for &(i, j, seg) in &firsts {
+        let (lo, hi) = seg.span.unwrap_or((j, j + 1));
+        let alt = profiles[&i]
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| k < lo || k >= hi)
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if std::env::var_os("PG_MARGIN").is_some() {
+            eprintln!("MARGIN item {i} at {j} best {best:.3} alt {:?} margin {:.3}", alt, alt.map_or(99.0, |a| best - a.1));
+        }
+        if let Some((k, score)) = alt
+            && best - score < ALTERNATIVE_MARGIN
+        {
+            let line = match &parsed.items[i] {
+                Item::Code(s) => s.trim(),
+                _ => "",
+            };
+            return Err(Error::new(
+                ErrorCode::NeedsMoreContext,
+                format!(
+                    "the snippet fits two places about equally well: its line `{}` matches line {} \
+                     (chosen, the edit spanning lines {}-{}) and line {}; add 1-3 unchanged lines \
+                     from the file that occur only around the intended place",
+                    line.chars().take(80).collect::<String>(),
+                    j + 1,
+                    lo + 1,
+                    hi,
+                    k + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How much worse (in alignment score) the best alignment that places a segment elsewhere
+/// may be before the snippet counts as unambiguous.
+const ALTERNATIVE_MARGIN: f32 = 0.25;
 
 /// What a position of the file must hold for a segment to fit there.
 enum Want {

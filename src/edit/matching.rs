@@ -108,11 +108,16 @@ pub fn fold_confusables(s: &str) -> Cow<'_, str> {
 /// A 64-bit hash of a line with whitespace removed and look-alikes folded: lines equal but
 /// for spacing, indentation and typography hash alike. Allocation-free.
 pub fn line_key(line: &str) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    if line.is_ascii() {
+        return line
+            .bytes()
+            .filter(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0B' | b'\x0C' | b'\r'))
+            .fold(KEY_SEED, |h, b| key_step(h, u32::from(b)));
+    }
+    let mut h: u64 = KEY_SEED;
     let mut feed = |c: char| {
         if !c.is_whitespace() {
-            h = (h.rotate_left(5) ^ u64::from(u32::from(c))).wrapping_mul(K);
+            h = key_step(h, u32::from(c));
         }
     };
     for c in line.chars() {
@@ -126,6 +131,15 @@ pub fn line_key(line: &str) -> u64 {
         }
     }
     h
+}
+
+/// The starting value of [`line_key`].
+pub const KEY_SEED: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// One character step of [`line_key`].
+#[inline]
+pub fn key_step(h: u64, c: u32) -> u64 {
+    (h.rotate_left(5) ^ u64::from(c)).wrapping_mul(0x517c_c1b7_2722_0a95)
 }
 
 /// A hasher for keys that are already hashes.

@@ -321,7 +321,7 @@ const INDENT_SAMPLE_LINES: usize = 2000;
 
 /// Tabs when more indented lines start with a tab than with a space; otherwise spaces with the
 /// most common step between consecutive indentation levels.
-fn detect_indent(content: &str) -> Indent {
+pub fn detect_indent(content: &str) -> Indent {
     let (mut tabs, mut spaces) = (0usize, 0usize);
     let mut steps = [0usize; 9];
     let mut prev = 0usize;

@@ -16,7 +16,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use crate::edit::matching::KeyHasher;
+use crate::edit::matching::{KEY_SEED, KeyHasher, key_step};
 
 use super::snippet::{Item, key};
 
@@ -66,7 +66,7 @@ const NEG: f32 = -1.0e30;
 /// Lines whose content says little about where they are (`}`, `end`, `return;`, blank …).
 pub fn is_trivial(line: &str) -> bool {
     let alnum = line.chars().filter(|c| c.is_alphanumeric()).count();
-    if alnum <= 3 {
+    if alnum == 0 {
         return true;
     }
     if alnum > 12 {
@@ -75,11 +75,12 @@ pub fn is_trivial(line: &str) -> bool {
     let key: String = line.chars().filter(|c| !c.is_whitespace()).collect();
     matches!(
         key.as_str(),
-        "else" | "else{" | "}else{" | "end" | "pass" | "break" | "break;" | "continue"
-            | "continue;" | "return" | "return;" | "returnthis;" | "returntrue;"
+        "else" | "else{" | "}else{" | "end" | "end;" | "end)" | "pass" | "break" | "break;"
+            | "continue" | "continue;" | "return" | "return;" | "returnthis;" | "returntrue;"
             | "returnfalse;" | "returnnull;" | "returnnil" | "returnerr" | "returnTrue"
             | "returnFalse" | "returnNone" | "default:" | "try:" | "try{" | "}finally{"
-            | "finally:" | "done" | "esac" | "else:" | "endif" | "})" | "});" | "fi"
+            | "finally:" | "finally{" | "done" | "esac" | "else:" | "endif" | "#endif"
+            | "#else" | "fi" | "do" | "then" | "begin" | "}catch{" | "@Override"
     )
 }
 
@@ -92,10 +93,10 @@ pub struct LineFacts {
     pub blank: bool,
     /// Trivial line (`}`, `end`, `return;` …).
     pub trivial: bool,
-    /// 256-bit bigram signature for fast similarity filtering.
-    sig: [u64; 4],
+
     /// Number of bigrams.
     nbigrams: u32,
+
     /// Indentation width in columns (tabs count 4).
     indent: i32,
 }
@@ -109,6 +110,47 @@ fn bigrams(line: &str) -> impl Iterator<Item = u32> + '_ {
         out
     })
 }
+
+/// A 256-bit set of the line's bigrams (and how many bits are set), for fast filtering.
+fn signature(line: &str) -> ([u64; 4], u32) {
+    let mut sig = [0u64; 4];
+    let mut set = |t: u32| sig[(t >> 6) as usize & 3] |= 1u64 << (t & 63);
+    if line.is_ascii() {
+        let mut prev: Option<u8> = None;
+        for &b in line.as_bytes() {
+            if ASCII_CLASS[b as usize] & SPACE != 0 {
+                continue;
+            }
+            if let Some(p) = prev {
+                set(((u32::from(p) << 8 | u32::from(b)).wrapping_mul(0x9E37_79B1)) >> 24);
+            }
+            prev = Some(b);
+        }
+    } else {
+        bigrams(line).for_each(&mut set);
+    }
+    let ones = sig.iter().map(|w| w.count_ones()).sum();
+    (sig, ones)
+}
+
+const SPACE: u8 = 1;
+const ALNUM: u8 = 2;
+
+/// Classes of ASCII bytes: whitespace as `char::is_whitespace` has it, letters and digits.
+static ASCII_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        if matches!(c, b' ' | b'\t' | b'\n' | b'\x0B' | b'\x0C' | b'\r') {
+            t[b] = SPACE;
+        } else if c.is_ascii_alphanumeric() {
+            t[b] = ALNUM;
+        }
+        b += 1;
+    }
+    t
+};
 
 /// The sorted bigram hashes of a line (a single character counts as its own bigram).
 fn tokens(line: &str) -> Vec<u32> {
@@ -166,14 +208,24 @@ pub struct Facts<'a> {
     pub hard: Vec<bool>,
     /// The usual indentation offset of snippet lines against their file lines.
     indent_delta: Option<i32>,
-    /// For closing-bracket lines, the key of the line that opened the bracket.
-    file_opener: Vec<Option<u64>>,
-    item_opener: Vec<Option<u64>>,
+    /// For closing-bracket lines, the key of the line that opened the bracket (computed on
+    /// first use).
+    file_opener: OnceCell<Vec<Option<u64>>>,
+    item_opener: OnceCell<Vec<Option<u64>>>,
     file_text: &'a [&'a str],
-    file_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
+    snippet: &'a [Item],
+    key_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     item_text: Vec<&'a str>,
     file_tokens: Vec<OnceCell<Vec<u32>>>,
     item_tokens: Vec<OnceCell<Vec<u32>>>,
+    file_sigs: Vec<OnceCell<([u64; 4], u32)>>,
+    item_sigs: Vec<OnceCell<([u64; 4], u32)>>,
+    /// File lines grouped by key id (see `lines_with`).
+    line_index: Vec<u32>,
+    line_index_start: Vec<u32>,
+    /// File lines by bigram count, for finding substitution candidates.
+    by_length: Vec<(u32, u32)>,
+    item_substs: Vec<OnceCell<Vec<(u32, f32)>>>,
 }
 
 impl<'a> Facts<'a> {
@@ -182,26 +234,28 @@ impl<'a> Facts<'a> {
         let mut ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>> = HashMap::default();
         let mut counts: Vec<u32> = Vec::new();
         let mut fact = |line: &str, in_file: bool| {
-            // One pass over the characters: signature, bigram count, letters and digits.
-            let mut sig = [0u64; 4];
-            let mut nbigrams = 0u32;
-            let mut alnum = 0usize;
-            let mut prev: Option<char> = None;
-            for c in line.chars() {
-                if c.is_whitespace() {
-                    continue;
+            // One pass over the bytes: the key, non-blank characters, letters and digits.
+            let (k, nonblank, alnum) = if line.is_ascii() {
+                let mut h = KEY_SEED;
+                let (mut nonblank, mut alnum) = (0u32, 0usize);
+                for &b in line.as_bytes() {
+                    let class = ASCII_CLASS[b as usize];
+                    if class & SPACE != 0 {
+                        continue;
+                    }
+                    h = key_step(h, u32::from(b));
+                    nonblank += 1;
+                    alnum += usize::from(class & ALNUM != 0);
                 }
-                alnum += usize::from(c.is_alphanumeric());
-                if let Some(p) = prev {
-                    let t = u32::from(p).wrapping_mul(0x9E37_79B1) ^ u32::from(c).wrapping_mul(0x85EB_CA6B);
-                    sig[(t >> 6) as usize & 3] |= 1u64 << (t & 63);
-                    nbigrams += 1;
-                }
-                prev = Some(c);
-            }
-            let blank = prev.is_none();
+                (h, nonblank, alnum)
+            } else {
+                let nonblank = line.chars().filter(|c| !c.is_whitespace()).count() as u32;
+                let alnum = line.chars().filter(|c| c.is_alphanumeric()).count();
+                (key(line), nonblank, alnum)
+            };
+            let blank = nonblank == 0;
             let next = ids.len() as u32;
-            let id = *ids.entry(key(line)).or_insert(next);
+            let id = *ids.entry(k).or_insert(next);
             if id as usize >= counts.len() {
                 counts.push(0);
             }
@@ -209,19 +263,20 @@ impl<'a> Facts<'a> {
                 counts[id as usize] += 1;
             }
             let indent = line
-                .chars()
-                .take_while(|c| *c == ' ' || *c == '\t')
-                .fold(0i32, |col, c| if c == '\t' { (col / 4 + 1) * 4 } else { col + 1 });
+                .bytes()
+                .take_while(|b| *b == b' ' || *b == b'\t')
+                .fold(0i32, |col, b| if b == b'\t' { (col / 4 + 1) * 4 } else { col + 1 });
             LineFacts {
                 id,
                 blank,
-                trivial: blank || alnum <= 3 || (alnum <= 12 && is_trivial(line)),
-                sig,
-                nbigrams: nbigrams.max(1),
+                trivial: blank || alnum == 0 || (alnum <= 12 && is_trivial(line)),
+                nbigrams: nonblank.saturating_sub(1).max(1),
                 indent,
             }
         };
         let file_facts: Vec<LineFacts> = file.iter().map(|l| fact(l, true)).collect();
+        let file_facts_len: Vec<u32> = file_facts.iter().map(|f| f.nbigrams).collect();
+        let file_facts_ids: Vec<u32> = file_facts.iter().map(|f| f.id).collect();
         let item_text: Vec<&str> = items
             .iter()
             .map(|it| match it {
@@ -230,16 +285,16 @@ impl<'a> Facts<'a> {
             })
             .collect();
         let item_facts: Vec<LineFacts> = item_text.iter().map(|l| fact(l, false)).collect();
-        let mut snippet_counts: HashMap<u32, u32> = HashMap::new();
+        let mut snippet_counts = vec![0u32; counts.len()];
         for (f, it) in item_facts.iter().zip(items) {
             if matches!(it, Item::Code(_)) {
-                *snippet_counts.entry(f.id).or_default() += 1;
+                snippet_counts[f.id as usize] += 1;
             }
         }
-        let mut where_in_file: HashMap<u32, usize> = HashMap::new();
+        let mut where_in_file: Vec<Option<usize>> = vec![None; counts.len()];
         for (j, f) in file_facts.iter().enumerate() {
             if counts[f.id as usize] == 1 {
-                where_in_file.insert(f.id, j);
+                where_in_file[f.id as usize] = Some(j);
             }
         }
         let candidates: Vec<(usize, usize)> = item_facts
@@ -248,9 +303,9 @@ impl<'a> Facts<'a> {
             .filter(|(i, f)| {
                 matches!(items[*i], Item::Code(_))
                     && !f.trivial
-                    && snippet_counts.get(&f.id) == Some(&1)
+                    && snippet_counts[f.id as usize] == 1
             })
-            .filter_map(|(i, f)| where_in_file.get(&f.id).map(|&j| (i, j)))
+            .filter_map(|(i, f)| where_in_file[f.id as usize].map(|j| (i, j)))
             .collect();
         // The heaviest chain of candidates in order in both (a weighted longest increasing
         // subsequence); a candidate weighs more when its neighbours agree too.
@@ -355,6 +410,21 @@ impl<'a> Facts<'a> {
                 hard[i] = counts[item_facts[i].id as usize] > 0;
             }
         }
+        // File lines grouped by key id (a counting sort).
+        let mut line_index_start = vec![0u32; counts.len() + 1];
+        for f in &file_facts_ids {
+            line_index_start[*f as usize + 1] += 1;
+        }
+        for k in 1..line_index_start.len() {
+            line_index_start[k] += line_index_start[k - 1];
+        }
+        let mut fill = line_index_start.clone();
+        let mut line_index = vec![0u32; file_facts_ids.len()];
+        for (j, f) in file_facts_ids.iter().enumerate() {
+            let slot = &mut fill[*f as usize];
+            line_index[*slot as usize] = j as u32;
+            *slot += 1;
+        }
         Facts {
             file: file_facts,
             items: item_facts,
@@ -365,20 +435,22 @@ impl<'a> Facts<'a> {
             soft,
             hard,
             indent_delta,
-            file_opener: super::outline::openers(file, &[])
-                .into_iter()
-                .map(|o| o.map(|k| key(file[k])))
-                .collect(),
-            item_opener: {
-                let breaks: Vec<bool> = items.iter().map(Item::elides).collect();
-                super::outline::openers(&item_text, &breaks)
-                    .into_iter()
-                    .map(|o| o.map(|k| key(item_text[k])))
-                    .collect()
-            },
+            file_opener: OnceCell::new(),
+            item_opener: OnceCell::new(),
+            snippet: items,
             file_text: file,
-            file_ids: file.iter().map(|l| key(l)).zip(0u32..).collect(),
+            key_ids: ids,
             item_tokens: (0..items.len()).map(|_| OnceCell::new()).collect(),
+            item_sigs: (0..items.len()).map(|_| OnceCell::new()).collect(),
+            file_sigs: (0..file.len()).map(|_| OnceCell::new()).collect(),
+            item_substs: (0..items.len()).map(|_| OnceCell::new()).collect(),
+            line_index_start,
+            line_index,
+            by_length: {
+                let mut v: Vec<(u32, u32)> = file_facts_len.iter().copied().zip(0u32..).collect();
+                v.sort_unstable();
+                v
+            },
             item_text,
             file_tokens: (0..file.len()).map(|_| OnceCell::new()).collect(),
         }
@@ -400,16 +472,48 @@ impl<'a> Facts<'a> {
         }
     }
 
+    fn file_openers(&self) -> &[Option<u64>] {
+        self.file_opener.get_or_init(|| {
+            super::outline::openers(self.file_text, &[])
+                .into_iter()
+                .map(|o| o.map(|k| key(self.file_text[k])))
+                .collect()
+        })
+    }
+
+    fn item_openers(&self) -> &[Option<u64>] {
+        self.item_opener.get_or_init(|| {
+            let breaks: Vec<bool> = self.snippet.iter().map(Item::elides).collect();
+            super::outline::openers(&self.item_text, &breaks)
+                .into_iter()
+                .map(|o| o.map(|k| key(self.item_text[k])))
+                .collect()
+        })
+    }
+
+    /// The file lines (ascending) whose key has this id.
+    pub fn lines_with(&self, id: u32) -> &[u32] {
+        let id = id as usize;
+        if id + 1 >= self.line_index_start.len() {
+            return &[];
+        }
+        &self.line_index[self.line_index_start[id] as usize..self.line_index_start[id + 1] as usize]
+    }
+
     /// Whether `line` (by key) occurs in the file.
     pub fn is_file_line(&self, line: &str) -> bool {
-        self.file_ids.contains_key(&key(line))
+        self.key_ids
+            .get(&key(line))
+            .is_some_and(|&id| self.counts[id as usize] > 0)
     }
 
     /// 1 when the pair's indentation offset is the snippet's usual one, less otherwise: a
     /// line that also moved in or out is less likely the same line.
     fn indent_factor(&self, i: usize, j: usize) -> f32 {
         // A closing bracket is the same line when it closes the same opening line.
-        if let (Some(a), Some(b)) = (self.item_opener[i], self.file_opener[j]) {
+        if self.items[i].trivial
+            && let (Some(a), Some(b)) = (self.item_openers()[i], self.file_openers()[j])
+        {
             return if a == b { SAME_OPENER_FACTOR } else { OFF_INDENT_FACTOR };
         }
         match self.indent_delta {
@@ -462,9 +566,10 @@ impl<'a> Facts<'a> {
         if 2.0 * la.min(lb) < SUBST_MIN_SIM * (la + lb) {
             return None;
         }
-        let ones = |x: &[u64; 4]| x.iter().map(|w| w.count_ones()).sum::<u32>();
-        let both: u32 = (0..4).map(|k| (a.sig[k] & b.sig[k]).count_ones()).sum();
-        if ((2 * both) as f32) < SUBST_MIN_SIM * (ones(&a.sig) + ones(&b.sig)) as f32 {
+        let (sa, oa) = self.item_sigs[i].get_or_init(|| signature(self.item_text[i]));
+        let (sb, ob) = self.file_sigs[j].get_or_init(|| signature(self.file_text[j]));
+        let both: u32 = (0..4).map(|k| (sa[k] & sb[k]).count_ones()).sum();
+        if ((2 * both) as f32) < SUBST_MIN_SIM * (oa + ob) as f32 {
             return None;
         }
         let ta = self.item_tokens[i].get_or_init(|| tokens(self.item_text[i]));
@@ -475,6 +580,30 @@ impl<'a> Facts<'a> {
 
     fn subst_score(&self, i: usize, j: usize) -> Option<f32> {
         self.similar(i, j).map(|sim| -NEW_LINE + 0.02 + 0.01 * sim)
+    }
+
+    /// The file lines snippet item `i` may replace, with the substitution score, by line.
+    fn substitutions(&self, i: usize) -> &[(u32, f32)] {
+        self.item_substs[i].get_or_init(|| {
+            let a = &self.items[i];
+            if a.blank {
+                return Vec::new();
+            }
+            // Dice over bigrams is at most 2·min/(la+lb): only lines of a similar length can
+            // reach the threshold.
+            let la = a.nbigrams as f32;
+            let lo = (la * SUBST_MIN_SIM / (2.0 - SUBST_MIN_SIM)).floor() as u32;
+            let hi = (la * (2.0 - SUBST_MIN_SIM) / SUBST_MIN_SIM).ceil() as u32;
+            let start = self.by_length.partition_point(|&(len, _)| len < lo);
+            let mut out: Vec<(u32, f32)> = self.by_length[start..]
+                .iter()
+                .take_while(|&&(len, _)| len <= hi)
+                .filter(|&&(_, j)| self.file[j as usize].id != a.id)
+                .filter_map(|&(_, j)| self.subst_score(i, j as usize).map(|s| (j, s)))
+                .collect();
+            out.sort_unstable_by_key(|&(j, _)| j);
+            out
+        })
     }
 }
 
@@ -499,8 +628,18 @@ pub struct Problem<'p> {
     pub forced: &'p [bool],
     /// The first and last line of every segment must match when the file has such a line.
     pub strict_edges: bool,
-    /// Read the implicit start (end) placeholder strictly: it keeps nothing.
-    pub strict_ends: (bool, bool),
+    /// The implicit start placeholder may keep file lines `..edge_keep.0`, the implicit end
+    /// placeholder lines `edge_keep.1..`: `(m, 0)` reads both as regions, `(0, m)` strictly
+    /// (the snippet reaches the file's start and end).
+    pub edge_keep: (usize, usize),
+}
+
+/// A solved alignment: the steps, and the forward score of every state (for asking later
+/// how well alternatives score).
+pub struct Solution {
+    /// The steps in order.
+    pub ops: Vec<Op>,
+    forward: Vec<f32>,
 }
 
 /// Align `items` against `file`. `forced[j]` marks file lines that must be deleted (the
@@ -518,7 +657,7 @@ pub fn align(
     facts: &Facts,
     forced: &[bool],
     strict_edges: bool,
-    strict_ends: (bool, bool),
+    edge_keep: (usize, usize),
 ) -> Option<Vec<Op>> {
     let problem = Problem {
         items,
@@ -526,27 +665,42 @@ pub fn align(
         facts,
         forced,
         strict_edges,
-        strict_ends,
+        edge_keep,
     };
-    let mut back = Backpointers::new(items.len(), file.len());
-    let (best, _) = pass::<false>(&problem, &[], Some(&mut back));
-    (best > NEG / 2.0).then(|| back.walk(&problem))
+    solve(&problem).map(|s| s.ops)
 }
 
-/// For snippet item `i`, the score of the best whole alignment that matches it to each file
-/// line it equals (`None` where it cannot match): a forward pass up to the item plus a pass
-/// over the reversed problem down to it.
-pub fn match_profile(problem: &Problem<'_>, items: &[usize]) -> (f32, HashMap<usize, Vec<Option<f32>>>) {
+/// Solve `problem`; `None` when no alignment satisfies its constraints.
+pub fn solve(problem: &Problem<'_>) -> Option<Solution> {
+    let mut back = Backpointers::new(problem.items.len(), problem.file.len());
+    let mut forward = Vec::new();
+    let best = pass::<false, true>(problem, &mut back, &mut forward);
+    (best > NEG / 2.0).then(|| Solution {
+        ops: back.walk(problem),
+        forward,
+    })
+}
+
+/// For each snippet item in `items`, the score of the best whole alignment that matches it to
+/// each file line it equals (`None` where it cannot match): the solution's forward scores up
+/// to the item plus a pass over the reversed problem down to it.
+pub fn match_profile(
+    problem: &Problem<'_>,
+    solution: &Solution,
+    items: &[usize],
+) -> (f32, HashMap<usize, Vec<Option<f32>>>) {
     let (n, m) = (problem.items.len(), problem.file.len());
-    let (best, fwd) = pass::<false>(problem, items, None);
-    let rev_states: Vec<usize> = items.iter().map(|&i| n - (i + 1)).collect();
-    let (_, bwd) = pass::<true>(problem, &rev_states, None);
+    let w = m + 1;
+    let mut backward = Vec::new();
+    pass::<true, false>(problem, &mut Backpointers::new(0, 0), &mut backward);
+    let best = solution.forward[n * w + m];
     let facts = problem.facts;
     let profiles = items
         .iter()
         .map(|&i| {
-            let f = &fwd[&i];
-            let b = &bwd[&(n - (i + 1))];
+            let f = &solution.forward[i * w..(i + 1) * w];
+            let rb = n - (i + 1);
+            let b = &backward[rb * w..(rb + 1) * w];
             let profile = (0..m)
                 .map(|j| {
                     let pinned_elsewhere = match facts.pin_of_item[i] {
@@ -621,151 +775,174 @@ impl Backpointers {
     }
 }
 
-/// One dynamic-programming pass, forward or over the reversed problem (`REV`). Returns the
-/// final score and the score rows of the requested states (in the pass's own order).
-fn pass<const REV: bool>(
+const PINNED: u8 = 1;
+const FORCED: u8 = 2;
+
+/// One dynamic-programming pass, forward or over the reversed problem (`REV`). Fills `scores`
+/// with the score of every state (row-major, in the pass's own order) and returns the final
+/// score.
+fn pass<const REV: bool, const BACK: bool>(
     p: &Problem<'_>,
-    keep_states: &[usize],
-    mut back: Option<&mut Backpointers>,
-) -> (f32, HashMap<usize, Vec<f32>>) {
-    let (items, facts, forced) = (p.items, p.facts, p.forced);
+    back: &mut Backpointers,
+    scores: &mut Vec<f32>,
+) -> f32 {
+    let (items, facts) = (p.items, p.facts);
     let n = items.len();
     let m = p.file.len();
     let w = m + 1;
     // Sequence positions to original indices.
     let it = |k: usize| if REV { n - 1 - k } else { k };
     let fl = |l: usize| if REV { m - 1 - l } else { l };
-    let mut rows: HashMap<usize, Vec<f32>> = HashMap::new();
-    let (mut prev, mut cur) = (vec![NEG; w], vec![NEG; w]);
+    // File facts in pass order, side by side for a tight inner loop.
+    let fdel: Vec<f32> = (0..m).map(|l| facts.delete_cost(fl(l))).collect();
+    let fflags: Vec<u8> = (0..m)
+        .map(|l| {
+            let f = fl(l);
+            (u8::from(facts.pinned_file[f]) * PINNED) | (u8::from(p.forced[f]) * FORCED)
+        })
+        .collect();
+    scores.clear();
+    scores.resize((n + 1) * w, NEG);
     let mut del = vec![NEG; w];
-    let raw_eq = |i: usize, j: usize| match &items[i] {
-        Item::Code(s) => s.trim_end() == p.file[j].trim_end(),
-        _ => false,
-    };
-    // An implicit edge placeholder read strictly keeps nothing: the snippet reaches the file's
-    // start (end) and the lines before (after) its first (last) line are deleted.
-    let strict_at = |i: usize| (i == 0 && p.strict_ends.0) || (i + 1 == n && p.strict_ends.1);
-    // Keeping file line j while item i is current: free under a placeholder (a tiny price
-    // under an implicit one), and free for lines a directive removes.
-    let keep_cost = |i: Option<usize>, j: usize| -> Option<f32> {
-        if forced[j] {
-            return Some(0.0);
-        }
-        match i.map(|i| (i, &items[i])) {
-            Some((i, Item::Placeholder { implicit: true })) if strict_at(i) => None,
-            Some((_, Item::Placeholder { implicit: true })) => Some(IMPLICIT_KEEP),
-            Some((_, Item::Placeholder { implicit: false })) | Some((_, Item::Remove(_))) => Some(0.0),
-            _ => None,
-        }
-    };
+    let mut diag: Vec<(usize, f32, u8)> = Vec::new();
     for i in 0..=n {
         // The item consumed by moves into this row, and the item current in this row.
         let entering = (i > 0).then(|| it(i - 1));
         let current = (i < n).then(|| it(i));
-        let (is_code, v_cost, m_score, id) = match entering {
-            Some(e) => {
-                let code = matches!(items[e], Item::Code(_));
-                (
-                    code,
-                    if !code {
-                        0.0
-                    } else if facts.soft[e] {
-                        SOFT_DROP
-                    } else {
-                        facts.insert_cost(e)
-                    },
-                    if code { facts.match_score(e) } else { 0.0 },
-                    facts.items[e].id,
-                )
-            }
-            None => (false, 0.0, 0.0, u32::MAX),
-        };
-        // Deleting is allowed while a code item is current, after the last item, and under
-        // an implicit placeholder read strictly.
-        let may_delete = current.is_none_or(|c| {
-            matches!(items[c], Item::Code(_)) || (strict_at(c) && matches!(items[c], Item::Placeholder { implicit: true }))
+        // Keeping a line while the current item is a placeholder: free (a tiny price under an
+        // implicit one), and an implicit edge placeholder keeps only the lines its reading
+        // allows. Otherwise lines are deleted (while a code item is current, after the last
+        // item, and outside an edge placeholder's range).
+        let keep: Option<f32> = current.and_then(|c| match &items[c] {
+            Item::Placeholder { implicit: true } => Some(IMPLICIT_KEEP),
+            Item::Placeholder { implicit: false } | Item::Remove(_) => Some(0.0),
+            Item::Code(_) => None,
         });
-        let pin = entering.and_then(|e| facts.pin_of_item[e]);
-        let may_insert = entering.is_some_and(|e| pin.is_none() && !(p.strict_edges && facts.hard[e]));
-        for j in 0..=m {
-            let mut best = NEG;
-            let mut from = FROM_KEEP;
-            if i == 0 && j == 0 {
-                best = 0.0;
+        let (klo, khi) = match current {
+            Some(c) if matches!(items[c], Item::Placeholder { implicit: true }) => {
+                let (lo, hi) = if c == 0 {
+                    (0, p.edge_keep.0.min(m))
+                } else if c + 1 == n {
+                    (p.edge_keep.1.min(m), m)
+                } else {
+                    (0, m)
+                };
+                // In pass order.
+                if REV { (m - hi, m - lo) } else { (lo, hi) }
             }
-            if let Some(e) = entering {
-                let v = prev[j] - v_cost;
-                if v > best && (may_insert || !is_code) {
-                    best = v;
-                    from = FROM_V;
-                }
-                if j > 0 && is_code {
-                    let f = fl(j - 1);
-                    let pin_ok = match pin {
+            _ => (0, m),
+        };
+        // Vertical moves: leaving a placeholder (free) or inserting a code line.
+        let code = entering.filter(|&e| matches!(items[e], Item::Code(_)));
+        let v_cost: Option<f32> = match entering {
+            None => None,
+            Some(e) => match code {
+                None => Some(0.0),
+                Some(_) if facts.pin_of_item[e].is_some() || (p.strict_edges && facts.hard[e]) => None,
+                Some(_) if facts.soft[e] => Some(SOFT_DROP),
+                Some(_) => Some(facts.insert_cost(e)),
+            },
+        };
+        // Diagonal moves of a code line, in pass order: matches and substitutions.
+        diag.clear();
+        if let Some(e) = code {
+            let m_score = facts.match_score(e);
+            let usable = |f: usize| {
+                !p.forced[f]
+                    && match facts.pin_of_item[e] {
                         Some(pp) => pp == f,
                         None => !facts.pinned_file[f],
+                    }
+            };
+            for &f in facts.lines_with(facts.items[e].id) {
+                let f = f as usize;
+                if usable(f) {
+                    let exact = match &items[e] {
+                        Item::Code(s) if s.trim_end() == p.file[f].trim_end() => EXACT_BONUS,
+                        _ => 0.0,
                     };
-                    if pin_ok && !forced[f] {
-                        if facts.file[f].id == id {
-                            let s = prev[j - 1]
-                                + m_score * facts.indent_factor(e, f)
-                                + if raw_eq(e, f) { EXACT_BONUS } else { 0.0 };
-                            if s >= best {
-                                best = s;
-                                from = FROM_MATCH;
-                            }
-                        } else if !may_insert && pin.is_none() {
-                            // A hard edge line is matched, never replaced.
-                        } else if let Some(sub) = facts.subst_score(e, f) {
-                            let s = prev[j - 1] + sub;
-                            if s > best {
-                                best = s;
-                                from = FROM_SUBST;
-                            }
-                        }
+                    diag.push((fl(f), m_score * facts.indent_factor(e, f) + exact, FROM_MATCH));
+                }
+            }
+            if v_cost.is_some() {
+                for &(f, sc) in facts.substitutions(e) {
+                    if usable(f as usize) {
+                        diag.push((fl(f as usize), sc, FROM_SUBST));
                     }
                 }
             }
-            if j > 0 {
-                let f = fl(j - 1);
-                if facts.pinned_file[f] {
+            diag.sort_unstable_by_key(|d| d.0);
+        }
+        let (prev_rows, cur_rows) = scores.split_at_mut(i * w);
+        let prev: &[f32] = if i > 0 { &prev_rows[(i - 1) * w..i * w] } else { &[] };
+        let cur = &mut cur_rows[..w];
+        let vc = v_cost.unwrap_or(f32::INFINITY);
+        // Column 0: only vertical moves (or the start).
+        cur[0] = if i == 0 { 0.0 } else { prev[0] - vc };
+        del[0] = NEG;
+        if BACK {
+            back.back[i * w] = if i == 0 { FROM_KEEP } else { FROM_V };
+        }
+        let mut next = 0usize;
+        let (mut next_diag, mut diag_score, mut diag_kind) = match diag.first() {
+            Some(&(l, sc, k)) => (l, sc, k),
+            None => (usize::MAX, 0.0, 0),
+        };
+        for l in 0..m {
+            let j = l + 1;
+            // Vertical: `prev[j] - vc` is NEG-ish when inserting is not allowed.
+            let mut best = if i > 0 { prev[j] - vc } else { NEG };
+            let mut from = FROM_V;
+            if l == next_diag {
+                let s = prev[l] + diag_score;
+                if s > best || (s == best && diag_kind == FROM_MATCH) {
+                    best = s;
+                    from = diag_kind;
+                }
+                next += 1;
+                (next_diag, diag_score, diag_kind) = match diag.get(next) {
+                    Some(&(l, sc, k)) => (l, sc, k),
+                    None => (usize::MAX, 0.0, 0),
+                };
+            }
+            let flags = fflags[l];
+            let keeps = keep.is_some() && l >= klo && l < khi;
+            if flags != 0 || keeps {
+                if flags & PINNED != 0 {
                     // A pinned line is only ever matched by its snippet line.
                     del[j] = NEG;
-                } else if let Some(k) = keep_cost(current, f) {
-                    let h = cur[j - 1] - k;
+                } else if flags & FORCED != 0 || keeps {
+                    // Keeping (or dropping a line a directive removes, which is free); a
+                    // forced line where nothing keeps is dropped all the same.
+                    let k = if flags & FORCED != 0 { 0.0 } else { keep.unwrap_or(f32::INFINITY) };
+                    let h = cur[l] - k;
                     if h > best {
                         best = h;
                         from = FROM_KEEP;
                     }
                     del[j] = NEG;
-                } else if may_delete {
-                    let c = facts.delete_cost(f);
-                    let extend = del[j - 1] - c;
-                    let open = cur[j - 1] - DEL_OPEN_COST - c;
-                    let (d, how) = if extend >= open { (extend, DEL_EXTEND) } else { (open, DEL_OPEN) };
-                    del[j] = d;
-                    if let Some(b) = back.as_deref_mut() {
-                        b.back_del[i * w + j] = how;
-                    }
-                    if d > best {
-                        best = d;
-                        from = FROM_DEL;
-                    }
                 } else {
                     del[j] = NEG;
                 }
             } else {
-                del[0] = NEG;
+                let c = fdel[l];
+                let extend = del[l] - c;
+                let open = cur[l] - DEL_OPEN_COST - c;
+                let (d, how) = if extend >= open { (extend, DEL_EXTEND) } else { (open, DEL_OPEN) };
+                del[j] = d;
+                if BACK {
+                    back.back_del[i * w + j] = how;
+                }
+                if d > best {
+                    best = d;
+                    from = FROM_DEL;
+                }
             }
             cur[j] = best;
-            if let Some(b) = back.as_deref_mut() {
-                b.back[i * w + j] = from;
+            if BACK {
+                back.back[i * w + j] = from;
             }
         }
-        if keep_states.contains(&i) {
-            rows.insert(i, cur.clone());
-        }
-        std::mem::swap(&mut prev, &mut cur);
     }
-    (prev[m], rows)
+    scores[n * w + m]
 }

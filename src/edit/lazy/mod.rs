@@ -18,7 +18,7 @@ use self::align::{Facts, Op};
 use self::outline::Hint;
 use self::snippet::{Item, Snippet};
 use super::matching::{KeySet, Reindent, leading_ws};
-use super::text::{Text, join_lines, normalize_newlines, split_lines};
+use super::text::{join_lines, normalize_newlines, split_lines};
 use super::{Error, ErrorCode, Hints, Merged, Result};
 
 /// Share of characters a merge may lose before it counts as truncation (with lines below).
@@ -102,7 +102,7 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
     if let Some(merged) = place_by_hint(&lines, final_newline, &parsed, &file_keys, hint) {
         return finish(content, &lines, merged, &parsed, &file_keys, Vec::new(), 0);
     }
-    let indent = Text::from_content(content).indent();
+    let indent = super::text::detect_indent(content);
     let result = if let Some(Hint::Within(a, b)) = hint {
         // Merge inside the named definition; the rest of the file stays as it is.
         merge_lines(&lines[a..b], &parsed, &file_keys, indent)
@@ -165,9 +165,10 @@ fn forced_deletions(lines: &[&str], parsed: &Snippet) -> Result<Vec<bool>> {
             }
             [(a, b)] => {
                 let (a, mut b) = (*a, *b);
-                // Take one separating blank line along so no double gap is left.
+                // Take the blank lines that separated it from what follows along, so the gap
+                // before it separates its neighbours instead of leaving a double gap.
                 let blank_before = a == 0 || lines[a - 1].trim().is_empty();
-                if blank_before && b < lines.len() && lines[b].trim().is_empty() {
+                while blank_before && b < lines.len() && lines[b].trim().is_empty() {
                     b += 1;
                 }
                 forced[a..b].iter_mut().for_each(|f| *f = true);
@@ -210,32 +211,50 @@ fn merge_lines(
     let forced = forced_deletions(lines, parsed)?;
     let items = &parsed.items;
     let facts = Facts::new(lines, items);
-    let run = |ends: (bool, bool)| {
-        align::align(items, lines, &facts, &forced, true, ends)
-            .or_else(|| align::align(items, lines, &facts, &forced, false, ends))
+    let m = lines.len();
+    let problem = |strict_edges: bool, edge_keep: (usize, usize)| align::Problem {
+        items,
+        file: lines,
+        facts: &facts,
+        forced: &forced,
+        strict_edges,
+        edge_keep,
+    };
+    let run = |edge_keep: (usize, usize)| {
+        align::solve(&problem(true, edge_keep))
+            .map(|s| (s, true))
+            .or_else(|| align::solve(&problem(false, edge_keep)).map(|s| (s, false)))
             .ok_or_else(|| Error::new(ErrorCode::NeedsMoreContext, "the snippet could not be aligned with the file"))
     };
-    let mut ops = run((false, false))?;
+    let mut edge_keep = (m, 0);
+    let mut solved = run(edge_keep)?;
     // An open edge (no placeholder there) is a region boundary only when the snippet's edge
-    // line anchors it; otherwise the snippet reaches the file's start or end.
-    let ends = open_edge_reading(lines, parsed, &facts, &ops);
-    if ends != (false, false) {
-        ops = run(ends)?;
-        check_dropped_header(lines, parsed, &facts, &ops)?;
-    }
-    if std::env::var_os("PG_DEBUG").is_some() {
-        for op in &ops {
-            let show = |i: usize| match &items[i] { Item::Code(s) => s.clone(), other => format!("{other:?}") };
-            match *op {
-                Op::Keep(_) => {}
-                Op::Match(i, j) => eprintln!("MATCH {:>4} {}", j + 1, show(i)),
-                Op::Subst(i, j) => eprintln!("SUBST {:>4} {} <- {}", j + 1, show(i), lines[j]),
-                Op::Insert(i) => eprintln!("INS        {}", show(i)),
-                Op::Delete(j) => eprintln!("DEL   {:>4} {}", j + 1, lines[j]),
-                Op::Leave(i) => eprintln!("LEAVE      {}", show(i)),
-            }
+    // line anchors it; otherwise the snippet reaches the file's start or end. Reading one
+    // edge strictly can leave the other edge's lines to its placeholder: look again after
+    // each change.
+    let mut block_region = false;
+    for _ in 0..3 {
+        let reading = open_edge_reading(lines, parsed, &facts, &solved.0.ops);
+        block_region = reading.block_end.is_some();
+        let want = (
+            if reading.strict.0 { 0 } else { edge_keep.0 },
+            match (reading.strict.1, reading.block_end) {
+                (true, _) => m,
+                (false, Some(end)) => end.max(edge_keep.1),
+                (false, None) => edge_keep.1,
+            },
+        );
+        if want == edge_keep {
+            break;
         }
+        edge_keep = want;
+        solved = run(edge_keep)?;
     }
+    if edge_keep.0 == 0 {
+        check_dropped_header(lines, parsed, &facts, &solved.0.ops)?;
+    }
+    let (solution, strict_edges) = solved;
+    let ops: &[Op] = &solution.ops;
 
     // Segments and what the alignment did with them.
     let mut seg_of = vec![usize::MAX; items.len()];
@@ -260,7 +279,7 @@ fn merge_lines(
     let mut kept_at_start = 0usize;
     let mut kept_at_end = 0usize;
     let mut deleted: Vec<usize> = Vec::new();
-    for op in &ops {
+    for op in ops {
         let (seg, j) = match *op {
             Op::Match(i, j) => {
                 state = i + 1;
@@ -307,9 +326,9 @@ fn merge_lines(
     if let Some(last) = segments.last_mut() {
         last.strict |= !parsed.explicit_end && kept_at_end == 0;
     }
-    open_edges(lines, parsed, &segments, kept_at_start, kept_at_end)?;
+    open_edges(lines, parsed, &segments, kept_at_start, kept_at_end, block_region)?;
     check_ambiguity(lines, parsed, &facts, &segments)?;
-    check_alternatives(lines, parsed, &facts, &forced, ends, &segments)?;
+    check_alternatives(&problem(strict_edges, edge_keep), &solution, &segments)?;
 
     // Re-indentation per segment, learnt from its matched lines.
     let edit_lines = |seg: &Segment| -> Vec<&str> {
@@ -369,7 +388,7 @@ fn merge_lines(
         - forced.iter().filter(|&&f| f).count();
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + items.len());
     let plan_for = |i: usize| plans[seg_of[i]].as_ref().unwrap_or(&fallback);
-    for op in &ops {
+    for op in ops {
         match *op {
             Op::Keep(j) => out.push(lines[j].to_string()),
             Op::Match(i, j) => match &items[i] {
@@ -395,7 +414,7 @@ fn merge_lines(
         }
     }
     // Inserted lines that look like placeholders the reader did not take.
-    for op in &ops {
+    for op in ops {
         if let Op::Subst(i, _) | Op::Insert(i) = *op
             && let Item::Code(s) = &items[i]
             && snippet::looks_like_marker(s)
@@ -455,10 +474,19 @@ fn ranges_label(lines: &[usize]) -> String {
     parts.join(", ")
 }
 
+/// How to read the snippet's open edges.
+struct EdgeReading {
+    /// Read the start (end) strictly: the snippet reaches the file's start (end).
+    strict: (bool, bool),
+    /// The snippet starts on a block opener and stays inside that block: the end of that
+    /// block (one whole function) is where the snippet's region ends.
+    block_end: Option<usize>,
+}
+
 /// Whether each open edge of the snippet must be read strictly (reaching the file's start or
 /// end): when the implicit placeholder there kept file lines although the snippet's edge line
 /// is not a non-trivial anchor, and, at the end, does not close a block the snippet opened.
-fn open_edge_reading(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op]) -> (bool, bool) {
+fn open_edge_reading(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op]) -> EdgeReading {
     let items = &parsed.items;
     let code_nonblank = |i: usize| matches!(&items[i], Item::Code(s) if !s.trim().is_empty());
     let matched_at = |i: usize| {
@@ -493,19 +521,28 @@ fn open_edge_reading(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op]
         && !anchors(last)
         && kept(items.len() - 1) > 0
     {
-        // A closing line that ends a block opened by a matched line of the snippet is a
-        // region end all the same (one whole function).
-        let closes_own_block = matched_at(last).is_some_and(|b| {
-            ops.iter().any(|op| match *op {
-                Op::Match(i, a) => {
-                    i < last && a < b && super::lazy::outline::block_extent(lines, a).1 == b + 1
-                }
-                _ => false,
-            })
+        // A snippet that starts on a block opener (a whole function or method) ends where
+        // that block ends, however its last line changed.
+        let first = (0..items.len()).find(|&i| code_nonblank(i));
+        let block_end = first.and_then(matched_at).and_then(|a| {
+            let (_, end) = super::lazy::outline::block_extent(lines, a);
+            let last_at = ops
+                .iter()
+                .filter_map(|op| match *op {
+                    Op::Match(_, j) | Op::Subst(_, j) | Op::Delete(j) => Some(j),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(a);
+            (end > a + 1 && last_at < end).then_some(end)
         });
-        strict.1 = !closes_own_block;
+        strict.1 = block_end.is_none();
+        return EdgeReading { strict, block_end };
     }
-    strict
+    EdgeReading {
+        strict,
+        block_end: None,
+    }
 }
 
 /// A strictly read open start must not silently drop a comment header (a license, a module
@@ -536,7 +573,7 @@ fn check_dropped_header(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[
     let snippet_comments = parsed
         .items
         .iter()
-        .take_while(|it| !matches!(it, Item::Code(s) if facts_is_anchor(facts, parsed, s)))
+        .take_while(|it| !matches!(it, Item::Code(s) if facts.is_file_line(s)))
         .any(|it| matches!(it, Item::Code(s) if is_comment(s)));
     if header && !snippet_comments {
         return Err(Error::new(
@@ -552,10 +589,6 @@ fn check_dropped_header(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[
     Ok(())
 }
 
-fn facts_is_anchor(facts: &Facts, parsed: &Snippet, line: &str) -> bool {
-    let _ = parsed;
-    facts.is_file_line(line)
-}
 
 /// A snippet without a placeholder at an edge whose first (last) line is new: the lines of the
 /// file before (after) its first (last) anchor may be meant as replaced or as kept. Decline
@@ -566,8 +599,10 @@ fn open_edges(
     segments: &[Segment],
     kept_at_start: usize,
     kept_at_end: usize,
+    block_region: bool,
 ) -> Result<()> {
     let items = &parsed.items;
+    let kept_at_end = if block_region { 0 } else { kept_at_end };
     let nonblank = |seg: &Segment| -> Vec<usize> {
         (seg.items.0..seg.items.1)
             .filter(|&i| matches!(&items[i], Item::Code(s) if !s.trim().is_empty()))
@@ -667,28 +702,9 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
         pattern.sort_by_key(|p| p.0);
         let anchored = seg.matches.iter().any(|&(i, _)| !facts.items[i].trivial)
             || pattern.iter().any(|p| matches!(p.1, Want::Like(_)));
-        if !anchored && !(at_start || at_end) {
-            let new_only = seg.matches.is_empty();
-            return Err(Error::new(
-                ErrorCode::NeedsMoreContext,
-                format!(
-                    "{} {}; add 1-3 unchanged lines from just above and below the change so it \
-                     can be placed",
-                    label(seg),
-                    if new_only {
-                        "contain no line from the file"
-                    } else {
-                        "match only lines that occur all over the file (braces, blank lines, `return`)"
-                    }
-                ),
-            ));
-        }
-        if seg.strict || pattern.is_empty() {
-            continue;
-        }
         let lo = if k == 0 { 0 } else { segments[..k].iter().rev().find_map(|s| s.span).map_or(0, |s| s.1) };
         let hi = segments[k + 1..].iter().find_map(|s| s.span).map_or(lines.len(), |s| s.0);
-        let j0 = pattern[0].0;
+        let j0 = pattern.first().map_or(0, |p| p.0);
         let span = pattern.last().map_or(1, |p| p.0 - j0 + 1);
         let fits = |p: usize| {
             pattern.iter().all(|(j, want)| {
@@ -699,13 +715,47 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
                 }
             })
         };
+        let places = |alternatives: &[usize]| {
+            let mut places: Vec<String> = vec![format!("lines {}-{}", j0 + 1, j0 + span)];
+            places.extend(alternatives.iter().take(10).map(|p| format!("lines {}-{}", p + 1, p + span)));
+            places
+        };
+        if !(anchored || at_start || at_end) {
+            if seg.matches.is_empty() {
+                return Err(Error::new(
+                    ErrorCode::NeedsMoreContext,
+                    format!(
+                        "{} contain no line from the file; add 1-3 unchanged lines from just \
+                         above and below the change so it can be placed",
+                        label(seg)
+                    ),
+                ));
+            }
+            let alternatives: Vec<usize> = if hi >= lo + span {
+                (lo..=hi - span).filter(|&p| p != j0 && fits(p)).collect()
+            } else {
+                Vec::new()
+            };
+            return Err(Error::new(
+                ErrorCode::NeedsMoreContext,
+                format!(
+                    "{} match only lines that occur all over the file (braces, blank lines, \
+                     `return`), which fit {}; add 1-3 unchanged lines from just above and below \
+                     the change so it can be placed",
+                    label(seg),
+                    places(&alternatives).join(", ")
+                ),
+            ));
+        }
+        if seg.strict || pattern.is_empty() {
+            continue;
+        }
         let mut alternatives: Vec<usize> = Vec::new();
         if hi >= lo + span {
             alternatives.extend((lo..=hi - span).filter(|&p| p != j0 && fits(p)));
         }
         if !alternatives.is_empty() {
-            let mut places: Vec<String> = vec![format!("lines {}-{}", j0 + 1, j0 + span)];
-            places.extend(alternatives.iter().take(10).map(|p| format!("lines {}-{}", p + 1, p + span)));
+            let places = places(&alternatives);
             return Err(Error::new(
                 ErrorCode::NeedsMoreContext,
                 format!(
@@ -724,29 +774,17 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
 /// A second placement of a segment that scores about as well as the chosen one (the best
 /// whole alignment that matches the segment's first anchor elsewhere) means the snippet is
 /// ambiguous.
-fn check_alternatives(
-    lines: &[&str],
-    parsed: &Snippet,
-    facts: &Facts,
-    forced: &[bool],
-    ends: (bool, bool),
-    segments: &[Segment],
-) -> Result<()> {
+fn check_alternatives(problem: &align::Problem<'_>, solution: &align::Solution, segments: &[Segment]) -> Result<()> {
     // The first matched line of each segment.
     let firsts: Vec<(usize, usize, &Segment)> = segments
         .iter()
         .filter_map(|seg| seg.matches.first().map(|&(i, j)| (i, j, seg)))
         .collect();
-    let problem = align::Problem {
-        items: &parsed.items,
-        file: lines,
-        facts,
-        forced,
-        strict_edges: true,
-        strict_ends: ends,
-    };
+    if firsts.is_empty() {
+        return Ok(());
+    }
     let wanted: Vec<usize> = firsts.iter().map(|f| f.0).collect();
-    let (best, profiles) = align::match_profile(&problem, &wanted);
+    let (best, profiles) = align::match_profile(problem, solution, &wanted);
     for &(i, j, seg) in &firsts {
         let (lo, hi) = seg.span.unwrap_or((j, j + 1));
         let alt = profiles[&i]
@@ -755,13 +793,10 @@ fn check_alternatives(
             .filter(|&(k, _)| k < lo || k >= hi)
             .filter_map(|(k, v)| v.map(|v| (k, v)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
-        if std::env::var_os("PG_MARGIN").is_some() {
-            eprintln!("MARGIN item {i} at {j} best {best:.3} alt {:?} margin {:.3}", alt, alt.map_or(99.0, |a| best - a.1));
-        }
         if let Some((k, score)) = alt
             && best - score < ALTERNATIVE_MARGIN
         {
-            let line = match &parsed.items[i] {
+            let line = match &problem.items[i] {
                 Item::Code(s) => s.trim(),
                 _ => "",
             };

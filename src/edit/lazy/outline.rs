@@ -103,7 +103,7 @@ pub fn block_extent(lines: &[&str], start: usize) -> (usize, usize) {
     let mut opened = false;
     let mut i = start;
     while i < lines.len() {
-        for c in strip_strings(lines[i]).chars() {
+        for c in code_chars(lines[i]) {
             match c {
                 '{' | '(' | '[' => {
                     depth += 1;
@@ -156,12 +156,17 @@ pub fn block_extent(lines: &[&str], start: usize) -> (usize, usize) {
     (first, end.min(lines.len()))
 }
 
-/// A line with string literals blanked, so brackets inside them are not counted.
-pub fn strip_strings(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
+/// The characters of a line outside string literals and `//` comments, so brackets inside
+/// them are not counted.
+pub fn code_chars(line: &str) -> impl Iterator<Item = char> + '_ {
     let mut quote: Option<char> = None;
     let mut escaped = false;
-    for c in line.chars() {
+    let mut prev_slash = false;
+    let mut done = false;
+    line.chars().filter(move |&c| {
+        if done {
+            return false;
+        }
         match quote {
             Some(q) => {
                 if escaped {
@@ -171,21 +176,36 @@ pub fn strip_strings(line: &str) -> String {
                 } else if c == q {
                     quote = None;
                 }
+                false
             }
             None => {
                 if c == '"' || c == '\'' || c == '`' {
                     quote = Some(c);
-                } else if c == '/' && out.ends_with('/') {
-                    out.pop();
-                    break;
+                    prev_slash = false;
+                    false
+                } else if c == '/' && prev_slash {
+                    done = true;
+                    false
                 } else {
-                    out.push(c);
+                    prev_slash = c == '/';
+                    true
                 }
             }
         }
-    }
-    out
+    })
 }
+
+/// Bytes the bracket scan stops at.
+static INTERESTING: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut k = 0;
+    let set = b"{}()[]\"'`/\\";
+    while k < set.len() {
+        t[set[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
 
 /// For each line that starts with a closing bracket (`}`, `)`, `]`), the line that opened
 /// the bracket it closes; `None` for other lines and for closers whose opener is not in
@@ -197,20 +217,44 @@ pub fn openers(lines: &[&str], breaks: &[bool]) -> Vec<Option<usize>> {
         if breaks.get(i).copied().unwrap_or(false) {
             stack.clear();
         }
-        let code = strip_strings(line);
-        let starts_closed = code.trim_start().starts_with(['}', ')', ']']);
+        let starts_closed = line.trim_start().starts_with(['}', ')', ']']);
         let mut first_close = true;
-        for c in code.chars() {
-            match c {
-                '{' | '(' | '[' => stack.push(i),
-                '}' | ')' | ']' => {
-                    let opener = stack.pop();
-                    if starts_closed && first_close {
-                        out[i] = opener;
-                    }
-                    first_close = false;
+        let mut on_bracket = |c: u8| match c {
+            b'{' | b'(' | b'[' => stack.push(i),
+            b'}' | b')' | b']' => {
+                let opener = stack.pop();
+                if starts_closed && first_close {
+                    out[i] = opener;
                 }
-                _ => {}
+                first_close = false;
+            }
+            _ => {}
+        };
+        // Brackets outside string literals and `//` comments (bytes suffice: brackets and
+        // quotes are ASCII, and UTF-8 continuation bytes never look like them). Only the
+        // bytes that matter are looked at.
+        let bytes = line.as_bytes();
+        let mut quote: Option<u8> = None;
+        let mut k = 0;
+        while k < bytes.len() {
+            let b = bytes[k];
+            k += 1;
+            if !INTERESTING[b as usize] {
+                continue;
+            }
+            match quote {
+                Some(q) => {
+                    if b == b'\\' {
+                        k += 1;
+                    } else if b == q {
+                        quote = None;
+                    }
+                }
+                None => match b {
+                    b'"' | b'\'' | b'`' => quote = Some(b),
+                    b'/' if bytes.get(k) == Some(&b'/') => break,
+                    _ => on_bracket(b),
+                },
             }
         }
     }
@@ -275,7 +319,7 @@ pub fn read_hint(instruction: &str, lines: &[&str]) -> Option<Hint> {
     let ids: Vec<&str> = identifiers(instruction).collect();
     for w in ids.iter().rev() {
         let name = w.trim_end_matches("()");
-        if name.len() < 2 || DEF_WORDS.contains(&name) || name.chars().all(|c| c.is_ascii_lowercase()) && is_common_word(name) {
+        if name.is_empty() || DEF_WORDS.contains(&name) || is_common_word(&name.to_ascii_lowercase()) {
             continue;
         }
         let defs = find_definitions(lines, name);

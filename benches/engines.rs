@@ -5,7 +5,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use patchgate::diff::unified_diff;
-use patchgate::edit::{blocks, replace, text::Text, udiff};
+use patchgate::edit::{Hints, blocks, lazy, replace, text::Text, udiff};
 
 /// A Rust-like source file of about `bytes` bytes, every function distinct.
 fn source(bytes: usize) -> String {
@@ -45,6 +45,13 @@ fn bench_size(c: &mut Criterion, label: &str, bytes: usize) {
             &format!("Some(v) => v * {z},"),
         );
     let diff = unified_diff("src/lib.rs", &file, &changed);
+    let snippet = format!(
+        "// ... existing code ...\npub fn compute_{b}(input: u64, table: &HashMap<u64, u64>) -> u64 {{\n    let base = input.wrapping_mul({b}).rotate_left(1);\n    match table.get(&base) {{\n// ... existing code ...\n"
+    );
+    let hints = Hints {
+        path: Some("src/lib.rs"),
+        instruction: None,
+    };
 
     let mut g = c.benchmark_group(label);
     g.bench_function("blocks_3", |bn| {
@@ -55,6 +62,9 @@ fn bench_size(c: &mut Criterion, label: &str, bytes: usize) {
     });
     g.bench_function("udiff_2_hunks", |bn| {
         bn.iter(|| udiff::merge(black_box(&file), black_box(&diff)).unwrap())
+    });
+    g.bench_function("lazy_1_region", |bn| {
+        bn.iter(|| lazy::merge(black_box(&file), black_box(&snippet), &hints).unwrap())
     });
     g.bench_function("decode_encode", |bn| {
         bn.iter(|| {

@@ -9,3 +9,5 @@ pub mod diff;
 pub mod edit;
 pub mod error;
 pub mod eval;
+pub mod review;
+pub mod workspace;

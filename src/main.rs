@@ -10,6 +10,9 @@ use clap::Parser;
 use patchgate::cli::{Cli, Command, EvalArgs, MergeArgs};
 use patchgate::diff::unified_diff;
 use patchgate::edit::{self, Format, text::Text};
+use patchgate::review::fallback::{Fallback, merge_lazy};
+use patchgate::workspace::config::Config;
+use std::path::Path;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -44,16 +47,34 @@ fn read_edit(arg: Option<&str>) -> Result<String> {
 
 fn merge(args: MergeArgs) -> Result<ExitCode> {
     let format = Format::from(args.format);
-    let file = std::fs::read(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    // A lazy snippet may create the file; every other format needs it.
+    let file = match std::fs::read(&args.file) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && format == Format::Lazy => Vec::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", args.file.display())),
+    };
     let edit_text = read_edit(args.edit.as_deref())?;
     let path = args.file.to_string_lossy();
     let hints = edit::Hints {
         path: Some(&path),
         instruction: args.instruction.as_deref(),
     };
+    // The model fallback for lazy snippets, when `.patchgate.toml` here configures one.
+    let fallback = match (format, Config::load(Path::new("."))?.fallback) {
+        (Format::Lazy, Some(cfg)) => {
+            Fallback::from_config(&cfg).map_err(|e| anyhow::anyhow!("{e}"))?
+        }
+        _ => None,
+    };
     let outcome = Text::decode(&file).and_then(|text| {
-        let merged = edit::run(format, &text, &edit_text, &hints)?;
+        let merged = match &fallback {
+            Some(fb) => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| patchgate::error::Error::invalid_input(e.to_string()))?
+                .block_on(merge_lazy(Some(fb), text.content(), &edit_text, &hints))?,
+            None => edit::run(format, &text, &edit_text, &hints)?,
+        };
         let bytes = text.encode(&merged.content)?;
         Ok((text, merged, bytes))
     });

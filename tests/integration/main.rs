@@ -3,4 +3,5 @@
 
 mod cli_merge;
 mod corpus;
+mod lazy_fallback;
 mod support;

@@ -75,12 +75,46 @@ pub fn is_trivial(line: &str) -> bool {
     let key: String = line.chars().filter(|c| !c.is_whitespace()).collect();
     matches!(
         key.as_str(),
-        "else" | "else{" | "}else{" | "end" | "end;" | "end)" | "pass" | "break" | "break;"
-            | "continue" | "continue;" | "return" | "return;" | "returnthis;" | "returntrue;"
-            | "returnfalse;" | "returnnull;" | "returnnil" | "returnerr" | "returnTrue"
-            | "returnFalse" | "returnNone" | "default:" | "try:" | "try{" | "}finally{"
-            | "finally:" | "finally{" | "done" | "esac" | "else:" | "endif" | "#endif"
-            | "#else" | "fi" | "do" | "then" | "begin" | "}catch{" | "@Override"
+        "else"
+            | "else{"
+            | "}else{"
+            | "end"
+            | "end;"
+            | "end)"
+            | "pass"
+            | "break"
+            | "break;"
+            | "continue"
+            | "continue;"
+            | "return"
+            | "return;"
+            | "returnthis;"
+            | "returntrue;"
+            | "returnfalse;"
+            | "returnnull;"
+            | "returnnil"
+            | "returnerr"
+            | "returnTrue"
+            | "returnFalse"
+            | "returnNone"
+            | "default:"
+            | "try:"
+            | "try{"
+            | "}finally{"
+            | "finally:"
+            | "finally{"
+            | "done"
+            | "esac"
+            | "else:"
+            | "endif"
+            | "#endif"
+            | "#else"
+            | "fi"
+            | "do"
+            | "then"
+            | "begin"
+            | "}catch{"
+            | "@Override"
     )
 }
 
@@ -104,11 +138,15 @@ pub struct LineFacts {
 /// Hashes of the character bigrams of the whitespace-free line.
 fn bigrams(line: &str) -> impl Iterator<Item = u32> + '_ {
     let mut prev: Option<char> = None;
-    line.chars().filter(|c| !c.is_whitespace()).filter_map(move |c| {
-        let out = prev.map(|p| u32::from(p).wrapping_mul(0x9E37_79B1) ^ u32::from(c).wrapping_mul(0x85EB_CA6B));
-        prev = Some(c);
-        out
-    })
+    line.chars()
+        .filter(|c| !c.is_whitespace())
+        .filter_map(move |c| {
+            let out = prev.map(|p| {
+                u32::from(p).wrapping_mul(0x9E37_79B1) ^ u32::from(c).wrapping_mul(0x85EB_CA6B)
+            });
+            prev = Some(c);
+            out
+        })
 }
 
 /// A 256-bit set of the line's bigrams (and how many bits are set), for fast filtering.
@@ -262,10 +300,16 @@ impl<'a> Facts<'a> {
             if in_file {
                 counts[id as usize] += 1;
             }
-            let indent = line
-                .bytes()
-                .take_while(|b| *b == b' ' || *b == b'\t')
-                .fold(0i32, |col, b| if b == b'\t' { (col / 4 + 1) * 4 } else { col + 1 });
+            let indent =
+                line.bytes()
+                    .take_while(|b| *b == b' ' || *b == b'\t')
+                    .fold(0i32, |col, b| {
+                        if b == b'\t' {
+                            (col / 4 + 1) * 4
+                        } else {
+                            col + 1
+                        }
+                    });
             LineFacts {
                 id,
                 blank,
@@ -329,7 +373,12 @@ impl<'a> Facts<'a> {
             .collect();
         let weight: Vec<u32> = candidates
             .iter()
-            .map(|&(i, j)| 2 + [-3isize, -2, -1, 1, 2, 3].iter().filter(|&&d| agrees(i, j, d)).count() as u32)
+            .map(|&(i, j)| {
+                2 + [-3isize, -2, -1, 1, 2, 3]
+                    .iter()
+                    .filter(|&&d| agrees(i, j, d))
+                    .count() as u32
+            })
             .collect();
         let mut best: Vec<(u32, Option<usize>)> = Vec::with_capacity(candidates.len());
         for k in 0..candidates.len() {
@@ -355,15 +404,22 @@ impl<'a> Facts<'a> {
         let mut deltas: HashMap<i32, usize> = HashMap::new();
         for (i, pin) in pin_of_item.iter().enumerate() {
             if let Some(j) = pin {
-                *deltas.entry(item_facts[i].indent - file_facts[*j].indent).or_default() += 1;
+                *deltas
+                    .entry(item_facts[i].indent - file_facts[*j].indent)
+                    .or_default() += 1;
             }
         }
         if deltas.is_empty() {
             for &(i, j) in &candidates {
-                *deltas.entry(item_facts[i].indent - file_facts[j].indent).or_default() += 1;
+                *deltas
+                    .entry(item_facts[i].indent - file_facts[j].indent)
+                    .or_default() += 1;
             }
         }
-        let indent_delta = deltas.into_iter().max_by_key(|&(d, c)| (c, -d.abs())).map(|(d, _)| d);
+        let indent_delta = deltas
+            .into_iter()
+            .max_by_key(|&(d, c)| (c, -d.abs()))
+            .map(|(d, _)| d);
         let mut edge_distance = vec![usize::MAX; items.len()];
         let mut k = 0;
         while k < items.len() {
@@ -514,7 +570,11 @@ impl<'a> Facts<'a> {
         if self.items[i].trivial
             && let (Some(a), Some(b)) = (self.item_openers()[i], self.file_openers()[j])
         {
-            return if a == b { SAME_OPENER_FACTOR } else { OFF_INDENT_FACTOR };
+            return if a == b {
+                SAME_OPENER_FACTOR
+            } else {
+                OFF_INDENT_FACTOR
+            };
         }
         match self.indent_delta {
             Some(d) if !self.items[i].blank && self.items[i].indent - self.file[j].indent != d => {
@@ -528,7 +588,11 @@ impl<'a> Facts<'a> {
         let f = &self.items[i];
         if f.blank {
             // A blank line right after a placeholder is context: the file has it there.
-            return if self.edge_distance[i] == LEADING_BLANK { LEADING_BLANK_NEW } else { BLANK_NEW };
+            return if self.edge_distance[i] == LEADING_BLANK {
+                LEADING_BLANK_NEW
+            } else {
+                BLANK_NEW
+            };
         }
         let k = self.counts[f.id as usize];
         if k > 0 && !f.trivial {
@@ -707,8 +771,12 @@ pub fn match_profile(
                         Some(p) => p != j,
                         None => facts.pinned_file[j],
                     };
-                    (facts.file[j].id == facts.items[i].id && !pinned_elsewhere && !problem.forced[j])
-                        .then(|| f[j] + facts.match_score(i) * facts.indent_factor(i, j) + b[m - (j + 1)])
+                    (facts.file[j].id == facts.items[i].id
+                        && !pinned_elsewhere
+                        && !problem.forced[j])
+                        .then(|| {
+                            f[j] + facts.match_score(i) * facts.indent_factor(i, j) + b[m - (j + 1)]
+                        })
                 })
                 .collect();
             (i, profile)
@@ -747,7 +815,11 @@ impl Backpointers {
             }
             match self.back[at] {
                 FROM_KEEP => {
-                    ops.push(if p.forced[j - 1] { Op::Delete(j - 1) } else { Op::Keep(j - 1) });
+                    ops.push(if p.forced[j - 1] {
+                        Op::Delete(j - 1)
+                    } else {
+                        Op::Keep(j - 1)
+                    });
                     j -= 1;
                 }
                 FROM_DEL => in_del = true,
@@ -838,7 +910,9 @@ fn pass<const REV: bool, const BACK: bool>(
             None => None,
             Some(e) => match code {
                 None => Some(0.0),
-                Some(_) if facts.pin_of_item[e].is_some() || (p.strict_edges && facts.hard[e]) => None,
+                Some(_) if facts.pin_of_item[e].is_some() || (p.strict_edges && facts.hard[e]) => {
+                    None
+                }
                 Some(_) if facts.soft[e] => Some(SOFT_DROP),
                 Some(_) => Some(facts.insert_cost(e)),
             },
@@ -861,7 +935,11 @@ fn pass<const REV: bool, const BACK: bool>(
                         Item::Code(s) if s.trim_end() == p.file[f].trim_end() => EXACT_BONUS,
                         _ => 0.0,
                     };
-                    diag.push((fl(f), m_score * facts.indent_factor(e, f) + exact, FROM_MATCH));
+                    diag.push((
+                        fl(f),
+                        m_score * facts.indent_factor(e, f) + exact,
+                        FROM_MATCH,
+                    ));
                 }
             }
             if v_cost.is_some() {
@@ -874,7 +952,11 @@ fn pass<const REV: bool, const BACK: bool>(
             diag.sort_unstable_by_key(|d| d.0);
         }
         let (prev_rows, cur_rows) = scores.split_at_mut(i * w);
-        let prev: &[f32] = if i > 0 { &prev_rows[(i - 1) * w..i * w] } else { &[] };
+        let prev: &[f32] = if i > 0 {
+            &prev_rows[(i - 1) * w..i * w]
+        } else {
+            &[]
+        };
         let cur = &mut cur_rows[..w];
         let vc = v_cost.unwrap_or(f32::INFINITY);
         // Column 0: only vertical moves (or the start).
@@ -914,7 +996,11 @@ fn pass<const REV: bool, const BACK: bool>(
                 } else if flags & FORCED != 0 || keeps {
                     // Keeping (or dropping a line a directive removes, which is free); a
                     // forced line where nothing keeps is dropped all the same.
-                    let k = if flags & FORCED != 0 { 0.0 } else { keep.unwrap_or(f32::INFINITY) };
+                    let k = if flags & FORCED != 0 {
+                        0.0
+                    } else {
+                        keep.unwrap_or(f32::INFINITY)
+                    };
                     let h = cur[l] - k;
                     if h > best {
                         best = h;
@@ -928,7 +1014,11 @@ fn pass<const REV: bool, const BACK: bool>(
                 let c = fdel[l];
                 let extend = del[l] - c;
                 let open = cur[l] - DEL_OPEN_COST - c;
-                let (d, how) = if extend >= open { (extend, DEL_EXTEND) } else { (open, DEL_OPEN) };
+                let (d, how) = if extend >= open {
+                    (extend, DEL_EXTEND)
+                } else {
+                    (open, DEL_OPEN)
+                };
                 del[j] = d;
                 if BACK {
                     back.back_del[i * w + j] = how;

@@ -88,7 +88,10 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
         let listing = if defs.is_empty() {
             String::new()
         } else {
-            format!(" The file's top-level definitions:\n{}", defs.iter().take(40).cloned().collect::<Vec<_>>().join("\n"))
+            format!(
+                " The file's top-level definitions:\n{}",
+                defs.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
+            )
         };
         return Err(Error::new(
             ErrorCode::NeedsMoreContext,
@@ -98,7 +101,9 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
             ),
         ));
     }
-    let hint = hints.instruction.and_then(|i| outline::read_hint(i, &lines));
+    let hint = hints
+        .instruction
+        .and_then(|i| outline::read_hint(i, &lines));
     if let Some(merged) = place_by_hint(&lines, final_newline, &parsed, &file_keys, hint) {
         return finish(content, &lines, merged, &parsed, &file_keys, Vec::new(), 0);
     }
@@ -123,7 +128,15 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
         changed_old,
     } = result?;
     let merged = join_lines(&out, final_newline || out.is_empty());
-    finish(content, &lines, merged, &parsed, &file_keys, warnings, changed_old)
+    finish(
+        content,
+        &lines,
+        merged,
+        &parsed,
+        &file_keys,
+        warnings,
+        changed_old,
+    )
 }
 
 /// A snippet of new code only, placed where the instruction says ("at the end", "after
@@ -142,7 +155,11 @@ fn place_by_hint(
         Hint::Within(..) => return None,
     };
     let code: Vec<&str> = parsed.code_lines().collect();
-    if parsed.removals().next().is_some() || code.iter().any(|l| !l.trim().is_empty() && file_keys.contains(&snippet::key(l))) {
+    if parsed.removals().next().is_some()
+        || code
+            .iter()
+            .any(|l| !l.trim().is_empty() && file_keys.contains(&snippet::key(l)))
+    {
         return None;
     }
     let mut out: Vec<&str> = lines[..at].to_vec();
@@ -174,7 +191,10 @@ fn forced_deletions(lines: &[&str], parsed: &Snippet) -> Result<Vec<bool>> {
                 forced[a..b].iter_mut().for_each(|f| *f = true);
             }
             many => {
-                let ranges: Vec<String> = many.iter().map(|(a, b)| format!("lines {}-{}", a + 1, b)).collect();
+                let ranges: Vec<String> = many
+                    .iter()
+                    .map(|(a, b)| format!("lines {}-{}", a + 1, b))
+                    .collect();
                 return Err(Error::new(
                     ErrorCode::NeedsMoreContext,
                     format!(
@@ -224,7 +244,12 @@ fn merge_lines(
         align::solve(&problem(true, edge_keep))
             .map(|s| (s, true))
             .or_else(|| align::solve(&problem(false, edge_keep)).map(|s| (s, false)))
-            .ok_or_else(|| Error::new(ErrorCode::NeedsMoreContext, "the snippet could not be aligned with the file"))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::NeedsMoreContext,
+                    "the snippet could not be aligned with the file",
+                )
+            })
     };
     let mut edge_keep = (m, 0);
     let mut solved = run(edge_keep)?;
@@ -301,7 +326,14 @@ fn merge_lines(
                 if !forced[j] {
                     deleted.push(j);
                 }
-                (items.get(state).and_then(|_| seg_of.get(state)).copied().filter(|&s| s != usize::MAX), Some(j))
+                (
+                    items
+                        .get(state)
+                        .and_then(|_| seg_of.get(state))
+                        .copied()
+                        .filter(|&s| s != usize::MAX),
+                    Some(j),
+                )
             }
             Op::Keep(j) => {
                 let counts = usize::from(!lines[j].trim().is_empty());
@@ -326,7 +358,14 @@ fn merge_lines(
     if let Some(last) = segments.last_mut() {
         last.strict |= !parsed.explicit_end && kept_at_end == 0;
     }
-    open_edges(lines, parsed, &segments, kept_at_start, kept_at_end, block_region)?;
+    open_edges(
+        lines,
+        parsed,
+        &segments,
+        kept_at_start,
+        kept_at_end,
+        block_region,
+    )?;
     check_ambiguity(lines, parsed, &facts, &segments)?;
     check_alternatives(&problem(strict_edges, edge_keep), &solution, &segments)?;
 
@@ -351,7 +390,12 @@ fn merge_lines(
             })
         })
         .collect();
-    let fallback = plans.iter().flatten().next().cloned().unwrap_or_else(Reindent::identity);
+    let fallback = plans
+        .iter()
+        .flatten()
+        .next()
+        .cloned()
+        .unwrap_or_else(Reindent::identity);
     for p in plans.iter_mut() {
         if p.is_none() {
             *p = Some(fallback.clone());
@@ -384,7 +428,10 @@ fn merge_lines(
         ));
     }
 
-    let changed_old = ops.iter().filter(|op| matches!(op, Op::Subst(..) | Op::Delete(_))).count()
+    let changed_old = ops
+        .iter()
+        .filter(|op| matches!(op, Op::Subst(..) | Op::Delete(_)))
+        .count()
         - forced.iter().filter(|&&f| f).count();
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + items.len());
     let plan_for = |i: usize| plans[seg_of[i]].as_ref().unwrap_or(&fallback);
@@ -397,7 +444,9 @@ fn merge_lines(
                 // from the segment's own offset against the file.
                 Item::Code(s) => {
                     let placed = plan_for(i).apply(s);
-                    if same_but_indentation(s, lines[j]) && leading_ws(&placed) == leading_ws(lines[j]) {
+                    if same_but_indentation(s, lines[j])
+                        && leading_ws(&placed) == leading_ws(lines[j])
+                    {
                         out.push(lines[j].to_string());
                     } else {
                         out.push(placed);
@@ -564,11 +613,18 @@ fn check_dropped_header(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[
         .collect();
     let is_comment = |l: &str| {
         let t = l.trim_start();
-        t.starts_with("//") || t.starts_with('#') || t.starts_with("/*") || t.starts_with('*')
-            || t.starts_with("--") || t.starts_with("\"\"\"") || t.starts_with("<!--")
+        t.starts_with("//")
+            || t.starts_with('#')
+            || t.starts_with("/*")
+            || t.starts_with('*')
+            || t.starts_with("--")
+            || t.starts_with("\"\"\"")
+            || t.starts_with("<!--")
     };
     let header = !dropped.is_empty()
-        && dropped.iter().all(|&j| lines[j].trim().is_empty() || is_comment(lines[j]))
+        && dropped
+            .iter()
+            .all(|&j| lines[j].trim().is_empty() || is_comment(lines[j]))
         && dropped.iter().any(|&j| !lines[j].trim().is_empty());
     let snippet_comments = parsed
         .items
@@ -588,7 +644,6 @@ fn check_dropped_header(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[
     }
     Ok(())
 }
-
 
 /// A snippet without a placeholder at an edge whose first (last) line is new: the lines of the
 /// file before (after) its first (last) anchor may be meant as replaced or as kept. Decline
@@ -635,7 +690,10 @@ fn open_edges(
         && !matched(seg, last)
     {
         let start = seg.span.map_or(lines.len(), |s| s.1) + 1;
-        return Err(decline("ends with new lines", format!("lines {start}-{}", lines.len())));
+        return Err(decline(
+            "ends with new lines",
+            format!("lines {start}-{}", lines.len()),
+        ));
     }
     // An open end on a trivial line (`}`, `)`) is only a region end when the snippet's first
     // line opens the block that this line closes; otherwise the file's tail may be meant as
@@ -652,7 +710,10 @@ fn open_edges(
     {
         let first_at = segments.first().and_then(|f| {
             let first = *nonblank(f).first()?;
-            f.matches.iter().find(|&&(i, _)| i == first).map(|&(_, j)| j)
+            f.matches
+                .iter()
+                .find(|&&(i, _)| i == first)
+                .map(|&(_, j)| j)
         });
         let closed = first_at.is_some_and(|a| outline::block_extent(lines, a).1 == last_at + 1);
         if !closed {
@@ -666,7 +727,12 @@ fn open_edges(
 }
 
 /// Decline segments that have nothing to anchor them, or that fit elsewhere as well.
-fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[Segment]) -> Result<()> {
+fn check_ambiguity(
+    lines: &[&str],
+    parsed: &Snippet,
+    facts: &Facts,
+    segments: &[Segment],
+) -> Result<()> {
     let items = &parsed.items;
     let offset = usize::from(!parsed.explicit_start);
     let label = |seg: &Segment| {
@@ -702,8 +768,19 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
         pattern.sort_by_key(|p| p.0);
         let anchored = seg.matches.iter().any(|&(i, _)| !facts.items[i].trivial)
             || pattern.iter().any(|p| matches!(p.1, Want::Like(_)));
-        let lo = if k == 0 { 0 } else { segments[..k].iter().rev().find_map(|s| s.span).map_or(0, |s| s.1) };
-        let hi = segments[k + 1..].iter().find_map(|s| s.span).map_or(lines.len(), |s| s.0);
+        let lo = if k == 0 {
+            0
+        } else {
+            segments[..k]
+                .iter()
+                .rev()
+                .find_map(|s| s.span)
+                .map_or(0, |s| s.1)
+        };
+        let hi = segments[k + 1..]
+            .iter()
+            .find_map(|s| s.span)
+            .map_or(lines.len(), |s| s.0);
         let j0 = pattern.first().map_or(0, |p| p.0);
         let span = pattern.last().map_or(1, |p| p.0 - j0 + 1);
         let fits = |p: usize| {
@@ -711,13 +788,20 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
                 let f = p + (j - j0);
                 match *want {
                     Want::Same(id) => facts.file[f].id == id,
-                    Want::Like(i) => facts.file[f].id == facts.items[i].id || facts.similar(i, f).is_some(),
+                    Want::Like(i) => {
+                        facts.file[f].id == facts.items[i].id || facts.similar(i, f).is_some()
+                    }
                 }
             })
         };
         let places = |alternatives: &[usize]| {
             let mut places: Vec<String> = vec![format!("lines {}-{}", j0 + 1, j0 + span)];
-            places.extend(alternatives.iter().take(10).map(|p| format!("lines {}-{}", p + 1, p + span)));
+            places.extend(
+                alternatives
+                    .iter()
+                    .take(10)
+                    .map(|p| format!("lines {}-{}", p + 1, p + span)),
+            );
             places
         };
         if !(anchored || at_start || at_end) {
@@ -774,7 +858,11 @@ fn check_ambiguity(lines: &[&str], parsed: &Snippet, facts: &Facts, segments: &[
 /// A second placement of a segment that scores about as well as the chosen one (the best
 /// whole alignment that matches the segment's first anchor elsewhere) means the snippet is
 /// ambiguous.
-fn check_alternatives(problem: &align::Problem<'_>, solution: &align::Solution, segments: &[Segment]) -> Result<()> {
+fn check_alternatives(
+    problem: &align::Problem<'_>,
+    solution: &align::Solution,
+    segments: &[Segment],
+) -> Result<()> {
     // The first matched line of each segment.
     let firsts: Vec<(usize, usize, &Segment)> = segments
         .iter()
@@ -828,6 +916,48 @@ enum Want {
     Same(u32),
     /// A line similar to this snippet item.
     Like(usize),
+}
+
+/// The guards on a merge computed elsewhere (a model's answer): the same checks as the
+/// deterministic merge's result, plus placeholder text that the file did not have.
+pub fn check_external(
+    original: &str,
+    snippet_text: &str,
+    hints: &Hints<'_>,
+    merged: &str,
+) -> Result<Merged> {
+    let body = prepare(snippet_text, hints);
+    let (lines, _) = split_lines(original);
+    let file_keys: KeySet = lines.iter().map(|l| snippet::key(l)).collect();
+    let parsed = snippet::parse(&body, &file_keys);
+    if let Some(line) = merged
+        .lines()
+        .find(|l| snippet::looks_like_marker(l) && !file_keys.contains(&snippet::key(l)))
+    {
+        return Err(Error::new(
+            ErrorCode::MarkerLeakage,
+            format!(
+                "the merged file holds the placeholder `{}`, which the file did not have; the \
+                 elided code was not restored",
+                line.trim()
+            ),
+        ));
+    }
+    let (new_lines, _) = split_lines(merged);
+    let changed_old = super::matching::changed_old_lines(&lines, &new_lines);
+    let mut result = finish(
+        original,
+        &lines,
+        merged.to_string(),
+        &parsed,
+        &file_keys,
+        Vec::new(),
+        changed_old,
+    )?;
+    result
+        .warnings
+        .push("merged by the fallback model".to_string());
+    Ok(result)
 }
 
 /// The guards on a merged result.

@@ -5,10 +5,43 @@
 
 /// Words that open a definition in common languages.
 const DEF_WORDS: &[&str] = &[
-    "def", "class", "fn", "func", "function", "struct", "enum", "trait", "impl", "interface",
-    "type", "module", "mod", "record", "object", "sub", "proc", "macro", "const", "let", "var",
-    "static", "async", "export", "pub", "public", "private", "protected", "internal", "abstract",
-    "final", "override", "virtual", "void", "local", "defn", "defun",
+    "def",
+    "class",
+    "fn",
+    "func",
+    "function",
+    "struct",
+    "enum",
+    "trait",
+    "impl",
+    "interface",
+    "type",
+    "module",
+    "mod",
+    "record",
+    "object",
+    "sub",
+    "proc",
+    "macro",
+    "const",
+    "let",
+    "var",
+    "static",
+    "async",
+    "export",
+    "pub",
+    "public",
+    "private",
+    "protected",
+    "internal",
+    "abstract",
+    "final",
+    "override",
+    "virtual",
+    "void",
+    "local",
+    "defn",
+    "defun",
 ];
 
 fn indent_of(line: &str) -> usize {
@@ -46,8 +79,7 @@ fn defines(line: &str, name: &str) -> bool {
         return false;
     }
     let opens = t.ends_with('{') || t.ends_with(':') || t.ends_with("=>");
-    let assigned = (after.starts_with('=') && !after.starts_with("=="))
-        || after.starts_with(":=");
+    let assigned = (after.starts_with('=') && !after.starts_with("==")) || after.starts_with(":=");
     let keyword_before = ids[..pos].iter().any(|w| DEF_WORDS.contains(w));
     if keyword_before {
         return true;
@@ -279,7 +311,9 @@ pub fn top_level(lines: &[&str]) -> Vec<String> {
         .filter(|(_, l)| {
             indent_of(l) == 0 && {
                 let ids: Vec<&str> = identifiers(l).take(4).collect();
-                ids.iter().any(|w| DEF_WORDS.contains(w)) && !l.trim_start().starts_with("//") && !l.trim_start().starts_with('#')
+                ids.iter().any(|w| DEF_WORDS.contains(w))
+                    && !l.trim_start().starts_with("//")
+                    && !l.trim_start().starts_with('#')
             }
         })
         .map(|(i, l)| format!("{}: {}", i + 1, l.trim_end()))
@@ -302,24 +336,42 @@ pub enum Hint {
 /// Read a placement hint from a free-text instruction.
 pub fn read_hint(instruction: &str, lines: &[&str]) -> Option<Hint> {
     let lower = instruction.to_ascii_lowercase();
-    if lower.contains("after import") || lower.contains("after the import") || lower.contains("below the import") {
+    if lower.contains("after import")
+        || lower.contains("after the import")
+        || lower.contains("below the import")
+    {
         let last = lines.iter().rposition(|l| {
             let t = l.trim_start();
-            t.starts_with("import ") || t.starts_with("from ") && t.contains(" import ") || t.starts_with("use ") || t.starts_with("#include") || t.starts_with("require") || (t.starts_with("const ") && t.contains("require("))
+            t.starts_with("import ")
+                || t.starts_with("from ") && t.contains(" import ")
+                || t.starts_with("use ")
+                || t.starts_with("#include")
+                || t.starts_with("require")
+                || (t.starts_with("const ") && t.contains("require("))
         })?;
         return Some(Hint::AfterImports(last + 1));
     }
-    if lower.contains("at the end") || lower.contains("end of the file") || lower.contains("end of file") || lower.starts_with("append") {
+    if lower.contains("at the end")
+        || lower.contains("end of the file")
+        || lower.contains("end of file")
+        || lower.starts_with("append")
+    {
         return Some(Hint::End);
     }
-    if lower.contains("at the top") || lower.contains("beginning of the file") || lower.contains("start of the file") {
+    if lower.contains("at the top")
+        || lower.contains("beginning of the file")
+        || lower.contains("start of the file")
+    {
         return Some(Hint::Top);
     }
     // "in function foo", "inside the foo method", "in foo()", "to class Foo"
     let ids: Vec<&str> = identifiers(instruction).collect();
     for w in ids.iter().rev() {
         let name = w.trim_end_matches("()");
-        if name.is_empty() || DEF_WORDS.contains(&name) || is_common_word(&name.to_ascii_lowercase()) {
+        if name.is_empty()
+            || DEF_WORDS.contains(&name)
+            || is_common_word(&name.to_ascii_lowercase())
+        {
             continue;
         }
         let defs = find_definitions(lines, name);
@@ -333,7 +385,43 @@ pub fn read_hint(instruction: &str, lines: &[&str]) -> Option<Hint> {
 fn is_common_word(w: &str) -> bool {
     matches!(
         w,
-        "in" | "inside" | "the" | "to" | "of" | "add" | "after" | "before" | "method" | "function" | "class" | "into" | "a" | "an" | "and" | "at" | "for" | "with" | "new" | "call" | "update" | "change" | "replace" | "remove" | "fix" | "make" | "use" | "on" | "it" | "file" | "line" | "lines" | "code" | "block" | "body" | "return" | "value" | "field"
+        "in" | "inside"
+            | "the"
+            | "to"
+            | "of"
+            | "add"
+            | "after"
+            | "before"
+            | "method"
+            | "function"
+            | "class"
+            | "into"
+            | "a"
+            | "an"
+            | "and"
+            | "at"
+            | "for"
+            | "with"
+            | "new"
+            | "call"
+            | "update"
+            | "change"
+            | "replace"
+            | "remove"
+            | "fix"
+            | "make"
+            | "use"
+            | "on"
+            | "it"
+            | "file"
+            | "line"
+            | "lines"
+            | "code"
+            | "block"
+            | "body"
+            | "return"
+            | "value"
+            | "field"
     )
 }
 
@@ -343,20 +431,47 @@ mod tests {
 
     #[test]
     fn python_function_extent_follows_indentation() {
-        let src = ["import os", "", "def helper(x):", "    y = x", "", "    return y", "", "def main():", "    pass"];
+        let src = [
+            "import os",
+            "",
+            "def helper(x):",
+            "    y = x",
+            "",
+            "    return y",
+            "",
+            "def main():",
+            "    pass",
+        ];
         assert_eq!(find_definitions(&src, "helper"), vec![(2, 6)]);
     }
 
     #[test]
     fn brace_function_extent_follows_brackets() {
-        let src = ["func a() {", "\tx := map[string]int{", "\t}", "}", "", "func b() {}"];
+        let src = [
+            "func a() {",
+            "\tx := map[string]int{",
+            "\t}",
+            "}",
+            "",
+            "func b() {}",
+        ];
         assert_eq!(find_definitions(&src, "a"), vec![(0, 4)]);
         assert_eq!(find_definitions(&src, "b"), vec![(5, 6)]);
     }
 
     #[test]
     fn java_method_with_annotation_and_javadoc() {
-        let src = ["class A {", "  /**", "   * Doc.", "   */", "  @Override", "  public int size() {", "    return 1;", "  }", "}"];
+        let src = [
+            "class A {",
+            "  /**",
+            "   * Doc.",
+            "   */",
+            "  @Override",
+            "  public int size() {",
+            "    return 1;",
+            "  }",
+            "}",
+        ];
         assert_eq!(find_definitions(&src, "size"), vec![(1, 8)]);
     }
 
@@ -369,7 +484,10 @@ mod tests {
     #[test]
     fn hints_from_instructions() {
         let src = ["import a", "import b", "", "def run():", "    pass"];
-        assert_eq!(read_hint("add it after imports", &src), Some(Hint::AfterImports(2)));
+        assert_eq!(
+            read_hint("add it after imports", &src),
+            Some(Hint::AfterImports(2))
+        );
         assert_eq!(read_hint("append at the end", &src), Some(Hint::End));
         assert_eq!(read_hint("in function run", &src), Some(Hint::Within(3, 5)));
         assert_eq!(read_hint("make it faster", &src), None);

@@ -82,10 +82,14 @@ pub fn strip_fence(snippet: &str) -> &str {
     let last = trimmed[last_nl + 1..].trim();
     let fence = first.chars().take_while(|&c| c == '`' || c == '~').count();
     if fence >= 3
-        && first[..fence].chars().all(|c| c == first.as_bytes()[0] as char)
+        && first[..fence]
+            .chars()
+            .all(|c| c == first.as_bytes()[0] as char)
         && last.len() >= fence
         && last.chars().all(|c| c == first.as_bytes()[0] as char)
-        && first[fence..].chars().all(|c| !c.is_whitespace() || c == ' ')
+        && first[fence..]
+            .chars()
+            .all(|c| !c.is_whitespace() || c == ' ')
         && last_nl > first_nl
     {
         return &trimmed[first_nl + 1..last_nl + 1];
@@ -122,10 +126,39 @@ fn has_ellipsis(s: &str) -> bool {
 }
 
 const PLACEHOLDER_WORDS: &[&str] = &[
-    "existing", "rest", "remaining", "unchanged", "omitted", "other", "others", "previous",
-    "same", "keep", "kept", "more", "etc", "code", "here", "lines", "implementation",
-    "imports", "methods", "functions", "fields", "body", "content", "contents", "stuff",
-    "original", "above", "below", "before", "after", "truncated", "elided", "skipped",
+    "existing",
+    "rest",
+    "remaining",
+    "unchanged",
+    "omitted",
+    "other",
+    "others",
+    "previous",
+    "same",
+    "keep",
+    "kept",
+    "more",
+    "etc",
+    "code",
+    "here",
+    "lines",
+    "implementation",
+    "imports",
+    "methods",
+    "functions",
+    "fields",
+    "body",
+    "content",
+    "contents",
+    "stuff",
+    "original",
+    "above",
+    "below",
+    "before",
+    "after",
+    "truncated",
+    "elided",
+    "skipped",
 ];
 
 fn words(s: &str) -> Vec<String> {
@@ -215,9 +248,27 @@ pub fn remove_directive(line: &str) -> Option<String> {
         .filter(|w| {
             !matches!(
                 w.to_ascii_lowercase().as_str(),
-                "the" | "function" | "method" | "class" | "block" | "def" | "fn" | "func"
-                    | "struct" | "definition" | "entire" | "whole" | "this" | "field" | "property"
-                    | "const" | "constant" | "variable" | "type" | "interface" | "enum"
+                "the"
+                    | "function"
+                    | "method"
+                    | "class"
+                    | "block"
+                    | "def"
+                    | "fn"
+                    | "func"
+                    | "struct"
+                    | "definition"
+                    | "entire"
+                    | "whole"
+                    | "this"
+                    | "field"
+                    | "property"
+                    | "const"
+                    | "constant"
+                    | "variable"
+                    | "type"
+                    | "interface"
+                    | "enum"
             )
         })
         .collect();
@@ -314,8 +365,14 @@ mod tests {
     #[test]
     fn remove_directives_name_one_identifier() {
         assert_eq!(remove_directive("# remove helper"), Some("helper".into()));
-        assert_eq!(remove_directive("// remove function `parseArgs`"), Some("parseArgs".into()));
-        assert_eq!(remove_directive("// remove the old cache and the lock"), None);
+        assert_eq!(
+            remove_directive("// remove function `parseArgs`"),
+            Some("parseArgs".into())
+        );
+        assert_eq!(
+            remove_directive("// remove the old cache and the lock"),
+            None
+        );
         assert_eq!(remove_directive("remove helper"), None);
     }
 

@@ -27,7 +27,10 @@ fn a_deletion_expressed_by_context_above_and_below() {
 fn remove_directive_deletes_a_function() {
     let snippet = "# ... existing code ...\n# remove helper\n# ... existing code ...\n";
     let out = lazy(PY, snippet).unwrap();
-    assert_eq!(out, PY.replace("def helper(x):\n    return x * 2\n\n\n", ""));
+    assert_eq!(
+        out,
+        PY.replace("def helper(x):\n    return x * 2\n\n\n", "")
+    );
 }
 
 #[test]
@@ -37,7 +40,10 @@ fn a_placeholder_free_snippet_replaces_one_method_of_a_class() {
     let out = merge(file, snippet, &hints("calc.py")).unwrap().content;
     assert_eq!(
         out,
-        file.replace("        return a - b\n", "        result = a - b\n        return result\n")
+        file.replace(
+            "        return a - b\n",
+            "        result = a - b\n        return result\n"
+        )
     );
 }
 
@@ -47,8 +53,16 @@ fn a_snippet_whose_only_anchors_are_braces_in_two_places_needs_more_context() {
     let snippet = "// ... existing code ...\n}\n\nfunction added() {}\n// ... existing code ...\n";
     let e = merge(file, snippet, &hints("x.js")).unwrap_err();
     assert_eq!(e.code, ErrorCode::NeedsMoreContext);
-    assert!(e.message.contains("line 3") || e.message.contains("lines 3-"), "{}", e.message);
-    assert!(e.message.contains("line 7") || e.message.contains("lines 7-"), "{}", e.message);
+    assert!(
+        e.message.contains("line 3") || e.message.contains("lines 3-"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("line 7") || e.message.contains("lines 7-"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -58,17 +72,29 @@ fn a_crlf_file_stays_crlf() {
     let snippet = "# ... existing code ...\r\ndef helper(x):\r\n    return x * 3\r\n# ... existing code ...\r\n";
     let merged = merge(text.content(), snippet, &hints("x.py")).unwrap();
     let out = text.encode(&merged.content).unwrap();
-    assert_eq!(out, PY.replace("x * 2", "x * 3").replace('\n', "\r\n").into_bytes());
+    assert_eq!(
+        out,
+        PY.replace("x * 2", "x * 3")
+            .replace('\n', "\r\n")
+            .into_bytes()
+    );
 }
 
 #[test]
 fn slash_and_block_comment_placeholders() {
-    let file = "const a = 1;\nconst b = 2;\n\nfunction f() {\n  return a;\n}\n\nexport default f;\n";
+    let file =
+        "const a = 1;\nconst b = 2;\n\nfunction f() {\n  return a;\n}\n\nexport default f;\n";
     let slash = "// ...\nfunction f() {\n  return a + b;\n}\n// ...\n";
     let block = "/* ... */\nfunction f() {\n  return a + b;\n}\n/* ... */\n";
     let expected = file.replace("  return a;\n", "  return a + b;\n");
-    assert_eq!(merge(file, slash, &hints("x.js")).unwrap().content, expected);
-    assert_eq!(merge(file, block, &hints("x.js")).unwrap().content, expected);
+    assert_eq!(
+        merge(file, slash, &hints("x.js")).unwrap().content,
+        expected
+    );
+    assert_eq!(
+        merge(file, block, &hints("x.js")).unwrap().content,
+        expected
+    );
 }
 
 #[test]
@@ -90,7 +116,10 @@ fn a_markdown_target_keeps_its_fences() {
     // The same snippet for a code file loses its outer fence.
     let code = "x = 1\n";
     let fenced = "```python\nx = 2\n```\n";
-    assert_eq!(merge(code, fenced, &hints("x.py")).unwrap().content, "x = 2\n");
+    assert_eq!(
+        merge(code, fenced, &hints("x.py")).unwrap().content,
+        "x = 2\n"
+    );
 }
 
 #[test]
@@ -102,7 +131,10 @@ fn adding_an_import_at_the_top_with_no_leading_placeholder() {
 #[test]
 fn appending_at_the_end() {
     let snippet = "# ... existing code ...\ndef last():\n    return helper(first())\n\n\ndef newest():\n    return 0\n";
-    assert_eq!(lazy(PY, snippet).unwrap(), format!("{PY}\n\ndef newest():\n    return 0\n"));
+    assert_eq!(
+        lazy(PY, snippet).unwrap(),
+        format!("{PY}\n\ndef newest():\n    return 0\n")
+    );
 }
 
 #[test]
@@ -110,8 +142,15 @@ fn a_dedented_method_body_is_reindented() {
     let file = "class A:\n    def run(self):\n        x = 1\n        y = 2\n        return x + y\n";
     let snippet = "# ... existing code ...\nx = 1\nz = 5\ny = 2\n# ... existing code ...\n";
     let merged = merge(file, snippet, &hints("a.py")).unwrap();
-    assert_eq!(merged.content, "class A:\n    def run(self):\n        x = 1\n        z = 5\n        y = 2\n        return x + y\n");
-    assert!(merged.warnings.iter().any(|w| w.contains("re-indented")), "{:?}", merged.warnings);
+    assert_eq!(
+        merged.content,
+        "class A:\n    def run(self):\n        x = 1\n        z = 5\n        y = 2\n        return x + y\n"
+    );
+    assert!(
+        merged.warnings.iter().any(|w| w.contains("re-indented")),
+        "{:?}",
+        merged.warnings
+    );
 }
 
 #[test]
@@ -124,7 +163,12 @@ fn a_placeholder_only_snippet_lists_the_top_level_definitions() {
 
 #[test]
 fn a_new_file_with_placeholders_is_invalid_input() {
-    let e = merge("", "def f():\n    pass\n# ... existing code ...\n", &hints("new.py")).unwrap_err();
+    let e = merge(
+        "",
+        "def f():\n    pass\n# ... existing code ...\n",
+        &hints("new.py"),
+    )
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidInput);
     let ok = merge("", "def f():\n    pass\n", &hints("new.py")).unwrap();
     assert_eq!(ok.content, "def f():\n    pass\n");
@@ -139,11 +183,16 @@ fn an_unrecognised_placeholder_is_marker_leakage() {
 
 #[test]
 fn losing_most_of_the_file_is_truncation() {
-    let long: String = (0..40).map(|i| format!("value_{i} = compute({i}, 'some longer text')\n")).collect();
+    let long: String = (0..40)
+        .map(|i| format!("value_{i} = compute({i}, 'some longer text')\n"))
+        .collect();
     let snippet = "value_0 = compute(0, 'some longer text')\nvalue_1 = 2\n";
     let e = merge(&long, snippet, &hints("v.py")).unwrap_err();
     assert!(
-        matches!(e.code, ErrorCode::TruncationDetected | ErrorCode::NeedsMoreContext),
+        matches!(
+            e.code,
+            ErrorCode::TruncationDetected | ErrorCode::NeedsMoreContext
+        ),
         "{:?}: {}",
         e.code,
         e.message
@@ -153,7 +202,9 @@ fn losing_most_of_the_file_is_truncation() {
 #[test]
 fn changing_nearly_every_line_is_blast_radius() {
     let file: String = (0..20).map(|i| format!("setting_{i} = {i}\n")).collect();
-    let snippet: String = (0..20).map(|i| format!("setting_{i} = {}\n", i * 10)).collect();
+    let snippet: String = (0..20)
+        .map(|i| format!("setting_{i} = {}\n", i * 10))
+        .collect();
     let e = merge(&file, &snippet, &hints("s.py")).unwrap_err();
     assert_eq!(e.code, ErrorCode::BlastRadiusExceeded, "{}", e.message);
 }
@@ -175,9 +226,13 @@ fn the_instruction_places_new_code_at_the_end() {
         path: Some("x.py"),
         instruction: Some("append it at the end of the file"),
     };
-    let out = merge(PY, "# ... existing code ...\ndef tail():\n    pass\n# ... existing code ...\n", &h)
-        .unwrap()
-        .content;
+    let out = merge(
+        PY,
+        "# ... existing code ...\ndef tail():\n    pass\n# ... existing code ...\n",
+        &h,
+    )
+    .unwrap()
+    .content;
     assert_eq!(out, format!("{PY}def tail():\n    pass\n"));
 }
 
@@ -192,5 +247,8 @@ fn the_instruction_names_the_function_to_edit() {
         instruction: Some("in function b"),
     };
     let out = merge(file, snippet, &h).unwrap().content;
-    assert_eq!(out, "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    y = 2\n    return x\n");
+    assert_eq!(
+        out,
+        "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    y = 2\n    return x\n"
+    );
 }

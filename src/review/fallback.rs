@@ -1,0 +1,153 @@
+//! The optional model fallback for lazy snippets (DESIGN §5.1 step 5): an OpenAI-compatible
+//! `chat/completions` endpoint, called only when the deterministic merge declines. Its answer
+//! passes the same guards as a deterministic merge. The engines never see this adapter.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::edit::{Hints, Merged, lazy, text::normalize_newlines};
+use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::config::FallbackConfig;
+
+const SYSTEM_PROMPT: &str = "You merge code edits into files. You receive the current file \
+and an edit snippet in which unchanged code is elided by placeholder comments such as \
+`// ... existing code ...`. Reply with the complete merged file: apply every change in the \
+snippet, replace every placeholder with the original code it stands for, and keep all other \
+lines exactly as they are. Reply with the file content only: no explanation, no code fence.";
+
+/// A configured fallback endpoint.
+#[derive(Debug, Clone)]
+pub struct Fallback {
+    client: reqwest::Client,
+    url: String,
+    model: String,
+    api_key: Option<String>,
+}
+
+impl Fallback {
+    /// Build the client for `config`; `None` when the section is disabled.
+    pub fn from_config(config: &FallbackConfig) -> Result<Option<Fallback>> {
+        if !config.enabled {
+            return Ok(None);
+        }
+        // One process-wide TLS provider; a second install is refused harmlessly.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(config.timeout_s.max(1)))
+            .build()
+            .map_err(|e| Error::invalid_input(format!("cannot set up the fallback client: {e}")))?;
+        let base = config.endpoint.trim_end_matches('/');
+        let url = if base.ends_with("/chat/completions") {
+            base.to_string()
+        } else {
+            format!("{base}/chat/completions")
+        };
+        let api_key = config
+            .api_key_env
+            .as_deref()
+            .and_then(|var| std::env::var(var).ok())
+            .filter(|k| !k.is_empty());
+        Ok(Some(Fallback {
+            client,
+            url,
+            model: config.model.clone(),
+            api_key,
+        }))
+    }
+
+    /// Ask the model for the merged file.
+    pub async fn complete(
+        &self,
+        original: &str,
+        snippet: &str,
+        hints: &Hints<'_>,
+    ) -> Result<String> {
+        let mut user = String::new();
+        if let Some(path) = hints.path {
+            user.push_str(&format!("<path>{path}</path>\n"));
+        }
+        if let Some(instruction) = hints.instruction.filter(|i| !i.trim().is_empty()) {
+            user.push_str(&format!("<instruction>{instruction}</instruction>\n"));
+        }
+        user.push_str(&format!(
+            "<code>\n{original}</code>\n<update>\n{snippet}\n</update>"
+        ));
+        let body = json!({
+            "model": self.model,
+            "temperature": 0,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": user},
+            ],
+        });
+        let mut request = self.client.post(&self.url).json(&body);
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let failed = |what: String| {
+            Error::new(
+                ErrorCode::FsError,
+                format!("the fallback model failed: {what}"),
+            )
+        };
+        let response = request.send().await.map_err(|e| failed(e.to_string()))?;
+        let status = response.status();
+        let value: serde_json::Value = response
+            .json()
+            .await
+            .map_err(|e| failed(format!("{status}: {e}")))?;
+        if !status.is_success() {
+            return Err(failed(format!("{status}: {value}")));
+        }
+        let content = value["choices"][0]["message"]["content"]
+            .as_str()
+            .ok_or_else(|| failed("the answer has no choices[0].message.content".to_string()))?;
+        Ok(content.to_string())
+    }
+}
+
+/// Merge a lazy snippet deterministically, and when that declines ask the fallback (if any).
+/// The model's answer passes the same guards; when the model cannot help, the deterministic
+/// refusal is returned with a note.
+pub async fn merge_lazy(
+    fallback: Option<&Fallback>,
+    original: &str,
+    snippet: &str,
+    hints: &Hints<'_>,
+) -> Result<Merged> {
+    let declined = match lazy::merge(original, snippet, hints) {
+        Ok(merged) => return Ok(merged),
+        Err(e) if e.code == ErrorCode::InvalidInput || original.is_empty() => return Err(e),
+        Err(e) => e,
+    };
+    let Some(fallback) = fallback else {
+        return Err(declined);
+    };
+    let answer = match fallback.complete(original, snippet, hints).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            return Err(Error::new(
+                declined.code,
+                format!("{} ({})", declined.message, e.message),
+            ));
+        }
+    };
+    let mut merged = normalize_newlines(&answer).into_owned();
+    let markdown =
+        lazy::snippet::is_markdown(hints.path.and_then(|p| p.rsplit_once('.')).map(|(_, e)| e));
+    if !markdown {
+        merged = lazy::snippet::strip_fence(&merged).to_string();
+    }
+    // Models drop or add the final line break: follow the file.
+    let wants_newline = original.ends_with('\n');
+    while merged.ends_with("\n\n") && !original.ends_with("\n\n") {
+        merged.pop();
+    }
+    if wants_newline && !merged.ends_with('\n') {
+        merged.push('\n');
+    } else if !wants_newline && merged.ends_with('\n') {
+        merged.pop();
+    }
+    lazy::check_external(original, snippet, hints, &merged)
+}

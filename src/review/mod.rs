@@ -1,0 +1,4 @@
+//! Reviews of proposed edits, and the adapters around the engines: the optional model
+//! fallback for lazy snippets.
+
+pub mod fallback;

@@ -1,0 +1,155 @@
+//! The model fallback for lazy snippets, against a local stand-in for an OpenAI-compatible
+//! `chat/completions` endpoint. No real model endpoint is reachable from the test machines, so
+//! a small HTTP server in the test answers with a canned completion (the one mock in these
+//! tests); everything else — the binary, the config file, the HTTP client — is real.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use crate::support::bin;
+
+/// Serve `answer` as the completion to every request; returns the base URL and the request
+/// bodies received.
+fn fake_endpoint(answer: &'static str) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 {
+                if line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let mut body = vec![0u8; length];
+            reader.read_exact(&mut body).unwrap();
+            log.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap());
+            let reply = serde_json::json!({
+                "id": "cmpl-1", "object": "chat.completion", "model": "stand-in",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": answer}}]
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                reply.len(),
+                reply
+            );
+        }
+    });
+    (url, seen)
+}
+
+const FILE: &str = "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    return x\n";
+/// Fits both functions equally well: the deterministic merge declines.
+const SNIPPET: &str = "    x = 1\n    y = 2\n    return x\n";
+
+fn project(config: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ab.py"), FILE).unwrap();
+    std::fs::write(dir.path().join("edit.txt"), SNIPPET).unwrap();
+    if let Some(c) = config {
+        std::fs::write(dir.path().join(".patchgate.toml"), c).unwrap();
+    }
+    dir
+}
+
+fn merge_in(dir: &tempfile::TempDir) -> std::process::Output {
+    bin()
+        .args(["merge", "lazy", "ab.py", "edit.txt"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn without_a_fallback_the_ambiguous_snippet_is_declined() {
+    let dir = project(None);
+    let out = merge_in(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .contains("NEEDS_MORE_CONTEXT"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_declined_snippet_goes_to_the_fallback_and_its_answer_is_applied() {
+    const ANSWER: &str =
+        "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    y = 2\n    return x\n";
+    let (url, seen) = fake_endpoint(ANSWER);
+    let dir = project(Some(&format!(
+        "[fallback]\nendpoint = \"{url}\"\nmodel = \"stand-in-coder\"\n"
+    )));
+    let out = merge_in(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), ANSWER);
+    let requests = seen.lock().unwrap();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0]["model"], "stand-in-coder");
+    let user = requests[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(user.contains(SNIPPET) && user.contains(FILE), "{user}");
+    // The file itself is never written by `merge`.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ab.py")).unwrap(),
+        FILE
+    );
+}
+
+#[test]
+fn a_leaked_placeholder_in_the_fallback_answer_is_marker_leakage() {
+    const LEAKY: &str =
+        "def a():\n    # ... existing code ...\n\n\ndef b():\n    x = 1\n    y = 2\n    return x\n";
+    let (url, _) = fake_endpoint(LEAKY);
+    let dir = project(Some(&format!(
+        "[fallback]\nendpoint = \"{url}\"\nmodel = \"m\"\n"
+    )));
+    let out = merge_in(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let json: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(json["code"], "MARKER_LEAKAGE", "{stderr}");
+}
+
+#[test]
+fn an_unreachable_fallback_keeps_the_deterministic_refusal() {
+    // A port nothing listens on.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = project(Some(&format!(
+        "[fallback]\nendpoint = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\ntimeout_s = 5\n"
+    )));
+    let out = merge_in(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.contains("NEEDS_MORE_CONTEXT") && last.contains("fallback model failed"),
+        "{last}"
+    );
+}

@@ -28,6 +28,33 @@ pub enum Command {
     /// DIR holds one folder per case with before.EXT, after.EXT and the edit (lazy.txt or
     /// blocks.txt). The last line is a one-line summary.
     Eval(EvalArgs),
+    /// List the decision journal of a root: what was applied, rejected and undone.
+    Log(LogArgs),
+    /// Revert an applied edit (the latest, or RUN_ID) when the files still hold what it wrote.
+    ///
+    /// Exit status: 0 restored; 1 refused (a file changed since, or no such run).
+    Undo(UndoArgs),
+}
+
+/// `patchgate log [--root DIR] [--json]`
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The root whose journal to read (default: the current directory).
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// Print the journal's JSON lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `patchgate undo [RUN_ID] [--root DIR]`
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// The run to undo (default: the latest applied one not yet undone).
+    pub run_id: Option<String>,
+    /// The root (default: the current directory).
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
 }
 
 /// The edit formats on the command line.

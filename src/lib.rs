@@ -9,5 +9,6 @@ pub mod diff;
 pub mod edit;
 pub mod error;
 pub mod eval;
+pub mod log;
 pub mod review;
 pub mod workspace;

@@ -7,10 +7,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use patchgate::cli::{Cli, Command, EvalArgs, MergeArgs};
+use patchgate::cli::{Cli, Command, EvalArgs, LogArgs, MergeArgs, UndoArgs};
 use patchgate::diff::unified_diff;
 use patchgate::edit::{self, Format, text::Text};
 use patchgate::review::fallback::{Fallback, merge_lazy};
+use patchgate::review::journal::Journal;
+use patchgate::workspace::Workspace;
 use patchgate::workspace::config::Config;
 use std::path::Path;
 
@@ -19,6 +21,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Merge(args) => merge(args),
         Command::Eval(args) => eval(args),
+        Command::Log(args) => log(args),
+        Command::Undo(args) => undo(args),
     };
     match result {
         Ok(code) => code,
@@ -135,4 +139,89 @@ fn eval(args: EvalArgs) -> Result<ExitCode> {
     )?;
     print!("{}", report.render(args.verbose));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `2026-11-21 12:00:03` (UTC) from seconds since the epoch.
+fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn log(args: LogArgs) -> Result<ExitCode> {
+    let ws = Workspace::load(&args.root).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let journal = Journal::for_root(&ws.root);
+    let entries = journal.entries().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut out = std::io::stdout().lock();
+    if entries.is_empty() && !args.json {
+        writeln!(
+            out,
+            "no decisions recorded for {} (journal: {})",
+            ws.root.path().display(),
+            journal.path().display()
+        )?;
+    }
+    for e in &entries {
+        if args.json {
+            writeln!(out, "{}", serde_json::to_string(e)?)?;
+            continue;
+        }
+        let files: Vec<&str> = e.files.iter().map(|f| f.path.as_str()).collect();
+        let hunks = match e.hunks {
+            Some((a, t)) if a != t => format!(" ({a}/{t} hunks)"),
+            _ => String::new(),
+        };
+        let edited = if e.edited {
+            " (edited by the reviewer)"
+        } else {
+            ""
+        };
+        let note = if e.note.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", e.note)
+        };
+        writeln!(
+            out,
+            "{}  {:<8} {}  {:<18} {}{hunks}{edited}{note}",
+            utc(e.ts),
+            e.action,
+            e.run_id,
+            e.tool,
+            files.join(", ")
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn undo(args: UndoArgs) -> Result<ExitCode> {
+    let ws = Workspace::load(&args.root).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let journal = Journal::for_root(&ws.root);
+    match journal.undo(args.run_id.as_deref(), ws.config.max_file_bytes) {
+        Ok(entry) => {
+            let files: Vec<&str> = entry.files.iter().map(|f| f.path.as_str()).collect();
+            println!("undid run {}: restored {}", entry.run_id, files.join(", "));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("patchgate: undo refused ({}):\n{}", e.code, e.message);
+            eprintln!("{}", e.to_json());
+            Ok(ExitCode::from(1))
+        }
+    }
 }

@@ -311,3 +311,74 @@ mod tests {
         assert_eq!(d.hunks[0].header(), "@@ -0,0 +1 @@");
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    //! Accepting every hunk gives the proposal, accepting none gives the original, and any
+    //! subset applies cleanly and holds exactly its hunks: the chosen hunks, as a patch,
+    //! turn the original into the result, and the other hunks turn the result into the
+    //! proposal.
+
+    use super::*;
+    use crate::edit::udiff;
+    use proptest::prelude::*;
+
+    fn lines() -> impl Strategy<Value = Vec<String>> {
+        proptest::collection::vec(
+            prop_oneof![
+                3 => "[a-e]{1,3}",
+                1 => Just(String::new()),
+                1 => Just("}".to_string()),
+            ],
+            0..60,
+        )
+    }
+
+    fn text(lines: &[String], final_newline: bool) -> String {
+        let mut s = lines.join("\n");
+        if final_newline && !lines.is_empty() {
+            s.push('\n');
+        }
+        s
+    }
+
+    fn as_patch(hunks: Vec<DiffHunk>) -> String {
+        FileDiff {
+            hunks,
+            added: 0,
+            removed: 0,
+        }
+        .unified("a/f", "b/f")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn any_subset_of_hunks_applies_cleanly_and_holds_exactly_its_hunks(
+            a in lines(),
+            b in lines(),
+            nl_a in any::<bool>(),
+            nl_b in any::<bool>(),
+            mask_bits in any::<u64>(),
+        ) {
+            let (old, new) = (text(&a, nl_a), text(&b, nl_b));
+            let d = FileDiff::compute(&old, &new, 3);
+            let n = d.hunks.len();
+            prop_assert_eq!(d.apply_subset(&old, &new, &vec![true; n]), new.clone());
+            prop_assert_eq!(d.apply_subset(&old, &new, &vec![false; n]), old.clone());
+            let mask: Vec<bool> = (0..n).map(|i| mask_bits >> (i % 64) & 1 == 1).collect();
+            let result = d.apply_subset(&old, &new, &mask);
+            let (chosen, rest): (Vec<_>, Vec<_>) = d.hunks.iter().cloned().zip(&mask).partition(|(_, m)| **m);
+            let chosen: Vec<DiffHunk> = chosen.into_iter().map(|(h, _)| h).collect();
+            let rest: Vec<DiffHunk> = rest.into_iter().map(|(h, _)| h).collect();
+            if !chosen.is_empty() {
+                let applied = udiff::merge(&old, &as_patch(chosen)).unwrap();
+                prop_assert_eq!(&applied.content, &result);
+            }
+            if !rest.is_empty() {
+                let applied = udiff::merge(&result, &as_patch(rest)).unwrap();
+                prop_assert_eq!(&applied.content, &new);
+            }
+        }
+    }
+}

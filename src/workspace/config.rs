@@ -1,6 +1,15 @@
 //! `.patchgate.toml` at the root: settings a project keeps with its code.
 //!
 //! ```toml
+//! policy = "gate"                 # gate | auto | dry-run (the command line's --policy wins)
+//! review_timeout_s = 600          # how long a gated tool call waits before answering `pending`
+//! dry_run_ttl_s = 300             # how long a dry-run can be committed by its run_id
+//! max_file_bytes = 10485760       # files larger than this are refused (FILE_TOO_LARGE)
+//!
+//! [[rules]]                       # per-path actions, first matching glob wins
+//! glob = "docs/**"
+//! action = "auto"                 # gate | auto | deny
+//!
 //! [fallback]                      # optional model fallback for lazy snippets, off by default
 //! endpoint = "http://127.0.0.1:11434/v1"   # OpenAI-compatible base URL
 //! model = "qwen2.5-coder:7b"
@@ -16,12 +25,107 @@ use serde::Deserialize;
 pub const FILE_NAME: &str = ".patchgate.toml";
 
 /// The parsed configuration (defaults when the file is absent).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// What happens to edits by default.
+    #[serde(default)]
+    pub policy: Option<PolicyName>,
+    /// Seconds a gated tool call waits for a decision before answering `pending`.
+    #[serde(default = "default_review_timeout")]
+    pub review_timeout_s: u64,
+    /// Seconds a dry-run stays committable.
+    #[serde(default = "default_dry_run_ttl")]
+    pub dry_run_ttl_s: u64,
+    /// Largest file patchgate reads or writes.
+    #[serde(default = "default_max_file_bytes")]
+    pub max_file_bytes: u64,
+    /// Per-path actions by glob, first match wins.
+    #[serde(default)]
+    pub rules: Vec<RuleConfig>,
     /// The model fallback for lazy snippets the deterministic merge declines.
     #[serde(default)]
     pub fallback: Option<FallbackConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            policy: None,
+            review_timeout_s: default_review_timeout(),
+            dry_run_ttl_s: default_dry_run_ttl(),
+            max_file_bytes: default_max_file_bytes(),
+            rules: Vec::new(),
+            fallback: None,
+        }
+    }
+}
+
+/// The policies (DESIGN §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyName {
+    /// A person decides every write.
+    Gate,
+    /// Apply at once and journal it.
+    Auto,
+    /// Never write; every edit waits for a commit by run_id.
+    DryRun,
+}
+
+impl PolicyName {
+    /// The name as the command line and the file spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyName::Gate => "gate",
+            PolicyName::Auto => "auto",
+            PolicyName::DryRun => "dry-run",
+        }
+    }
+
+    /// Parse `gate`, `auto` or `dry-run`.
+    pub fn parse(s: &str) -> Option<PolicyName> {
+        match s {
+            "gate" => Some(PolicyName::Gate),
+            "auto" => Some(PolicyName::Auto),
+            "dry-run" | "dry_run" | "dryrun" => Some(PolicyName::DryRun),
+            _ => None,
+        }
+    }
+}
+
+/// What a path rule does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleAction {
+    /// A person decides.
+    Gate,
+    /// Applied at once.
+    Auto,
+    /// Refused (`DENIED_BY_RULE`).
+    Deny,
+}
+
+/// One `[[rules]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    /// A glob over root-relative paths (`**` crosses directories).
+    pub glob: String,
+    /// What happens to matching paths.
+    pub action: RuleAction,
+}
+
+fn default_review_timeout() -> u64 {
+    600
+}
+
+fn default_dry_run_ttl() -> u64 {
+    300
+}
+
+fn default_max_file_bytes() -> u64 {
+    super::fs::DEFAULT_MAX_FILE_BYTES
 }
 
 /// An OpenAI-compatible `chat/completions` endpoint.
@@ -97,6 +201,20 @@ mod tests {
         assert_eq!(f.timeout_s, 60);
         assert!(f.enabled);
         assert_eq!(f.api_key_env, None);
+    }
+
+    #[test]
+    fn policy_rules_and_timeouts_parse() {
+        let c = Config::parse(
+            "policy = \"dry-run\"\nreview_timeout_s = 30\n[[rules]]\nglob = \"docs/**\"\naction = \"auto\"\n[[rules]]\nglob = \"**/.env*\"\naction = \"deny\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.policy, Some(PolicyName::DryRun));
+        assert_eq!(c.review_timeout_s, 30);
+        assert_eq!(c.dry_run_ttl_s, 300);
+        assert_eq!(c.rules.len(), 2);
+        assert_eq!(c.rules[1].action, RuleAction::Deny);
+        assert!(Config::parse("policy = \"sometimes\"\n").is_err());
     }
 
     #[test]

@@ -1,4 +1,39 @@
-//! Everything between the pure engines and the disk: the project's `.patchgate.toml`.
-//! (Paths, atomic writes and hashes live here too as they are built.)
+//! Everything between the pure engines and the disk: paths and containment under the root,
+//! reading and atomic writing, content hashes, `.patchgate.toml`, and the state directory.
+//! No MCP or terminal types here.
 
 pub mod config;
+pub mod fs;
+pub mod paths;
+pub mod state;
+
+use std::path::Path;
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// A root directory and its configuration.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The root every path resolves under.
+    pub root: paths::Root,
+    /// `.patchgate.toml` (defaults when absent).
+    pub config: config::Config,
+}
+
+impl Workspace {
+    /// A workspace at `dir` with `config`.
+    pub fn new(dir: &Path, config: config::Config) -> Result<Workspace> {
+        Ok(Workspace {
+            root: paths::Root::new(dir)?,
+            config,
+        })
+    }
+
+    /// A workspace at `dir` with its `.patchgate.toml`.
+    pub fn load(dir: &Path) -> Result<Workspace> {
+        let root = paths::Root::new(dir)?;
+        let config = config::Config::load(root.path())
+            .map_err(|e| Error::new(ErrorCode::InvalidInput, e.to_string()))?;
+        Ok(Workspace { root, config })
+    }
+}

@@ -3,5 +3,7 @@
 
 mod cli_merge;
 mod corpus;
+mod crash;
+mod journal_cli;
 mod lazy_fallback;
 mod support;

@@ -1,0 +1,234 @@
+//! The validated form of an edit request (`ProposedEdit`), parsed once at the edge (MCP
+//! arguments, patch files), and computing what it would change: resolve the path, read the
+//! file under the size cap, decode it, run the engine, and build the [`FileChange`].
+
+use crate::edit::text::Text;
+use crate::edit::udiff::{self, ChangeKind, FilePatch};
+use crate::edit::{Hints, blocks, replace};
+use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::Workspace;
+use crate::workspace::fs;
+
+use super::fallback::{Fallback, merge_lazy};
+use super::proposal::FileChange;
+
+/// What to do to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditOp {
+    /// A lazy snippet (`fast_apply`).
+    Lazy {
+        /// The snippet.
+        snippet: String,
+        /// The agent's placement hint.
+        instruction: Option<String>,
+    },
+    /// SEARCH/REPLACE blocks.
+    Blocks(String),
+    /// Exact replacements or an insertion (`patch_file`).
+    Replace(replace::ReplaceEdit),
+    /// A unified diff of this one file (`patch_file`'s `patch_content`).
+    Udiff(String),
+    /// The complete new content.
+    Write(String),
+    /// One file of a parsed patch (hunks, and whether it adds or deletes the file).
+    Patch(FilePatch),
+}
+
+/// One file's edit, with the path as the agent or the patch named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProposedEdit {
+    /// The path, relative to the root or absolute.
+    pub path: String,
+    /// What to do.
+    pub op: EditOp,
+}
+
+impl ProposedEdit {
+    /// Compute the change this edit would make (nothing is written).
+    pub async fn compute(&self, ws: &Workspace, fallback: Option<&Fallback>) -> Result<FileChange> {
+        let path = ws.root.resolve(&self.path)?;
+        let before = fs::read(&path, ws.config.max_file_bytes)?;
+        let text = match &before {
+            Some(bytes) => Text::decode(bytes)
+                .map_err(|e| Error::new(e.code, format!("`{}`: {}", path.rel, e.message)))?,
+            None => Text::from_content(""),
+        };
+        let hints = Hints {
+            path: Some(&path.rel),
+            instruction: match &self.op {
+                EditOp::Lazy { instruction, .. } => instruction.as_deref(),
+                _ => None,
+            },
+        };
+        let missing = |what: &str| {
+            Error::new(
+                ErrorCode::NoMatch,
+                format!(
+                    "`{}` does not exist, so {what} has nothing to apply to; create it with the full content",
+                    path.rel
+                ),
+            )
+        };
+        let (new, warnings, delete, mode) = match &self.op {
+            EditOp::Lazy { snippet, .. } => {
+                let m = merge_lazy(fallback, text.content(), snippet, &hints).await?;
+                (m.content, m.warnings, false, None)
+            }
+            EditOp::Blocks(blocks_text) => {
+                if before.is_none() {
+                    return Err(missing("a SEARCH/REPLACE edit"));
+                }
+                let m = blocks::merge(&text, blocks_text)?;
+                (m.content, m.warnings, false, None)
+            }
+            EditOp::Replace(edit) => {
+                if before.is_none() {
+                    return Err(missing("a replacement"));
+                }
+                let m = replace::apply(text.content(), edit)?;
+                (m.content, m.warnings, false, None)
+            }
+            EditOp::Udiff(diff) => {
+                let fp = udiff::parse_single(diff)?;
+                return compute_patch(&self.path, ws, &fp).map(|mut c| {
+                    c.path = path.clone();
+                    c
+                });
+            }
+            EditOp::Write(content) => (
+                crate::edit::text::normalize_newlines(content).into_owned(),
+                Vec::new(),
+                false,
+                None,
+            ),
+            EditOp::Patch(fp) => return compute_patch(&self.path, ws, fp),
+        };
+        let text = if before.is_some() {
+            text
+        } else {
+            Text::from_content(&new)
+        };
+        let mut change = FileChange::new(path, before, text, new, warnings);
+        change.delete = delete;
+        change.mode = mode;
+        Ok(change)
+    }
+}
+
+/// The change one file of a parsed patch makes (adds, deletes and mode changes included).
+pub fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> Result<FileChange> {
+    if fp.binary {
+        return Err(Error::invalid_input(format!(
+            "the patch for `{user_path}` is binary, which cannot be applied as text"
+        )));
+    }
+    let path = ws.root.resolve(user_path)?;
+    let before = fs::read(&path, ws.config.max_file_bytes)?;
+    match (fp.kind, &before) {
+        (ChangeKind::Add, Some(_)) => {
+            return Err(Error::new(
+                ErrorCode::FileChanged,
+                format!("the patch creates `{}`, which already exists", path.rel),
+            ));
+        }
+        (ChangeKind::Modify | ChangeKind::Delete | ChangeKind::Rename | ChangeKind::Copy, None)
+            if !(fp.hunks.is_empty() && fp.kind == ChangeKind::Delete) =>
+        {
+            return Err(Error::new(
+                ErrorCode::NoMatch,
+                format!("the patch changes `{}`, which does not exist", path.rel),
+            ));
+        }
+        _ => {}
+    }
+    let text = match &before {
+        Some(bytes) => Text::decode(bytes)
+            .map_err(|e| Error::new(e.code, format!("`{}`: {}", path.rel, e.message)))?,
+        None => Text::from_content(""),
+    };
+    let merged = udiff::apply_hunks(text.content(), &fp.hunks)
+        .map_err(|e| Error::new(e.code, format!("`{}`: {}", path.rel, e.message)))?;
+    let delete = fp.kind == ChangeKind::Delete;
+    if delete && !merged.content.is_empty() && !fp.hunks.is_empty() {
+        return Err(Error::new(
+            ErrorCode::NoMatch,
+            format!(
+                "the patch deletes `{}`, but the file holds more than the patch removes",
+                path.rel
+            ),
+        ));
+    }
+    let new = if delete {
+        String::new()
+    } else {
+        merged.content
+    };
+    let text = if before.is_some() {
+        text
+    } else {
+        Text::from_content(&new)
+    };
+    let mut change = FileChange::new(path, before, text, new, merged.warnings);
+    change.delete = delete;
+    change.mode = fp.new_mode.map(|m| m & 0o7777);
+    Ok(change)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::config::Config;
+
+    fn ws() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path(), Config::default()).unwrap();
+        (dir, ws)
+    }
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn blocks_on_a_missing_file_are_no_match() {
+        let (_d, ws) = ws();
+        let edit = ProposedEdit {
+            path: "nope.txt".into(),
+            op: EditOp::Blocks("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n".into()),
+        };
+        assert_eq!(
+            run(edit.compute(&ws, None)).unwrap_err().code,
+            ErrorCode::NoMatch
+        );
+    }
+
+    #[test]
+    fn a_full_write_of_a_new_file_makes_a_creating_change() {
+        let (_d, ws) = ws();
+        let edit = ProposedEdit {
+            path: "new/file.txt".into(),
+            op: EditOp::Write("hello\r\n".into()),
+        };
+        let c = run(edit.compute(&ws, None)).unwrap();
+        assert!(c.before.is_none());
+        assert_eq!(c.new, "hello\n");
+        assert_eq!(c.diff.added, 1);
+    }
+
+    #[test]
+    fn a_binary_file_is_refused() {
+        let (dir, ws) = ws();
+        std::fs::write(dir.path().join("b.bin"), b"\0\x01").unwrap();
+        let edit = ProposedEdit {
+            path: "b.bin".into(),
+            op: EditOp::Write("x".into()),
+        };
+        assert_eq!(
+            run(edit.compute(&ws, None)).unwrap_err().code,
+            ErrorCode::BinaryFile
+        );
+    }
+}

@@ -1,0 +1,369 @@
+//! The decision journal (DESIGN §4): one JSON line per decision, per root, in the state
+//! directory, with the pre-image of every file written, so `patchgate log` can list decisions
+//! and `patchgate undo` can restore a file byte for byte — when the file still holds what was
+//! written; otherwise undo refuses and shows what changed since.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use serde::{Deserialize, Serialize};
+
+use super::proposal::{Proposal, Review, Written};
+use crate::diff::FileDiff;
+use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::fs;
+use crate::workspace::paths::Root;
+use crate::workspace::state;
+
+/// One file in a journal entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Root-relative path.
+    pub path: String,
+    /// The bytes before, base64 (`None`: the file did not exist).
+    pub before: Option<String>,
+    /// The SHA-256 of the bytes written (`None`: the file was deleted).
+    pub after_hash: Option<String>,
+    /// The mode the file had before.
+    #[serde(default)]
+    pub mode: Option<u32>,
+}
+
+/// One journal line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Seconds since the epoch.
+    pub ts: u64,
+    /// The proposal's run id (for an undo, the run undone).
+    pub run_id: String,
+    /// `applied`, `rejected` or `undone`.
+    pub action: String,
+    /// The tool that proposed it.
+    pub tool: String,
+    /// The client, if known.
+    #[serde(default)]
+    pub client: Option<String>,
+    /// The reviewer's note, if any.
+    #[serde(default)]
+    pub note: String,
+    /// Hunks accepted / proposed.
+    #[serde(default)]
+    pub hunks: Option<(usize, usize)>,
+    /// The reviewer edited the content.
+    #[serde(default)]
+    pub edited: bool,
+    /// The files (empty for a rejection).
+    #[serde(default)]
+    pub files: Vec<FileRecord>,
+}
+
+/// The journal of one root.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    path: PathBuf,
+    root: Root,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl Journal {
+    /// The journal of `root` in the state directory.
+    pub fn for_root(root: &Root) -> Journal {
+        Journal::at(
+            state::state_dir()
+                .join("journal")
+                .join(format!("{}.jsonl", state::root_key(root.path()))),
+            root,
+        )
+    }
+
+    /// A journal at an explicit path.
+    pub fn at(path: PathBuf, root: &Root) -> Journal {
+        Journal {
+            path,
+            root: root.clone(),
+        }
+    }
+
+    /// Where the journal lives.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    fn append(&self, entry: &Entry) -> Result<()> {
+        let fail = |e: std::io::Error| {
+            Error::new(
+                ErrorCode::FsError,
+                format!("cannot write the journal {}: {e}", self.path.display()),
+            )
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(fail)?;
+        }
+        let mut line =
+            serde_json::to_string(entry).map_err(|e| Error::invalid_input(e.to_string()))?;
+        line.push('\n');
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(fail)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::io::AsRawFd;
+            // One writer at a time across processes: lines can be longer than an atomic append.
+            unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        }
+        file.write_all(line.as_bytes()).map_err(fail)?;
+        file.sync_data().map_err(fail)?;
+        Ok(())
+    }
+
+    /// Record an applied proposal with the pre-images of what it wrote.
+    pub fn record_applied(
+        &self,
+        proposal: &Proposal,
+        review: Option<&Review>,
+        written: &[Written],
+    ) -> Result<()> {
+        self.append(&Entry {
+            ts: now_secs(),
+            run_id: proposal.run_id.clone(),
+            action: "applied".into(),
+            tool: proposal.tool.clone(),
+            client: proposal.client.clone(),
+            note: review.map(|r| r.note.clone()).unwrap_or_default(),
+            hunks: review.map(|r| (r.hunks_accepted, r.hunks_total)),
+            edited: review.is_some_and(|r| r.edited_by_reviewer),
+            files: written
+                .iter()
+                .map(|w| FileRecord {
+                    path: w.path.rel.clone(),
+                    before: w.before.as_deref().map(|b| B64.encode(b)),
+                    after_hash: w.after.as_deref().map(fs::hash),
+                    mode: fs::mode(&w.path.abs),
+                })
+                .collect(),
+        })
+    }
+
+    /// Record a rejection.
+    pub fn record_rejected(&self, proposal: &Proposal, review: &Review) -> Result<()> {
+        self.append(&Entry {
+            ts: now_secs(),
+            run_id: proposal.run_id.clone(),
+            action: "rejected".into(),
+            tool: proposal.tool.clone(),
+            client: proposal.client.clone(),
+            note: review.note.clone(),
+            hunks: Some((0, review.hunks_total)),
+            edited: false,
+            files: proposal
+                .files
+                .iter()
+                .map(|f| FileRecord {
+                    path: f.path.rel.clone(),
+                    before: None,
+                    after_hash: None,
+                    mode: None,
+                })
+                .collect(),
+        })
+    }
+
+    /// Every entry, oldest first (a missing journal is empty).
+    pub fn entries(&self) -> Result<Vec<Entry>> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(Error::new(
+                    ErrorCode::FsError,
+                    format!("cannot read the journal {}: {e}", self.path.display()),
+                ));
+            }
+        };
+        Ok(text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect())
+    }
+
+    /// Undo an applied edit (the latest one not undone yet, or `run_id`): restore every file
+    /// byte for byte when it still holds what was written; otherwise refuse and say why.
+    pub fn undo(&self, run_id: Option<&str>, max_bytes: u64) -> Result<Entry> {
+        let entries = self.entries()?;
+        let undone: Vec<&str> = entries
+            .iter()
+            .filter(|e| e.action == "undone")
+            .map(|e| e.run_id.as_str())
+            .collect();
+        let target = entries
+            .iter()
+            .rev()
+            .filter(|e| e.action == "applied")
+            .find(|e| run_id.is_none_or(|r| e.run_id == r) && !undone.contains(&e.run_id.as_str()));
+        let Some(target) = target else {
+            return Err(Error::new(
+                ErrorCode::RunNotFound,
+                match run_id {
+                    Some(r) if undone.contains(&r) => format!("run {r} was already undone"),
+                    Some(r) => format!("no applied edit with run id {r} in the journal"),
+                    None => "no applied edit left to undo in the journal".to_string(),
+                },
+            ));
+        };
+        // Check every file first: undo is all or nothing.
+        let mut plans = Vec::with_capacity(target.files.len());
+        for rec in &target.files {
+            let path = self.root.resolve(&rec.path)?;
+            let now = fs::read(&path, max_bytes)?;
+            let now_hash = now.as_deref().map(fs::hash);
+            if now_hash != rec.after_hash {
+                let before = rec
+                    .before
+                    .as_deref()
+                    .and_then(|b| B64.decode(b).ok())
+                    .unwrap_or_default();
+                let shown = match &now {
+                    Some(n) => FileDiff::compute(
+                        &String::from_utf8_lossy(&before),
+                        &String::from_utf8_lossy(n),
+                        3,
+                    )
+                    .unified(
+                        &format!("before-run/{}", rec.path),
+                        &format!("now/{}", rec.path),
+                    ),
+                    None => String::from("(the file is gone)\n"),
+                };
+                return Err(Error::new(
+                    ErrorCode::FileChanged,
+                    format!(
+                        "cannot undo run {}: `{}` changed after the run wrote it, and undoing would \\
+                         lose those changes. The file before the run versus now:\\n{}",
+                        target.run_id, rec.path, shown
+                    ),
+                ));
+            }
+            let before = match &rec.before {
+                Some(b) => Some(B64.decode(b).map_err(|e| {
+                    Error::new(
+                        ErrorCode::FsError,
+                        format!("the journal's copy of `{}` is damaged: {e}", rec.path),
+                    )
+                })?),
+                None => None,
+            };
+            plans.push((path, before, rec.mode));
+        }
+        for (path, before, mode) in &plans {
+            match before {
+                Some(bytes) => fs::write_atomic(path, bytes, *mode)?,
+                None => fs::remove(path)?,
+            }
+        }
+        let entry = Entry {
+            ts: now_secs(),
+            run_id: target.run_id.clone(),
+            action: "undone".into(),
+            tool: target.tool.clone(),
+            client: target.client.clone(),
+            note: String::new(),
+            hunks: None,
+            edited: false,
+            files: target.files.clone(),
+        };
+        self.append(&entry)?;
+        Ok(entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edit::text::Text;
+    use crate::review::proposal::{Decision, FileChange};
+
+    fn setup() -> (tempfile::TempDir, Root, Journal) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("work")).unwrap();
+        let root = Root::new(&dir.path().join("work")).unwrap();
+        let journal = Journal::at(dir.path().join("state/journal.jsonl"), &root);
+        (dir, root, journal)
+    }
+
+    fn apply(root: &Root, journal: &Journal, rel: &str, before: &[u8], after: &str) -> Proposal {
+        let p = root.resolve(rel).unwrap();
+        std::fs::write(&p.abs, before).unwrap();
+        let change = FileChange::new(
+            p,
+            Some(before.to_vec()),
+            Text::decode(before).unwrap(),
+            after.into(),
+            vec![],
+        );
+        let proposal = Proposal::new("test", None, vec![change]);
+        let (contents, review) = proposal.decided_contents(&Decision::Accept).unwrap();
+        let written = proposal.write(&contents, 1 << 20).unwrap();
+        journal
+            .record_applied(&proposal, Some(&review), &written)
+            .unwrap();
+        proposal
+    }
+
+    #[test]
+    fn undo_restores_byte_for_byte() {
+        let (_d, root, journal) = setup();
+        let before = b"one\r\ntwo\r\n\xEF\xBB\xBF";
+        let p = apply(&root, &journal, "f.txt", before, "one\nTWO\n");
+        assert_ne!(
+            std::fs::read(root.path().join("f.txt")).unwrap(),
+            before.to_vec()
+        );
+        let undone = journal.undo(None, 1 << 20).unwrap();
+        assert_eq!(undone.run_id, p.run_id);
+        assert_eq!(
+            std::fs::read(root.path().join("f.txt")).unwrap(),
+            before.to_vec()
+        );
+        assert_eq!(
+            journal.undo(Some(&p.run_id), 1 << 20).unwrap_err().code,
+            ErrorCode::RunNotFound
+        );
+    }
+
+    #[test]
+    fn undo_refuses_after_a_later_change() {
+        let (_d, root, journal) = setup();
+        apply(&root, &journal, "f.txt", b"a\nb\n", "a\nB\n");
+        std::fs::write(root.path().join("f.txt"), "a\nB\nc\n").unwrap();
+        let e = journal.undo(None, 1 << 20).unwrap_err();
+        assert_eq!(e.code, ErrorCode::FileChanged);
+        assert!(e.message.contains("+c"), "{}", e.message);
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("f.txt")).unwrap(),
+            "a\nB\nc\n"
+        );
+    }
+
+    #[test]
+    fn log_lists_decisions_in_order() {
+        let (_d, root, journal) = setup();
+        let a = apply(&root, &journal, "a.txt", b"1\n", "2\n");
+        let b = apply(&root, &journal, "b.txt", b"1\n", "3\n");
+        let entries = journal.entries().unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].run_id, a.run_id);
+        assert_eq!(entries[1].run_id, b.run_id);
+        assert_eq!(entries[1].files[0].path, "b.txt");
+    }
+}

@@ -1,0 +1,598 @@
+//! Proposals (DESIGN §4): what an edit would change, file by file, with the content hash each
+//! file had when it was proposed; the decisions a person can take on it (accept, accept some
+//! hunks, accept edited content, reject); and committing the decided content to disk,
+//! all-or-nothing across files, under the hash guard.
+
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+use crate::diff::{CONTEXT, FileDiff};
+use crate::edit::text::Text;
+use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::fs;
+use crate::workspace::paths::SafePath;
+
+/// The identifier of a proposal: short and unguessable.
+pub type RunId = String;
+
+/// A new run id: 12 characters of base-32 (60 random bits).
+pub fn new_run_id() -> RunId {
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+    let mut bytes = [0u8; 12];
+    if getrandom::getrandom(&mut bytes).is_err() {
+        let t = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        bytes.copy_from_slice(&t.as_nanos().to_le_bytes()[..12]);
+    }
+    bytes
+        .iter()
+        .map(|b| ALPHABET[(*b as usize) % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// One file of a proposal.
+#[derive(Debug, Clone)]
+pub struct FileChange {
+    /// Where.
+    pub path: SafePath,
+    /// The bytes on disk when proposed (`None`: the file did not exist).
+    pub before: Option<Vec<u8>>,
+    /// The text model of the file (how to encode decided content).
+    pub text: Text,
+    /// The LF-normalised content when proposed (empty for a new file).
+    pub old: String,
+    /// The LF-normalised proposed content (empty when the file is deleted).
+    pub new: String,
+    /// The proposal deletes the file.
+    pub delete: bool,
+    /// The mode to give a new file.
+    pub mode: Option<u32>,
+    /// What the engine tolerated.
+    pub warnings: Vec<String>,
+    /// The hunks of `old` → `new`.
+    pub diff: FileDiff,
+}
+
+impl FileChange {
+    /// A change from `before` (decoded as `text`) to `new`.
+    pub fn new(
+        path: SafePath,
+        before: Option<Vec<u8>>,
+        text: Text,
+        new: String,
+        warnings: Vec<String>,
+    ) -> FileChange {
+        let old = if before.is_some() {
+            text.content().to_string()
+        } else {
+            String::new()
+        };
+        let diff = FileDiff::compute(&old, &new, CONTEXT);
+        FileChange {
+            path,
+            before,
+            text,
+            old,
+            new,
+            delete: false,
+            mode: None,
+            warnings,
+            diff,
+        }
+    }
+
+    /// The hash of the bytes when proposed (`None` for a new file).
+    pub fn before_hash(&self) -> Option<String> {
+        self.before.as_deref().map(fs::hash)
+    }
+
+    /// The unified diff under `a/PATH` and `b/PATH`.
+    pub fn unified(&self) -> String {
+        let old_name = if self.before.is_some() {
+            format!("a/{}", self.path.rel)
+        } else {
+            "/dev/null".into()
+        };
+        let new_name = if self.delete {
+            "/dev/null".into()
+        } else {
+            format!("b/{}", self.path.rel)
+        };
+        self.diff.unified(&old_name, &new_name)
+    }
+}
+
+/// Where a proposal stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// Computed, not written; can be committed by run_id until it expires.
+    DryRun,
+    /// Waiting for a person.
+    Pending,
+    /// Written.
+    Applied,
+    /// A person said no.
+    Rejected,
+    /// Its time ran out, or the agent withdrew it.
+    Expired,
+    /// Could not be written (the file changed, a write failed).
+    Failed,
+}
+
+impl State {
+    /// Whether the proposal can still be decided or committed.
+    pub fn is_open(self) -> bool {
+        matches!(self, State::DryRun | State::Pending)
+    }
+}
+
+/// What a person decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Everything as proposed.
+    Accept,
+    /// Only these hunks (indices over all files' hunks, in file order).
+    AcceptHunks(Vec<usize>),
+    /// This content instead (single-file proposals).
+    AcceptEdited(String),
+    /// No, with a reason for the agent.
+    Reject(String),
+}
+
+/// The record of a decision, as the tool result reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Review {
+    /// `accept` or `reject`.
+    pub decision: &'static str,
+    /// The reviewer's note.
+    pub note: String,
+    /// The reviewer edited the content.
+    pub edited_by_reviewer: bool,
+    /// Hunks accepted.
+    pub hunks_accepted: usize,
+    /// Hunks proposed.
+    pub hunks_total: usize,
+}
+
+/// An edit waiting for (or past) a decision.
+#[derive(Debug, Clone)]
+pub struct Proposal {
+    /// Its id.
+    pub run_id: RunId,
+    /// The tool that proposed it (`fast_apply`, `patch_file`, `apply`, …).
+    pub tool: String,
+    /// The MCP client's name, if known.
+    pub client: Option<String>,
+    /// The files.
+    pub files: Vec<FileChange>,
+    /// When it was proposed.
+    pub created: SystemTime,
+    /// When a dry-run stops being committable.
+    pub expires_at: Option<SystemTime>,
+    /// Where it stands.
+    pub state: State,
+    /// The decision, once taken.
+    pub review: Option<Review>,
+}
+
+impl Proposal {
+    /// A proposal of `files` by `tool`.
+    pub fn new(tool: &str, client: Option<String>, files: Vec<FileChange>) -> Proposal {
+        Proposal {
+            run_id: new_run_id(),
+            tool: tool.to_string(),
+            client,
+            files,
+            created: SystemTime::now(),
+            expires_at: None,
+            state: State::Pending,
+            review: None,
+        }
+    }
+
+    /// Make it a dry-run that expires after `ttl`.
+    pub fn as_dry_run(mut self, ttl: Duration) -> Proposal {
+        self.state = State::DryRun;
+        self.expires_at = Some(self.created + ttl);
+        self
+    }
+
+    /// Seconds until a dry-run expires (0 when past).
+    pub fn expires_in(&self) -> Option<u64> {
+        self.expires_at.map(|t| {
+            t.duration_since(SystemTime::now())
+                .map(|d| d.as_secs())
+                .unwrap_or(0)
+        })
+    }
+
+    /// Whether the dry-run's time ran out.
+    pub fn is_expired(&self, now: SystemTime) -> bool {
+        self.expires_at.is_some_and(|t| now >= t)
+    }
+
+    /// All hunks, over all files.
+    pub fn hunk_count(&self) -> usize {
+        self.files.iter().map(|f| f.diff.hunks.len()).sum()
+    }
+
+    /// Lines added and removed over all files.
+    pub fn counts(&self) -> (usize, usize) {
+        self.files
+            .iter()
+            .fold((0, 0), |(a, r), f| (a + f.diff.added, r + f.diff.removed))
+    }
+
+    /// The paths, root-relative.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.iter().map(|f| f.path.rel.clone()).collect()
+    }
+
+    /// All files' unified diffs, concatenated.
+    pub fn unified(&self) -> String {
+        self.files.iter().map(FileChange::unified).collect()
+    }
+
+    /// The content each file would get under `decision` (`None` for a deleted file), and the
+    /// review record. `Reject` has no content.
+    pub fn decided_contents(&self, decision: &Decision) -> Result<(Vec<Option<String>>, Review)> {
+        let total = self.hunk_count();
+        match decision {
+            Decision::Accept => Ok((
+                self.files
+                    .iter()
+                    .map(|f| (!f.delete).then(|| f.new.clone()))
+                    .collect(),
+                Review {
+                    decision: "accept",
+                    note: String::new(),
+                    edited_by_reviewer: false,
+                    hunks_accepted: total,
+                    hunks_total: total,
+                },
+            )),
+            Decision::AcceptHunks(chosen) => {
+                if let Some(bad) = chosen.iter().find(|&&h| h >= total) {
+                    return Err(Error::invalid_input(format!(
+                        "hunk {bad} does not exist; the proposal has {total} hunks (0-{})",
+                        total.saturating_sub(1)
+                    )));
+                }
+                let mut offset = 0;
+                let mut contents = Vec::with_capacity(self.files.len());
+                let mut accepted = 0;
+                for f in &self.files {
+                    let n = f.diff.hunks.len();
+                    let mask: Vec<bool> = (0..n).map(|k| chosen.contains(&(offset + k))).collect();
+                    accepted += mask.iter().filter(|&&b| b).count();
+                    offset += n;
+                    if f.delete {
+                        // A deletion is one decision: all of its hunks or none.
+                        contents.push(if mask.iter().all(|&b| b) && n > 0 {
+                            None
+                        } else {
+                            Some(f.old.clone())
+                        });
+                    } else {
+                        contents.push(Some(f.diff.apply_subset(&f.old, &f.new, &mask)));
+                    }
+                }
+                Ok((
+                    contents,
+                    Review {
+                        decision: "accept",
+                        note: String::new(),
+                        edited_by_reviewer: false,
+                        hunks_accepted: accepted,
+                        hunks_total: total,
+                    },
+                ))
+            }
+            Decision::AcceptEdited(content) => {
+                if self.files.len() != 1 {
+                    return Err(Error::invalid_input(
+                        "edited content can only be given for a proposal of one file",
+                    ));
+                }
+                Ok((
+                    vec![Some(
+                        crate::edit::text::normalize_newlines(content).into_owned(),
+                    )],
+                    Review {
+                        decision: "accept",
+                        note: String::new(),
+                        edited_by_reviewer: true,
+                        hunks_accepted: total,
+                        hunks_total: total,
+                    },
+                ))
+            }
+            Decision::Reject(note) => Ok((
+                Vec::new(),
+                Review {
+                    decision: "reject",
+                    note: note.clone(),
+                    edited_by_reviewer: false,
+                    hunks_accepted: 0,
+                    hunks_total: total,
+                },
+            )),
+        }
+    }
+
+    /// Check that every file still holds what it held when proposed. A file that changed
+    /// gives `FILE_CHANGED` (line endings count: the bytes are compared).
+    pub fn verify_unchanged(&self, max_bytes: u64) -> Result<()> {
+        for f in &self.files {
+            let now = fs::read(&f.path, max_bytes)?;
+            let same = match (&now, &f.before) {
+                (None, None) => true,
+                (Some(a), Some(b)) => fs::hash(a) == fs::hash(b),
+                _ => false,
+            };
+            if !same {
+                return Err(Error::new(
+                    ErrorCode::FileChanged,
+                    format!(
+                        "`{}` changed since the edit was proposed ({}); nothing was written — \
+                         read the file again and send a new edit",
+                        f.path.rel,
+                        match (&now, &f.before) {
+                            (None, Some(_)) => "it was deleted",
+                            (Some(_), None) => "it was created",
+                            _ => "its content differs",
+                        }
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Write `contents` (from [`Proposal::decided_contents`]) to disk, all or nothing: every
+    /// file's lock is held, every hash verified, then every file written; a failing write
+    /// restores the files already written. Returns what was written, for the journal.
+    pub fn write(&self, contents: &[Option<String>], max_bytes: u64) -> Result<Vec<Written>> {
+        if contents.len() != self.files.len() {
+            return Err(Error::invalid_input(
+                "internal: one content per file expected",
+            ));
+        }
+        // Lock in a fixed order so two multi-file commits cannot deadlock.
+        let mut order: Vec<usize> = (0..self.files.len()).collect();
+        order.sort_by(|&a, &b| self.files[a].path.abs.cmp(&self.files[b].path.abs));
+        let locks: Vec<_> = order
+            .iter()
+            .map(|&i| fs::lock_for(&self.files[i].path.abs))
+            .collect();
+        let _guards: Vec<_> = locks
+            .iter()
+            .map(|l| l.lock().unwrap_or_else(|e| e.into_inner()))
+            .collect();
+        self.verify_unchanged(max_bytes)?;
+        // Encode everything before touching the disk.
+        let mut plans: Vec<(usize, Option<Vec<u8>>)> = Vec::with_capacity(self.files.len());
+        for (i, f) in self.files.iter().enumerate() {
+            let bytes = match &contents[i] {
+                Some(text) => Some(f.text.encode(text)?),
+                None => None,
+            };
+            if let Some(b) = &bytes
+                && b.len() as u64 > max_bytes
+            {
+                return Err(Error::new(
+                    ErrorCode::FileTooLarge,
+                    format!(
+                        "`{}` would be {} bytes, over the {max_bytes}-byte limit",
+                        f.path.rel,
+                        b.len()
+                    ),
+                ));
+            }
+            plans.push((i, bytes));
+        }
+        let mut done: Vec<Written> = Vec::new();
+        for (i, bytes) in &plans {
+            let f = &self.files[*i];
+            let unchanged = match (bytes, &f.before) {
+                (Some(b), Some(old)) => b == old,
+                (None, None) => true,
+                _ => false,
+            };
+            if unchanged {
+                continue;
+            }
+            let result = match bytes {
+                Some(b) => fs::write_atomic_locked(&f.path, b, f.mode),
+                None => std::fs::remove_file(&f.path.abs)
+                    .map_err(|e| fs::io_error(&f.path.rel, "delete", &e)),
+            };
+            if let Err(e) = result {
+                // Put back what this commit already wrote.
+                for w in done.iter().rev() {
+                    let _ = match &w.before {
+                        Some(b) => fs::write_atomic_locked(&w.path, b, None),
+                        None => std::fs::remove_file(&w.path.abs)
+                            .map_err(|e| fs::io_error(&w.path.rel, "delete", &e)),
+                    };
+                }
+                return Err(e);
+            }
+            done.push(Written {
+                path: f.path.clone(),
+                before: f.before.clone(),
+                after: bytes.clone(),
+            });
+        }
+        Ok(done)
+    }
+
+    /// The proposal rebased on the files' current content with a three-way merge, when every
+    /// changed file merges cleanly (the result must be decided again); `None` otherwise.
+    pub fn rebased(&self, max_bytes: u64) -> Option<Proposal> {
+        let mut files = Vec::with_capacity(self.files.len());
+        for f in &self.files {
+            let now = fs::read(&f.path, max_bytes).ok()?;
+            let same = match (&now, &f.before) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            };
+            if same {
+                files.push(f.clone());
+                continue;
+            }
+            let bytes = now?;
+            f.before.as_ref()?;
+            let text = Text::decode(&bytes).ok()?;
+            if f.delete {
+                return None;
+            }
+            let merge =
+                similar::TextMerge::from_lines(f.old.as_str(), text.content(), f.new.as_str());
+            if merge.is_conflicted() {
+                return None;
+            }
+            let merged = merge.to_string();
+            let mut warnings = f.warnings.clone();
+            warnings.push("rebased on the file's current content".to_string());
+            let mut change = FileChange::new(f.path.clone(), Some(bytes), text, merged, warnings);
+            change.mode = f.mode;
+            files.push(change);
+        }
+        let mut rebased = self.clone();
+        rebased.files = files;
+        rebased.state = State::Pending;
+        rebased.review = None;
+        Some(rebased)
+    }
+}
+
+/// One file a commit wrote (for the journal and undo).
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// Where.
+    pub path: SafePath,
+    /// The bytes before (`None`: the file was created).
+    pub before: Option<Vec<u8>>,
+    /// The bytes after (`None`: the file was deleted).
+    pub after: Option<Vec<u8>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::paths::Root;
+
+    fn change(root: &Root, rel: &str, before: &str, after: &str) -> FileChange {
+        let p = root.resolve(rel).unwrap();
+        std::fs::write(&p.abs, before).unwrap();
+        FileChange::new(
+            p,
+            Some(before.as_bytes().to_vec()),
+            Text::decode(before.as_bytes()).unwrap(),
+            after.to_string(),
+            vec![],
+        )
+    }
+
+    fn numbers(edit: &[(usize, &str)]) -> String {
+        (0..40)
+            .map(|i| match edit.iter().find(|(k, _)| *k == i) {
+                Some((_, s)) => format!("{s}\n"),
+                None => format!("line {i}\n"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn run_ids_are_short_and_distinct() {
+        let a = new_run_id();
+        assert_eq!(a.len(), 12);
+        assert_ne!(a, new_run_id());
+    }
+
+    #[test]
+    fn accepting_some_hunks_writes_only_those() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let old = numbers(&[]);
+        let new = numbers(&[(2, "two"), (20, "twenty"), (35, "thirty-five")]);
+        let p = Proposal::new("test", None, vec![change(&root, "n.txt", &old, &new)]);
+        assert_eq!(p.hunk_count(), 3);
+        let (contents, review) = p
+            .decided_contents(&Decision::AcceptHunks(vec![0, 2]))
+            .unwrap();
+        assert_eq!(review.hunks_accepted, 2);
+        p.write(&contents, 1 << 20).unwrap();
+        let on_disk = std::fs::read_to_string(dir.path().join("n.txt")).unwrap();
+        assert_eq!(on_disk, numbers(&[(2, "two"), (35, "thirty-five")]));
+    }
+
+    #[test]
+    fn a_changed_file_is_file_changed_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let a = change(&root, "a.txt", "a\n", "A\n");
+        let b = change(&root, "b.txt", "b\n", "B\n");
+        let p = Proposal::new("test", None, vec![a, b]);
+        std::fs::write(dir.path().join("b.txt"), "b changed\n").unwrap();
+        let (contents, _) = p.decided_contents(&Decision::Accept).unwrap();
+        let e = p.write(&contents, 1 << 20).unwrap_err();
+        assert_eq!(e.code, ErrorCode::FileChanged);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "a\n"
+        );
+    }
+
+    #[test]
+    fn a_line_ending_only_change_is_file_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let p = Proposal::new(
+            "test",
+            None,
+            vec![change(&root, "a.txt", "a\nb\n", "a\nB\n")],
+        );
+        std::fs::write(dir.path().join("a.txt"), "a\r\nb\r\n").unwrap();
+        assert_eq!(
+            p.verify_unchanged(1 << 20).unwrap_err().code,
+            ErrorCode::FileChanged
+        );
+    }
+
+    #[test]
+    fn a_stale_proposal_is_rebased_when_it_merges_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let old = numbers(&[]);
+        let p = Proposal::new(
+            "test",
+            None,
+            vec![change(&root, "n.txt", &old, &numbers(&[(30, "thirty")]))],
+        );
+        std::fs::write(dir.path().join("n.txt"), numbers(&[(1, "one")])).unwrap();
+        let rebased = p.rebased(1 << 20).unwrap();
+        assert_eq!(rebased.files[0].new, numbers(&[(1, "one"), (30, "thirty")]));
+        assert_eq!(rebased.state, State::Pending);
+        // A conflicting change cannot be rebased.
+        std::fs::write(dir.path().join("n.txt"), numbers(&[(30, "other")])).unwrap();
+        assert!(p.rebased(1 << 20).is_none());
+    }
+
+    #[test]
+    fn edited_content_is_accepted_for_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let p = Proposal::new("test", None, vec![change(&root, "a.txt", "a\n", "b\n")]);
+        let (contents, review) = p
+            .decided_contents(&Decision::AcceptEdited("c\r\n".into()))
+            .unwrap();
+        assert_eq!(contents, vec![Some("c\n".to_string())]);
+        assert!(review.edited_by_reviewer);
+    }
+}

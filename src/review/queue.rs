@@ -1,0 +1,823 @@
+//! The gate: the queue of proposals as an async service that the MCP server, the TUI and the
+//! review API share. Edits come in as requests; the policy decides whether they are written at
+//! once, kept as dry-runs for a commit by run_id, or wait for a person; decisions come back
+//! from whichever reviewer acts first; subscribers hear about every change.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use tokio::sync::{broadcast, watch};
+
+use super::edit::ProposedEdit;
+use super::fallback::Fallback;
+use super::journal::{Entry, Journal};
+use super::policy::{Action, Policy};
+use super::proposal::{Decision, Proposal, Review, RunId, State};
+use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::Workspace;
+
+/// How many closed proposals the gate remembers for the queue view.
+const KEEP_CLOSED: usize = 500;
+
+/// A change in the queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "event", content = "run_id", rename_all = "lowercase")]
+pub enum Event {
+    /// A proposal arrived.
+    New(RunId),
+    /// A proposal changed (rebased, or a dry-run became a pending review).
+    Updated(RunId),
+    /// A proposal was decided, applied, expired or withdrawn.
+    Decided(RunId),
+}
+
+/// What the queue view and the tool results show of a proposal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// The run id.
+    pub run_id: RunId,
+    /// The tool that proposed it.
+    pub tool: String,
+    /// The MCP client, if known.
+    pub client: Option<String>,
+    /// Root-relative paths.
+    pub paths: Vec<String>,
+    /// Where it stands.
+    pub state: State,
+    /// Lines added.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+    /// Hunks.
+    pub hunks: usize,
+    /// Seconds since the epoch when proposed.
+    pub created: u64,
+    /// Seconds left for a dry-run.
+    pub expires_in: Option<u64>,
+    /// The unified diff.
+    pub diff: String,
+    /// What the engines tolerated.
+    pub warnings: Vec<String>,
+    /// The decision, once taken.
+    pub review: Option<Review>,
+}
+
+impl Summary {
+    /// The summary of `p`.
+    pub fn of(p: &Proposal) -> Summary {
+        let (added, removed) = p.counts();
+        Summary {
+            run_id: p.run_id.clone(),
+            tool: p.tool.clone(),
+            client: p.client.clone(),
+            paths: p.paths(),
+            state: p.state,
+            added,
+            removed,
+            hunks: p.hunk_count(),
+            created: p
+                .created
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            expires_in: p.expires_in(),
+            diff: p.unified(),
+            warnings: p
+                .files
+                .iter()
+                .flat_map(|f| f.warnings.iter().cloned())
+                .collect(),
+            review: p.review.clone(),
+        }
+    }
+}
+
+/// The result of an edit request as far as it went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Written.
+    Applied(Summary),
+    /// Computed and kept for a commit by run_id.
+    DryRun(Summary),
+    /// Waiting for a person.
+    Pending(Summary),
+    /// A person said no; nothing was written.
+    Rejected(Summary),
+    /// Nothing was written, for this reason.
+    Failed(Option<Summary>, Error),
+}
+
+/// An edit request: the files of one tool call.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The tool (`fast_apply`, `patch_file`, …).
+    pub tool: String,
+    /// The MCP client's name.
+    pub client: Option<String>,
+    /// The edits, all or nothing.
+    pub edits: Vec<ProposedEdit>,
+    /// Only compute; keep for a commit by run_id.
+    pub dry_run: bool,
+}
+
+struct Slot {
+    proposal: Proposal,
+    outcome: watch::Sender<Option<Outcome>>,
+}
+
+#[derive(Default)]
+struct Slots {
+    order: Vec<RunId>,
+    map: HashMap<RunId, Slot>,
+}
+
+struct Inner {
+    ws: Workspace,
+    policy: Policy,
+    journal: Journal,
+    fallback: Option<Fallback>,
+    slots: Mutex<Slots>,
+    events: broadcast::Sender<Event>,
+}
+
+/// The gate. Cheap to clone; all clones share one queue.
+#[derive(Clone)]
+pub struct Gate {
+    inner: Arc<Inner>,
+}
+
+impl Gate {
+    /// A gate over `ws` with `policy`, journaling to `journal`. Temp files a crashed writer
+    /// left under the root are removed first.
+    pub fn new(
+        ws: Workspace,
+        policy: Policy,
+        journal: Journal,
+        fallback: Option<Fallback>,
+    ) -> Gate {
+        let stray = crate::workspace::fs::clean_stray_temps(ws.root.path());
+        if stray > 0 {
+            tracing::info!(
+                "removed {stray} stray temp files under {}",
+                ws.root.path().display()
+            );
+        }
+        let (events, _) = broadcast::channel(1024);
+        Gate {
+            inner: Arc::new(Inner {
+                ws,
+                policy,
+                journal,
+                fallback,
+                slots: Mutex::new(Slots::default()),
+                events,
+            }),
+        }
+    }
+
+    /// The workspace.
+    pub fn workspace(&self) -> &Workspace {
+        &self.inner.ws
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.inner.policy
+    }
+
+    /// The journal.
+    pub fn journal(&self) -> &Journal {
+        &self.inner.journal
+    }
+
+    /// Hear about every change to the queue.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+
+    fn emit(&self, e: Event) {
+        let _ = self.inner.events.send(e);
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.inner.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn max_bytes(&self) -> u64 {
+        self.inner.ws.config.max_file_bytes
+    }
+
+    fn insert(&self, proposal: Proposal) {
+        let mut slots = self.slots();
+        let (tx, _) = watch::channel(None);
+        slots.order.push(proposal.run_id.clone());
+        slots.map.insert(
+            proposal.run_id.clone(),
+            Slot {
+                proposal,
+                outcome: tx,
+            },
+        );
+        // Forget the oldest closed proposals beyond the limit.
+        let closed: Vec<RunId> = slots
+            .order
+            .iter()
+            .filter(|id| {
+                slots
+                    .map
+                    .get(*id)
+                    .is_some_and(|s| !s.proposal.state.is_open())
+            })
+            .cloned()
+            .collect();
+        if closed.len() > KEEP_CLOSED {
+            let drop: Vec<RunId> = closed[..closed.len() - KEEP_CLOSED].to_vec();
+            slots.order.retain(|id| !drop.contains(id));
+            for id in drop {
+                slots.map.remove(&id);
+            }
+        }
+    }
+
+    /// Compute an edit request and act on it as the policy says.
+    pub async fn submit(&self, req: Request) -> Result<Outcome> {
+        if req.edits.is_empty() {
+            return Err(Error::invalid_input("the request holds no edit"));
+        }
+        let mut files = Vec::with_capacity(req.edits.len());
+        for edit in &req.edits {
+            files.push(
+                edit.compute(&self.inner.ws, self.inner.fallback.as_ref())
+                    .await?,
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = files.iter().find(|f| !seen.insert(f.path.abs.clone())) {
+            return Err(Error::invalid_input(format!(
+                "`{}` is edited twice in one request; combine the edits",
+                dup.path.rel
+            )));
+        }
+        let action = self
+            .inner
+            .policy
+            .action_for_all(files.iter().map(|f| f.path.rel.as_str()))?;
+        let proposal = Proposal::new(&req.tool, req.client.clone(), files);
+        let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
+        if req.dry_run || action == Action::DryRun {
+            let proposal = proposal.as_dry_run(ttl);
+            let summary = Summary::of(&proposal);
+            self.insert(proposal);
+            self.emit(Event::New(summary.run_id.clone()));
+            return Ok(Outcome::DryRun(summary));
+        }
+        let run_id = proposal.run_id.clone();
+        self.insert(proposal);
+        self.emit(Event::New(run_id.clone()));
+        match action {
+            Action::Auto => self.decide(&run_id, Decision::Accept),
+            _ => Ok(self.outcome_now(&run_id)),
+        }
+    }
+
+    fn outcome_now(&self, run_id: &str) -> Outcome {
+        let slots = self.slots();
+        match slots.map.get(run_id) {
+            None => Outcome::Failed(None, not_found(run_id)),
+            Some(slot) => {
+                slot.outcome
+                    .borrow()
+                    .clone()
+                    .unwrap_or_else(|| match slot.proposal.state {
+                        State::DryRun => Outcome::DryRun(Summary::of(&slot.proposal)),
+                        _ => Outcome::Pending(Summary::of(&slot.proposal)),
+                    })
+            }
+        }
+    }
+
+    /// Wait up to `timeout` for a pending proposal to be decided.
+    pub async fn wait(&self, run_id: &str, timeout: Duration) -> Outcome {
+        let mut rx = {
+            let slots = self.slots();
+            match slots.map.get(run_id) {
+                None => return Outcome::Failed(None, not_found(run_id)),
+                Some(slot) => slot.outcome.subscribe(),
+            }
+        };
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(outcome) = rx.borrow_and_update().clone() {
+                return outcome;
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => continue,
+                Ok(Err(_)) | Err(_) => return self.outcome_now(run_id),
+            }
+        }
+    }
+
+    fn settle(
+        &self,
+        run_id: &str,
+        state: State,
+        review: Option<Review>,
+        outcome: impl FnOnce(Summary) -> Outcome,
+    ) -> Outcome {
+        let result = {
+            let mut slots = self.slots();
+            let Some(slot) = slots.map.get_mut(run_id) else {
+                return Outcome::Failed(None, not_found(run_id));
+            };
+            slot.proposal.state = state;
+            if review.is_some() {
+                slot.proposal.review = review;
+            }
+            let o = outcome(Summary::of(&slot.proposal));
+            slot.outcome.send_replace(Some(o.clone()));
+            o
+        };
+        self.emit(Event::Decided(run_id.to_string()));
+        result
+    }
+
+    /// Decide an open proposal (pending, or a dry-run a person commits). Returns the outcome
+    /// the waiting agent receives. A file that changed since is `FILE_CHANGED`: when the
+    /// proposal rebases cleanly on the new content it stays pending (decide again).
+    pub fn decide(&self, run_id: &str, decision: Decision) -> Result<Outcome> {
+        let proposal = {
+            let slots = self.slots();
+            let slot = slots.map.get(run_id).ok_or_else(|| not_found(run_id))?;
+            if !slot.proposal.state.is_open() {
+                return Err(Error::new(
+                    ErrorCode::RunAlreadyUsed,
+                    format!(
+                        "run {run_id} was already decided ({:?})",
+                        slot.proposal.state
+                    ),
+                ));
+            }
+            if slot.proposal.is_expired(SystemTime::now()) {
+                drop(slots);
+                self.settle(run_id, State::Expired, None, |s| {
+                    Outcome::Failed(Some(s), expired(run_id))
+                });
+                return Err(expired(run_id));
+            }
+            slot.proposal.clone()
+        };
+        let (contents, review) = proposal.decided_contents(&decision)?;
+        if let Decision::Reject(_) = decision {
+            let _ = self.inner.journal.record_rejected(&proposal, &review);
+            return Ok(self.settle(run_id, State::Rejected, Some(review), Outcome::Rejected));
+        }
+        match proposal.write(&contents, self.max_bytes()) {
+            Ok(written) => {
+                let person = proposal.state == State::Pending
+                    || review.edited_by_reviewer
+                    || review.hunks_accepted != review.hunks_total;
+                let journal_review = person.then_some(&review);
+                if let Err(e) =
+                    self.inner
+                        .journal
+                        .record_applied(&proposal, journal_review, &written)
+                {
+                    tracing::warn!("journal: {e}");
+                }
+                Ok(self.settle(run_id, State::Applied, Some(review), Outcome::Applied))
+            }
+            Err(e) if e.code == ErrorCode::FileChanged => {
+                if let Some(rebased) = proposal.rebased(self.max_bytes()) {
+                    {
+                        let mut slots = self.slots();
+                        if let Some(slot) = slots.map.get_mut(run_id) {
+                            let state = slot.proposal.state;
+                            slot.proposal = rebased;
+                            slot.proposal.state = state;
+                        }
+                    }
+                    self.emit(Event::Updated(run_id.to_string()));
+                    return Err(Error::new(
+                        ErrorCode::FileChanged,
+                        format!(
+                            "{} The proposal was rebased on the file's current content and waits \\
+                             for a decision again.",
+                            e.message
+                        ),
+                    ));
+                }
+                self.settle(run_id, State::Failed, None, |s| {
+                    Outcome::Failed(Some(s), e.clone())
+                });
+                Err(e)
+            }
+            Err(e) => {
+                self.settle(run_id, State::Failed, None, |s| {
+                    Outcome::Failed(Some(s), e.clone())
+                });
+                Err(e)
+            }
+        }
+    }
+
+    /// Commit a dry-run by its run id (`apply_last_dry_run`). With `by_person` false and a
+    /// gating policy for its paths, the dry-run becomes a pending review instead (wait on it).
+    pub fn commit(&self, run_id: &str, by_person: bool) -> Result<Outcome> {
+        let gated = {
+            let slots = self.slots();
+            let slot = slots.map.get(run_id).ok_or_else(|| not_found(run_id))?;
+            match slot.proposal.state {
+                State::DryRun => {}
+                State::Expired => return Err(expired(run_id)),
+                _ => {
+                    return Err(Error::new(
+                        ErrorCode::RunAlreadyUsed,
+                        format!(
+                            "run {run_id} was already used ({:?}); send the edit again for a new run",
+                            slot.proposal.state
+                        ),
+                    ));
+                }
+            }
+            if slot.proposal.is_expired(SystemTime::now()) {
+                drop(slots);
+                self.settle(run_id, State::Expired, None, |s| {
+                    Outcome::Failed(Some(s), expired(run_id))
+                });
+                return Err(expired(run_id));
+            }
+            // The hash guard first: a stale dry-run is refused whatever the policy.
+            slot.proposal.verify_unchanged(self.max_bytes())?;
+            let paths: Vec<String> = slot.proposal.paths();
+            !by_person
+                && self
+                    .inner
+                    .policy
+                    .action_for_all(paths.iter().map(String::as_str))?
+                    == Action::Gate
+        };
+        if gated {
+            {
+                let mut slots = self.slots();
+                if let Some(slot) = slots.map.get_mut(run_id) {
+                    slot.proposal.state = State::Pending;
+                    slot.proposal.expires_at = None;
+                }
+            }
+            self.emit(Event::Updated(run_id.to_string()));
+            return Ok(self.outcome_now(run_id));
+        }
+        self.decide(run_id, Decision::Accept)
+    }
+
+    /// The agent gave up waiting (a cancelled request): withdraw its pending review.
+    pub fn withdraw(&self, run_id: &str) {
+        let open = self
+            .slots()
+            .map
+            .get(run_id)
+            .is_some_and(|s| s.proposal.state == State::Pending);
+        if open {
+            let e = Error::new(
+                ErrorCode::ReviewTimeout,
+                format!("run {run_id} was withdrawn by the client"),
+            );
+            self.settle(run_id, State::Expired, None, |s| {
+                Outcome::Failed(Some(s), e)
+            });
+        }
+    }
+
+    /// The reviewer left: every pending review fails with `REVIEWER_GONE`.
+    pub fn reviewer_gone(&self) {
+        let pending: Vec<RunId> = {
+            let slots = self.slots();
+            slots
+                .order
+                .iter()
+                .filter(|id| {
+                    slots
+                        .map
+                        .get(*id)
+                        .is_some_and(|s| s.proposal.state == State::Pending)
+                })
+                .cloned()
+                .collect()
+        };
+        for id in pending {
+            let e = Error::new(
+                ErrorCode::ReviewerGone,
+                "the reviewer closed patchgate before deciding; nothing was written — send the edit again later",
+            );
+            self.settle(&id, State::Failed, None, |s| Outcome::Failed(Some(s), e));
+        }
+    }
+
+    /// Expire dry-runs whose time ran out.
+    pub fn sweep(&self) {
+        let now = SystemTime::now();
+        let stale: Vec<RunId> = {
+            let slots = self.slots();
+            slots
+                .order
+                .iter()
+                .filter(|id| {
+                    slots.map.get(*id).is_some_and(|s| {
+                        s.proposal.state == State::DryRun && s.proposal.is_expired(now)
+                    })
+                })
+                .cloned()
+                .collect()
+        };
+        for id in stale {
+            self.settle(&id, State::Expired, None, |s| {
+                Outcome::Failed(Some(s), expired(&id))
+            });
+        }
+    }
+
+    /// Every proposal the gate remembers, oldest first.
+    pub fn list(&self) -> Vec<Summary> {
+        self.sweep();
+        let slots = self.slots();
+        slots
+            .order
+            .iter()
+            .filter_map(|id| slots.map.get(id))
+            .map(|s| Summary::of(&s.proposal))
+            .collect()
+    }
+
+    /// Pending reviews, oldest first.
+    pub fn pending(&self) -> Vec<RunId> {
+        let slots = self.slots();
+        slots
+            .order
+            .iter()
+            .filter(|id| {
+                slots
+                    .map
+                    .get(*id)
+                    .is_some_and(|s| s.proposal.state == State::Pending)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// A proposal.
+    pub fn get(&self, run_id: &str) -> Option<Proposal> {
+        self.slots().map.get(run_id).map(|s| s.proposal.clone())
+    }
+
+    /// Undo an applied edit through the journal (the latest, or `run_id`).
+    pub fn undo(&self, run_id: Option<&str>) -> Result<Entry> {
+        self.inner.journal.undo(run_id, self.max_bytes())
+    }
+}
+
+fn not_found(run_id: &str) -> Error {
+    Error::new(
+        ErrorCode::RunNotFound,
+        format!("no dry-run or review with run id `{run_id}` (run ids last for this session only)"),
+    )
+}
+
+fn expired(run_id: &str) -> Error {
+    Error::new(
+        ErrorCode::RunExpired,
+        format!("run {run_id} expired; send the edit again for a new dry-run"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::review::edit::EditOp;
+    use crate::workspace::config::{Config, PolicyName};
+
+    fn gate(dir: &tempfile::TempDir, policy: PolicyName, ttl: u64) -> Gate {
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        let config = Config {
+            dry_run_ttl_s: ttl,
+            ..Config::default()
+        };
+        let ws = Workspace::new(&dir.path().join("work"), config).unwrap();
+        let journal = Journal::at(dir.path().join("journal.jsonl"), &ws.root);
+        Gate::new(ws, Policy::simple(policy), journal, None)
+    }
+
+    fn write(g: &Gate, rel: &str, content: &str) {
+        std::fs::write(g.workspace().root.path().join(rel), content).unwrap();
+    }
+
+    fn read(g: &Gate, rel: &str) -> String {
+        std::fs::read_to_string(g.workspace().root.path().join(rel)).unwrap()
+    }
+
+    fn edit(rel: &str, content: &str) -> ProposedEdit {
+        ProposedEdit {
+            path: rel.into(),
+            op: EditOp::Write(content.into()),
+        }
+    }
+
+    fn req(edits: Vec<ProposedEdit>, dry_run: bool) -> Request {
+        Request {
+            tool: "test".into(),
+            client: None,
+            edits,
+            dry_run,
+        }
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
+    fn run_id(o: &Outcome) -> String {
+        match o {
+            Outcome::DryRun(s)
+            | Outcome::Pending(s)
+            | Outcome::Applied(s)
+            | Outcome::Rejected(s) => s.run_id.clone(),
+            Outcome::Failed(..) => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn dry_run_then_commit_writes_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        write(&g, "a.txt", "old\n");
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("a.txt", "new\n")], true)))
+            .unwrap();
+        assert!(matches!(o, Outcome::DryRun(ref s) if s.expires_in.is_some_and(|e| e > 290)));
+        assert_eq!(read(&g, "a.txt"), "old\n");
+        let id = run_id(&o);
+        assert!(matches!(g.commit(&id, false).unwrap(), Outcome::Applied(_)));
+        assert_eq!(read(&g, "a.txt"), "new\n");
+        assert_eq!(
+            g.commit(&id, false).unwrap_err().code,
+            ErrorCode::RunAlreadyUsed
+        );
+    }
+
+    #[test]
+    fn unknown_run_id_is_run_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        assert_eq!(
+            g.commit("nosuchrun", false).unwrap_err().code,
+            ErrorCode::RunNotFound
+        );
+    }
+
+    #[test]
+    fn an_expired_dry_run_is_run_expired() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 0);
+        write(&g, "a.txt", "old\n");
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("a.txt", "new\n")], true)))
+            .unwrap();
+        assert_eq!(
+            g.commit(&run_id(&o), false).unwrap_err().code,
+            ErrorCode::RunExpired
+        );
+        assert_eq!(read(&g, "a.txt"), "old\n");
+    }
+
+    #[test]
+    fn a_changed_file_is_file_changed_including_line_endings_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        write(&g, "a.txt", "x\ny\n");
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("a.txt", "x\nY\n")], true)))
+            .unwrap();
+        write(&g, "a.txt", "x\r\ny\r\n");
+        assert_eq!(
+            g.commit(&run_id(&o), false).unwrap_err().code,
+            ErrorCode::FileChanged
+        );
+        assert_eq!(read(&g, "a.txt"), "x\r\ny\r\n");
+    }
+
+    #[test]
+    fn a_batch_where_one_file_changed_writes_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        write(&g, "a.txt", "a\n");
+        write(&g, "b.txt", "b\n");
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("a.txt", "A\n"), edit("b.txt", "B\n")], true)))
+            .unwrap();
+        write(&g, "b.txt", "b changed\n");
+        assert_eq!(
+            g.commit(&run_id(&o), false).unwrap_err().code,
+            ErrorCode::FileChanged
+        );
+        assert_eq!(read(&g, "a.txt"), "a\n");
+        assert_eq!(read(&g, "b.txt"), "b changed\n");
+    }
+
+    #[test]
+    fn a_gated_edit_waits_and_a_decision_releases_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "old\n");
+        let rt = rt();
+        let o = rt
+            .block_on(g.submit(req(vec![edit("a.txt", "new\n")], false)))
+            .unwrap();
+        let id = run_id(&o);
+        assert!(matches!(o, Outcome::Pending(_)));
+        assert_eq!(g.pending(), vec![id.clone()]);
+        // Nobody decides: the wait times out as pending.
+        assert!(matches!(
+            rt.block_on(g.wait(&id, Duration::from_millis(20))),
+            Outcome::Pending(_)
+        ));
+        let g2 = g.clone();
+        let id2 = id.clone();
+        let waiter = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .unwrap()
+                .block_on(g2.wait(&id2, Duration::from_secs(10)))
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        g.decide(&id, Decision::Reject("use the helper instead".into()))
+            .unwrap();
+        match waiter.join().unwrap() {
+            Outcome::Rejected(s) => assert_eq!(s.review.unwrap().note, "use the helper instead"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(read(&g, "a.txt"), "old\n");
+    }
+
+    #[test]
+    fn a_stale_review_is_rebased_and_must_be_decided_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        let lines: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        write(&g, "a.txt", &lines);
+        let proposed = lines.replace("line 25\n", "line twenty-five\n");
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("a.txt", &proposed)], false)))
+            .unwrap();
+        let id = run_id(&o);
+        // Someone else edits another part of the file meanwhile.
+        let theirs = lines.replace("line 2\n", "line two\n");
+        write(&g, "a.txt", &theirs);
+        let mut rx = g.subscribe();
+        let e = g.decide(&id, Decision::Accept).unwrap_err();
+        assert_eq!(e.code, ErrorCode::FileChanged);
+        assert!(e.message.contains("rebased"), "{}", e.message);
+        assert_eq!(rx.try_recv().unwrap(), Event::Updated(id.clone()));
+        assert_eq!(read(&g, "a.txt"), theirs);
+        assert_eq!(g.get(&id).unwrap().state, State::Pending);
+        g.decide(&id, Decision::Accept).unwrap();
+        assert_eq!(
+            read(&g, "a.txt"),
+            theirs.replace("line 25\n", "line twenty-five\n")
+        );
+    }
+
+    #[test]
+    fn reviewer_gone_answers_every_waiting_edit() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "old\n");
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("a.txt", "new\n")], false)))
+            .unwrap();
+        g.reviewer_gone();
+        match rt().block_on(g.wait(&run_id(&o), Duration::from_millis(10))) {
+            Outcome::Failed(_, e) => assert_eq!(e.code, ErrorCode::ReviewerGone),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn events_announce_new_and_decided_proposals() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "old\n");
+        let mut rx = g.subscribe();
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("a.txt", "new\n")], false)))
+            .unwrap();
+        let id = run_id(&o);
+        g.decide(&id, Decision::Accept).unwrap();
+        assert_eq!(rx.try_recv().unwrap(), Event::New(id.clone()));
+        assert_eq!(rx.try_recv().unwrap(), Event::Decided(id));
+    }
+}

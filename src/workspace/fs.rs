@@ -1,0 +1,259 @@
+//! Reading and writing files safely (DESIGN §7): a size cap on reads; writes through a temp
+//! file in the same directory that is fsynced and renamed over the target, keeping the
+//! target's mode, one writer per file at a time; parent directories created for new files;
+//! stray temp files from a crash cleaned up at start; content hashes for the hash guard.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use sha2::{Digest, Sha256};
+
+use super::paths::SafePath;
+use crate::error::{Error, ErrorCode, Result};
+
+/// The default cap on the size of a file patchgate reads or writes.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The marker in temp file names (`.NAME.patchgate-XXXXXXXX.tmp`).
+const TEMP_MARKER: &str = ".patchgate-";
+
+/// Map an I/O error on `path` to the error vocabulary.
+pub fn io_error(path: &str, what: &str, e: &std::io::Error) -> Error {
+    let code = match e.kind() {
+        std::io::ErrorKind::PermissionDenied => ErrorCode::PermissionError,
+        _ => ErrorCode::FsError,
+    };
+    Error::new(code, format!("cannot {what} `{path}`: {e}"))
+}
+
+/// The SHA-256 of `bytes`, hex.
+pub fn hash(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Read a file; `None` when it does not exist. Refuses files over `max_bytes`
+/// (`FILE_TOO_LARGE`).
+pub fn read(path: &SafePath, max_bytes: u64) -> Result<Option<Vec<u8>>> {
+    match std::fs::metadata(&path.abs) {
+        Ok(meta) if meta.len() > max_bytes => {
+            return Err(Error::new(
+                ErrorCode::FileTooLarge,
+                format!(
+                    "`{}` is {} bytes, over the {max_bytes}-byte limit (max_file_bytes in .patchgate.toml)",
+                    path.rel,
+                    meta.len()
+                ),
+            ));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error(&path.rel, "read", &e)),
+    }
+    match std::fs::read(&path.abs) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(&path.rel, "read", &e)),
+    }
+}
+
+/// The unix permission bits of an existing file.
+pub fn mode(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| m.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// A per-file lock: one writer per file at a time within this process.
+pub fn lock_for(path: &Path) -> Arc<Mutex<()>> {
+    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+    let mut locks = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    locks.entry(path.to_path_buf()).or_default().clone()
+}
+
+fn random_suffix() -> String {
+    let mut bytes = [0u8; 6];
+    if getrandom::getrandom(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        bytes.copy_from_slice(&nanos.to_le_bytes()[..6]);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Write `bytes` to `path` atomically: a temp file in the same directory, fsynced, given
+/// `mode` (or the existing file's mode), renamed over the target, and the directory fsynced.
+/// Parent directories are created. A crash at any moment leaves the old or the new file.
+pub fn write_atomic(path: &SafePath, bytes: &[u8], mode_hint: Option<u32>) -> Result<()> {
+    let lock = lock_for(&path.abs);
+    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+    write_atomic_locked(path, bytes, mode_hint)
+}
+
+/// [`write_atomic`] for a caller that already holds the file's lock.
+pub fn write_atomic_locked(path: &SafePath, bytes: &[u8], mode_hint: Option<u32>) -> Result<()> {
+    let dir = path.abs.parent().ok_or_else(|| {
+        Error::new(
+            ErrorCode::InvalidPath,
+            format!("`{}` has no directory", path.rel),
+        )
+    })?;
+    std::fs::create_dir_all(dir).map_err(|e| io_error(&path.rel, "create the directory of", &e))?;
+    let name = path
+        .abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}{TEMP_MARKER}{}.tmp", random_suffix()));
+    let mode = mode_hint.or_else(|| mode(&path.abs));
+    let result = (|| -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        #[cfg(unix)]
+        if let Some(mode) = mode {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&temp, &path.abs)?;
+        // The rename is durable once the directory is.
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&temp);
+        return Err(io_error(&path.rel, "write", &e));
+    }
+    Ok(())
+}
+
+/// Delete a file (a patch that removes it), under the file's lock.
+pub fn remove(path: &SafePath) -> Result<()> {
+    let lock = lock_for(&path.abs);
+    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+    match std::fs::remove_file(&path.abs) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_error(&path.rel, "delete", &e)),
+    }
+}
+
+/// Whether a file name is one of patchgate's temp files.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.contains(TEMP_MARKER) && name.ends_with(".tmp")
+}
+
+/// Remove temp files a crash left behind under `root` (skipping `.git`, dependency and build
+/// directories). Returns how many were removed.
+pub fn clean_stray_temps(root: &Path) -> usize {
+    const SKIP: &[&str] = &[
+        ".git",
+        "node_modules",
+        "target",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+    ];
+    let mut removed = 0;
+    let mut stack = vec![root.to_path_buf()];
+    let mut visited = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            visited += 1;
+            if visited > 200_000 {
+                return removed;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if !SKIP.contains(&name.as_str()) {
+                    stack.push(entry.path());
+                }
+            } else if kind.is_file()
+                && is_temp_name(&name)
+                && std::fs::remove_file(entry.path()).is_ok()
+            {
+                removed += 1;
+            }
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::paths::Root;
+
+    #[test]
+    fn atomic_write_creates_parents_and_keeps_the_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let p = root.resolve("a/b/c.sh").unwrap();
+        write_atomic(&p, b"#!/bin/sh\n", Some(0o755)).unwrap();
+        assert_eq!(std::fs::read(&p.abs).unwrap(), b"#!/bin/sh\n");
+        write_atomic(&p, b"#!/bin/sh\necho\n", None).unwrap();
+        assert_eq!(mode(&p.abs), Some(0o755));
+        let leftovers: Vec<_> = std::fs::read_dir(p.abs.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .filter(|e| is_temp_name(&e.file_name().to_string_lossy()))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn reads_over_the_cap_are_file_too_large() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let p = root.resolve("big.txt").unwrap();
+        std::fs::write(&p.abs, vec![b'x'; 2048]).unwrap();
+        assert_eq!(read(&p, 1024).unwrap_err().code, ErrorCode::FileTooLarge);
+        assert_eq!(read(&p, 4096).unwrap().unwrap().len(), 2048);
+        assert_eq!(read(&root.resolve("none.txt").unwrap(), 10).unwrap(), None);
+    }
+
+    #[test]
+    fn stray_temp_files_are_cleaned() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/.x.rs.patchgate-0011aa.tmp"), b"half").unwrap();
+        std::fs::write(dir.path().join("sub/x.rs"), b"whole").unwrap();
+        assert_eq!(clean_stray_temps(dir.path()), 1);
+        assert!(dir.path().join("sub/x.rs").exists());
+    }
+
+    #[test]
+    fn hash_is_sha256_hex() {
+        assert_eq!(hash(b"").len(), 64);
+        assert_ne!(hash(b"a"), hash(b"b"));
+    }
+}

@@ -1,0 +1,346 @@
+//! Paths under the root (DESIGN §7): every path an agent or a patch names is resolved once,
+//! here, into a [`SafePath`] inside the root — or refused with `INVALID_PATH`.
+//!
+//! Refused: `..` that escapes, absolute paths outside the root, symlinks (to files or
+//! directories) that lead out, `.git/`, devices, pipes, sockets and `/proc`-like trees, NUL
+//! bytes, the root itself and directories. Honest names such as `a..b.py` or `...` are fine.
+//! The caller never hands the raw path to the operating system: `..` is resolved lexically,
+//! then the deepest existing ancestor is canonicalised (following symlinks) and checked.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// A canonical root directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    canonical: PathBuf,
+}
+
+/// A path proved to be inside the root.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SafePath {
+    /// The absolute path to operate on (symlinks inside the root resolved).
+    pub abs: PathBuf,
+    /// The path relative to the root with `/` separators, for messages and rules.
+    pub rel: String,
+}
+
+fn invalid(path: &str, why: impl std::fmt::Display) -> Error {
+    let shown: String = path
+        .chars()
+        .take(200)
+        .map(|c| if c == '\0' { '␀' } else { c })
+        .collect();
+    Error::new(ErrorCode::InvalidPath, format!("`{shown}`: {why}"))
+}
+
+impl Root {
+    /// The root at `dir`, which must be an existing directory.
+    pub fn new(dir: &Path) -> Result<Root> {
+        let canonical = std::fs::canonicalize(dir).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidPath,
+                format!("the root {} cannot be used: {e}", dir.display()),
+            )
+        })?;
+        if !canonical.is_dir() {
+            return Err(Error::new(
+                ErrorCode::InvalidPath,
+                format!("the root {} is not a directory", dir.display()),
+            ));
+        }
+        Ok(Root { canonical })
+    }
+
+    /// The canonical root directory.
+    pub fn path(&self) -> &Path {
+        &self.canonical
+    }
+
+    /// Resolve a path as an agent or a patch wrote it (relative to the root, or absolute).
+    pub fn resolve(&self, user: &str) -> Result<SafePath> {
+        if user.trim().is_empty() {
+            return Err(invalid(user, "the path is empty"));
+        }
+        if user.contains('\0') {
+            return Err(invalid(user, "the path holds a NUL byte"));
+        }
+        // Windows separators are separators: `..\..\x` must not pass as a file name.
+        let normalized = user.replace('\\', "/");
+        let expanded = match normalized.strip_prefix("~/") {
+            Some(rest) => match std::env::var_os("HOME") {
+                Some(home) => PathBuf::from(home).join(rest),
+                None => return Err(invalid(user, "`~` cannot be expanded (HOME is not set)")),
+            },
+            None => PathBuf::from(&normalized),
+        };
+        let joined = if expanded.is_absolute() {
+            expanded
+        } else {
+            self.canonical.join(expanded)
+        };
+        // Resolve `.` and `..` lexically; a `..` above the filesystem root is refused.
+        let mut lexical = PathBuf::new();
+        for component in joined.components() {
+            match component {
+                Component::Prefix(p) => lexical.push(p.as_os_str()),
+                Component::RootDir => lexical.push(Component::RootDir.as_os_str()),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !lexical.pop() || lexical.as_os_str().is_empty() {
+                        return Err(invalid(user, "`..` leads above the filesystem root"));
+                    }
+                }
+                Component::Normal(n) => lexical.push(n),
+            }
+        }
+        // Follow symlinks in the part of the path that exists.
+        let mut existing = lexical.clone();
+        let mut rest: Vec<std::ffi::OsString> = Vec::new();
+        let canonical_prefix = loop {
+            match std::fs::canonicalize(&existing) {
+                Ok(c) => break c,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    // A dangling symlink is not a path to create through.
+                    if std::fs::symlink_metadata(&existing).is_ok() {
+                        return Err(invalid(user, "it is a symlink to nothing"));
+                    }
+                    match (
+                        existing.file_name().map(|n| n.to_os_string()),
+                        existing.parent(),
+                    ) {
+                        (Some(name), Some(parent)) => {
+                            rest.push(name);
+                            existing = parent.to_path_buf();
+                        }
+                        _ => return Err(invalid(user, "no part of the path exists")),
+                    }
+                }
+                Err(e) => return Err(invalid(user, format!("it cannot be resolved: {e}"))),
+            }
+        };
+        let mut abs = canonical_prefix;
+        for name in rest.into_iter().rev() {
+            abs.push(name);
+        }
+        let Ok(relative) = abs.strip_prefix(&self.canonical) else {
+            let why = if lexical.starts_with(&self.canonical) {
+                "it leads outside the root through a symlink"
+            } else {
+                "it is outside the root"
+            };
+            return Err(invalid(
+                user,
+                format!("{why} ({})", self.canonical.display()),
+            ));
+        };
+        let parts: Vec<String> = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.is_empty() {
+            return Err(invalid(user, "it names the root directory itself"));
+        }
+        if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
+            return Err(invalid(user, "`.git/` is off limits"));
+        }
+        for special in ["/proc", "/sys", "/dev"] {
+            if abs.starts_with(special) {
+                return Err(invalid(
+                    user,
+                    format!("`{special}` is not a place for files to edit"),
+                ));
+            }
+        }
+        if let Ok(meta) = std::fs::metadata(&abs) {
+            if meta.is_dir() {
+                return Err(invalid(user, "it is a directory"));
+            }
+            if !meta.is_file() {
+                return Err(invalid(
+                    user,
+                    "it is not a regular file (a device, pipe or socket)",
+                ));
+            }
+        }
+        Ok(SafePath {
+            abs,
+            rel: parts.join("/"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_resolve_under_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let p = root.resolve("src/new/file.rs").unwrap();
+        assert_eq!(p.rel, "src/new/file.rs");
+        assert!(p.abs.starts_with(root.path()));
+    }
+
+    #[test]
+    fn parent_components_inside_the_root_are_fine() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        assert_eq!(root.resolve("a/b/../c.txt").unwrap().rel, "a/c.txt");
+        assert_eq!(root.resolve("./x//y.txt").unwrap().rel, "x/y.txt");
+    }
+
+    /// A root with every kind of trap in it, and a secret outside.
+    #[cfg(unix)]
+    fn booby_trapped_root() -> (tempfile::TempDir, Root) {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(outside.join("deep")).unwrap();
+        std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+        std::fs::create_dir_all(root.join("sub/inner")).unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("real_dir")).unwrap();
+        std::fs::write(root.join("sub/inner/ok.txt"), "ok").unwrap();
+        symlink(&outside, root.join("link_out")).unwrap();
+        symlink(outside.join("secret.txt"), root.join("file_link_out")).unwrap();
+        symlink("../../outside", root.join("sub/link_up")).unwrap();
+        symlink(root.join("sub/inner"), root.join("link_in")).unwrap();
+        symlink(root.join("sub/inner/ok.txt"), root.join("file_link_in")).unwrap();
+        symlink(root.join("loop_a"), root.join("loop_b")).unwrap();
+        symlink(root.join("loop_b"), root.join("loop_a")).unwrap();
+        symlink(root.join("nothing_here"), root.join("dangling")).unwrap();
+        symlink("/dev/null", root.join("devnull_link")).unwrap();
+        let fifo = std::ffi::CString::new(root.join("fifo").to_string_lossy().as_bytes()).unwrap();
+        unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) };
+        let root = Root::new(&root).unwrap();
+        (dir, root)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn hostile_paths_are_refused() {
+        let (_dir, root) = booby_trapped_root();
+        let home_outside = "~/.ssh/id_rsa".to_string();
+        let abs_outside = root
+            .path()
+            .parent()
+            .unwrap()
+            .join("outside/secret.txt")
+            .to_string_lossy()
+            .into_owned();
+        let abs_root_escape = format!("{}/../outside/secret.txt", root.path().display());
+        let hostile: Vec<String> = vec![
+            "../outside/secret.txt".into(),
+            "../../etc/passwd".into(),
+            "sub/../../outside/secret.txt".into(),
+            "sub/inner/../../../x".into(),
+            "a/./../../x".into(),
+            "..".into(),
+            "../".into(),
+            ".".into(),
+            "./".into(),
+            "".into(),
+            "   ".into(),
+            "a\0b".into(),
+            "/etc/passwd".into(),
+            "/".into(),
+            "//etc//passwd".into(),
+            abs_outside,
+            abs_root_escape,
+            "..\\..\\etc\\passwd".into(),
+            "sub\\..\\..\\x".into(),
+            home_outside,
+            ".git/config".into(),
+            ".git".into(),
+            ".git/hooks/pre-commit".into(),
+            ".GIT/config".into(),
+            "sub/../.git/HEAD".into(),
+            "link_out/secret.txt".into(),
+            "link_out/new_file.txt".into(),
+            "link_out/deep/new/file.txt".into(),
+            "file_link_out".into(),
+            "sub/link_up/secret.txt".into(),
+            "loop_a".into(),
+            "loop_a/x".into(),
+            "dangling".into(),
+            "devnull_link".into(),
+            "fifo".into(),
+            "real_dir".into(),
+            "sub".into(),
+            "/proc/self/environ".into(),
+            "/dev/null".into(),
+            "/sys/kernel/notes".into(),
+        ];
+        assert!(hostile.len() >= 25);
+        for p in &hostile {
+            match root.resolve(p) {
+                Err(e) => assert_eq!(e.code, ErrorCode::InvalidPath, "{p:?}: {}", e.message),
+                Ok(ok) => panic!("{p:?} was accepted as {ok:?}"),
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn odd_but_legal_names_are_accepted() {
+        let (_dir, root) = booby_trapped_root();
+        let legal = [
+            ("a..b.py", "a..b.py"),
+            ("..hidden", "..hidden"),
+            ("...", "..."),
+            ("foo..", "foo.."),
+            ("-rf", "-rf"),
+            ("%2e%2e/x", "%2e%2e/x"),
+            ("~not_home", "~not_home"),
+            (
+                "dir with spaces/file name.txt",
+                "dir with spaces/file name.txt",
+            ),
+            ("ünïcödé/文件.txt", "ünïcödé/文件.txt"),
+            (".gitignore", ".gitignore"),
+            (".github/workflows/ci.yml", ".github/workflows/ci.yml"),
+            ("sub/.gitkeep", "sub/.gitkeep"),
+            ("a/b/c/d/e/new.txt", "a/b/c/d/e/new.txt"),
+            ("./sub/inner/ok.txt", "sub/inner/ok.txt"),
+            ("sub//inner///ok.txt", "sub/inner/ok.txt"),
+            ("link_in/ok.txt", "sub/inner/ok.txt"),
+            ("file_link_in", "sub/inner/ok.txt"),
+            ("link_in/new.txt", "sub/inner/new.txt"),
+        ];
+        for (p, rel) in legal {
+            let resolved = root
+                .resolve(p)
+                .unwrap_or_else(|e| panic!("{p:?}: {}", e.message));
+            assert_eq!(resolved.rel, rel, "{p:?}");
+        }
+        let abs = root.path().join("sub/inner/ok.txt");
+        assert_eq!(
+            root.resolve(&abs.to_string_lossy()).unwrap().rel,
+            "sub/inner/ok.txt"
+        );
+    }
+
+    #[test]
+    fn escaping_paths_are_invalid() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        for p in [
+            "../x",
+            "/etc/passwd",
+            "a/../../x",
+            "..\\..\\x",
+            ".git/config",
+            "",
+        ] {
+            assert_eq!(
+                root.resolve(p).unwrap_err().code,
+                ErrorCode::InvalidPath,
+                "{p}"
+            );
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Where patchgate keeps its own state: the decision journal and the discovery file of a
+//! running gate. `$PATCHGATE_STATE_DIR`, else the platform's state directory + `patchgate/`.
+
+use std::path::{Path, PathBuf};
+
+/// The state directory (not created).
+pub fn state_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("PATCHGATE_STATE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    #[cfg(windows)]
+    if let Some(local) = std::env::var_os("LOCALAPPDATA") {
+        return PathBuf::from(local).join("patchgate");
+    }
+    if let Some(xdg) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(xdg).join("patchgate");
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => PathBuf::from(home).join(".local/state/patchgate"),
+        None => std::env::temp_dir().join("patchgate-state"),
+    }
+}
+
+/// A short stable name for a root, for per-root files in the state directory.
+pub fn root_key(root: &Path) -> String {
+    let full = super::fs::hash(root.to_string_lossy().as_bytes());
+    let name: String = root
+        .file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .chars()
+                .filter(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+                .take(32)
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{name}-{}", &full[..12])
+}

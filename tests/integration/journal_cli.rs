@@ -1,0 +1,114 @@
+//! `patchgate log` and `patchgate undo` on a journal the gate's own code wrote.
+
+use std::path::Path;
+
+use patchgate::edit::text::Text;
+use patchgate::review::journal::Journal;
+use patchgate::review::proposal::{Decision, FileChange, Proposal};
+use patchgate::workspace::paths::Root;
+use patchgate::workspace::state::root_key;
+
+use crate::support::bin;
+
+/// Apply `after` to `rel` through a proposal, journaling it where the binary will look.
+fn applied(root: &Root, state: &Path, rel: &str, before: &[u8], after: &str) -> Proposal {
+    let journal = Journal::at(
+        state
+            .join("journal")
+            .join(format!("{}.jsonl", root_key(root.path()))),
+        root,
+    );
+    let path = root.resolve(rel).unwrap();
+    std::fs::write(&path.abs, before).unwrap();
+    let change = FileChange::new(
+        path,
+        Some(before.to_vec()),
+        Text::decode(before).unwrap(),
+        after.into(),
+        vec![],
+    );
+    let proposal = Proposal::new("fast_apply", Some("test-client".into()), vec![change]);
+    let (contents, review) = proposal.decided_contents(&Decision::Accept).unwrap();
+    let written = proposal.write(&contents, 1 << 20).unwrap();
+    journal
+        .record_applied(&proposal, Some(&review), &written)
+        .unwrap();
+    proposal
+}
+
+fn run(state: &Path, args: &[&str]) -> std::process::Output {
+    bin()
+        .args(args)
+        .env("PATCHGATE_STATE_DIR", state)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn log_lists_and_undo_restores_byte_for_byte_then_refuses_after_a_later_change() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = Root::new(work.path()).unwrap();
+    let root_arg = work.path().to_str().unwrap();
+    let before = b"\xEF\xBB\xBFfirst\r\nsecond\r\n";
+    let p1 = applied(&root, state.path(), "a.txt", before, "first\nSECOND\n");
+    let p2 = applied(&root, state.path(), "b.txt", b"x\n", "y\n");
+
+    let out = run(state.path(), &["log", "--root", root_arg]);
+    assert!(out.status.success());
+    let log = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        log.contains(&p1.run_id) && log.contains(&p2.run_id) && log.contains("applied"),
+        "{log}"
+    );
+
+    // Undo the latest (b.txt), then a.txt by run id.
+    let out = run(state.path(), &["undo", "--root", root_arg]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(work.path().join("b.txt")).unwrap(), b"x\n");
+    let out = run(state.path(), &["undo", &p1.run_id, "--root", root_arg]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(work.path().join("a.txt")).unwrap(),
+        before.to_vec()
+    );
+
+    // A run whose file changed afterwards is refused, and nothing is touched.
+    let p3 = applied(&root, state.path(), "c.txt", b"one\n", "two\n");
+    std::fs::write(work.path().join("c.txt"), "two\nthree\n").unwrap();
+    let out = run(state.path(), &["undo", &p3.run_id, "--root", root_arg]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.lines().last().unwrap().contains("FILE_CHANGED"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("c.txt")).unwrap(),
+        "two\nthree\n"
+    );
+
+    let out = run(state.path(), &["log", "--root", root_arg, "--json"]);
+    let actions: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["action"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        ["applied", "applied", "undone", "undone", "applied"]
+    );
+}

@@ -34,6 +34,97 @@ pub enum Command {
     ///
     /// Exit status: 0 restored; 1 refused (a file changed since, or no such run).
     Undo(UndoArgs),
+    /// Run the MCP server: over stdio for a client that spawns it, or as a headless gate over
+    /// HTTP (MCP at /mcp, the review API at /api).
+    ///
+    /// With --stdio, edits go to a running gate (`patchgate` or `serve --listen`) whose root
+    /// covers --root, found through the discovery file; with none running, the server applies
+    /// its own --policy (default dry-run: nothing is written until a run_id is committed).
+    Serve(ServeArgs),
+    /// Print the MCP client configuration for the running gate (HTTP URL and token), or for a
+    /// stdio server when no gate runs.
+    Config(ConfigArgs),
+}
+
+/// The write policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// A person decides every write.
+    Gate,
+    /// Apply at once and journal it.
+    Auto,
+    /// Never write; every edit waits for a commit by run_id.
+    #[value(name = "dry-run")]
+    DryRun,
+}
+
+impl From<PolicyArg> for crate::workspace::config::PolicyName {
+    fn from(p: PolicyArg) -> Self {
+        use crate::workspace::config::PolicyName;
+        match p {
+            PolicyArg::Gate => PolicyName::Gate,
+            PolicyArg::Auto => PolicyName::Auto,
+            PolicyArg::DryRun => PolicyName::DryRun,
+        }
+    }
+}
+
+/// `patchgate serve (--stdio | --listen ADDR) [--root DIR] [--policy P] [--token T]`
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "listen"])))]
+pub struct ServeArgs {
+    /// Serve one client over standard input and output.
+    #[arg(long)]
+    pub stdio: bool,
+    /// Listen for MCP and review-API clients over HTTP (e.g. 127.0.0.1:8787; port 0 picks a
+    /// free port, written to the discovery file).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// The project root every path resolves under.
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// The write policy (default: `.patchgate.toml`'s, else dry-run for --stdio and gate for
+    /// --listen).
+    #[arg(long, value_enum)]
+    pub policy: Option<PolicyArg>,
+    /// The bearer token HTTP clients must send (default: a random one per start).
+    #[arg(long, env = "PATCHGATE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Seconds a tool call waits for a person before answering `pending` (default:
+    /// `.patchgate.toml`'s review_timeout_s, else 600).
+    #[arg(long, value_name = "SECS")]
+    pub review_timeout: Option<u64>,
+    /// Another host name to answer to besides the loopback ones (when listening on a
+    /// non-loopback address); repeatable.
+    #[arg(long, value_name = "HOST")]
+    pub allow_host: Vec<String>,
+}
+
+/// The MCP clients `config` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClientArg {
+    /// Claude Code: a `claude mcp add` command.
+    Claude,
+    /// Codex CLI: a `~/.codex/config.toml` table.
+    Codex,
+    /// Cursor: `.cursor/mcp.json`.
+    Cursor,
+    /// VS Code: `.vscode/mcp.json`.
+    Vscode,
+}
+
+/// `patchgate config (claude|codex|cursor|vscode) [--stdio] [--root DIR]`
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// The client.
+    #[arg(value_enum)]
+    pub client: ClientArg,
+    /// Configure a stdio server even when a gate is running.
+    #[arg(long)]
+    pub stdio: bool,
+    /// The project root for a stdio server (default: the current directory).
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
 }
 
 /// `patchgate log [--root DIR] [--json]`

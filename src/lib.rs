@@ -10,5 +10,6 @@ pub mod edit;
 pub mod error;
 pub mod eval;
 pub mod log;
+pub mod mcp;
 pub mod review;
 pub mod workspace;

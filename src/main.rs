@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use patchgate::cli::{Cli, Command, EvalArgs, LogArgs, MergeArgs, UndoArgs};
+use patchgate::cli::{
+    Cli, ClientArg, Command, ConfigArgs, EvalArgs, LogArgs, MergeArgs, ServeArgs, UndoArgs,
+};
 use patchgate::diff::unified_diff;
 use patchgate::edit::{self, Format, text::Text};
 use patchgate::review::fallback::{Fallback, merge_lazy};
@@ -23,6 +25,8 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval(args),
         Command::Log(args) => log(args),
         Command::Undo(args) => undo(args),
+        Command::Serve(args) => serve(args),
+        Command::Config(args) => config(args),
     };
     match result {
         Ok(code) => code,
@@ -224,4 +228,191 @@ fn undo(args: UndoArgs) -> Result<ExitCode> {
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// A listen address: `HOST:PORT`, or a bare port on loopback.
+fn listen_addr(s: &str) -> Result<std::net::SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let spec = if s.chars().all(|c| c.is_ascii_digit()) {
+        format!("127.0.0.1:{s}")
+    } else {
+        s.to_string()
+    };
+    spec.to_socket_addrs()
+        .with_context(|| format!("cannot use `{s}` as a listen address (HOST:PORT)"))?
+        .next()
+        .with_context(|| format!("`{s}` resolves to no address"))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Wait for Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn serve(args: ServeArgs) -> Result<ExitCode> {
+    use patchgate::mcp::{discovery::Discovery, http, server::McpServer, service};
+    use patchgate::workspace::config::PolicyName;
+
+    patchgate::log::init();
+    let root = std::fs::canonicalize(&args.root)
+        .with_context(|| format!("cannot use {} as the root", args.root.display()))?;
+    let default = if args.stdio {
+        PolicyName::DryRun
+    } else {
+        PolicyName::Gate
+    };
+    let rt = runtime()?;
+    let _guard = rt.enter();
+    let (gate, review_timeout) = patchgate::review::open_gate(
+        &root,
+        args.policy.map(Into::into),
+        default,
+        args.review_timeout,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if args.stdio {
+        tracing::info!(
+            "serve --stdio: root {} policy {}",
+            root.display(),
+            gate.policy().default.as_str()
+        );
+        let dispatcher =
+            service::Dispatcher::new(gate, review_timeout, service::Reviewers::None, Some(root));
+        rt.block_on(McpServer::new(dispatcher).serve_stdio())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let addr = listen_addr(args.listen.as_deref().unwrap_or("127.0.0.1:8787"))?;
+    let token = args
+        .token
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(http::random_token);
+    let max_body = usize::try_from(gate.workspace().config.max_file_bytes)
+        .unwrap_or(usize::MAX / 4)
+        .saturating_mul(2)
+        .saturating_add(1 << 20);
+    let policy = gate.policy().default;
+    let dispatcher = service::Dispatcher::new(
+        gate.clone(),
+        review_timeout,
+        service::Reviewers::Attachable,
+        None,
+    );
+    let opts = http::HttpOptions {
+        addr,
+        token: token.clone(),
+        extra_hosts: args.allow_host,
+        max_body,
+        session_keep_alive: (review_timeout * 3).max(std::time::Duration::from_secs(3600)),
+    };
+    rt.block_on(async move {
+        let running = http::start(dispatcher, opts).await?;
+        let discovery = Discovery {
+            url: running.url.clone(),
+            mcp_url: running.mcp_url(),
+            token,
+            pid: std::process::id(),
+            root: root.clone(),
+        };
+        let file = discovery
+            .write()
+            .context("cannot write the discovery file")?;
+        tracing::info!("listening on {} (root {})", running.url, root.display());
+        eprintln!(
+            "patchgate: gate for {} listening on {} (policy {}); MCP endpoint {}\n\
+             patchgate: bearer token and address in {}; Ctrl-C stops",
+            root.display(),
+            running.url,
+            policy.as_str(),
+            running.mcp_url(),
+            file.display()
+        );
+        shutdown_signal().await;
+        if !gate.pending().is_empty() {
+            // Waiting agents hear REVIEWER_GONE before the connections close.
+            gate.reviewer_gone();
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+        Discovery::remove_own();
+        running.shutdown().await;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn config(args: ConfigArgs) -> Result<ExitCode> {
+    use patchgate::mcp::clients::{ClientKind, Connection, snippet};
+    use patchgate::mcp::discovery::Discovery;
+
+    let kind = match args.client {
+        ClientArg::Claude => ClientKind::Claude,
+        ClientArg::Codex => ClientKind::Codex,
+        ClientArg::Cursor => ClientKind::Cursor,
+        ClientArg::Vscode => ClientKind::Vscode,
+    };
+    let root = std::fs::canonicalize(&args.root)
+        .with_context(|| format!("cannot use {} as the root", args.root.display()))?;
+    let review_timeout = Config::load(&root)
+        .map(|c| c.review_timeout_s)
+        .unwrap_or(600);
+    let live = if args.stdio { None } else { Discovery::live() };
+    let out = match &live {
+        Some(d) => {
+            eprintln!(
+                "patchgate: the gate for {} at {} (its token changes at each start unless fixed with --token or PATCHGATE_TOKEN)",
+                d.root.display(),
+                d.url
+            );
+            snippet(
+                kind,
+                &Connection::Http {
+                    url: &d.mcp_url,
+                    token: &d.token,
+                },
+                review_timeout,
+            )
+        }
+        None => {
+            if !args.stdio {
+                eprintln!(
+                    "patchgate: no gate is running; this stdio server forwards to one when it runs, else keeps edits as dry-runs"
+                );
+            }
+            let exe = std::env::current_exe().context("cannot find the patchgate binary")?;
+            snippet(
+                kind,
+                &Connection::Stdio {
+                    exe: &exe,
+                    root: &root,
+                },
+                review_timeout,
+            )
+        }
+    };
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
 }

@@ -30,6 +30,14 @@ pub enum EditOp {
     Udiff(String),
     /// The complete new content.
     Write(String),
+    /// The complete content of a file that must not exist yet; an existing file gets
+    /// `INVALID_INPUT` with `refusal` (wcgw's low-percentage text that holds no blocks).
+    WriteIfMissing {
+        /// The content.
+        content: String,
+        /// The message when the file exists.
+        refusal: String,
+    },
     /// One file of a parsed patch (hunks, and whether it adds or deletes the file).
     Patch(FilePatch),
 }
@@ -101,6 +109,17 @@ impl ProposedEdit {
                 false,
                 None,
             ),
+            EditOp::WriteIfMissing { content, refusal } => {
+                if before.is_some() {
+                    return Err(Error::invalid_input(refusal.clone()));
+                }
+                (
+                    crate::edit::text::normalize_newlines(content).into_owned(),
+                    Vec::new(),
+                    false,
+                    None,
+                )
+            }
             EditOp::Patch(fp) => return compute_patch(&self.path, ws, fp),
         };
         let text = if before.is_some() {

@@ -430,6 +430,22 @@ impl Proposal {
         Ok(done)
     }
 
+    /// The proposal with each file's new content replaced by `contents` (`None`: deleted), as
+    /// [`Proposal::decided_contents`] gives them: what a partial or edited acceptance wrote.
+    pub fn with_contents(&self, contents: &[Option<String>]) -> Proposal {
+        let mut p = self.clone();
+        for (f, c) in p.files.iter_mut().zip(contents) {
+            let (new, delete) = match c {
+                Some(c) => (c.clone(), false),
+                None => (String::new(), true),
+            };
+            f.diff = crate::diff::FileDiff::compute(&f.old, &new, CONTEXT);
+            f.new = new;
+            f.delete = delete;
+        }
+        p
+    }
+
     /// The proposal rebased on the files' current content with a three-way merge, when every
     /// changed file merges cleanly (the result must be decided again); `None` otherwise.
     pub fn rebased(&self, max_bytes: u64) -> Option<Proposal> {

@@ -139,6 +139,7 @@ struct Inner {
     journal: Journal,
     fallback: Option<Fallback>,
     slots: Mutex<Slots>,
+    locks: Mutex<HashMap<std::path::PathBuf, Arc<tokio::sync::Mutex<()>>>>,
     events: broadcast::Sender<Event>,
 }
 
@@ -172,6 +173,7 @@ impl Gate {
                 journal,
                 fallback,
                 slots: Mutex::new(Slots::default()),
+                locks: Mutex::new(HashMap::new()),
                 events,
             }),
         }
@@ -241,17 +243,68 @@ impl Gate {
         }
     }
 
-    /// Compute an edit request and act on it as the policy says.
+    /// The lock of each file, in a fixed order (so two requests never wait on each other).
+    fn file_locks(&self, edits: &[ProposedEdit]) -> Vec<Arc<tokio::sync::Mutex<()>>> {
+        let mut paths: Vec<std::path::PathBuf> = edits
+            .iter()
+            .filter_map(|e| self.inner.ws.root.resolve(&e.path).ok())
+            .map(|p| p.abs)
+            .collect();
+        paths.sort();
+        paths.dedup();
+        let mut locks = self.inner.locks.lock().unwrap_or_else(|e| e.into_inner());
+        // Forget the locks nobody holds or waits on.
+        locks.retain(|_, l| Arc::strong_count(l) > 1);
+        paths
+            .into_iter()
+            .map(|p| locks.entry(p).or_default().clone())
+            .collect()
+    }
+
+    /// Compute an edit request and act on it as the policy says. Requests that touch the
+    /// same file are computed one after the other, and under `auto` each is written before
+    /// the next is computed, so concurrent agents never lose each other's edits.
     pub async fn submit(&self, req: Request) -> Result<Outcome> {
         if req.edits.is_empty() {
             return Err(Error::invalid_input("the request holds no edit"));
         }
-        let mut files = Vec::with_capacity(req.edits.len());
+        // Paths and deny rules first: a denied file is refused before it is even read.
+        let mut rels = Vec::with_capacity(req.edits.len());
         for edit in &req.edits {
-            files.push(
-                edit.compute(&self.inner.ws, self.inner.fallback.as_ref())
-                    .await?,
-            );
+            rels.push(self.inner.ws.root.resolve(&edit.path)?.rel);
+        }
+        self.inner
+            .policy
+            .action_for_all(rels.iter().map(String::as_str))?;
+        let locks = self.file_locks(&req.edits);
+        let mut _guards = Vec::with_capacity(locks.len());
+        for l in &locks {
+            _guards.push(l.lock().await);
+        }
+        let mut files = Vec::with_capacity(req.edits.len());
+        let many = req.edits.len() > 1;
+        for (i, edit) in req.edits.iter().enumerate() {
+            let change = edit
+                .compute(&self.inner.ws, self.inner.fallback.as_ref())
+                .await
+                .map_err(|e| {
+                    if many {
+                        // Name the failing file of a batch; nothing is written.
+                        Error::new(
+                            e.code,
+                            format!(
+                                "edit {} of {} (`{}`) failed, so no file was written: {}",
+                                i + 1,
+                                req.edits.len(),
+                                edit.path,
+                                e.message
+                            ),
+                        )
+                    } else {
+                        e
+                    }
+                })?;
+            files.push(change);
         }
         let mut seen = std::collections::HashSet::new();
         if let Some(dup) = files.iter().find(|f| !seen.insert(f.path.abs.clone())) {
@@ -259,6 +312,20 @@ impl Gate {
                 "`{}` is edited twice in one request; combine the edits",
                 dup.path.rel
             )));
+        }
+        if files
+            .iter()
+            .all(|f| f.before.is_some() && !f.delete && f.old == f.new && f.mode.is_none())
+        {
+            let names: Vec<&str> = files.iter().map(|f| f.path.rel.as_str()).collect();
+            return Err(Error::new(
+                ErrorCode::ApplyNoop,
+                format!(
+                    "the edit changes nothing: {} already hold{} this content",
+                    names.join(", "),
+                    if names.len() == 1 { "s" } else { "" }
+                ),
+            ));
         }
         let action = self
             .inner
@@ -277,12 +344,13 @@ impl Gate {
         self.insert(proposal);
         self.emit(Event::New(run_id.clone()));
         match action {
-            Action::Auto => self.decide(&run_id, Decision::Accept),
-            _ => Ok(self.outcome_now(&run_id)),
+            Action::Auto => self.decide_inner(&run_id, Decision::Accept, None, false),
+            _ => Ok(self.status(&run_id)),
         }
     }
 
-    fn outcome_now(&self, run_id: &str) -> Outcome {
+    /// Where a run stands now, as the waiting agent would hear it.
+    pub fn status(&self, run_id: &str) -> Outcome {
         let slots = self.slots();
         match slots.map.get(run_id) {
             None => Outcome::Failed(None, not_found(run_id)),
@@ -314,7 +382,7 @@ impl Gate {
             }
             match tokio::time::timeout_at(deadline, rx.changed()).await {
                 Ok(Ok(())) => continue,
-                Ok(Err(_)) | Err(_) => return self.outcome_now(run_id),
+                Ok(Err(_)) | Err(_) => return self.status(run_id),
             }
         }
     }
@@ -347,6 +415,28 @@ impl Gate {
     /// the waiting agent receives. A file that changed since is `FILE_CHANGED`: when the
     /// proposal rebases cleanly on the new content it stays pending (decide again).
     pub fn decide(&self, run_id: &str, decision: Decision) -> Result<Outcome> {
+        self.decide_with_note(run_id, decision, None)
+    }
+
+    /// [`Gate::decide`] with the reviewer's note for the agent (on an acceptance too: "kept
+    /// the first hunk only, the second broke the build").
+    pub fn decide_with_note(
+        &self,
+        run_id: &str,
+        decision: Decision,
+        note: Option<&str>,
+    ) -> Result<Outcome> {
+        self.decide_inner(run_id, decision, note, true)
+    }
+
+    /// Decide; `by_person` false when the policy applies it (no review record then).
+    fn decide_inner(
+        &self,
+        run_id: &str,
+        decision: Decision,
+        note: Option<&str>,
+        by_person: bool,
+    ) -> Result<Outcome> {
         let proposal = {
             let slots = self.slots();
             let slot = slots.map.get(run_id).ok_or_else(|| not_found(run_id))?;
@@ -368,17 +458,19 @@ impl Gate {
             }
             slot.proposal.clone()
         };
-        let (contents, review) = proposal.decided_contents(&decision)?;
+        let (contents, mut review) = proposal.decided_contents(&decision)?;
+        if let Some(note) = note.filter(|n| !n.trim().is_empty())
+            && review.note.is_empty()
+        {
+            review.note = note.trim().to_string();
+        }
         if let Decision::Reject(_) = decision {
             let _ = self.inner.journal.record_rejected(&proposal, &review);
             return Ok(self.settle(run_id, State::Rejected, Some(review), Outcome::Rejected));
         }
         match proposal.write(&contents, self.max_bytes()) {
             Ok(written) => {
-                let person = proposal.state == State::Pending
-                    || review.edited_by_reviewer
-                    || review.hunks_accepted != review.hunks_total;
-                let journal_review = person.then_some(&review);
+                let journal_review = by_person.then_some(&review);
                 if let Err(e) =
                     self.inner
                         .journal
@@ -386,7 +478,19 @@ impl Gate {
                 {
                     tracing::warn!("journal: {e}");
                 }
-                Ok(self.settle(run_id, State::Applied, Some(review), Outcome::Applied))
+                if review.edited_by_reviewer || review.hunks_accepted != review.hunks_total {
+                    // Show the agent (and the queue) what was written, not what was proposed.
+                    let mut slots = self.slots();
+                    if let Some(slot) = slots.map.get_mut(run_id) {
+                        slot.proposal = slot.proposal.with_contents(&contents);
+                    }
+                }
+                Ok(self.settle(
+                    run_id,
+                    State::Applied,
+                    by_person.then_some(review),
+                    Outcome::Applied,
+                ))
             }
             Err(e) if e.code == ErrorCode::FileChanged => {
                 if let Some(rebased) = proposal.rebased(self.max_bytes()) {
@@ -467,27 +571,32 @@ impl Gate {
                 }
             }
             self.emit(Event::Updated(run_id.to_string()));
-            return Ok(self.outcome_now(run_id));
+            return Ok(self.status(run_id));
         }
-        self.decide(run_id, Decision::Accept)
+        self.decide_inner(run_id, Decision::Accept, None, by_person)
     }
 
     /// The agent gave up waiting (a cancelled request): withdraw its pending review.
     pub fn withdraw(&self, run_id: &str) {
+        let e = Error::new(
+            ErrorCode::ReviewTimeout,
+            format!("run {run_id} was withdrawn by the client"),
+        );
+        self.close_pending(run_id, State::Expired, e);
+    }
+
+    /// Close a pending review without a decision: `state` and the error the agent gets.
+    /// Returns whether it was pending.
+    pub fn close_pending(&self, run_id: &str, state: State, e: Error) -> bool {
         let open = self
             .slots()
             .map
             .get(run_id)
             .is_some_and(|s| s.proposal.state == State::Pending);
         if open {
-            let e = Error::new(
-                ErrorCode::ReviewTimeout,
-                format!("run {run_id} was withdrawn by the client"),
-            );
-            self.settle(run_id, State::Expired, None, |s| {
-                Outcome::Failed(Some(s), e)
-            });
+            self.settle(run_id, state, None, |s| Outcome::Failed(Some(s), e));
         }
+        open
     }
 
     /// The reviewer left: every pending review fails with `REVIEWER_GONE`.

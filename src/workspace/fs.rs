@@ -22,7 +22,9 @@ const TEMP_MARKER: &str = ".patchgate-";
 /// Map an I/O error on `path` to the error vocabulary.
 pub fn io_error(path: &str, what: &str, e: &std::io::Error) -> Error {
     let code = match e.kind() {
-        std::io::ErrorKind::PermissionDenied => ErrorCode::PermissionError,
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+            ErrorCode::PermissionError
+        }
         _ => ErrorCode::FsError,
     };
     Error::new(code, format!("cannot {what} `{path}`: {e}"))

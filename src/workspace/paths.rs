@@ -117,7 +117,14 @@ impl Root {
                         _ => return Err(invalid(user, "no part of the path exists")),
                     }
                 }
-                Err(e) => return Err(invalid(user, format!("it cannot be resolved: {e}"))),
+                // A symlink loop is a trap; other failures are the filesystem's (a file used
+                // as a directory, a name too long, no permission).
+                Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                    return Err(invalid(user, format!("it cannot be resolved: {e}")));
+                }
+                Err(e) => {
+                    return Err(super::fs::io_error(&normalized, "resolve the path", &e));
+                }
             }
         };
         let mut abs = canonical_prefix;

@@ -6,4 +6,6 @@ mod corpus;
 mod crash;
 mod journal_cli;
 mod lazy_fallback;
+mod mcp;
+mod mcp_python;
 mod support;

@@ -1,0 +1,137 @@
+//! The discovery file `reviewer.json` = `{url, mcp_url, token, pid, root}` (DESIGN §1): every
+//! gate that listens writes it (mode 0600) to the state directory once it accepts
+//! connections and removes it on exit; `serve --stdio` reads it to find a live gate. A file
+//! whose pid is dead is stale and ignored.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::workspace::state::state_dir;
+
+/// The discovery file's name in the state directory.
+pub const FILE_NAME: &str = "reviewer.json";
+
+/// A running gate, as its discovery file describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Discovery {
+    /// The base URL (`http://127.0.0.1:PORT`) of the review API.
+    pub url: String,
+    /// The MCP endpoint.
+    pub mcp_url: String,
+    /// The bearer token.
+    pub token: String,
+    /// The gate's process id.
+    pub pid: u32,
+    /// The gate's root directory.
+    pub root: PathBuf,
+}
+
+/// Where the discovery file lives.
+pub fn path() -> PathBuf {
+    state_dir().join(FILE_NAME)
+}
+
+/// Whether process `pid` is alive.
+pub fn pid_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        if pid <= 0 {
+            return false;
+        }
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+impl Discovery {
+    /// Write the file (mode 0600), replacing any other gate's.
+    pub fn write(&self) -> std::io::Result<PathBuf> {
+        let p = path();
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        let tmp = p.with_extension(format!("json.{}.tmp", std::process::id()));
+        {
+            use std::io::Write;
+            let mut opts = std::fs::OpenOptions::new();
+            opts.write(true).create(true).truncate(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                opts.mode(0o600);
+            }
+            let mut f = opts.open(&tmp)?;
+            f.write_all(&json)?;
+            f.sync_all()?;
+        }
+        std::fs::rename(&tmp, &p)?;
+        Ok(p)
+    }
+
+    /// Remove the file if it is still this process's.
+    pub fn remove_own() {
+        let p = path();
+        if let Some(d) = read_file(&p)
+            && d.pid == std::process::id()
+        {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+
+    /// The live gate, if the file names one whose process runs.
+    pub fn live() -> Option<Discovery> {
+        read_file(&path()).filter(|d| d.pid != std::process::id() && pid_alive(d.pid))
+    }
+
+    /// Whether `dir` is this gate's root or lies under it.
+    pub fn covers(&self, dir: &Path) -> bool {
+        let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        dir.starts_with(&root)
+    }
+}
+
+fn read_file(p: &Path) -> Option<Discovery> {
+    let bytes = std::fs::read(p).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dead_pids_are_not_alive() {
+        assert!(pid_alive(std::process::id()));
+        // Beyond the kernel's pid range.
+        assert!(!pid_alive(u32::MAX - 1));
+        assert!(!pid_alive(0));
+    }
+
+    #[test]
+    fn covers_the_root_and_below_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        let d = Discovery {
+            url: String::new(),
+            mcp_url: String::new(),
+            token: String::new(),
+            pid: 1,
+            root: dir.path().join("a"),
+        };
+        assert!(d.covers(&dir.path().join("a")));
+        assert!(d.covers(&dir.path().join("a/b")));
+        assert!(!d.covers(dir.path()));
+    }
+}

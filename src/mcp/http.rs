@@ -1,0 +1,607 @@
+//! The HTTP side of a gate (DESIGN §1, §7): the MCP Streamable-HTTP endpoint at `/mcp` and the
+//! review API under `/api`, behind one guard: the `Host` and `Origin` headers must be loopback
+//! (or an allowed host) — DNS-rebinding protection — and every request carries the bearer
+//! token. Bodies are size-capped. The review API is what TUIs, scripts and forwarding stdio
+//! servers use; nothing bypasses the gate.
+//!
+//! | route | what |
+//! | --- | --- |
+//! | `GET /api/info` | root, policy, review timeout, version |
+//! | `GET /api/reviews` | every proposal the gate remembers (JSON list) |
+//! | `GET /api/reviews/{run_id}` | one proposal |
+//! | `GET /api/events` | SSE: `new`, `updated`, `decided` with the proposal |
+//! | `POST /api/reviews/{run_id}/decision` | `{decision: accept\|reject, hunks?, content?, note?}` |
+//! | `POST /api/reviews/{run_id}/commit` | a person commits a dry-run |
+//! | `POST /api/reviews/{run_id}/wait` | `{timeout_s}`: wait for a decision (envelope) |
+//! | `POST /api/reviews/{run_id}/withdraw` | the agent gave up waiting |
+//! | `POST /api/tools/{tool}` | `{arguments, client}`: start a tool call (envelope, no wait) |
+//! | `POST /api/undo` | `{run_id?}`: revert an applied edit |
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::BroadcastStream;
+use tokio_util::sync::CancellationToken;
+
+use super::args::ToolName;
+use super::server::McpServer;
+use super::service::{Dispatcher, MAX_AWAIT};
+use crate::error::{Error, ErrorCode};
+use crate::review::proposal::Decision;
+use crate::review::queue::{Event, Gate, Outcome};
+
+/// How a listening gate is set up.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Where to listen (port 0: any free port).
+    pub addr: SocketAddr,
+    /// The bearer token every request must carry.
+    pub token: String,
+    /// Host names accepted besides the loopback ones (for a non-loopback bind).
+    pub extra_hosts: Vec<String>,
+    /// The largest request body.
+    pub max_body: usize,
+    /// How long an idle MCP session is kept.
+    pub session_keep_alive: Duration,
+}
+
+/// A gate's HTTP server, running.
+pub struct Running {
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// The base URL (`http://127.0.0.1:PORT`).
+    pub url: String,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// The MCP endpoint.
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.url)
+    }
+
+    /// Stop accepting, end the sessions, and wait for the server task.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.task).await;
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    dispatcher: Dispatcher,
+    token: Arc<str>,
+    hosts: Arc<Vec<String>>,
+    reviewers: Arc<AtomicUsize>,
+    info: Arc<Value>,
+}
+
+/// The loopback host names.
+const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// A fresh random token (32 hex characters).
+pub fn random_token() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::getrandom(&mut bytes).is_err() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        bytes = t.to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The host part of a `Host` header or an origin's authority (`[::1]:8080` → `::1`).
+fn host_part(authority: &str) -> &str {
+    let a = authority.trim();
+    if let Some(rest) = a.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("");
+    }
+    match a.rsplit_once(':') {
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => a,
+    }
+}
+
+fn eq_constant_time(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn refuse(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"code": status.as_u16(), "message": message})),
+    )
+        .into_response()
+}
+
+/// The guard in front of every route: Host, Origin, then the bearer token.
+async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let headers = req.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(host_part)
+        .map(str::to_ascii_lowercase);
+    let allowed = |h: &str| st.hosts.iter().any(|a| a.eq_ignore_ascii_case(h));
+    match host {
+        Some(h) if allowed(&h) => {}
+        _ => {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "the Host header is not one this server answers to",
+            );
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let ok = origin
+            .to_str()
+            .ok()
+            .and_then(|o| o.split_once("://"))
+            .filter(|(scheme, _)| *scheme == "http" || *scheme == "https")
+            .map(|(_, rest)| host_part(rest.split('/').next().unwrap_or("")).to_ascii_lowercase())
+            .is_some_and(|h| allowed(&h));
+        if !ok {
+            return refuse(StatusCode::FORBIDDEN, "cross-origin requests are refused");
+        }
+    }
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    match presented {
+        Some(t) if eq_constant_time(t.as_bytes(), st.token.as_bytes()) => {
+            let delete = req.method() == axum::http::Method::DELETE;
+            let mut resp = next.run(req).await;
+            // A closed MCP session: rmcp answers 202, clients expect 200 or 204.
+            if delete && resp.status() == StatusCode::ACCEPTED {
+                *resp.status_mut() = StatusCode::NO_CONTENT;
+                *resp.body_mut() = axum::body::Body::empty();
+            }
+            resp
+        }
+        _ => {
+            let mut r = refuse(
+                StatusCode::UNAUTHORIZED,
+                "a bearer token is required (Authorization: Bearer TOKEN; see reviewer.json in the state directory)",
+            );
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"patchgate\""),
+            );
+            r
+        }
+    }
+}
+
+fn api_error(e: &Error) -> Response {
+    let status = match e.code {
+        ErrorCode::InvalidInput => StatusCode::BAD_REQUEST,
+        ErrorCode::RunNotFound => StatusCode::NOT_FOUND,
+        ErrorCode::RunAlreadyUsed | ErrorCode::RunExpired | ErrorCode::FileChanged => {
+            StatusCode::CONFLICT
+        }
+        _ => StatusCode::UNPROCESSABLE_ENTITY,
+    };
+    (status, Json(e.to_json())).into_response()
+}
+
+/// A body that could not be read as JSON (too large: 413; malformed: 400 or 422).
+fn rejection(e: &axum::extract::rejection::JsonRejection) -> Response {
+    let code = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        "FILE_TOO_LARGE"
+    } else {
+        "INVALID_INPUT"
+    };
+    (
+        e.status(),
+        Json(json!({"code": code, "message": e.body_text()})),
+    )
+        .into_response()
+}
+
+fn outcome_response(o: &Outcome) -> Response {
+    Json(super::envelope::Envelope::from_outcome(o, &[], false).to_value()).into_response()
+}
+
+async fn get_info(State(st): State<AppState>) -> Json<Value> {
+    Json(st.info.as_ref().clone())
+}
+
+async fn reviews(State(st): State<AppState>) -> Json<Value> {
+    Json(json!(st.dispatcher.gate().list()))
+}
+
+async fn review(State(st): State<AppState>, Path(run_id): Path<String>) -> Response {
+    let gate = st.dispatcher.gate();
+    gate.sweep();
+    match gate.get(&run_id) {
+        Some(p) => Json(json!(crate::review::queue::Summary::of(&p))).into_response(),
+        None => api_error(&Error::new(
+            ErrorCode::RunNotFound,
+            format!("no review with run id `{run_id}`"),
+        )),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionBody {
+    decision: String,
+    #[serde(default)]
+    hunks: Option<Vec<usize>>,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+/// The decision a body asks for.
+fn decision_of(body: DecisionBody) -> Result<(Decision, Option<String>), Error> {
+    match body.decision.as_str() {
+        "accept" => {
+            let d = match (body.hunks, body.content) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::invalid_input("give `hunks` or `content`, not both"));
+                }
+                (Some(h), None) => Decision::AcceptHunks(h),
+                (None, Some(c)) => Decision::AcceptEdited(c),
+                (None, None) => Decision::Accept,
+            };
+            Ok((d, body.note))
+        }
+        "reject" => {
+            if body.hunks.is_some() || body.content.is_some() {
+                return Err(Error::invalid_input("a rejection takes only a `note`"));
+            }
+            Ok((Decision::Reject(body.note.unwrap_or_default()), None))
+        }
+        other => Err(Error::invalid_input(format!(
+            "`decision` must be `accept` or `reject`, not `{other}`"
+        ))),
+    }
+}
+
+async fn decide(
+    State(st): State<AppState>,
+    Path(run_id): Path<String>,
+    body: Result<Json<DecisionBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let body = match body {
+        Ok(Json(b)) => b,
+        Err(e) => return rejection(&e),
+    };
+    let (decision, note) = match decision_of(body) {
+        Ok(d) => d,
+        Err(e) => return api_error(&e),
+    };
+    let gate = st.dispatcher.gate().clone();
+    let result = tokio::task::spawn_blocking(move || {
+        gate.decide_with_note(&run_id, decision, note.as_deref())
+    })
+    .await;
+    match result {
+        Ok(Ok(o)) => outcome_response(&o),
+        Ok(Err(e)) => api_error(&e),
+        Err(e) => api_error(&Error::new(ErrorCode::FsError, e.to_string())),
+    }
+}
+
+async fn commit(State(st): State<AppState>, Path(run_id): Path<String>) -> Response {
+    let gate = st.dispatcher.gate().clone();
+    match tokio::task::spawn_blocking(move || gate.commit(&run_id, true)).await {
+        Ok(Ok(o)) => outcome_response(&o),
+        Ok(Err(e)) => api_error(&e),
+        Err(e) => api_error(&Error::new(ErrorCode::FsError, e.to_string())),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct WaitBody {
+    #[serde(default)]
+    timeout_s: Option<f64>,
+}
+
+async fn wait(
+    State(st): State<AppState>,
+    Path(run_id): Path<String>,
+    body: Option<Json<WaitBody>>,
+) -> Response {
+    let secs = body
+        .and_then(|Json(b)| b.timeout_s)
+        .unwrap_or(0.0)
+        .clamp(0.0, MAX_AWAIT.as_secs_f64());
+    let env = st
+        .dispatcher
+        .wait_local(&run_id, Duration::from_secs_f64(secs))
+        .await;
+    Json(env.to_value()).into_response()
+}
+
+async fn withdraw(State(st): State<AppState>, Path(run_id): Path<String>) -> Response {
+    st.dispatcher.gate().withdraw(&run_id);
+    outcome_response(&st.dispatcher.gate().status(&run_id))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolBody {
+    #[serde(default)]
+    arguments: Map<String, Value>,
+    #[serde(default)]
+    client: Option<String>,
+}
+
+async fn tool(
+    State(st): State<AppState>,
+    Path(name): Path<String>,
+    body: Result<Json<ToolBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let Some(tool) = ToolName::parse(&name) else {
+        return api_error(&Error::invalid_input(format!("unknown tool `{name}`")));
+    };
+    let body = match body {
+        Ok(Json(b)) => b,
+        Err(e) => return rejection(&e),
+    };
+    let env = st
+        .dispatcher
+        .start_raw_local(tool, &body.arguments, body.client)
+        .await;
+    Json(env.to_value()).into_response()
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoBody {
+    #[serde(default)]
+    run_id: Option<String>,
+}
+
+async fn undo(State(st): State<AppState>, body: Option<Json<UndoBody>>) -> Response {
+    let run_id = body.and_then(|Json(b)| b.run_id);
+    let gate = st.dispatcher.gate().clone();
+    match tokio::task::spawn_blocking(move || gate.undo(run_id.as_deref())).await {
+        Ok(Ok(entry)) => Json(json!(entry)).into_response(),
+        Ok(Err(e)) => api_error(&e),
+        Err(e) => api_error(&Error::new(ErrorCode::FsError, e.to_string())),
+    }
+}
+
+/// Counts an attached reviewer (an open event stream) for as long as it lives; when the last
+/// one leaves and none comes back within a grace period, pending reviews fail with
+/// `REVIEWER_GONE`.
+struct Attached {
+    count: Arc<AtomicUsize>,
+    gate: Gate,
+}
+
+/// How long the last reviewer may be away (a reconnect) before pending reviews fail.
+const REVIEWER_GRACE: Duration = Duration::from_secs(3);
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        if self.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let count = self.count.clone();
+            let gate = self.gate.clone();
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    tokio::time::sleep(REVIEWER_GRACE).await;
+                    if count.load(Ordering::SeqCst) == 0 {
+                        tracing::info!("the last reviewer left; pending reviews fail");
+                        gate.reviewer_gone();
+                    }
+                });
+            }
+        }
+    }
+}
+
+async fn events(State(st): State<AppState>) -> Response {
+    let gate = st.dispatcher.gate().clone();
+    st.reviewers.fetch_add(1, Ordering::SeqCst);
+    let attached = Attached {
+        count: st.reviewers.clone(),
+        gate: gate.clone(),
+    };
+    let pending = gate.pending().len();
+    let hello = tokio_stream::once(Ok::<_, Infallible>(
+        SseEvent::default()
+            .event("ready")
+            .data(json!({"pending": pending}).to_string()),
+    ));
+    let updates = BroadcastStream::new(gate.subscribe()).map(move |item| {
+        let _keep = &attached;
+        let ev = match item {
+            Ok(e) => {
+                let (name, run_id) = match &e {
+                    Event::New(id) => ("new", id),
+                    Event::Updated(id) => ("updated", id),
+                    Event::Decided(id) => ("decided", id),
+                };
+                let review = gate
+                    .get(run_id)
+                    .map(|p| crate::review::queue::Summary::of(&p));
+                SseEvent::default()
+                    .event(name)
+                    .data(json!({"run_id": run_id, "review": review}).to_string())
+            }
+            // Missed events: the reviewer reloads the list.
+            Err(_) => SseEvent::default().event("resync").data("{}"),
+        };
+        Ok::<_, Infallible>(ev)
+    });
+    Sse::new(hello.chain(updates))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
+}
+
+async fn not_found() -> Response {
+    refuse(
+        StatusCode::NOT_FOUND,
+        "no such route; the MCP endpoint is /mcp",
+    )
+}
+
+/// Bind and serve the gate's MCP endpoint and review API.
+pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<Running> {
+    let listener = tokio::net::TcpListener::bind(opts.addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.addr))?;
+    let addr = listener.local_addr()?;
+    let shutdown = CancellationToken::new();
+
+    let mut hosts: Vec<String> = LOOPBACK.iter().map(|h| h.to_string()).collect();
+    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+        hosts.push(addr.ip().to_string());
+    }
+    hosts.extend(opts.extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
+
+    let mut session = LocalSessionManager::default();
+    session.session_config.keep_alive = Some(opts.session_keep_alive);
+    let server = McpServer::new(dispatcher.clone());
+    let mcp_config = StreamableHttpServerConfig::default()
+        // The guard already checked Host and Origin for every route.
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_max_request_body_bytes(opts.max_body)
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_cancellation_token(shutdown.child_token());
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(session), mcp_config);
+
+    let gate = dispatcher.gate();
+    let info = json!({
+        "name": "patchgate",
+        "version": env!("CARGO_PKG_VERSION"),
+        "root": gate.workspace().root.path(),
+        "policy": gate.policy().default.as_str(),
+        "review_timeout_s": dispatcher.review_timeout().as_secs(),
+        "dry_run_ttl_s": gate.workspace().config.dry_run_ttl_s,
+        "mcp": "/mcp",
+    });
+    let state = AppState {
+        dispatcher,
+        token: Arc::from(opts.token.as_str()),
+        hosts: Arc::new(hosts),
+        reviewers: Arc::new(AtomicUsize::new(0)),
+        info: Arc::new(info),
+    };
+    let api = Router::new()
+        .route("/api/info", get(get_info))
+        .route("/api/reviews", get(reviews))
+        .route("/api/reviews/{run_id}", get(review))
+        .route("/api/reviews/{run_id}/decision", post(decide))
+        .route("/api/reviews/{run_id}/commit", post(commit))
+        .route("/api/reviews/{run_id}/wait", post(wait))
+        .route("/api/reviews/{run_id}/withdraw", post(withdraw))
+        .route("/api/tools/{tool}", post(tool))
+        .route("/api/undo", post(undo))
+        .route("/api/events", get(events))
+        .layer(DefaultBodyLimit::max(opts.max_body));
+    let app = api
+        .route_service("/mcp", mcp)
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state);
+
+    let url = format!(
+        "http://{}",
+        if addr.ip().is_unspecified() {
+            SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), addr.port())
+        } else {
+            addr
+        }
+    );
+    let stop = shutdown.clone();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+    });
+    Ok(Running {
+        addr,
+        url,
+        shutdown,
+        task,
+    })
+}
+
+/// Headers a client sends (for tests and `patchgate config`).
+pub fn auth_headers(token: &str) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_str(&format!("Bearer {token}")) {
+        h.insert(header::AUTHORIZATION, v);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_parts() {
+        assert_eq!(host_part("localhost:8787"), "localhost");
+        assert_eq!(host_part("127.0.0.1"), "127.0.0.1");
+        assert_eq!(host_part("[::1]:80"), "::1");
+        assert_eq!(host_part("evil.example"), "evil.example");
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(eq_constant_time(b"abc", b"abc"));
+        assert!(!eq_constant_time(b"abc", b"abd"));
+        assert!(!eq_constant_time(b"abc", b"abcd"));
+        assert_eq!(random_token().len(), 32);
+        assert_ne!(random_token(), random_token());
+    }
+
+    #[test]
+    fn decision_bodies() {
+        let body = |v: Value| serde_json::from_value::<DecisionBody>(v).unwrap();
+        assert!(matches!(
+            decision_of(body(json!({"decision": "accept"}))).unwrap().0,
+            Decision::Accept
+        ));
+        assert!(matches!(
+            decision_of(body(json!({"decision": "accept", "hunks": [0, 2]}))).unwrap().0,
+            Decision::AcceptHunks(h) if h == vec![0, 2]
+        ));
+        assert!(matches!(
+            decision_of(body(json!({"decision": "reject", "note": "no"}))).unwrap().0,
+            Decision::Reject(n) if n == "no"
+        ));
+        assert!(decision_of(body(json!({"decision": "maybe"}))).is_err());
+        assert!(
+            decision_of(body(
+                json!({"decision": "accept", "hunks": [0], "content": "x"})
+            ))
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,13 @@
+//! The MCP side (DESIGN §1, §3): the reference tools and their envelope, the rmcp server over
+//! stdio and Streamable HTTP, the review API, the discovery file, forwarding from a stdio
+//! server into a live gate, and the client configuration snippets.
+
+pub mod args;
+pub mod clients;
+pub mod discovery;
+pub mod envelope;
+pub mod forward;
+pub mod http;
+pub mod server;
+pub mod service;
+pub mod tools;

@@ -1,0 +1,164 @@
+//! The rmcp server handler: `tools/list` from [`super::tools`], `tools/call` through the
+//! [`Dispatcher`], progress as MCP progress notifications, and the envelope as structured
+//! content (and the same JSON as text). Errors are tool results with `isError: true`; only an
+//! unknown tool name is a protocol error.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::{ServerHandler, ServiceExt};
+
+use super::args::ToolName;
+use super::service::{Dispatcher, ProgressSink};
+use super::tools;
+
+/// The MCP server: one per session (cheap clones share the dispatcher).
+#[derive(Clone)]
+pub struct McpServer {
+    dispatcher: Dispatcher,
+    tools: Arc<Vec<Tool>>,
+}
+
+struct PeerProgress {
+    peer: Peer<RoleServer>,
+    token: Option<ProgressToken>,
+}
+
+impl ProgressSink for PeerProgress {
+    fn progress<'a>(
+        &'a self,
+        elapsed: Duration,
+        total: Duration,
+        message: String,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            let Some(token) = self.token.clone() else {
+                return;
+            };
+            let p = ProgressNotificationParam::new(token, elapsed.as_secs_f64().floor())
+                .with_total(total.as_secs_f64().floor())
+                .with_message(message);
+            if let Err(e) = self.peer.notify_progress(p).await {
+                tracing::debug!("progress notification not sent: {e}");
+            }
+        })
+    }
+}
+
+impl McpServer {
+    /// A server over `dispatcher`.
+    pub fn new(dispatcher: Dispatcher) -> McpServer {
+        McpServer {
+            dispatcher,
+            tools: Arc::new(tools::all()),
+        }
+    }
+
+    /// Serve one client over stdin/stdout until it disconnects.
+    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+        let running = self
+            .serve(rmcp::transport::io::stdio_pipes())
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP initialisation over stdio failed: {e}"))?;
+        let reason = running.waiting().await?;
+        tracing::info!("stdio session ended: {reason:?}");
+        Ok(())
+    }
+}
+
+fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    let info = ctx
+        .meta
+        .client_info()
+        .or_else(|| ctx.peer.peer_info().map(|p| p.client_info.clone()))?;
+    let name = info.name.trim();
+    if name.is_empty() {
+        return None;
+    }
+    Some(if info.version.trim().is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} {}", info.version.trim())
+    })
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("patchgate", env!("CARGO_PKG_VERSION"))
+                    .with_title("patchgate: reviewed, exact file edits"),
+            )
+            .with_instructions(tools::INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(tool) = ToolName::parse(&request.name) else {
+            let names: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; the tools are {}",
+                    request.name,
+                    names.join(", ")
+                ),
+                None,
+            ));
+        };
+        let client = client_name(&ctx);
+        let sink = PeerProgress {
+            peer: ctx.peer.clone(),
+            token: ctx.meta.get_progress_token(),
+        };
+        let started = std::time::Instant::now();
+        let env = self
+            .dispatcher
+            .run(
+                tool,
+                request.arguments.unwrap_or_default(),
+                client.clone(),
+                ctx.ct.clone(),
+                &sink,
+            )
+            .await;
+        tracing::info!(
+            tool = tool.as_str(),
+            client = client.as_deref().unwrap_or("-"),
+            status = ?env.status,
+            code = env.code.as_deref().unwrap_or("-"),
+            run_id = env.run_id.as_deref().unwrap_or("-"),
+            ms = started.elapsed().as_millis() as u64,
+            "tool call"
+        );
+        let value = env.to_value();
+        let result = if env.is_error() {
+            CallToolResult::structured_error(value)
+        } else {
+            CallToolResult::structured(value)
+        };
+        Ok(result.into())
+    }
+}

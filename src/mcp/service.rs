@@ -1,0 +1,526 @@
+//! Running a tool call to its answer, whatever the transport: parse the arguments, send the
+//! edit to the gate (this process's, or a live gate found through the discovery file), and
+//! while a person decides, wait in steps of [`PROGRESS_EVERY`] with a progress message each
+//! step; after the review timeout answer `pending`; on cancellation withdraw the review.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::args::{self, ToolCall, ToolName};
+use super::discovery::Discovery;
+use super::envelope::{Envelope, Status};
+use super::forward::Forwarder;
+use crate::error::{Error, ErrorCode};
+use crate::review::proposal::State;
+use crate::review::queue::{Gate, Outcome, Request};
+
+/// How often a waiting call reports progress.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// The longest `await_review` waits in one call.
+pub const MAX_AWAIT: Duration = Duration::from_secs(3600);
+
+/// Where progress messages go (an MCP progress notification, or nowhere).
+pub trait ProgressSink: Send + Sync {
+    /// Report `elapsed` of at most `total`, with a message.
+    fn progress<'a>(
+        &'a self,
+        elapsed: Duration,
+        total: Duration,
+        message: String,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+}
+
+/// A sink that drops everything.
+pub struct NoProgress;
+
+impl ProgressSink for NoProgress {
+    fn progress<'a>(
+        &'a self,
+        _: Duration,
+        _: Duration,
+        _: String,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async {})
+    }
+}
+
+/// Whether a person can decide reviews of this process's gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reviewers {
+    /// The gate listens: a TUI or a script may decide (now or once attached).
+    Attachable,
+    /// A stdio server on its own: nobody can decide, so a review fails at once.
+    None,
+}
+
+struct Inner {
+    gate: Gate,
+    review_timeout: Duration,
+    reviewers: Reviewers,
+    /// For `serve --stdio`: the directory whose live gate to forward to.
+    forward_from: Option<PathBuf>,
+    forwarder: tokio::sync::Mutex<Option<(Discovery, Forwarder)>>,
+}
+
+/// Runs tool calls. Cheap to clone.
+#[derive(Clone)]
+pub struct Dispatcher {
+    inner: Arc<Inner>,
+}
+
+enum Target {
+    Local,
+    Remote(Forwarder),
+}
+
+fn elapsed_text(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// The path arguments of raw arguments, for the envelope of a call that did not parse.
+fn raw_paths(arguments: &Map<String, Value>) -> Vec<String> {
+    let mut out: Vec<String> = ["path", "target_file", "file_path"]
+        .iter()
+        .filter_map(|k| arguments.get(*k).and_then(Value::as_str))
+        .map(str::to_string)
+        .collect();
+    if let Some(Value::Array(items)) = arguments.get("patches") {
+        out.extend(
+            items
+                .iter()
+                .filter_map(|i| i.get("target_file").and_then(Value::as_str))
+                .map(str::to_string),
+        );
+    }
+    out
+}
+
+impl Dispatcher {
+    /// A dispatcher over `gate`. With `forward_from`, edits go to a live gate whose root
+    /// covers that directory whenever one runs (checked on every call).
+    pub fn new(
+        gate: Gate,
+        review_timeout: Duration,
+        reviewers: Reviewers,
+        forward_from: Option<PathBuf>,
+    ) -> Dispatcher {
+        Dispatcher {
+            inner: Arc::new(Inner {
+                gate,
+                review_timeout,
+                reviewers,
+                forward_from,
+                forwarder: tokio::sync::Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The gate.
+    pub fn gate(&self) -> &Gate {
+        &self.inner.gate
+    }
+
+    /// The review timeout of this process's gate.
+    pub fn review_timeout(&self) -> Duration {
+        self.inner.review_timeout
+    }
+
+    /// The live gate to forward to, if any (connecting when the discovery file changed).
+    async fn remote(&self) -> Option<Forwarder> {
+        let dir = self.inner.forward_from.as_ref()?;
+        let live = Discovery::live().filter(|d| d.covers(dir));
+        let mut cached = self.inner.forwarder.lock().await;
+        let Some(live) = live else {
+            *cached = None;
+            return None;
+        };
+        if let Some((d, f)) = cached.as_ref()
+            && *d == live
+        {
+            return Some(f.clone());
+        }
+        match Forwarder::connect(&live, dir).await {
+            Ok(f) => {
+                tracing::info!("forwarding edits to the gate at {}", live.url);
+                *cached = Some((live, f.clone()));
+                Some(f)
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "the gate at {} does not answer ({e}); using our own",
+                    live.url
+                );
+                *cached = None;
+                None
+            }
+        }
+    }
+
+    async fn target_for(&self, call: &ToolCall) -> Target {
+        if self.inner.forward_from.is_none() {
+            return Target::Local;
+        }
+        // A run this process made stays here.
+        if let ToolCall::Commit { run_id } | ToolCall::Await { run_id, .. } = call
+            && self.inner.gate.get(run_id).is_some()
+        {
+            return Target::Local;
+        }
+        match self.remote().await {
+            Some(f) => Target::Remote(f),
+            None => Target::Local,
+        }
+    }
+
+    /// A pending review nobody can decide fails at once with `REVIEWER_GONE`.
+    fn settle_unreviewable(&self, outcome: Outcome) -> Outcome {
+        if self.inner.reviewers == Reviewers::None
+            && let Outcome::Pending(s) = &outcome
+        {
+            let e = Error::new(
+                ErrorCode::ReviewerGone,
+                format!(
+                    "the policy asks a person to review {}, but no reviewer is running; nothing was written. Start `patchgate` in the project so a person can decide (then send the edit again), or run the server with --policy auto or --policy dry-run",
+                    s.paths.join(", ")
+                ),
+            );
+            self.inner
+                .gate
+                .close_pending(&s.run_id, State::Failed, e.clone());
+            return Outcome::Failed(Some(s.clone()), e);
+        }
+        outcome
+    }
+
+    /// Start a parsed call on this process's gate and answer at once (`pending` when a
+    /// person must decide).
+    pub async fn start_local(&self, call: &ToolCall, client: Option<String>) -> Envelope {
+        let paths = call.paths();
+        let dry_run = call.dry_run();
+        let gate = &self.inner.gate;
+        let result = match call {
+            ToolCall::Edit { tool, edits, .. } => {
+                gate.submit(Request {
+                    tool: tool.as_str().to_string(),
+                    client,
+                    edits: edits.clone(),
+                    dry_run,
+                })
+                .await
+            }
+            ToolCall::Commit { run_id } => gate.commit(run_id, false),
+            ToolCall::Await { run_id, .. } => {
+                gate.sweep();
+                Ok(gate.status(run_id))
+            }
+        };
+        match result {
+            Ok(o) => Envelope::from_outcome(&self.settle_unreviewable(o), &paths, dry_run),
+            Err(e) => {
+                let mut env = Envelope::error(&e, &paths, dry_run);
+                if let ToolCall::Commit { run_id } = call {
+                    env.run_id = Some(run_id.clone());
+                    if let Some(p) = gate.get(run_id) {
+                        let (path, many) = match p.paths().as_slice() {
+                            [one] => (Some(one.clone()), None),
+                            all => (None, Some(all.to_vec())),
+                        };
+                        env.path = path;
+                        env.paths = many;
+                    }
+                }
+                env
+            }
+        }
+    }
+
+    /// Wait up to `timeout` on this process's gate.
+    pub async fn wait_local(&self, run_id: &str, timeout: Duration) -> Envelope {
+        let o = self.inner.gate.wait(run_id, timeout).await;
+        Envelope::from_outcome(&o, &[], false)
+    }
+
+    /// Parse and start a raw call on this process's gate (the review API's tool endpoint).
+    pub async fn start_raw_local(
+        &self,
+        tool: ToolName,
+        arguments: &Map<String, Value>,
+        client: Option<String>,
+    ) -> Envelope {
+        match args::parse(tool, Some(arguments)) {
+            Ok(call) => self.start_local(&call, client).await,
+            Err(e) => Envelope::error(&e, &raw_paths(arguments), false),
+        }
+    }
+
+    /// Run a tool call to its answer: start it, and while it waits for a person, report
+    /// progress every [`PROGRESS_EVERY`] until the decision, the review timeout (then
+    /// `pending`), or `cancel` (then the review is withdrawn).
+    pub async fn run(
+        &self,
+        tool: ToolName,
+        arguments: Map<String, Value>,
+        client: Option<String>,
+        cancel: CancellationToken,
+        sink: &dyn ProgressSink,
+    ) -> Envelope {
+        let call = match args::parse(tool, Some(&arguments)) {
+            Ok(c) => c,
+            Err(e) => return Envelope::error(&e, &raw_paths(&arguments), false),
+        };
+        let target = self.target_for(&call).await;
+        let (first, review_timeout) = match &target {
+            Target::Local => (
+                self.start_local(&call, client).await,
+                self.inner.review_timeout,
+            ),
+            Target::Remote(f) => (
+                f.start(tool, arguments, client, &call.paths(), call.dry_run())
+                    .await,
+                f.review_timeout,
+            ),
+        };
+        let timeout = match &call {
+            ToolCall::Await {
+                timeout: Some(t), ..
+            } => (*t).min(MAX_AWAIT),
+            _ => review_timeout,
+        };
+        self.follow(first, &target, timeout, cancel, sink).await
+    }
+
+    async fn follow(
+        &self,
+        first: Envelope,
+        target: &Target,
+        timeout: Duration,
+        cancel: CancellationToken,
+        sink: &dyn ProgressSink,
+    ) -> Envelope {
+        let started = Instant::now();
+        let mut env = first;
+        while env.status == Status::Pending {
+            let Some(run_id) = env.run_id.clone() else {
+                break;
+            };
+            let elapsed = started.elapsed();
+            if elapsed >= timeout {
+                break;
+            }
+            let step = PROGRESS_EVERY.min(timeout - elapsed);
+            let waited = tokio::select! {
+                e = async {
+                    match target {
+                        Target::Local => self.wait_local(&run_id, step).await,
+                        Target::Remote(f) => f.wait(&run_id, step).await,
+                    }
+                } => e,
+                _ = cancel.cancelled() => {
+                    match target {
+                        Target::Local => self.inner.gate.withdraw(&run_id),
+                        Target::Remote(f) => f.withdraw(&run_id).await,
+                    }
+                    tracing::info!("run {run_id}: the client cancelled; review withdrawn");
+                    let mut e = env.clone();
+                    e.status = Status::Error;
+                    e.code = Some(ErrorCode::ReviewTimeout.as_str().to_string());
+                    e.message = format!("run {run_id} was withdrawn: the client cancelled the call");
+                    return e;
+                }
+            };
+            // A failed wait keeps what the agent needs to find the run again.
+            env = if waited.run_id.is_none() && waited.status == Status::Error {
+                let mut w = waited;
+                w.run_id = Some(run_id);
+                w
+            } else {
+                waited
+            };
+            if env.status == Status::Pending && started.elapsed() < timeout {
+                let what = env
+                    .path
+                    .clone()
+                    .or_else(|| env.paths.as_ref().map(|p| p.join(", ")))
+                    .unwrap_or_else(|| "the edit".into());
+                sink.progress(
+                    started.elapsed(),
+                    timeout,
+                    format!(
+                        "awaiting review of {what}, {}",
+                        elapsed_text(started.elapsed())
+                    ),
+                )
+                .await;
+            }
+        }
+        if env.status == Status::Pending
+            && let Some(run_id) = &env.run_id
+        {
+            env.message = format!(
+                "No decision yet after {}: the edit of {} still waits for a person and nothing is written. Call await_review with run_id \"{run_id}\" to keep waiting; do not send the edit again.",
+                elapsed_text(started.elapsed()),
+                env.path
+                    .clone()
+                    .or_else(|| env.paths.as_ref().map(|p| p.join(", ")))
+                    .unwrap_or_else(|| "the files".into()),
+            );
+        }
+        env
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::review::journal::Journal;
+    use crate::review::policy::Policy;
+    use crate::review::proposal::Decision;
+    use crate::workspace::Workspace;
+    use crate::workspace::config::{Config, PolicyName};
+    use serde_json::json;
+    use std::sync::Mutex;
+
+    struct Collect(Mutex<Vec<String>>);
+
+    impl ProgressSink for Collect {
+        fn progress<'a>(
+            &'a self,
+            _: Duration,
+            _: Duration,
+            message: String,
+        ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+            self.0.lock().unwrap().push(message);
+            Box::pin(async {})
+        }
+    }
+
+    fn dispatcher(dir: &tempfile::TempDir, policy: PolicyName, reviewers: Reviewers) -> Dispatcher {
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        let ws = Workspace::new(&dir.path().join("work"), Config::default()).unwrap();
+        let journal = Journal::at(dir.path().join("journal.jsonl"), &ws.root);
+        let gate = Gate::new(ws, Policy::simple(policy), journal, None);
+        Dispatcher::new(gate, Duration::from_secs(600), reviewers, None)
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[tokio::test]
+    async fn a_review_nobody_can_decide_fails_with_reviewer_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dispatcher(&dir, PolicyName::Gate, Reviewers::None);
+        std::fs::write(dir.path().join("work/a.txt"), "one\n").unwrap();
+        let env = d
+            .run(
+                ToolName::PatchFile,
+                args(json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"})),
+                None,
+                CancellationToken::new(),
+                &NoProgress,
+            )
+            .await;
+        assert_eq!(env.code.as_deref(), Some("REVIEWER_GONE"), "{env:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("work/a.txt")).unwrap(),
+            "one\n"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_reports_progress_and_ends_pending_after_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dispatcher(&dir, PolicyName::Gate, Reviewers::Attachable);
+        std::fs::write(dir.path().join("work/a.txt"), "one\n").unwrap();
+        let sink = Collect(Mutex::new(Vec::new()));
+        let env = d
+            .run(
+                ToolName::AwaitReview,
+                args(json!({"run_id": "nosuchrun"})),
+                None,
+                CancellationToken::new(),
+                &sink,
+            )
+            .await;
+        assert_eq!(env.code.as_deref(), Some("RUN_NOT_FOUND"));
+        let first = d
+            .start_raw_local(
+                ToolName::PatchFile,
+                &args(json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"})),
+                None,
+            )
+            .await;
+        assert_eq!(first.status, Status::Pending);
+        let run_id = first.run_id.clone().unwrap();
+        let env = d
+            .run(
+                ToolName::AwaitReview,
+                args(json!({"run_id": run_id, "timeout_s": 35})),
+                None,
+                CancellationToken::new(),
+                &sink,
+            )
+            .await;
+        assert_eq!(env.status, Status::Pending);
+        assert!(env.message.contains("await_review"), "{}", env.message);
+        let messages = sink.0.lock().unwrap().clone();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(
+            messages[0].starts_with("awaiting review of a.txt, 10s"),
+            "{messages:?}"
+        );
+        // A decision ends the next wait.
+        d.gate().decide(&run_id, Decision::Accept).unwrap();
+        let env = d
+            .run(
+                ToolName::AwaitReview,
+                args(json!({"run_id": run_id})),
+                None,
+                CancellationToken::new(),
+                &sink,
+            )
+            .await;
+        assert_eq!(env.status, Status::Ok);
+        assert_eq!(env.review.unwrap().decision, "accept");
+    }
+
+    #[tokio::test]
+    async fn cancelling_withdraws_the_review() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dispatcher(&dir, PolicyName::Gate, Reviewers::Attachable);
+        std::fs::write(dir.path().join("work/a.txt"), "one\n").unwrap();
+        let cancel = CancellationToken::new();
+        let c2 = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            c2.cancel();
+        });
+        let env = d
+            .run(
+                ToolName::PatchFile,
+                args(json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"})),
+                None,
+                cancel,
+                &NoProgress,
+            )
+            .await;
+        assert_eq!(env.status, Status::Error);
+        let run_id = env.run_id.unwrap();
+        assert_eq!(d.gate().get(&run_id).unwrap().state, State::Expired);
+        assert!(d.gate().pending().is_empty());
+    }
+}

@@ -1,0 +1,439 @@
+//! The tool definitions `tools/list` returns: names and argument names of the references
+//! (Relace, patchitRIGHT, wcgw), descriptions in our own words that teach each edit format
+//! and when to pick which, JSON input schemas, an output schema for the envelope, and
+//! behaviour annotations.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use super::args::ToolName;
+
+/// The server's instructions to the agent, sent at initialisation.
+pub const INSTRUCTIONS: &str = "\
+patchgate edits files under the project root. Every edit is computed exactly (no model \
+guesses), shown to the person who owns the code when their policy asks for it, and written \
+atomically with the file's line endings, encoding and indentation kept.
+
+Pick the tool by the size of the change:
+- fast_apply: the changed region with `// ... existing code ...` for what stays. Best default \
+for code edits.
+- patch_file: exact search/replace (one pair or several), an insertion at a line, or a unified \
+diff; `dry_run` to preview, then apply_last_dry_run to write without resending.
+- batch_patch_files: several files that must change together (all or nothing).
+- FileWriteOrEdit: SEARCH/REPLACE blocks, or the whole file when most of it changes.
+
+Every result has `status`: `ok` (written, or a dry-run computed), `pending` (a person is \
+reviewing: call await_review with the run_id, do not resend), `rejected` (nothing written; \
+`review.note` says why — adjust before trying again) or `error` (`code` and `message` say \
+what to send next). Paths are relative to the project root, or absolute inside it.";
+
+fn schema(v: Value) -> Arc<JsonObject> {
+    match v {
+        Value::Object(m) => Arc::new(m),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// The fields `patch_file` and each `batch_patch_files` entry share.
+fn patch_fields() -> serde_json::Map<String, Value> {
+    let v = json!({
+        "target_file": {
+            "type": "string",
+            "description": "The file to change: relative to the project root, or absolute inside it."
+        },
+        "search_content": {
+            "type": "string",
+            "description": "Exact text to find (whitespace and line breaks included; CRLF files match LF text). Must occur once unless allow_multiple is true. Use with replace_content."
+        },
+        "replace_content": {
+            "type": "string",
+            "description": "The text that replaces search_content (empty string deletes it)."
+        },
+        "replacements": {
+            "type": "array",
+            "description": "Several exact replacements applied in order, each on the result of the previous one. Use instead of search_content/replace_content.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "search_content": {"type": "string"},
+                    "replace_content": {"type": "string"}
+                },
+                "required": ["search_content", "replace_content"],
+                "additionalProperties": false
+            }
+        },
+        "patch_content": {
+            "type": "string",
+            "description": "A unified diff of this one file (`@@ -a,b +c,d @@` hunks with context lines; `---`/`+++` headers optional). Hunks may be a few lines off; each failing hunk is reported."
+        },
+        "insert_line": {
+            "type": "integer",
+            "description": "Insert insert_content so that it becomes this line (1-based); -1 appends at the end of the file."
+        },
+        "insert_content": {
+            "type": "string",
+            "description": "The text to insert at insert_line."
+        },
+        "start_line": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Only match search_content from this line on (1-based, inclusive)."
+        },
+        "end_line": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Only match search_content up to this line (1-based, inclusive)."
+        },
+        "allow_multiple": {
+            "type": "boolean",
+            "description": "Replace every occurrence of search_content instead of requiring exactly one.",
+            "default": false
+        }
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn dry_run_field() -> Value {
+    json!({
+        "type": "boolean",
+        "description": "Only compute the change and return its diff with a run_id; nothing is written until apply_last_dry_run(run_id) within expires_in seconds.",
+        "default": false
+    })
+}
+
+/// The envelope's schema (every tool's output).
+fn output_schema() -> Arc<JsonObject> {
+    schema(json!({
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": ["ok", "pending", "rejected", "error"]},
+            "code": {"type": "string", "description": "Why nothing was written (status error)."},
+            "message": {"type": "string"},
+            "path": {"type": "string"},
+            "paths": {"type": "array", "items": {"type": "string"}},
+            "run_id": {"type": "string"},
+            "expires_in": {"type": "integer", "description": "Seconds a dry-run stays committable."},
+            "dry_run": {"type": "boolean"},
+            "diff": {"type": "string", "description": "Unified diff of what was (or would be) written."},
+            "review": {
+                "type": "object",
+                "properties": {
+                    "decision": {"type": "string", "enum": ["accept", "reject"]},
+                    "note": {"type": "string"},
+                    "edited_by_reviewer": {"type": "boolean"},
+                    "hunks_accepted": {"type": "integer"},
+                    "hunks_total": {"type": "integer"}
+                }
+            },
+            "warnings": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["status", "message", "dry_run"]
+    }))
+}
+
+const FAST_APPLY: &str = "\
+Edit a file by sending only the region that changes, with placeholder comments for the code \
+that stays. The merge is exact and local (no model), so it is fast and never rewrites code \
+you did not show.
+
+Write the snippet like the final code, eliding unchanged stretches with a placeholder line in \
+the file's comment style: `// ... existing code ...`, `# ... existing code ...`, \
+`<!-- ... existing code ... -->`, `-- ... existing code ...`.
+- Start and end the snippet with 1-3 unchanged lines copied verbatim from the file around \
+the change (anchors); keep the file's indentation.
+- To delete lines, show the lines before and after them with no placeholder in between, or \
+write `// remove <name>` for a whole block.
+- One contiguous region per call; for edits far apart, make separate calls.
+- If `path` does not exist, the snippet (without placeholders) becomes the new file.
+
+Errors: NEEDS_MORE_CONTEXT (the anchors fit several places or none: the message lists the \
+candidate lines; resend with 1-3 unique lines before and after), APPLY_NOOP (the snippet \
+changes nothing), MARKER_LEAKAGE, TRUNCATION_DETECTED, BLAST_RADIUS_EXCEEDED (the merge \
+would remove much more than the snippet suggests: use smaller edits or `// remove`). \
+`status: pending` means a person is reviewing: call await_review with the run_id.";
+
+const PATCH_FILE: &str = "\
+Change one file exactly. Give `target_file` and one of:
+- `search_content` + `replace_content`: replace text that occurs exactly once (copy it \
+verbatim, including indentation). `allow_multiple: true` replaces every occurrence; \
+`start_line`/`end_line` limit where to look.
+- `replacements`: a list of {search_content, replace_content}, applied in order.
+- `insert_line` + `insert_content`: insert so the text becomes that line (-1: append).
+- `patch_content`: a unified diff of this file.
+Nothing is guessed: AMBIGUOUS_MATCH lists every place the text occurs (add surrounding lines \
+or use start_line/end_line), NO_MATCH shows the closest lines of the file.
+
+With `dry_run: true` nothing is written: the result carries the diff, a `run_id` and \
+`expires_in` (seconds); call apply_last_dry_run with the run_id to write exactly that result \
+without sending the edit again.";
+
+const BATCH: &str = "\
+Change several files together, all or nothing: every entry of `patches` is a patch_file edit \
+(`target_file` plus search_content/replace_content, replacements, insert_line/insert_content \
+or patch_content). If any entry fails, no file is written and the error names the entry. \
+With `dry_run: true` the whole batch is previewed under one `run_id` for \
+apply_last_dry_run.";
+
+const APPLY_LAST: &str = "\
+Write a dry-run computed earlier by patch_file or batch_patch_files (`dry_run: true`), by \
+its `run_id`, without resending the edit. Fails with RUN_NOT_FOUND (unknown id), \
+RUN_EXPIRED (older than expires_in), RUN_ALREADY_USED (committed or decided before) or \
+FILE_CHANGED (a file changed since the dry-run: compute a new one). When the project's \
+policy asks a person to review, the result may be `pending`: call await_review.";
+
+const WRITE_OR_EDIT: &str = "\
+Write a whole file or edit it with SEARCH/REPLACE blocks, chosen by `percentage_to_change` \
+(the share of existing lines that change, 0-100):
+- above 50, or a file that does not exist yet: `text_or_search_replace_blocks` is the \
+complete new content of the file;
+- 50 or less: it holds one or more blocks, top to bottom:
+<<<<<<< SEARCH
+lines copied from the file (enough to be unique, usually 1-3 around the change)
+=======
+the lines that replace them
+>>>>>>> REPLACE
+SEARCH must match the file's lines; differences only in trailing or leading whitespace, \
+blank lines, typographic quotes or pasted line numbers are tolerated and re-indented to the \
+file's style. A block that matches nowhere or in several places fails the whole edit \
+(NO_MATCH with the closest lines, AMBIGUOUS_MATCH with every location). `thread_id` is \
+accepted for compatibility and not needed.";
+
+const AWAIT: &str = "\
+Wait again for a person's decision on a `pending` edit, by its `run_id`. Returns the final \
+result (`ok` with the diff that was written, or `rejected` with the reviewer's note) or \
+`pending` again after `timeout_s` (default: the server's review timeout). Progress \
+notifications are sent while waiting. Never resend a pending edit; wait for it instead.";
+
+/// The definition of one tool.
+pub fn tool(name: ToolName) -> Tool {
+    let (description, input, annotations) = match name {
+        ToolName::FastApply => (
+            FAST_APPLY,
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "The file to edit or create: relative to the project root, or absolute inside it."
+                    },
+                    "edit_snippet": {
+                        "type": "string",
+                        "description": "The changed region, with unchanged stretches replaced by `// ... existing code ...` (in the file's comment syntax) and 1-3 verbatim anchor lines before and after the change."
+                    },
+                    "instruction": {
+                        "type": "string",
+                        "description": "Optional hint where the snippet goes when its anchors are not enough (\"in function parse\", \"after the imports\")."
+                    }
+                },
+                "required": ["path", "edit_snippet"],
+                "additionalProperties": false
+            }),
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(false),
+        ),
+        ToolName::PatchFile => {
+            let mut props = patch_fields();
+            props.insert("dry_run".into(), dry_run_field());
+            (
+                PATCH_FILE,
+                json!({
+                    "type": "object",
+                    "properties": props,
+                    "required": ["target_file"],
+                    "additionalProperties": false
+                }),
+                ToolAnnotations::new()
+                    .read_only(false)
+                    .destructive(true)
+                    .idempotent(false)
+                    .open_world(false),
+            )
+        }
+        ToolName::BatchPatchFiles => (
+            BATCH,
+            json!({
+                "type": "object",
+                "properties": {
+                    "patches": {
+                        "type": "array",
+                        "minItems": 1,
+                        "description": "One patch_file edit per file.",
+                        "items": {
+                            "type": "object",
+                            "properties": patch_fields(),
+                            "required": ["target_file"],
+                            "additionalProperties": false
+                        }
+                    },
+                    "dry_run": dry_run_field()
+                },
+                "required": ["patches"],
+                "additionalProperties": false
+            }),
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(false),
+        ),
+        ToolName::ApplyLastDryRun => (
+            APPLY_LAST,
+            json!({
+                "type": "object",
+                "properties": {
+                    "run_id": {
+                        "type": "string",
+                        "description": "The run_id a dry-run returned."
+                    }
+                },
+                "required": ["run_id"],
+                "additionalProperties": false
+            }),
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(false),
+        ),
+        ToolName::FileWriteOrEdit => (
+            WRITE_OR_EDIT,
+            json!({
+                "type": "object",
+                "properties": {
+                    "file_path": {
+                        "type": "string",
+                        "description": "The file: absolute inside the project (~ allowed) or relative to the project root."
+                    },
+                    "percentage_to_change": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 100,
+                        "description": "Your estimate of the share of existing lines that change: above 50 sends the whole file, 50 or less sends SEARCH/REPLACE blocks."
+                    },
+                    "text_or_search_replace_blocks": {
+                        "type": "string",
+                        "description": "The complete file content (percentage above 50, or a new file) or SEARCH/REPLACE blocks (50 or less)."
+                    },
+                    "thread_id": {
+                        "type": "string",
+                        "description": "Accepted for compatibility with wcgw; not needed."
+                    }
+                },
+                "required": ["file_path", "percentage_to_change", "text_or_search_replace_blocks"],
+                "additionalProperties": false
+            }),
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(false),
+        ),
+        ToolName::AwaitReview => (
+            AWAIT,
+            json!({
+                "type": "object",
+                "properties": {
+                    "run_id": {
+                        "type": "string",
+                        "description": "The run_id of the pending edit."
+                    },
+                    "timeout_s": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "How long to wait, in seconds (default: the server's review timeout; at most 3600)."
+                    }
+                },
+                "required": ["run_id"],
+                "additionalProperties": false
+            }),
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        ),
+    };
+    Tool::new(name.as_str(), description, schema(input))
+        .with_raw_output_schema(output_schema())
+        .with_annotations(annotations)
+}
+
+/// Every tool.
+pub fn all() -> Vec<Tool> {
+    ToolName::ALL.into_iter().map(tool).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_name_the_reference_arguments() {
+        let tools = all();
+        let props = |name: &str| -> Vec<String> {
+            let t = tools.iter().find(|t| t.name == name).unwrap();
+            t.input_schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
+        for (tool, names) in [
+            ("fast_apply", &["path", "edit_snippet", "instruction"][..]),
+            (
+                "patch_file",
+                &[
+                    "target_file",
+                    "search_content",
+                    "replace_content",
+                    "patch_content",
+                    "replacements",
+                    "insert_line",
+                    "insert_content",
+                    "start_line",
+                    "end_line",
+                    "allow_multiple",
+                    "dry_run",
+                ][..],
+            ),
+            ("batch_patch_files", &["patches", "dry_run"][..]),
+            ("apply_last_dry_run", &["run_id"][..]),
+            (
+                "FileWriteOrEdit",
+                &[
+                    "file_path",
+                    "percentage_to_change",
+                    "text_or_search_replace_blocks",
+                    "thread_id",
+                ][..],
+            ),
+            ("await_review", &["run_id", "timeout_s"][..]),
+        ] {
+            let have = props(tool);
+            for n in names {
+                assert!(have.contains(&n.to_string()), "{tool} lacks {n}");
+            }
+            assert_eq!(have.len(), names.len(), "{tool}: {have:?}");
+        }
+    }
+
+    #[test]
+    fn only_await_review_is_read_only() {
+        for t in all() {
+            let a = t.annotations.clone().unwrap();
+            let ro = a.read_only_hint == Some(true);
+            assert_eq!(ro, t.name == "await_review", "{}", t.name);
+            assert_eq!(a.destructive_hint == Some(true), !ro, "{}", t.name);
+            assert_eq!(a.open_world_hint, Some(false));
+        }
+    }
+}

@@ -1,0 +1,1409 @@
+//! The MCP server end to end: the real binary over stdio and Streamable HTTP, driven by rmcp's
+//! client (and, in `mcp_python`, the official Python SDK); the review API; the gate's
+//! progress, decisions, cancellation and reviewer loss; the HTTP guard.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
+    ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+
+/// A project root and a state directory of its own (journal, discovery file, log).
+pub struct Project {
+    _dir: tempfile::TempDir,
+    /// The root the server edits.
+    pub root: PathBuf,
+    /// `PATCHGATE_STATE_DIR`.
+    pub state: PathBuf,
+}
+
+impl Project {
+    pub fn new() -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("work");
+        let state = dir.path().join("state");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&state).unwrap();
+        let root = std::fs::canonicalize(root).unwrap();
+        Project {
+            _dir: dir,
+            root,
+            state,
+        }
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.root.join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    fn envs(&self, cmd: &mut std::process::Command) {
+        cmd.env("PATCHGATE_STATE_DIR", &self.state)
+            .env("PATCHGATE_LOG", self.state.join("patchgate.log"))
+            .env_remove("PATCHGATE_TOKEN");
+    }
+}
+
+/// A `serve --listen` gate, killed on drop.
+pub struct Gate {
+    child: Child,
+    pub url: String,
+    pub mcp_url: String,
+    pub token: String,
+}
+
+impl Gate {
+    /// Start a gate over `p` with `args` (e.g. `--policy auto`) and wait for its discovery
+    /// file.
+    pub fn start(p: &Project, args: &[&str]) -> Gate {
+        Gate::start_as(p, args, None)
+    }
+
+    /// [`Gate::start`] as another user (uid and gid).
+    pub fn start_as(p: &Project, args: &[&str], uid: Option<u32>) -> Gate {
+        let _ = std::fs::remove_file(p.state.join("reviewer.json"));
+        let mut cmd = crate::support::bin();
+        if let Some(id) = uid {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(id).gid(id);
+        }
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--root"])
+            .arg(&p.root)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        p.envs(&mut cmd);
+        let mut child = cmd.spawn().expect("spawn serve --listen");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(bytes) = std::fs::read(p.state.join("reviewer.json"))
+                && let Ok(v) = serde_json::from_slice::<Value>(&bytes)
+            {
+                assert_eq!(v["pid"], child.id(), "the discovery file names the gate");
+                assert_eq!(Path::new(v["root"].as_str().unwrap()), p.root);
+                return Gate {
+                    child,
+                    url: v["url"].as_str().unwrap().to_string(),
+                    mcp_url: v["mcp_url"].as_str().unwrap().to_string(),
+                    token: v["token"].as_str().unwrap().to_string(),
+                };
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("serve --listen exited early: {status}");
+            }
+            assert!(Instant::now() < deadline, "no discovery file after 30 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// A review-API request.
+    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let (status, v) = self.api_status(method, path, body).await;
+        assert!(status.is_success(), "{path}: {status} {v}");
+        v
+    }
+
+    pub async fn api_status(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (reqwest::StatusCode, Value) {
+        let mut req = http_client()
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("review API request");
+        let status = resp.status();
+        let v = resp.json::<Value>().await.unwrap_or(Value::Null);
+        (status, v)
+    }
+
+    /// The run ids of pending reviews.
+    pub async fn pending(&self) -> Vec<String> {
+        let list = self.api(reqwest::Method::GET, "/api/reviews", None).await;
+        list.as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["state"] == "pending")
+            .map(|r| r["run_id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Wait until `n` reviews are pending.
+    pub async fn wait_pending(&self, n: usize) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let p = self.pending().await;
+            if p.len() >= n {
+                return p;
+            }
+            assert!(Instant::now() < deadline, "{} pending, want {n}", p.len());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Stop the gate the way Ctrl-C does.
+    pub fn interrupt(&mut self) {
+        // SAFETY: sending SIGINT to our own child.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("the gate did not stop on SIGINT");
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder().build().unwrap()
+}
+
+/// An MCP client that records progress notifications.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    pub progress: Arc<Mutex<Vec<(Instant, String)>>>,
+}
+
+impl ClientHandler for Recorder {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _ctx: NotificationContext<RoleClient>,
+    ) {
+        self.progress
+            .lock()
+            .unwrap()
+            .push((Instant::now(), params.message.unwrap_or_default()));
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("patchgate-it", "1.0"),
+        )
+    }
+}
+
+pub type Client = RunningService<RoleClient, Recorder>;
+
+/// A client of `serve --stdio --root ROOT ARGS`.
+pub async fn stdio(p: &Project, args: &[&str], rec: Recorder) -> Client {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_patchgate"));
+    cmd.args(["serve", "--stdio", "--root"])
+        .arg(&p.root)
+        .args(args)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .env("PATCHGATE_LOG", p.state.join("patchgate.log"));
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve --stdio");
+    rec.serve(transport).await.expect("initialize over stdio")
+}
+
+/// A client of a gate's MCP endpoint.
+pub async fn http(gate: &Gate, rec: Recorder) -> Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(gate.mcp_url.as_str())
+            .auth_header(gate.token.clone()),
+    );
+    rec.serve(transport).await.expect("initialize over HTTP")
+}
+
+/// Call a tool; return its envelope, checking the text twin and `isError`.
+pub async fn call(c: &Client, tool: &str, args: Value) -> Value {
+    let r = c
+        .call_tool(
+            CallToolRequestParams::new(tool.to_string())
+                .with_arguments(args.as_object().expect("object").clone()),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let v = r.structured_content.clone().expect("structured content");
+    let text = r.content[0].as_text().expect("text content").text.clone();
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap(),
+        v,
+        "text = envelope"
+    );
+    assert_eq!(
+        r.is_error == Some(true),
+        v["status"] == "error",
+        "isError follows status: {v}"
+    );
+    v
+}
+
+fn ok(v: &Value) {
+    assert_eq!(v["status"], "ok", "{v}");
+}
+
+fn code(v: &Value, code: &str) {
+    assert_eq!(v["status"], "error", "{v}");
+    assert_eq!(v["code"], code, "{v}");
+    assert!(!v["message"].as_str().unwrap().is_empty(), "{v}");
+}
+
+const LIB: &str = "\
+fn parse(input: &str) -> Option<u32> {
+    input.trim().parse().ok()
+}
+
+fn render(value: u32) -> String {
+    format!(\"value = {value}\")
+}
+
+fn main() {
+    let v = parse(\"42\").unwrap();
+    println!(\"{}\", render(v));
+}
+";
+
+/// Every tool and the client-caused error codes, against a server over `p` whose policy is
+/// `auto`, a `.patchgate.toml` with a 3 s dry-run TTL, a 64 KiB file cap and a deny rule.
+async fn exercise(c: &Client, p: &Project) {
+    // tools/list: the reference names and annotations.
+    let tools = c.list_all_tools().await.expect("tools/list");
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "FileWriteOrEdit",
+            "apply_last_dry_run",
+            "await_review",
+            "batch_patch_files",
+            "fast_apply",
+            "patch_file"
+        ]
+    );
+    for t in &tools {
+        let a = t.annotations.as_ref().expect("annotations");
+        let read_only = t.name == "await_review";
+        assert_eq!(a.read_only_hint, Some(read_only), "{}", t.name);
+        assert_eq!(a.destructive_hint, Some(!read_only), "{}", t.name);
+        assert!(t.description.as_ref().unwrap().len() > 200, "{}", t.name);
+    }
+
+    p.write("src/lib.rs", LIB);
+
+    // fast_apply: a lazy snippet.
+    let v = call(
+        c,
+        "fast_apply",
+        json!({"path": "src/lib.rs", "edit_snippet": "fn render(value: u32) -> String {\n    format!(\"value: {value}\")\n}\n// ... existing code ...\n"}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(v["path"], "src/lib.rs");
+    assert_eq!(v["dry_run"], false);
+    assert!(
+        v["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+    format!(\"value: {value}\")")
+    );
+    assert!(p.read("src/lib.rs").contains("value: {value}"));
+    assert!(p.read("src/lib.rs").contains("fn main()"));
+    let applied = v["run_id"].as_str().unwrap().to_string();
+
+    // await_review on a decided run answers its outcome at once.
+    let v = call(c, "await_review", json!({"run_id": applied})).await;
+    ok(&v);
+
+    // fast_apply creates a missing file from a snippet without placeholders.
+    let v = call(
+        c,
+        "fast_apply",
+        json!({"path": "src/new.rs", "edit_snippet": "pub fn new() {}\n"}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(p.read("src/new.rs"), "pub fn new() {}\n");
+
+    // patch_file: every form.
+    let v = call(
+        c,
+        "patch_file",
+        json!({"target_file": "src/lib.rs", "search_content": "\"42\"", "replace_content": "\"43\""}),
+    )
+    .await;
+    ok(&v);
+    let v = call(
+        c,
+        "patch_file",
+        json!({"target_file": "src/lib.rs", "replacements": [
+            {"search_content": "fn parse(", "replace_content": "pub fn parse("},
+            {"search_content": "fn render(", "replace_content": "pub fn render("}
+        ]}),
+    )
+    .await;
+    ok(&v);
+    let v = call(
+        c,
+        "patch_file",
+        json!({"target_file": "src/lib.rs", "insert_line": 1, "insert_content": "//! A library.\n"}),
+    )
+    .await;
+    ok(&v);
+    let v = call(
+        c,
+        "patch_file",
+        json!({"target_file": "src/lib.rs", "patch_content": "@@ -11,4 +11,4 @@\n fn main() {\n-    let v = parse(\"43\").unwrap();\n+    let v = parse(\"44\").unwrap();\n     println!(\"{}\", render(v));\n }\n"}),
+    )
+    .await;
+    ok(&v);
+    let lib = p.read("src/lib.rs");
+    assert!(lib.starts_with("//! A library.\npub fn parse("), "{lib}");
+    assert!(lib.contains("parse(\"44\")"), "{lib}");
+
+    // Dry run, then commit by run_id; a second commit is refused.
+    let before = p.read("src/lib.rs");
+    let v = call(
+        c,
+        "patch_file",
+        json!({"target_file": "src/lib.rs", "search_content": "//! A library.", "replace_content": "//! The library.", "dry_run": true}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(v["dry_run"], true);
+    assert!(v["expires_in"].as_u64().unwrap() > 0);
+    assert!(v["diff"].as_str().unwrap().contains("+//! The library."));
+    assert_eq!(p.read("src/lib.rs"), before, "a dry run writes nothing");
+    let run = v["run_id"].as_str().unwrap().to_string();
+    let v = call(c, "apply_last_dry_run", json!({"run_id": run})).await;
+    ok(&v);
+    assert_eq!(v["run_id"], run);
+    assert!(p.read("src/lib.rs").starts_with("//! The library."));
+    code(
+        &call(c, "apply_last_dry_run", json!({"run_id": run})).await,
+        "RUN_ALREADY_USED",
+    );
+    code(
+        &call(c, "apply_last_dry_run", json!({"run_id": "nosuchrun1"})).await,
+        "RUN_NOT_FOUND",
+    );
+
+    // FILE_CHANGED: the file moved on after the dry run.
+    let v = call(
+        c,
+        "patch_file",
+        json!({"target_file": "src/new.rs", "search_content": "new()", "replace_content": "create()", "dry_run": true}),
+    )
+    .await;
+    let run = v["run_id"].as_str().unwrap().to_string();
+    p.write("src/new.rs", "pub fn new() {}\n// touched\n");
+    code(
+        &call(c, "apply_last_dry_run", json!({"run_id": run})).await,
+        "FILE_CHANGED",
+    );
+    assert_eq!(p.read("src/new.rs"), "pub fn new() {}\n// touched\n");
+
+    // RUN_EXPIRED: the TTL is 3 s here.
+    let v = call(
+        c,
+        "patch_file",
+        json!({"target_file": "src/new.rs", "search_content": "// touched", "replace_content": "// seen", "dry_run": true}),
+    )
+    .await;
+    let run = v["run_id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(3300)).await;
+    code(
+        &call(c, "apply_last_dry_run", json!({"run_id": run})).await,
+        "RUN_EXPIRED",
+    );
+
+    // batch_patch_files: all or nothing.
+    p.write("a.txt", "alpha\n");
+    p.write("b.txt", "beta\n");
+    let v = call(
+        c,
+        "batch_patch_files",
+        json!({"patches": [
+            {"target_file": "a.txt", "search_content": "alpha", "replace_content": "ALPHA"},
+            {"target_file": "b.txt", "search_content": "gamma", "replace_content": "GAMMA"}
+        ]}),
+    )
+    .await;
+    code(&v, "NO_MATCH");
+    assert!(v["message"].as_str().unwrap().contains("b.txt"), "{v}");
+    assert_eq!(
+        p.read("a.txt"),
+        "alpha\n",
+        "nothing written when one entry fails"
+    );
+    let v = call(
+        c,
+        "batch_patch_files",
+        json!({"patches": [
+            {"target_file": "a.txt", "search_content": "alpha", "replace_content": "ALPHA"},
+            {"target_file": "b.txt", "patch_content": "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-beta\n+BETA\n"}
+        ], "dry_run": true}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(v["paths"], json!(["a.txt", "b.txt"]));
+    assert_eq!(p.read("a.txt"), "alpha\n");
+    let run = v["run_id"].as_str().unwrap().to_string();
+    ok(&call(c, "apply_last_dry_run", json!({"run_id": run})).await);
+    assert_eq!(p.read("a.txt"), "ALPHA\n");
+    assert_eq!(p.read("b.txt"), "BETA\n");
+
+    // FileWriteOrEdit: blocks (absolute path), then a whole file.
+    let abs = p.root.join("a.txt");
+    let v = call(
+        c,
+        "FileWriteOrEdit",
+        json!({"file_path": abs, "percentage_to_change": 20, "text_or_search_replace_blocks": "<<<<<<< SEARCH\nALPHA\n=======\nAlpha\n>>>>>>> REPLACE\n", "thread_id": "t"}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(p.read("a.txt"), "Alpha\n");
+    let v = call(
+        c,
+        "FileWriteOrEdit",
+        json!({"file_path": "docs/guide.md", "percentage_to_change": 100, "text_or_search_replace_blocks": "# Guide\n"}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(p.read("docs/guide.md"), "# Guide\n");
+    code(
+        &call(
+            c,
+            "FileWriteOrEdit",
+            json!({"file_path": "a.txt", "percentage_to_change": 10, "text_or_search_replace_blocks": "just text\n"}),
+        )
+        .await,
+        "INVALID_INPUT",
+    );
+
+    // Client-caused errors.
+    code(
+        &call(c, "fast_apply", json!({"path": "src/lib.rs"})).await,
+        "INVALID_INPUT",
+    );
+    code(
+        &call(
+            c,
+            "patch_file",
+            json!({"target_file": "src/lib.rs", "search": "x", "replace_content": "y"}),
+        )
+        .await,
+        "INVALID_INPUT",
+    );
+    code(
+        &call(
+            c,
+            "patch_file",
+            json!({"target_file": "../outside.txt", "search_content": "x", "replace_content": "y"}),
+        )
+        .await,
+        "INVALID_PATH",
+    );
+    code(
+        &call(
+            c,
+            "fast_apply",
+            json!({"path": ".git/config", "edit_snippet": "[core]\n"}),
+        )
+        .await,
+        "INVALID_PATH",
+    );
+    code(
+        &call(
+            c,
+            "patch_file",
+            json!({"target_file": "secrets/key.txt", "insert_line": -1, "insert_content": "x\n"}),
+        )
+        .await,
+        "DENIED_BY_RULE",
+    );
+    p.write("dup.txt", "same\nother\nsame\n");
+    let v = call(
+        c,
+        "patch_file",
+        json!({"target_file": "dup.txt", "search_content": "same", "replace_content": "new"}),
+    )
+    .await;
+    code(&v, "AMBIGUOUS_MATCH");
+    assert!(v["message"].as_str().unwrap().contains("line 3"), "{v}");
+    code(
+        &call(
+            c,
+            "patch_file",
+            json!({"target_file": "dup.txt", "search_content": "absent", "replace_content": "x"}),
+        )
+        .await,
+        "NO_MATCH",
+    );
+    code(
+        &call(
+            c,
+            "patch_file",
+            json!({"target_file": "dup.txt", "search_content": "other", "replace_content": "other"}),
+        )
+        .await,
+        "APPLY_NOOP",
+    );
+    p.write(
+        "twice.py",
+        "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    return x\n",
+    );
+    code(
+        &call(
+            c,
+            "fast_apply",
+            json!({"path": "twice.py", "edit_snippet": "    x = 1\n    log(x)\n    return x\n"}),
+        )
+        .await,
+        "NEEDS_MORE_CONTEXT",
+    );
+    let long: String = (0..40)
+        .map(|i| format!("value_{i} = compute({i}, 'some longer text')\n"))
+        .collect();
+    p.write("long.py", &long);
+    code(
+        &call(
+            c,
+            "fast_apply",
+            json!({"path": "long.py", "edit_snippet": "value_0 = compute(0, 'some longer text')\nvalue_1 = 2\n"}),
+        )
+        .await,
+        "TRUNCATION_DETECTED",
+    );
+    let settings: String = (0..20).map(|i| format!("setting_{i} = {i}\n")).collect();
+    p.write("settings.py", &settings);
+    let changed: String = (0..20)
+        .map(|i| format!("setting_{i} = {}\n", i * 10))
+        .collect();
+    code(
+        &call(
+            c,
+            "fast_apply",
+            json!({"path": "settings.py", "edit_snippet": changed}),
+        )
+        .await,
+        "BLAST_RADIUS_EXCEEDED",
+    );
+    p.write(
+        "helper.py",
+        "import os\n\n\ndef helper(x):\n    y = x + 1\n    return x * 2\n\n\ndef other():\n    pass\n",
+    );
+    code(
+        &call(
+            c,
+            "fast_apply",
+            json!({"path": "helper.py", "edit_snippet": "# ... existing code ...\ndef helper(x):\n    # rest of the code remains the same as before, see above\n    return x * 3\n# ... existing code ...\n"}),
+        )
+        .await,
+        "MARKER_LEAKAGE",
+    );
+    std::fs::write(p.root.join("blob.bin"), b"\x7fELF\0\0\x01binary").unwrap();
+    code(
+        &call(
+            c,
+            "patch_file",
+            json!({"target_file": "blob.bin", "search_content": "ELF", "replace_content": "FLE"}),
+        )
+        .await,
+        "BINARY_FILE",
+    );
+    std::fs::write(p.root.join("utf16.txt"), b"\xFF\xFEh\0i\0").unwrap();
+    code(
+        &call(
+            c,
+            "patch_file",
+            json!({"target_file": "utf16.txt", "search_content": "hi", "replace_content": "yo"}),
+        )
+        .await,
+        "ENCODING_ERROR",
+    );
+    p.write("big.txt", &"0123456789abcdef\n".repeat(5000));
+    code(
+        &call(
+            c,
+            "patch_file",
+            json!({"target_file": "big.txt", "insert_line": 1, "insert_content": "x\n"}),
+        )
+        .await,
+        "FILE_TOO_LARGE",
+    );
+    code(
+        &call(
+            c,
+            "FileWriteOrEdit",
+            json!({"file_path": "a.txt/inside.txt", "percentage_to_change": 100, "text_or_search_replace_blocks": "x\n"}),
+        )
+        .await,
+        "FS_ERROR",
+    );
+    code(
+        &call(c, "await_review", json!({"run_id": "nosuchrun2"})).await,
+        "RUN_NOT_FOUND",
+    );
+    // An unknown tool is the one protocol error.
+    let err = c
+        .call_tool(CallToolRequestParams::new("edit_file").with_arguments(Default::default()))
+        .await;
+    assert!(err.is_err(), "unknown tool: {err:?}");
+}
+
+const CONFIG: &str = "\
+dry_run_ttl_s = 3
+max_file_bytes = 65536
+
+[[rules]]
+glob = \"secrets/**\"
+action = \"deny\"
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_and_error_over_stdio() {
+    let p = Project::new();
+    p.write(".patchgate.toml", CONFIG);
+    let c = stdio(&p, &["--policy", "auto"], Recorder::default()).await;
+    exercise(&c, &p).await;
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_and_error_over_http() {
+    let p = Project::new();
+    p.write(".patchgate.toml", CONFIG);
+    let gate = Gate::start(&p, &["--policy", "auto"]);
+    let c = http(&gate, Recorder::default()).await;
+    exercise(&c, &p).await;
+    c.cancel().await.unwrap();
+    // The journal holds what the auto policy applied.
+    let log = crate::support::bin()
+        .args(["log", "--json", "--root"])
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .output()
+        .unwrap();
+    let lines = String::from_utf8(log.stdout).unwrap();
+    assert!(lines.lines().count() >= 8, "{lines}");
+    assert!(lines.contains("\"tool\":\"fast_apply\""), "{lines}");
+}
+
+/// A dry-run policy keeps every edit for a commit by run_id, whatever the call asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dry_run_policy_writes_only_on_commit() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    let c = stdio(&p, &[], Recorder::default()).await;
+    let v = call(
+        &c,
+        "patch_file",
+        json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(v["dry_run"], true, "{v}");
+    assert_eq!(p.read("a.txt"), "one\n");
+    let run = v["run_id"].as_str().unwrap();
+    ok(&call(&c, "apply_last_dry_run", json!({"run_id": run})).await);
+    assert_eq!(p.read("a.txt"), "two\n");
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_errors_reach_the_agent() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    p.write("locked/a.txt", "one\n");
+    let locked = p.root.join("locked");
+    // SAFETY: geteuid has no preconditions.
+    let root_user = unsafe { libc::geteuid() } == 0;
+    // Root ignores permission bits: then the servers run as `nobody`, over a tree they may
+    // read everywhere and write only outside `locked/`.
+    let uid = root_user.then_some(65534u32);
+    if root_user {
+        for d in [p.root.parent().unwrap(), &p.root, &p.state] {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        std::fs::set_permissions(
+            p.root.join("locked/a.txt"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let edit =
+        json!({"target_file": "locked/a.txt", "search_content": "one", "replace_content": "two"});
+
+    // Over stdio.
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_patchgate"));
+    cmd.args(["serve", "--stdio", "--policy", "auto", "--root"])
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .env("PATCHGATE_LOG", p.state.join("stdio.log"));
+    if let Some(id) = uid {
+        cmd.uid(id).gid(id);
+    }
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let c = Recorder::default().serve(transport).await.unwrap();
+    code(
+        &call(&c, "patch_file", edit.clone()).await,
+        "PERMISSION_ERROR",
+    );
+    c.cancel().await.unwrap();
+
+    // Over HTTP.
+    let gate = Gate::start_as(&p, &["--policy", "auto"], uid);
+    let c = http(&gate, Recorder::default()).await;
+    code(&call(&c, "patch_file", edit).await, "PERMISSION_ERROR");
+    c.cancel().await.unwrap();
+    assert_eq!(p.read("locked/a.txt"), "one\n");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The acceptance scenario: a gated call over HTTP decided through the review API after
+/// 25 s; the client sees at least two progress notifications, then the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gated_call_reports_progress_until_the_decision() {
+    let p = Project::new();
+    p.write("src/x.rs", "fn x() -> u32 {\n    1\n}\n");
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let rec = Recorder::default();
+    let c = http(&gate, rec.clone()).await;
+    let started = Instant::now();
+    let call_fut = call(
+        &c,
+        "patch_file",
+        json!({"target_file": "src/x.rs", "search_content": "    1", "replace_content": "    2"}),
+    );
+    let decide = async {
+        let pending = gate.wait_pending(1).await;
+        let review = gate
+            .api(
+                reqwest::Method::GET,
+                &format!("/api/reviews/{}", pending[0]),
+                None,
+            )
+            .await;
+        assert_eq!(review["client"], "patchgate-it 1.0");
+        assert_eq!(review["paths"], json!(["src/x.rs"]));
+        tokio::time::sleep(Duration::from_secs(25)).await;
+        assert_eq!(p.read("src/x.rs"), "fn x() -> u32 {\n    1\n}\n");
+        gate.api(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{}/decision", pending[0]),
+            Some(json!({"decision": "accept", "note": "fine"})),
+        )
+        .await
+    };
+    let (v, decided) = tokio::join!(call_fut, decide);
+    assert!(started.elapsed() >= Duration::from_secs(25));
+    ok(&v);
+    assert_eq!(decided["status"], "ok");
+    assert_eq!(v["review"]["decision"], "accept");
+    assert_eq!(v["review"]["note"], "fine");
+    assert_eq!(v["review"]["hunks_accepted"], 1);
+    assert_eq!(p.read("src/x.rs"), "fn x() -> u32 {\n    2\n}\n");
+    let progress = rec.progress.lock().unwrap().clone();
+    assert!(progress.len() >= 2, "progress: {progress:?}");
+    assert!(
+        progress[0].1.starts_with("awaiting review of src/x.rs, "),
+        "{progress:?}"
+    );
+    c.cancel().await.unwrap();
+}
+
+/// Decisions a person can take reach the agent: a rejection with its reason, a partial
+/// acceptance with the diff that was written, an edited acceptance; and the review timeout
+/// answers `pending`, after which `await_review` gets the decision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decisions_reach_the_agent() {
+    let p = Project::new();
+    let file: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    p.write("f.txt", &file);
+    let gate = Gate::start(&p, &["--policy", "gate", "--review-timeout", "2"]);
+    let c = http(&gate, Recorder::default()).await;
+
+    // Timeout: pending with the run id; await_review then gets the decision.
+    let v = call(
+        &c,
+        "patch_file",
+        json!({"target_file": "f.txt", "search_content": "line 1\n", "replace_content": "LINE 1\n"}),
+    )
+    .await;
+    assert_eq!(v["status"], "pending", "{v}");
+    assert!(v["message"].as_str().unwrap().contains("await_review"));
+    let run = v["run_id"].as_str().unwrap().to_string();
+    let (rejected, _) = tokio::join!(
+        call(&c, "await_review", json!({"run_id": run, "timeout_s": 30})),
+        async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            gate.api(
+                reqwest::Method::POST,
+                &format!("/api/reviews/{run}/decision"),
+                Some(json!({"decision": "reject", "note": "keep lowercase"})),
+            )
+            .await
+        }
+    );
+    assert_eq!(rejected["status"], "rejected", "{rejected}");
+    assert_eq!(rejected["review"]["note"], "keep lowercase");
+    assert!(
+        rejected["message"]
+            .as_str()
+            .unwrap()
+            .contains("keep lowercase")
+    );
+    assert_eq!(p.read("f.txt"), file);
+
+    // Two hunks; the reviewer keeps the second only.
+    let edit = json!({"target_file": "f.txt", "replacements": [
+        {"search_content": "line 2\n", "replace_content": "LINE 2\n"},
+        {"search_content": "line 29\n", "replace_content": "LINE 29\n"}
+    ]});
+    let (v, _) = tokio::join!(call(&c, "patch_file", edit), async {
+        let run = gate.wait_pending(1).await.remove(0);
+        gate.api(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{run}/decision"),
+            Some(json!({"decision": "accept", "hunks": [1]})),
+        )
+        .await
+    });
+    ok(&v);
+    assert_eq!(v["review"]["hunks_accepted"], 1);
+    assert_eq!(v["review"]["hunks_total"], 2);
+    let diff = v["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("+LINE 29") && !diff.contains("+LINE 2\n"),
+        "{diff}"
+    );
+    let now = p.read("f.txt");
+    assert!(
+        now.contains("LINE 29\n") && now.contains("line 2\n"),
+        "{now}"
+    );
+
+    // The reviewer edits the proposal before accepting.
+    let (v, _) = tokio::join!(
+        call(
+            &c,
+            "patch_file",
+            json!({"target_file": "f.txt", "search_content": "line 3\n", "replace_content": "LINE 3\n"}),
+        ),
+        async {
+            let run = gate.wait_pending(1).await.remove(0);
+            let edited = now.replace("line 3\n", "Line three\n");
+            gate.api(
+                reqwest::Method::POST,
+                &format!("/api/reviews/{run}/decision"),
+                Some(json!({"decision": "accept", "content": edited})),
+            )
+            .await
+        }
+    );
+    ok(&v);
+    assert_eq!(v["review"]["edited_by_reviewer"], true);
+    assert!(p.read("f.txt").contains("Line three\n"));
+
+    // A decided run cannot be decided again.
+    let (status, body) = gate
+        .api_status(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{}/decision", v["run_id"].as_str().unwrap()),
+            Some(json!({"decision": "accept"})),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["code"], "RUN_ALREADY_USED");
+    c.cancel().await.unwrap();
+}
+
+/// A client that cancels its call withdraws the review; `await_review` then says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_call_withdraws_its_review() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let c = http(&gate, Recorder::default()).await;
+    let cancelled = tokio::time::timeout(
+        Duration::from_secs(2),
+        call(
+            &c,
+            "patch_file",
+            json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"}),
+        ),
+    )
+    .await;
+    assert!(cancelled.is_err(), "the call should still be waiting");
+    // The dropped request sent notifications/cancelled: the review is withdrawn.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let run = loop {
+        let list = gate.api(reqwest::Method::GET, "/api/reviews", None).await;
+        let r = &list[0];
+        if r["state"] == "expired" {
+            break r["run_id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "not withdrawn: {list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    code(
+        &call(&c, "await_review", json!({"run_id": run})).await,
+        "REVIEW_TIMEOUT",
+    );
+    assert_eq!(p.read("a.txt"), "one\n");
+    c.cancel().await.unwrap();
+}
+
+/// A reviewer that goes away fails the waiting calls with REVIEWER_GONE: the last attached
+/// reviewer (an event stream) leaving, the gate stopping, or nobody to review at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reviewer_gone_reaches_the_agent() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+
+    // A stdio server on its own with a gate policy has nobody to ask.
+    let c = stdio(&p, &["--policy", "gate"], Recorder::default()).await;
+    code(
+        &call(
+            &c,
+            "patch_file",
+            json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"}),
+        )
+        .await,
+        "REVIEWER_GONE",
+    );
+    c.cancel().await.unwrap();
+
+    // An attached reviewer leaves.
+    let mut gate = Gate::start(&p, &["--policy", "gate"]);
+    let c = http(&gate, Recorder::default()).await;
+    let events = http_client()
+        .get(format!("{}/api/events", gate.url))
+        .bearer_auth(&gate.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), 200);
+    let (v, _) = tokio::join!(
+        call(
+            &c,
+            "patch_file",
+            json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"}),
+        ),
+        async {
+            gate.wait_pending(1).await;
+            drop(events);
+        }
+    );
+    code(&v, "REVIEWER_GONE");
+
+    // The gate stops while a call waits.
+    let (v, _) = tokio::join!(
+        call(
+            &c,
+            "patch_file",
+            json!({"target_file": "a.txt", "search_content": "one", "replace_content": "three"}),
+        ),
+        async {
+            gate.wait_pending(1).await;
+            let g = &mut gate;
+            g.interrupt();
+        }
+    );
+    code(&v, "REVIEWER_GONE");
+    assert_eq!(p.read("a.txt"), "one\n");
+    assert!(
+        !p.state.join("reviewer.json").exists(),
+        "the discovery file is removed on exit"
+    );
+}
+
+/// `serve --stdio` finds a live gate through the discovery file, forwards the edit there and
+/// relays its progress; paths stay the agent's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_forwards_to_a_live_gate_and_relays_progress() {
+    let p = Project::new();
+    p.write("pkg/a.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let sub = Project {
+        _dir: tempfile::tempdir().unwrap(),
+        root: p.root.join("pkg"),
+        state: p.state.clone(),
+    };
+    let rec = Recorder::default();
+    // The stdio server's own policy would be auto; the gate's (a person decides) wins.
+    let c = stdio(&sub, &["--policy", "auto"], rec.clone()).await;
+    let (v, _) = tokio::join!(
+        call(
+            &c,
+            "patch_file",
+            json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"}),
+        ),
+        async {
+            let run = gate.wait_pending(1).await.remove(0);
+            let r = gate
+                .api(reqwest::Method::GET, &format!("/api/reviews/{run}"), None)
+                .await;
+            assert_eq!(r["paths"], json!(["pkg/a.txt"]));
+            tokio::time::sleep(Duration::from_secs(11)).await;
+            gate.api(
+                reqwest::Method::POST,
+                &format!("/api/reviews/{run}/decision"),
+                Some(json!({"decision": "accept"})),
+            )
+            .await
+        }
+    );
+    ok(&v);
+    assert_eq!(v["path"], "a.txt", "the agent's own path: {v}");
+    assert_eq!(p.read("pkg/a.txt"), "two\n");
+    assert!(!rec.progress.lock().unwrap().is_empty(), "progress relayed");
+
+    // A cancelled forwarded call withdraws the review at the gate; await_review (forwarded
+    // too) then says REVIEW_TIMEOUT.
+    let cancelled = tokio::time::timeout(
+        Duration::from_secs(2),
+        call(
+            &c,
+            "patch_file",
+            json!({"target_file": "a.txt", "search_content": "two", "replace_content": "three"}),
+        ),
+    )
+    .await;
+    assert!(cancelled.is_err());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let run = loop {
+        let list = gate.api(reqwest::Method::GET, "/api/reviews", None).await;
+        if let Some(r) = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["state"] == "expired")
+        {
+            break r["run_id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "not withdrawn: {list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    code(
+        &call(&c, "await_review", json!({"run_id": run})).await,
+        "REVIEW_TIMEOUT",
+    );
+    assert_eq!(p.read("pkg/a.txt"), "two\n");
+    c.cancel().await.unwrap();
+}
+
+/// The HTTP guard: token, Host, Origin, body size; and the review API's shape.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_guard_and_review_api() {
+    let p = Project::new();
+    p.write(".patchgate.toml", "max_file_bytes = 1024\n");
+    p.write("a.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "dry-run", "--token", "s3cret"]);
+    assert_eq!(gate.token, "s3cret");
+    let h = http_client();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "curl", "version": "1"}}});
+    let post = |token: Option<&str>, host: Option<&str>, origin: Option<&str>| {
+        let mut r = h
+            .post(&gate.mcp_url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&init);
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        if let Some(hh) = host {
+            r = r.header("host", hh);
+        }
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        r.send()
+    };
+    assert_eq!(post(None, None, None).await.unwrap().status(), 401);
+    assert_eq!(post(Some("wrong"), None, None).await.unwrap().status(), 401);
+    assert_eq!(
+        post(Some("s3cret"), Some("evil.example:80"), None)
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    assert_eq!(
+        post(Some("s3cret"), None, Some("http://evil.example"))
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    assert_eq!(
+        post(Some("s3cret"), None, Some("null"))
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    assert_eq!(
+        post(
+            Some("s3cret"),
+            Some("localhost"),
+            Some("http://localhost:3000")
+        )
+        .await
+        .unwrap()
+        .status(),
+        200
+    );
+    for path in ["/api/reviews", "/api/events", "/api/info"] {
+        let r = h.get(format!("{}{path}", gate.url)).send().await.unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+    }
+    // Bodies are capped (2 × max_file_bytes + 1 MiB).
+    let huge = "x".repeat(3 << 20);
+    let r = h
+        .post(format!("{}/api/tools/patch_file", gate.url))
+        .bearer_auth("s3cret")
+        .json(&json!({"arguments": {"target_file": "a.txt", "search_content": huge, "replace_content": ""}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let r = h
+        .post(&gate.mcp_url)
+        .bearer_auth("s3cret")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{huge}\"}}}}"
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+
+    // The review API: info, a dry-run through the tool endpoint, a person's commit.
+    let info = gate.api(reqwest::Method::GET, "/api/info", None).await;
+    assert_eq!(info["policy"], "dry-run");
+    let v = gate
+        .api(
+            reqwest::Method::POST,
+            "/api/tools/patch_file",
+            Some(json!({"arguments": {"target_file": "a.txt", "search_content": "one", "replace_content": "two"}, "client": "script"})),
+        )
+        .await;
+    assert_eq!(v["dry_run"], true, "{v}");
+    let run = v["run_id"].as_str().unwrap();
+    let list = gate.api(reqwest::Method::GET, "/api/reviews", None).await;
+    assert_eq!(list[0]["client"], "script");
+    assert_eq!(list[0]["state"], "dry-run");
+    let v = gate
+        .api(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{run}/commit"),
+            None,
+        )
+        .await;
+    assert_eq!(v["status"], "ok");
+    assert_eq!(p.read("a.txt"), "two\n");
+    let (status, body) = gate
+        .api_status(
+            reqwest::Method::POST,
+            "/api/reviews/nosuchrun/decision",
+            Some(json!({"decision": "accept"})),
+        )
+        .await;
+    assert_eq!(status, 404, "{body}");
+    let (status, _) = gate
+        .api_status(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{run}/decision"),
+            Some(json!({"decision": "perhaps"})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    // Undo through the API restores the file.
+    let undone = gate
+        .api(reqwest::Method::POST, "/api/undo", Some(json!({})))
+        .await;
+    assert_eq!(undone["run_id"], run);
+    assert_eq!(p.read("a.txt"), "one\n");
+}
+
+/// The review API's event stream announces new and decided reviews.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_announce_new_and_decided_reviews() {
+    use tokio_stream::StreamExt;
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "dry-run"]);
+    let resp = http_client()
+        .get(format!("{}/api/events", gate.url))
+        .bearer_auth(&gate.token)
+        .send()
+        .await
+        .unwrap();
+    let mut body = resp.bytes_stream();
+    let mut seen = String::new();
+    let mut read_until = async |seen: &mut String, needle: &str| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !seen.contains(needle) {
+            assert!(Instant::now() < deadline, "no `{needle}` in {seen}");
+            let chunk = tokio::time::timeout(Duration::from_secs(10), body.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    };
+    read_until(&mut seen, "event: ready").await;
+    let v = gate
+        .api(
+            reqwest::Method::POST,
+            "/api/tools/patch_file",
+            Some(json!({"arguments": {"target_file": "a.txt", "search_content": "one", "replace_content": "two"}})),
+        )
+        .await;
+    let run = v["run_id"].as_str().unwrap().to_string();
+    read_until(&mut seen, "event: new").await;
+    assert!(seen.contains(&run));
+    gate.api(
+        reqwest::Method::POST,
+        &format!("/api/reviews/{run}/commit"),
+        None,
+    )
+    .await;
+    read_until(&mut seen, "event: decided").await;
+}
+
+/// 50 concurrent HTTP clients × 20 edits each under `auto`: every call answered, every file
+/// exactly right (each client appends to its own file and to one file they all share).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_clients_twenty_edits_each() {
+    let p = Project::new();
+    p.write("shared.txt", "# shared\n");
+    let gate = Arc::new(Gate::start(&p, &["--policy", "auto"]));
+    let mut tasks = Vec::new();
+    for client in 0..50 {
+        let gate = gate.clone();
+        let root = p.root.clone();
+        tasks.push(tokio::spawn(async move {
+            std::fs::write(root.join(format!("c{client}.txt")), "start\n").unwrap();
+            let c = http(&gate, Recorder::default()).await;
+            for i in 0..20 {
+                let v = call(
+                    &c,
+                    "patch_file",
+                    json!({"target_file": format!("c{client}.txt"), "insert_line": -1, "insert_content": format!("edit {i}\n")}),
+                )
+                .await;
+                assert_eq!(v["status"], "ok", "{v}");
+                let v = call(
+                    &c,
+                    "patch_file",
+                    json!({"target_file": "shared.txt", "insert_line": -1, "insert_content": format!("c{client} e{i}\n")}),
+                )
+                .await;
+                assert_eq!(v["status"], "ok", "{v}");
+            }
+            c.cancel().await.unwrap();
+        }));
+    }
+    for t in tasks {
+        t.await.expect("client task");
+    }
+    for client in 0..50 {
+        let want: String = std::iter::once("start\n".to_string())
+            .chain((0..20).map(|i| format!("edit {i}\n")))
+            .collect();
+        assert_eq!(p.read(&format!("c{client}.txt")), want, "client {client}");
+    }
+    let shared = p.read("shared.txt");
+    let mut lines: Vec<&str> = shared.lines().skip(1).collect();
+    assert_eq!(lines.len(), 1000, "every shared append landed once");
+    lines.sort_unstable();
+    lines.dedup();
+    assert_eq!(lines.len(), 1000);
+    // Each client's appends are in its own order.
+    for client in 0..50 {
+        let mine: Vec<&str> = shared
+            .lines()
+            .filter(|l| l.starts_with(&format!("c{client} ")))
+            .collect();
+        let want: Vec<String> = (0..20).map(|i| format!("c{client} e{i}")).collect();
+        assert_eq!(mine, want);
+    }
+}
+
+/// `patchgate config` prints a snippet for the running gate, else for a stdio server.
+#[test]
+fn config_prints_snippets_for_the_running_gate() {
+    let p = Project::new();
+    let run = |client: &str| {
+        let mut cmd = crate::support::bin();
+        cmd.args(["config", client, "--root"]).arg(&p.root);
+        p.envs(&mut cmd);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let s = run("vscode");
+    let v: Value = serde_json::from_str(&s).unwrap();
+    assert_eq!(v["servers"]["patchgate"]["type"], "stdio");
+    assert_eq!(
+        v["servers"]["patchgate"]["args"],
+        json!(["serve", "--stdio", "--root", p.root])
+    );
+    let gate = Gate::start(&p, &["--policy", "auto"]);
+    let s = run("claude");
+    assert!(
+        s.starts_with(&format!(
+            "claude mcp add --transport http patchgate {} --header 'Authorization: Bearer {}'",
+            gate.mcp_url, gate.token
+        )),
+        "{s}"
+    );
+    let v: Value = serde_json::from_str(&run("cursor")).unwrap();
+    assert_eq!(v["mcpServers"]["patchgate"]["url"], gate.mcp_url);
+    let codex = run("codex");
+    assert!(
+        codex.contains(&format!("url = \"{}\"", gate.mcp_url)),
+        "{codex}"
+    );
+}

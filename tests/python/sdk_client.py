@@ -1,0 +1,180 @@
+"""Drive patchgate with the official MCP Python SDK (`mcp` from PyPI).
+
+Usage:
+    sdk_client.py stdio PATCHGATE_BINARY ROOT
+    sdk_client.py http MCP_URL TOKEN ROOT
+
+The script writes `greet.py` into ROOT (an empty temporary directory), lists the tools,
+checks their schemas carry the reference argument names, and runs fast_apply, patch_file with
+dry_run then apply_last_dry_run, and FileWriteOrEdit; it checks every result and the files on
+disk, and exits non-zero with a message on the first mismatch. It prints `OK <transport>`.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+EXPECTED_ARGS = {
+    "fast_apply": {"path", "edit_snippet", "instruction"},
+    "patch_file": {
+        "target_file", "search_content", "replace_content", "patch_content", "replacements",
+        "insert_line", "insert_content", "start_line", "end_line", "allow_multiple", "dry_run",
+    },
+    "batch_patch_files": {"patches", "dry_run"},
+    "apply_last_dry_run": {"run_id"},
+    "FileWriteOrEdit": {"file_path", "percentage_to_change", "text_or_search_replace_blocks", "thread_id"},
+    "await_review": {"run_id", "timeout_s"},
+}
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def envelope(result):
+    """The structured envelope of a tool result, checked against its text twin."""
+    data = result.structured_content
+    if data is None:
+        fail(f"no structured content in {result}")
+    text = [c.text for c in result.content if getattr(c, "type", None) == "text"]
+    if not text or json.loads(text[0]) != data:
+        fail(f"the text content is not the envelope's JSON: {result.content}")
+    if bool(result.is_error) != (data["status"] == "error"):
+        fail(f"isError={result.is_error} but status={data['status']}")
+    return data
+
+
+def read(root, name):
+    with open(os.path.join(root, name), encoding="utf-8") as f:
+        return f.read()
+
+
+GREET = (
+    "def greet(name):\n"
+    "    greeting = f\"Hello, {name}!\"\n"
+    "    print(greeting)\n"
+    "\n"
+    "\n"
+    "def main():\n"
+    "    greet(\"world\")\n"
+    "\n"
+    "\n"
+    "if __name__ == \"__main__\":\n"
+    "    main()\n"
+)
+
+
+async def exercise(session, root):
+    with open(os.path.join(root, "greet.py"), "w", encoding="utf-8") as f:
+        f.write(GREET)
+    await session.initialize()
+    tools = (await session.list_tools()).tools
+    by_name = {t.name: t for t in tools}
+    if set(by_name) != set(EXPECTED_ARGS):
+        fail(f"tools {sorted(by_name)}")
+    for name, args in EXPECTED_ARGS.items():
+        props = set(by_name[name].input_schema.get("properties", {}))
+        if props != args:
+            fail(f"{name} schema arguments {sorted(props)}, expected {sorted(args)}")
+        ann = by_name[name].annotations
+        if name == "await_review":
+            if not ann.read_only_hint:
+                fail("await_review should be read-only")
+        elif ann.read_only_hint or not ann.destructive_hint:
+            fail(f"{name} should be destructive, not read-only")
+
+    # fast_apply: a lazy snippet with a placeholder.
+    snippet = (
+        "def greet(name):\n"
+        "    greeting = f\"Hello, {name}!\"\n"
+        "    print(greeting)\n"
+        "    return greeting\n"
+        "# ... existing code ...\n"
+    )
+    r = envelope(await session.call_tool("fast_apply", {"path": "greet.py", "edit_snippet": snippet}))
+    if r["status"] != "ok" or r["path"] != "greet.py" or "+    return greeting" not in r.get("diff", ""):
+        fail(f"fast_apply: {r}")
+    if "    return greeting\n" not in read(root, "greet.py") or "def main():" not in read(root, "greet.py"):
+        fail("fast_apply did not write the merge")
+
+    # patch_file dry-run, then apply_last_dry_run.
+    before = read(root, "greet.py")
+    r = envelope(await session.call_tool("patch_file", {
+        "target_file": "greet.py",
+        "search_content": "Hello",
+        "replace_content": "Hi",
+        "dry_run": True,
+    }))
+    if r["status"] != "ok" or not r["dry_run"] or not r.get("run_id") or not r.get("expires_in"):
+        fail(f"patch_file dry_run: {r}")
+    if read(root, "greet.py") != before:
+        fail("a dry run wrote the file")
+    run_id = r["run_id"]
+    r = envelope(await session.call_tool("apply_last_dry_run", {"run_id": run_id}))
+    if r["status"] != "ok" or r["dry_run"] or r["run_id"] != run_id:
+        fail(f"apply_last_dry_run: {r}")
+    if "Hi, {name}!" not in read(root, "greet.py"):
+        fail("apply_last_dry_run did not write")
+    r = envelope(await session.call_tool("apply_last_dry_run", {"run_id": run_id}))
+    if r["status"] != "error" or r["code"] != "RUN_ALREADY_USED":
+        fail(f"second commit: {r}")
+
+    # FileWriteOrEdit: blocks, then a whole new file.
+    blocks = "<<<<<<< SEARCH\n    main()\n=======\n    main()  # entry point\n>>>>>>> REPLACE\n"
+    r = envelope(await session.call_tool("FileWriteOrEdit", {
+        "file_path": os.path.join(root, "greet.py"),
+        "percentage_to_change": 10,
+        "text_or_search_replace_blocks": blocks,
+        "thread_id": "t1",
+    }))
+    if r["status"] != "ok" or "main()  # entry point" not in read(root, "greet.py"):
+        fail(f"FileWriteOrEdit blocks: {r}")
+    r = envelope(await session.call_tool("FileWriteOrEdit", {
+        "file_path": "notes/new.md",
+        "percentage_to_change": 100,
+        "text_or_search_replace_blocks": "# Notes\n\nwritten by the SDK client\n",
+    }))
+    if r["status"] != "ok" or read(root, "notes/new.md") != "# Notes\n\nwritten by the SDK client\n":
+        fail(f"FileWriteOrEdit write: {r}")
+
+    # An error is a tool result the model can read.
+    r = envelope(await session.call_tool("patch_file", {
+        "target_file": "greet.py", "search_content": "no such text", "replace_content": "x",
+    }))
+    if r["code"] != "NO_MATCH":
+        fail(f"NO_MATCH expected: {r}")
+
+
+async def main():
+    mode = sys.argv[1]
+    if mode == "stdio":
+        exe, root = sys.argv[2], sys.argv[3]
+        params = StdioServerParameters(
+            command=exe,
+            args=["serve", "--stdio", "--root", root, "--policy", "auto"],
+            env={k: v for k, v in os.environ.items() if k.startswith("PATCHGATE_")},
+            cwd=root,
+        )
+        async with stdio_client(params) as (read_stream, write_stream):
+            async with ClientSession(read_stream, write_stream) as session:
+                await exercise(session, root)
+    elif mode == "http":
+        url, token, root = sys.argv[2], sys.argv[3], sys.argv[4]
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+            async with streamable_http_client(url, http_client=http) as (read_stream, write_stream, *_):
+                async with ClientSession(read_stream, write_stream) as session:
+                    await exercise(session, root)
+    else:
+        fail(f"unknown mode {mode}")
+    print(f"OK {mode}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

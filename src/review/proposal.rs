@@ -372,6 +372,11 @@ impl Proposal {
             .iter()
             .map(|l| l.lock().unwrap_or_else(|e| e.into_inner()))
             .collect();
+        // And across processes (another gate or stdio server on the same files).
+        let _process_locks: Vec<_> = order
+            .iter()
+            .filter_map(|&i| fs::ProcessLock::acquire(&self.files[i].path.abs))
+            .collect();
         self.verify_unchanged(max_bytes)?;
         // Encode everything before touching the disk.
         let mut plans: Vec<(usize, Option<Vec<u8>>)> = Vec::with_capacity(self.files.len());

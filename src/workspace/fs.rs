@@ -87,6 +87,52 @@ pub fn lock_for(path: &Path) -> Arc<Mutex<()>> {
     locks.entry(path.to_path_buf()).or_default().clone()
 }
 
+/// A lock on one file shared by every patchgate process: an exclusive `flock` on a lock file
+/// named after the file's path in the state directory, released on drop.
+#[derive(Debug)]
+pub struct ProcessLock {
+    _file: std::fs::File,
+}
+
+impl ProcessLock {
+    /// Wait for the lock of `path`. `None` (logged) when the lock file cannot be made, e.g.
+    /// an unwritable state directory: the in-process lock still holds.
+    pub fn acquire(path: &Path) -> Option<ProcessLock> {
+        ProcessLock::acquire_in(&super::state::state_dir().join("locks"), path)
+    }
+
+    /// [`ProcessLock::acquire`] with the lock files in `dir`.
+    pub fn acquire_in(dir: &Path, path: &Path) -> Option<ProcessLock> {
+        let name = hash(path.as_os_str().as_encoded_bytes());
+        let file = std::fs::create_dir_all(dir)
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(dir.join(format!("{}.lock", &name[..32])))
+            })
+            .map_err(|e| tracing::warn!("no cross-process lock for {}: {e}", path.display()))
+            .ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            loop {
+                // SAFETY: flock on a descriptor we own.
+                let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+                if r == 0 {
+                    break;
+                }
+                if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                    tracing::warn!("flock failed for {}", path.display());
+                    return None;
+                }
+            }
+        }
+        Some(ProcessLock { _file: file })
+    }
+}
+
 fn random_suffix() -> String {
     let mut bytes = [0u8; 6];
     if getrandom::getrandom(&mut bytes).is_err() {
@@ -214,6 +260,34 @@ pub fn clean_stray_temps(root: &Path) -> usize {
 mod tests {
     use super::*;
     use crate::workspace::paths::Root;
+
+    #[test]
+    fn the_process_lock_excludes_a_second_holder_until_dropped() {
+        // flock locks belong to open files, so a second open in this process waits like
+        // another process would.
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("file.txt");
+        let locks = dir.path().join("locks");
+        let first = ProcessLock::acquire_in(&locks, &target).expect("lock");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (t, l) = (target.clone(), locks.clone());
+        let waiter = std::thread::spawn(move || {
+            let _second = ProcessLock::acquire_in(&l, &t).expect("lock");
+            tx.send(()).unwrap();
+        });
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(200))
+                .is_err(),
+            "the second holder got in while the first held the lock"
+        );
+        drop(first);
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .expect("the second holder gets the lock once it is free");
+        waiter.join().unwrap();
+        // Another file's lock is independent.
+        let _a = ProcessLock::acquire_in(&locks, &target).unwrap();
+        let _b = ProcessLock::acquire_in(&locks, &dir.path().join("other.txt")).unwrap();
+    }
 
     #[test]
     fn atomic_write_creates_parents_and_keeps_the_mode() {

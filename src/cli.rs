@@ -8,16 +8,27 @@ use crate::edit::Format;
 
 /// patchgate: review and merge the file edits of AI coding agents.
 #[derive(Debug, Parser)]
-#[command(name = "patchgate", version, about, long_about = None)]
+#[command(name = "patchgate", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// What to do.
+    /// What to do (default: `review`, the gate and its TUI).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// `review`'s options, when no command is given.
+    #[command(flatten)]
+    pub review: ReviewArgs,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the gate and review its edits in the terminal (the default command), or attach to
+    /// a running gate with --connect.
+    ///
+    /// Agents reach the gate at http://ADDR/mcp (see `patchgate config`) or through
+    /// `patchgate serve --stdio`, which forwards to it.
+    Review(ReviewArgs),
+    /// The TUI with a scripted agent editing a temporary copy of a small demo project.
+    Demo(DemoArgs),
     /// Merge an edit into a file and print the result to stdout (never writes the file).
     ///
     /// Exit status: 0 merged; 1 the edit was refused (stderr's last line is a JSON object
@@ -44,6 +55,44 @@ pub enum Command {
     /// Print the MCP client configuration for the running gate (HTTP URL and token), or for a
     /// stdio server when no gate runs.
     Config(ConfigArgs),
+}
+
+/// `patchgate [review] [--root DIR] [--listen ADDR] [--policy P] [--token T] [--connect URL]`
+#[derive(Debug, Clone, Args)]
+pub struct ReviewArgs {
+    /// The project root every path resolves under.
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// Where agents and other reviewers reach the gate (port 0: any free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
+    pub listen: String,
+    /// The write policy (default: `.patchgate.toml`'s, else gate).
+    #[arg(long, value_enum)]
+    pub policy: Option<PolicyArg>,
+    /// The bearer token (default: a random one per start; with --connect, the one in the
+    /// discovery file when it names that gate).
+    #[arg(long, env = "PATCHGATE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Seconds an agent's call waits for a decision before answering `pending`.
+    #[arg(long, value_name = "SECS")]
+    pub review_timeout: Option<u64>,
+    /// Attach to a running gate (e.g. http://127.0.0.1:8787) instead of starting one.
+    #[arg(long, value_name = "URL")]
+    pub connect: Option<String>,
+    /// Another host name to answer to besides the loopback ones; repeatable.
+    #[arg(long, value_name = "HOST")]
+    pub allow_host: Vec<String>,
+}
+
+/// `patchgate demo [--keep] [--pace MS]`
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the demo project's temporary directory (its path is printed on exit).
+    #[arg(long)]
+    pub keep: bool,
+    /// Milliseconds between the scripted agent's calls.
+    #[arg(long, value_name = "MS", default_value_t = 700)]
+    pub pace: u64,
 }
 
 /// The write policies.

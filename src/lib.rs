@@ -12,4 +12,5 @@ pub mod eval;
 pub mod log;
 pub mod mcp;
 pub mod review;
+pub mod tui;
 pub mod workspace;

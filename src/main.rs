@@ -8,7 +8,8 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 
 use patchgate::cli::{
-    Cli, ClientArg, Command, ConfigArgs, EvalArgs, LogArgs, MergeArgs, ServeArgs, UndoArgs,
+    Cli, ClientArg, Command, ConfigArgs, DemoArgs, EvalArgs, LogArgs, MergeArgs, ReviewArgs,
+    ServeArgs, UndoArgs,
 };
 use patchgate::diff::unified_diff;
 use patchgate::edit::{self, Format, text::Text};
@@ -21,12 +22,12 @@ use std::path::Path;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Merge(args) => merge(args),
-        Command::Eval(args) => eval(args),
-        Command::Log(args) => log(args),
-        Command::Undo(args) => undo(args),
-        Command::Serve(args) => serve(args),
-        Command::Config(args) => config(args),
+        None => review(cli.review),
+        Some(command) => match command {
+            Command::Review(args) => review(args),
+            Command::Demo(args) => demo(args),
+            other => run_command(other),
+        },
     };
     match result {
         Ok(code) => code,
@@ -34,6 +35,19 @@ fn main() -> ExitCode {
             eprintln!("patchgate: error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+fn run_command(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Review(args) => review(args),
+        Command::Demo(args) => demo(args),
+        Command::Merge(args) => merge(args),
+        Command::Eval(args) => eval(args),
+        Command::Log(args) => log(args),
+        Command::Undo(args) => undo(args),
+        Command::Serve(args) => serve(args),
+        Command::Config(args) => config(args),
     }
 }
 
@@ -414,5 +428,160 @@ fn config(args: ConfigArgs) -> Result<ExitCode> {
         }
     };
     print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn need_terminal() -> Result<()> {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        bail!(
+            "the review TUI needs a terminal; MCP clients should spawn `patchgate serve --stdio` (see `patchgate config`)"
+        );
+    }
+    Ok(())
+}
+
+fn review(args: ReviewArgs) -> Result<ExitCode> {
+    use patchgate::mcp::{discovery::Discovery, http, service};
+    use patchgate::tui::backend::{Backend, Remote};
+    use patchgate::workspace::config::PolicyName;
+
+    need_terminal()?;
+    patchgate::log::init();
+    let rt = runtime()?;
+    let _guard = rt.enter();
+    if let Some(url) = &args.connect {
+        let token = match args.token.clone().filter(|t| !t.is_empty()) {
+            Some(t) => t,
+            None => Discovery::live()
+                .filter(|d| d.url.trim_end_matches('/') == url.trim_end_matches('/').trim_end_matches("/mcp"))
+                .map(|d| d.token)
+                .context("give the gate's token with --token or PATCHGATE_TOKEN (it is in the discovery file of the machine the gate runs on)")?,
+        };
+        let remote = Remote::new(url, &token).map_err(|e| anyhow::anyhow!(e))?;
+        rt.block_on(remote.info())
+            .map_err(|e| anyhow::anyhow!("cannot reach the gate at {url}: {e}"))?;
+        let ended = rt.block_on(patchgate::tui::run(Backend::Remote(remote), None))?;
+        if ended.pending > 0 {
+            eprintln!(
+                "patchgate: {} review(s) still pending at {url}",
+                ended.pending
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let root = std::fs::canonicalize(&args.root)
+        .with_context(|| format!("cannot use {} as the root", args.root.display()))?;
+    let (gate, review_timeout) = patchgate::review::open_gate(
+        &root,
+        args.policy.map(Into::into),
+        PolicyName::Gate,
+        args.review_timeout,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let addr = listen_addr(&args.listen)?;
+    let token = args
+        .token
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(http::random_token);
+    let dispatcher = service::Dispatcher::new(
+        gate.clone(),
+        review_timeout,
+        service::Reviewers::Attachable,
+        None,
+    );
+    let opts = http::HttpOptions {
+        addr,
+        token: token.clone(),
+        extra_hosts: args.allow_host,
+        max_body: usize::try_from(gate.workspace().config.max_file_bytes)
+            .unwrap_or(usize::MAX / 4)
+            .saturating_mul(2)
+            .saturating_add(1 << 20),
+        session_keep_alive: (review_timeout * 3).max(std::time::Duration::from_secs(3600)),
+    };
+    let running = rt
+        .block_on(http::start(dispatcher.clone(), opts))
+        .with_context(|| {
+            format!("is another gate running? `patchgate --listen 127.0.0.1:0` picks a free port")
+        })?;
+    let discovery = Discovery {
+        url: running.url.clone(),
+        mcp_url: running.mcp_url(),
+        token,
+        pid: std::process::id(),
+        root: root.clone(),
+    };
+    discovery
+        .write()
+        .context("cannot write the discovery file")?;
+    let address = running.addr.to_string();
+    let ended = rt.block_on(patchgate::tui::run(
+        Backend::local(dispatcher, Some(address)),
+        None,
+    ));
+    Discovery::remove_own();
+    rt.block_on(async {
+        if !gate.pending().is_empty() {
+            gate.reviewer_gone();
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+        running.shutdown().await;
+    });
+    ended?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn demo(args: DemoArgs) -> Result<ExitCode> {
+    use patchgate::mcp::{http, service};
+    use patchgate::tui::backend::Backend;
+    use patchgate::workspace::config::PolicyName;
+
+    need_terminal()?;
+    patchgate::log::init();
+    let dir = std::env::temp_dir().join(format!("patchgate-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    patchgate::tui::demo::materialize(&dir)
+        .with_context(|| format!("cannot write the demo project to {}", dir.display()))?;
+    let rt = runtime()?;
+    let _guard = rt.enter();
+    let (gate, review_timeout) =
+        patchgate::review::open_gate(&dir, Some(PolicyName::Gate), PolicyName::Gate, None)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let dispatcher = service::Dispatcher::new(
+        gate.clone(),
+        review_timeout,
+        service::Reviewers::Attachable,
+        None,
+    );
+    // Listen too, so a real agent can join the demo (no discovery file: it is not your gate).
+    let running = rt.block_on(http::start(
+        dispatcher.clone(),
+        http::HttpOptions {
+            addr: "127.0.0.1:0".parse()?,
+            token: http::random_token(),
+            extra_hosts: Vec::new(),
+            max_body: 32 << 20,
+            session_keep_alive: std::time::Duration::from_secs(3600),
+        },
+    ))?;
+    let agent = dispatcher.clone();
+    let pace = std::time::Duration::from_millis(args.pace.max(1));
+    let ended = rt.block_on(patchgate::tui::run(
+        Backend::local(dispatcher, Some(running.addr.to_string())),
+        Some(Box::new(move |tx| {
+            patchgate::tui::demo::start_agent(agent, tx, pace)
+        })),
+    ));
+    rt.block_on(async {
+        gate.reviewer_gone();
+        running.shutdown().await;
+    });
+    ended?;
+    if args.keep {
+        println!("the demo project is in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+        println!("demo done; its temporary project was removed (--keep keeps it)");
+    }
     Ok(ExitCode::SUCCESS)
 }

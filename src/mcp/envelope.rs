@@ -285,7 +285,7 @@ mod tests {
     fn rejection_carries_the_reason() {
         let mut s = summary(&["x"]);
         s.review = Some(Review {
-            decision: "reject",
+            decision: "reject".into(),
             note: "use the helper".into(),
             edited_by_reviewer: false,
             hunks_accepted: 0,

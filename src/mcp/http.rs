@@ -9,6 +9,7 @@
 //! | `GET /api/info` | root, policy, review timeout, version |
 //! | `GET /api/reviews` | every proposal the gate remembers (JSON list) |
 //! | `GET /api/reviews/{run_id}` | one proposal |
+//! | `GET /api/reviews/{run_id}/files` | both versions of each of its files |
 //! | `GET /api/events` | SSE: `new`, `updated`, `decided` with the proposal |
 //! | `POST /api/reviews/{run_id}/decision` | `{decision: accept\|reject, hunks?, content?, note?}` |
 //! | `POST /api/reviews/{run_id}/commit` | a person commits a dry-run |
@@ -230,7 +231,10 @@ fn outcome_response(o: &Outcome) -> Response {
 }
 
 async fn get_info(State(st): State<AppState>) -> Json<Value> {
-    Json(st.info.as_ref().clone())
+    let mut info = st.info.as_ref().clone();
+    info["clients"] = json!(st.dispatcher.active_clients());
+    info["pending"] = json!(st.dispatcher.gate().pending().len());
+    Json(info)
 }
 
 async fn reviews(State(st): State<AppState>) -> Json<Value> {
@@ -242,6 +246,16 @@ async fn review(State(st): State<AppState>, Path(run_id): Path<String>) -> Respo
     gate.sweep();
     match gate.get(&run_id) {
         Some(p) => Json(json!(crate::review::queue::Summary::of(&p))).into_response(),
+        None => api_error(&Error::new(
+            ErrorCode::RunNotFound,
+            format!("no review with run id `{run_id}`"),
+        )),
+    }
+}
+
+async fn review_files(State(st): State<AppState>, Path(run_id): Path<String>) -> Response {
+    match st.dispatcher.gate().get(&run_id) {
+        Some(p) => Json(json!({"run_id": run_id, "files": p.contents()})).into_response(),
         None => api_error(&Error::new(
             ErrorCode::RunNotFound,
             format!("no review with run id `{run_id}`"),
@@ -515,6 +529,7 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
         .route("/api/info", get(get_info))
         .route("/api/reviews", get(reviews))
         .route("/api/reviews/{run_id}", get(review))
+        .route("/api/reviews/{run_id}/files", get(review_files))
         .route("/api/reviews/{run_id}/decision", post(decide))
         .route("/api/reviews/{run_id}/commit", post(commit))
         .route("/api/reviews/{run_id}/wait", post(wait))

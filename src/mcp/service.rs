@@ -69,7 +69,12 @@ struct Inner {
     /// For `serve --stdio`: the directory whose live gate to forward to.
     forward_from: Option<PathBuf>,
     forwarder: tokio::sync::Mutex<Option<(Discovery, Forwarder)>>,
+    /// When each client was last heard from.
+    clients: std::sync::Mutex<std::collections::HashMap<String, Instant>>,
 }
+
+/// How long a client counts as connected after its last call.
+const CLIENT_IDLE: Duration = Duration::from_secs(600);
 
 /// Runs tool calls. Cheap to clone.
 #[derive(Clone)]
@@ -125,6 +130,7 @@ impl Dispatcher {
                 reviewers,
                 forward_from,
                 forwarder: tokio::sync::Mutex::new(None),
+                clients: std::sync::Mutex::new(std::collections::HashMap::new()),
             }),
         }
     }
@@ -132,6 +138,22 @@ impl Dispatcher {
     /// The gate.
     pub fn gate(&self) -> &Gate {
         &self.inner.gate
+    }
+
+    /// Note a call from `client`.
+    fn seen(&self, client: Option<&str>) {
+        let mut clients = self.inner.clients.lock().unwrap_or_else(|e| e.into_inner());
+        clients.insert(
+            client.unwrap_or("unknown client").to_string(),
+            Instant::now(),
+        );
+    }
+
+    /// Clients heard from in the last ten minutes.
+    pub fn active_clients(&self) -> usize {
+        let mut clients = self.inner.clients.lock().unwrap_or_else(|e| e.into_inner());
+        clients.retain(|_, t| t.elapsed() < CLIENT_IDLE);
+        clients.len()
     }
 
     /// The review timeout of this process's gate.
@@ -209,6 +231,7 @@ impl Dispatcher {
     /// Start a parsed call on this process's gate and answer at once (`pending` when a
     /// person must decide).
     pub async fn start_local(&self, call: &ToolCall, client: Option<String>) -> Envelope {
+        self.seen(client.as_deref());
         let paths = call.paths();
         let dry_run = call.dry_run();
         let gate = &self.inner.gate;

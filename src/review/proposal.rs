@@ -105,7 +105,7 @@ impl FileChange {
 }
 
 /// Where a proposal stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
     /// Computed, not written; can be committed by run_id until it expires.
@@ -143,10 +143,10 @@ pub enum Decision {
 }
 
 /// The record of a decision, as the tool result reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Review {
     /// `accept` or `reject`.
-    pub decision: &'static str,
+    pub decision: String,
     /// The reviewer's note.
     pub note: String,
     /// The reviewer edited the content.
@@ -247,7 +247,7 @@ impl Proposal {
                     .map(|f| (!f.delete).then(|| f.new.clone()))
                     .collect(),
                 Review {
-                    decision: "accept",
+                    decision: "accept".into(),
                     note: String::new(),
                     edited_by_reviewer: false,
                     hunks_accepted: total,
@@ -283,7 +283,7 @@ impl Proposal {
                 Ok((
                     contents,
                     Review {
-                        decision: "accept",
+                        decision: "accept".into(),
                         note: String::new(),
                         edited_by_reviewer: false,
                         hunks_accepted: accepted,
@@ -302,7 +302,7 @@ impl Proposal {
                         crate::edit::text::normalize_newlines(content).into_owned(),
                     )],
                     Review {
-                        decision: "accept",
+                        decision: "accept".into(),
                         note: String::new(),
                         edited_by_reviewer: true,
                         hunks_accepted: total,
@@ -313,7 +313,7 @@ impl Proposal {
             Decision::Reject(note) => Ok((
                 Vec::new(),
                 Review {
-                    decision: "reject",
+                    decision: "reject".into(),
                     note: note.clone(),
                     edited_by_reviewer: false,
                     hunks_accepted: 0,
@@ -489,6 +489,37 @@ impl Proposal {
         rebased.state = State::Pending;
         rebased.review = None;
         Some(rebased)
+    }
+}
+
+/// One file of a proposal as a reviewer sees it: both versions, LF-normalised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct FileContent {
+    /// Root-relative path.
+    pub path: String,
+    /// The content when proposed (empty for a new file).
+    pub old: String,
+    /// The proposed content (empty for a deleted file).
+    pub new: String,
+    /// The proposal creates the file.
+    pub created: bool,
+    /// The proposal deletes the file.
+    pub deleted: bool,
+}
+
+impl Proposal {
+    /// Both versions of every file, for a reviewer's diff view.
+    pub fn contents(&self) -> Vec<FileContent> {
+        self.files
+            .iter()
+            .map(|f| FileContent {
+                path: f.path.rel.clone(),
+                old: f.old.clone(),
+                new: f.new.clone(),
+                created: f.before.is_none(),
+                deleted: f.delete,
+            })
+            .collect()
     }
 }
 

@@ -34,7 +34,7 @@ pub enum Event {
 }
 
 /// What the queue view and the tool results show of a proposal.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Summary {
     /// The run id.
     pub run_id: RunId,

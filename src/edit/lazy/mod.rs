@@ -108,19 +108,22 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
         return finish(content, &lines, merged, &parsed, &file_keys, Vec::new(), 0);
     }
     let indent = super::text::detect_indent(content);
-    let result = if let Some(Hint::Within(a, b)) = hint {
-        // Merge inside the named definition; the rest of the file stays as it is.
-        merge_lines(&lines[a..b], &parsed, &file_keys, indent)
-            .map(|mut inner| {
-                let mut all: Vec<String> = lines[..a].iter().map(|s| s.to_string()).collect();
-                all.append(&mut inner.out);
-                all.extend(lines[b..].iter().map(|s| s.to_string()));
-                inner.out = all;
-                inner
-            })
-            .or_else(|_| merge_lines(&lines, &parsed, &file_keys, indent))
-    } else {
-        merge_lines(&lines, &parsed, &file_keys, indent)
+    let result = match (merge_lines(&lines, &parsed, &file_keys, indent), hint) {
+        // The snippet fits several places: the definition the instruction names decides,
+        // merging inside it while the rest of the file stays as it is. (Only then: a
+        // snippet that reaches beyond the named definition must see the whole file.)
+        (Err(e), Some(Hint::Within(a, b))) if e.code == ErrorCode::NeedsMoreContext => {
+            merge_lines(&lines[a..b], &parsed, &file_keys, indent)
+                .map(|mut inner| {
+                    let mut all: Vec<String> = lines[..a].iter().map(|s| s.to_string()).collect();
+                    all.append(&mut inner.out);
+                    all.extend(lines[b..].iter().map(|s| s.to_string()));
+                    inner.out = all;
+                    inner
+                })
+                .map_err(|_| e)
+        }
+        (result, _) => result,
     };
     let LinesMerge {
         out,

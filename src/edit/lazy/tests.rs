@@ -252,3 +252,20 @@ fn the_instruction_names_the_function_to_edit() {
         "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    y = 2\n    return x\n"
     );
 }
+
+#[test]
+fn an_instruction_naming_a_definition_does_not_confine_a_snippet_reaching_past_it() {
+    // Caught by the demo: "simplify total" named `total`, and merging inside `total` alone
+    // duplicated the closing brace of the impl.
+    let file = "impl Stock {\n    fn add(&mut self) {\n        self.n += 1;\n    }\n\n    fn total(&self) -> u64 {\n        let mut t = 0;\n        t += self.n;\n        t\n    }\n}\n";
+    let snippet = "// ... existing code ...\n    fn total(&self) -> u64 {\n        self.n\n    }\n\n    fn low(&self) -> bool {\n        self.n < 3\n    }\n}\n";
+    let h = Hints {
+        path: Some("stock.rs"),
+        instruction: Some("simplify total and add low"),
+    };
+    let m = merge(file, snippet, &h).unwrap();
+    assert_eq!(
+        m.content,
+        "impl Stock {\n    fn add(&mut self) {\n        self.n += 1;\n    }\n\n    fn total(&self) -> u64 {\n        self.n\n    }\n\n    fn low(&self) -> bool {\n        self.n < 3\n    }\n}\n"
+    );
+}

@@ -1,0 +1,407 @@
+//! Where the TUI's reviews come from and its decisions go: the gate in this process, or a
+//! gate elsewhere through the review API (`patchgate review --connect URL`). Both give the
+//! same operations and the same stream of changes.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::mcp::service::Dispatcher;
+use crate::review::proposal::{Decision, FileContent};
+use crate::review::queue::{Event, Gate, Outcome, Summary};
+
+/// A change the TUI hears about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// A review arrived or changed: its summary.
+    Upsert(Summary),
+    /// Reload the whole list (events were missed, or the connection came back).
+    Resync(Vec<Summary>),
+    /// The connection to a remote gate failed.
+    Lost(String),
+}
+
+/// What the status bar shows of the gate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GateInfo {
+    /// The listen address (`127.0.0.1:8787`), or what the TUI is attached to.
+    pub address: String,
+    /// The default policy.
+    pub policy: String,
+    /// Clients heard from recently.
+    pub clients: usize,
+}
+
+/// A remote gate's review API.
+#[derive(Clone)]
+pub struct Remote {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+}
+
+/// The source of reviews.
+#[derive(Clone)]
+pub enum Backend {
+    /// The gate in this process (and the dispatcher that serves its agents).
+    Local {
+        /// The dispatcher (its gate holds the queue).
+        dispatcher: Dispatcher,
+        /// Where agents reach it, if it listens.
+        address: Option<String>,
+    },
+    /// A gate reached over HTTP.
+    Remote(Remote),
+}
+
+fn describe(o: &Outcome) -> Result<String, String> {
+    match o {
+        Outcome::Applied(s) => Ok(format!("applied {} ({})", s.run_id, s.paths.join(", "))),
+        Outcome::Rejected(s) => Ok(format!("rejected {}", s.run_id)),
+        Outcome::Pending(s) => Ok(format!("{} now waits for a decision", s.run_id)),
+        Outcome::DryRun(s) => Ok(format!("{} is a dry-run", s.run_id)),
+        Outcome::Failed(_, e) => Err(format!("{}: {}", e.code, e.message)),
+    }
+}
+
+fn envelope_text(v: &Value) -> Result<String, String> {
+    match v["status"].as_str() {
+        Some("error") | None => Err(format!(
+            "{}: {}",
+            v["code"].as_str().unwrap_or("ERROR"),
+            v["message"].as_str().unwrap_or("the gate refused")
+        )),
+        Some(status) => Ok(format!(
+            "{} {}",
+            match status {
+                "ok" => "applied",
+                other => other,
+            },
+            v["run_id"].as_str().unwrap_or("")
+        )),
+    }
+}
+
+impl Remote {
+    /// A client of the gate at `base` (`http://127.0.0.1:8787`) with `token`.
+    pub fn new(base: &str, token: &str) -> Result<Remote, String> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let base = base.trim_end_matches('/');
+        let base = base.strip_suffix("/mcp").unwrap_or(base).to_string();
+        Ok(Remote {
+            base,
+            token: token.to_string(),
+            http,
+        })
+    }
+
+    async fn get(&self, path: &str) -> Result<Value, String> {
+        let resp = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await
+            .map_err(|e| format!("{}: {e}", self.base))?;
+        let status = resp.status();
+        let v: Value = resp.json().await.map_err(|e| e.to_string())?;
+        if !status.is_success() {
+            return Err(format!(
+                "{status}: {}",
+                v["message"].as_str().unwrap_or("refused")
+            ));
+        }
+        Ok(v)
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Result<Value, String> {
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .timeout(Duration::from_secs(60))
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| format!("{}: {e}", self.base))?;
+        let status = resp.status();
+        let v: Value = resp.json().await.map_err(|e| e.to_string())?;
+        if !status.is_success() {
+            return Err(format!(
+                "{}: {}",
+                v["code"].as_str().unwrap_or(status.as_str()),
+                v["message"].as_str().unwrap_or("refused")
+            ));
+        }
+        Ok(v)
+    }
+
+    /// Check the connection and read the gate's description.
+    pub async fn info(&self) -> Result<GateInfo, String> {
+        let v = self.get("/api/info").await?;
+        Ok(GateInfo {
+            address: self
+                .base
+                .trim_start_matches("http://")
+                .trim_start_matches("https://")
+                .to_string(),
+            policy: v["policy"].as_str().unwrap_or("?").to_string(),
+            clients: v["clients"].as_u64().unwrap_or(0) as usize,
+        })
+    }
+}
+
+impl Backend {
+    /// The gate in this process.
+    pub fn local(dispatcher: Dispatcher, address: Option<String>) -> Backend {
+        Backend::Local {
+            dispatcher,
+            address,
+        }
+    }
+
+    /// The local gate, if this is one.
+    pub fn gate(&self) -> Option<&Gate> {
+        match self {
+            Backend::Local { dispatcher, .. } => Some(dispatcher.gate()),
+            Backend::Remote(_) => None,
+        }
+    }
+
+    /// The status bar's facts.
+    pub async fn info(&self) -> Result<GateInfo, String> {
+        match self {
+            Backend::Local {
+                dispatcher,
+                address,
+            } => Ok(GateInfo {
+                address: address.clone().unwrap_or_else(|| "not listening".into()),
+                policy: dispatcher.gate().policy().default.as_str().to_string(),
+                clients: dispatcher.active_clients(),
+            }),
+            Backend::Remote(r) => r.info().await,
+        }
+    }
+
+    /// Every review the gate remembers.
+    pub async fn list(&self) -> Result<Vec<Summary>, String> {
+        match self {
+            Backend::Local { dispatcher, .. } => Ok(dispatcher.gate().list()),
+            Backend::Remote(r) => {
+                serde_json::from_value(r.get("/api/reviews").await?).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Both versions of every file of a review.
+    pub async fn files(&self, run_id: &str) -> Result<Vec<FileContent>, String> {
+        match self {
+            Backend::Local { dispatcher, .. } => dispatcher
+                .gate()
+                .get(run_id)
+                .map(|p| p.contents())
+                .ok_or_else(|| format!("no review {run_id}")),
+            Backend::Remote(r) => {
+                let v = r.get(&format!("/api/reviews/{run_id}/files")).await?;
+                serde_json::from_value(v["files"].clone()).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Decide a review; the text describes the result for the status line.
+    pub async fn decide(
+        &self,
+        run_id: &str,
+        decision: Decision,
+        note: Option<String>,
+    ) -> Result<String, String> {
+        match self {
+            Backend::Local { dispatcher, .. } => {
+                let gate = dispatcher.gate().clone();
+                let id = run_id.to_string();
+                tokio::task::spawn_blocking(move || {
+                    gate.decide_with_note(&id, decision, note.as_deref())
+                })
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("{}: {}", e.code, e.message))
+                .and_then(|o| describe(&o))
+            }
+            Backend::Remote(r) => {
+                let body = match decision {
+                    Decision::Accept => json!({"decision": "accept", "note": note}),
+                    Decision::AcceptHunks(h) => {
+                        json!({"decision": "accept", "hunks": h, "note": note})
+                    }
+                    Decision::AcceptEdited(c) => {
+                        json!({"decision": "accept", "content": c, "note": note})
+                    }
+                    Decision::Reject(n) => json!({"decision": "reject", "note": n}),
+                };
+                let v = r
+                    .post(&format!("/api/reviews/{run_id}/decision"), body)
+                    .await?;
+                envelope_text(&v)
+            }
+        }
+    }
+
+    /// A person commits a dry-run.
+    pub async fn commit(&self, run_id: &str) -> Result<String, String> {
+        match self {
+            Backend::Local { dispatcher, .. } => {
+                let gate = dispatcher.gate().clone();
+                let id = run_id.to_string();
+                tokio::task::spawn_blocking(move || gate.commit(&id, true))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| format!("{}: {}", e.code, e.message))
+                    .and_then(|o| describe(&o))
+            }
+            Backend::Remote(r) => {
+                let v = r
+                    .post(&format!("/api/reviews/{run_id}/commit"), json!({}))
+                    .await?;
+                envelope_text(&v)
+            }
+        }
+    }
+
+    /// Undo the last applied edit.
+    pub async fn undo(&self) -> Result<String, String> {
+        let (run_id, files) = match self {
+            Backend::Local { dispatcher, .. } => {
+                let gate = dispatcher.gate().clone();
+                let entry = tokio::task::spawn_blocking(move || gate.undo(None))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| format!("{}: {}", e.code, e.message))?;
+                (
+                    entry.run_id,
+                    entry.files.into_iter().map(|f| f.path).collect::<Vec<_>>(),
+                )
+            }
+            Backend::Remote(r) => {
+                let v = r.post("/api/undo", json!({})).await?;
+                (
+                    v["run_id"].as_str().unwrap_or("").to_string(),
+                    v["files"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|f| f["path"].as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                )
+            }
+        };
+        Ok(format!("undid {run_id}: restored {}", files.join(", ")))
+    }
+
+    /// Start listening for changes; they arrive on the returned channel.
+    pub fn watch(&self) -> mpsc::UnboundedReceiver<Change> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        match self.clone() {
+            Backend::Local { dispatcher, .. } => {
+                let gate = dispatcher.gate().clone();
+                let mut events = gate.subscribe();
+                tokio::spawn(async move {
+                    loop {
+                        let change = match events.recv().await {
+                            Ok(Event::New(id) | Event::Updated(id) | Event::Decided(id)) => {
+                                match gate.get(&id) {
+                                    Some(p) => Change::Upsert(Summary::of(&p)),
+                                    None => continue,
+                                }
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                                Change::Resync(gate.list())
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                        };
+                        if tx.send(change).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            Backend::Remote(r) => {
+                tokio::spawn(async move { remote_events(r, tx).await });
+            }
+        }
+        rx
+    }
+}
+
+/// Follow a remote gate's event stream, reconnecting after a failure.
+async fn remote_events(r: Remote, tx: mpsc::UnboundedSender<Change>) {
+    loop {
+        let resp = r
+            .http
+            .get(format!("{}/api/events", r.base))
+            .bearer_auth(&r.token)
+            .send()
+            .await;
+        let resp = match resp {
+            Ok(resp) if resp.status().is_success() => resp,
+            Ok(resp) => {
+                let _ = tx.send(Change::Lost(format!("events: {}", resp.status())));
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                continue;
+            }
+            Err(e) => {
+                let _ = tx.send(Change::Lost(format!("{}: {e}", r.base)));
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                continue;
+            }
+        };
+        let mut resp = resp;
+        let mut buf = String::new();
+        while let Ok(Some(chunk)) = resp.chunk().await {
+            buf.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buf.find("\n\n") {
+                let block: String = buf.drain(..end + 2).collect();
+                let mut event = "";
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(e) = line.strip_prefix("event:") {
+                        event = e.trim();
+                    } else if let Some(d) = line.strip_prefix("data:") {
+                        data.push_str(d.trim_start());
+                    }
+                }
+                let change = match event {
+                    "ready" | "resync" => match Backend::Remote(r.clone()).list().await {
+                        Ok(list) => Change::Resync(list),
+                        Err(e) => Change::Lost(e),
+                    },
+                    "new" | "updated" | "decided" => {
+                        let v: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
+                        match serde_json::from_value::<Summary>(v["review"].clone()) {
+                            Ok(s) => Change::Upsert(s),
+                            Err(_) => continue,
+                        }
+                    }
+                    _ => continue,
+                };
+                if tx.send(change).is_err() {
+                    return;
+                }
+            }
+        }
+        if tx
+            .send(Change::Lost(format!("{}: the event stream ended", r.base)))
+            .is_err()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}

@@ -1,0 +1,187 @@
+//! Keys to actions (DESIGN §6), and the help text that lists them. Overlays with a text input
+//! (note, editor, command line, search) take keys themselves; this map is for the panes.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What a key asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Next item, or one row down.
+    Down,
+    /// Previous item, or one row up.
+    Up,
+    /// Switch focus between the queue and the diff.
+    Focus,
+    /// Next hunk.
+    NextHunk,
+    /// Previous hunk.
+    PrevHunk,
+    /// Include or exclude the hunk under the cursor.
+    ToggleHunk,
+    /// Accept the selected review (its included hunks).
+    Accept,
+    /// Accept every pending review whole.
+    AcceptAll,
+    /// Reject the selected review, with a note.
+    Reject,
+    /// Edit the proposal in place.
+    Edit,
+    /// Edit the proposal in `$EDITOR`.
+    ExternalEdit,
+    /// Commit the selected dry-run.
+    Commit,
+    /// Open the `:` command line.
+    Command,
+    /// Undo the last applied edit.
+    Undo,
+    /// Unified ↔ side by side.
+    ToggleMode,
+    /// Hide or show whitespace-only changes.
+    ToggleWhitespace,
+    /// Search the diff.
+    Search,
+    /// First row / first item.
+    Top,
+    /// Last row / last item.
+    Bottom,
+    /// A page up.
+    PageUp,
+    /// A page down.
+    PageDown,
+    /// The help overlay.
+    Help,
+    /// Quit.
+    Quit,
+    /// Close an overlay, clear the message.
+    Escape,
+}
+
+/// The action of a key in the panes.
+pub fn action(key: &KeyEvent) -> Option<Action> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    Some(match key.code {
+        KeyCode::Char('c') if ctrl => Action::Quit,
+        KeyCode::Char('d') if ctrl => Action::PageDown,
+        KeyCode::Char('u') if ctrl => Action::PageUp,
+        KeyCode::Char('f') if ctrl => Action::PageDown,
+        KeyCode::Char('b') if ctrl => Action::PageUp,
+        _ if ctrl => return None,
+        KeyCode::Char('j') | KeyCode::Down => Action::Down,
+        KeyCode::Char('k') | KeyCode::Up => Action::Up,
+        KeyCode::Enter | KeyCode::Tab | KeyCode::BackTab => Action::Focus,
+        KeyCode::Char('n') | KeyCode::Char(']') => Action::NextHunk,
+        KeyCode::Char('N') | KeyCode::Char('[') => Action::PrevHunk,
+        KeyCode::Char(' ') => Action::ToggleHunk,
+        KeyCode::Char('a') => Action::Accept,
+        KeyCode::Char('A') => Action::AcceptAll,
+        KeyCode::Char('r') => Action::Reject,
+        KeyCode::Char('e') => Action::Edit,
+        KeyCode::Char('E') => Action::ExternalEdit,
+        KeyCode::Char('c') => Action::Commit,
+        KeyCode::Char(':') => Action::Command,
+        KeyCode::Char('u') => Action::Undo,
+        KeyCode::Char('s') => Action::ToggleMode,
+        KeyCode::Char('w') => Action::ToggleWhitespace,
+        KeyCode::Char('/') => Action::Search,
+        KeyCode::Char('g') | KeyCode::Home => Action::Top,
+        KeyCode::Char('G') | KeyCode::End => Action::Bottom,
+        KeyCode::PageUp => Action::PageUp,
+        KeyCode::PageDown => Action::PageDown,
+        KeyCode::Char('?') | KeyCode::F(1) => Action::Help,
+        KeyCode::Char('q') => Action::Quit,
+        KeyCode::Esc => Action::Escape,
+        _ => return None,
+    })
+}
+
+/// The help overlay: (keys, what they do), in sections.
+pub const HELP: &[(&str, &[(&str, &str)])] = &[
+    (
+        "Move",
+        &[
+            (
+                "j / k  ↓ / ↑",
+                "next / previous review (queue) or line (diff)",
+            ),
+            ("Enter / Tab", "switch focus between queue and diff"),
+            ("n / N   ] / [", "next / previous hunk"),
+            ("g / G", "top / bottom"),
+            ("PgUp / PgDn", "page up / down (also Ctrl+U / Ctrl+D)"),
+            ("/", "search the diff (Enter again: next match)"),
+            ("mouse", "wheel scrolls, click selects"),
+        ],
+    ),
+    (
+        "Decide (the selected review, whichever pane has focus)",
+        &[
+            ("space", "include / exclude the hunk under the cursor"),
+            ("a", "accept (only the included hunks)"),
+            ("A", "accept every pending review whole"),
+            ("r", "reject with a note for the agent"),
+            ("e", "edit the proposed content here (Ctrl+S accepts it)"),
+            ("E", "edit it in $EDITOR, then accept"),
+            ("c   :commit RUN_ID", "commit a dry-run"),
+            ("u", "undo the last applied edit"),
+        ],
+    ),
+    (
+        "View",
+        &[
+            ("s", "unified / side by side"),
+            ("w", "hide / show whitespace-only changes"),
+            ("?", "this help"),
+            ("q", "quit (asks when reviews are pending)"),
+        ],
+    ),
+];
+
+/// The key-hint line.
+pub const HINTS: &str = "j/k move  n/N hunk  space toggle  a accept  r reject  e edit  c commit  s side-by-side  ? help  q quit";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn the_design_keys_map_to_their_actions() {
+        for (c, a) in [
+            ('j', Action::Down),
+            ('k', Action::Up),
+            ('n', Action::NextHunk),
+            ('N', Action::PrevHunk),
+            (']', Action::NextHunk),
+            ('[', Action::PrevHunk),
+            (' ', Action::ToggleHunk),
+            ('a', Action::Accept),
+            ('A', Action::AcceptAll),
+            ('r', Action::Reject),
+            ('e', Action::Edit),
+            ('E', Action::ExternalEdit),
+            ('c', Action::Commit),
+            (':', Action::Command),
+            ('u', Action::Undo),
+            ('s', Action::ToggleMode),
+            ('w', Action::ToggleWhitespace),
+            ('/', Action::Search),
+            ('g', Action::Top),
+            ('G', Action::Bottom),
+            ('?', Action::Help),
+            ('q', Action::Quit),
+        ] {
+            assert_eq!(action(&key(c)), Some(a), "{c}");
+        }
+        assert_eq!(
+            action(&KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)),
+            Some(Action::Focus)
+        );
+        assert_eq!(
+            action(&KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(Action::Quit)
+        );
+        assert_eq!(action(&key('x')), None);
+    }
+}

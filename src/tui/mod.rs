@@ -1,0 +1,374 @@
+//! The review TUI (DESIGN §6): a queue of reviews on the left, the selected review's diff on
+//! the right, decisions by key. Elm-style: [`model`] holds the state, [`update`] is a pure
+//! function of the state and a message that returns effects, [`view`] draws; this module is
+//! the runtime that feeds terminal input, gate changes and effect results in as messages,
+//! runs the effects, and draws.
+
+pub mod backend;
+pub mod demo;
+pub mod highlight;
+pub mod keymap;
+pub mod model;
+pub mod rows;
+pub mod update;
+pub mod view;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event as TermEvent};
+use tokio::sync::mpsc;
+
+use backend::{Backend, Change};
+use highlight::{Highlighter, Side};
+use model::Model;
+use rows::Row;
+use update::{Effect, Msg, update};
+
+/// What the runtime hears.
+enum Input {
+    Msg(Msg),
+    /// Highlighting progressed: draw again.
+    Redraw,
+}
+
+/// How a TUI session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// Reviews still pending when the person left.
+    pub pending: usize,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Whether colours are allowed (`NO_COLOR` unset or empty).
+pub fn color_allowed() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Ask the highlighter for the selected review's files, and tell it where the view stands.
+fn feed_highlighter(m: &Model, hl: &Highlighter) {
+    let Some(item) = m.current() else {
+        return;
+    };
+    let Some(v) = &item.view else {
+        return;
+    };
+    let run_id = &item.summary.run_id;
+    for (fi, f) in v.files.iter().enumerate() {
+        for (side, text, skip) in [
+            (Side::Old, &f.content.old, f.content.created),
+            (Side::New, &f.content.new, f.content.deleted),
+        ] {
+            if !skip {
+                hl.request(
+                    (run_id.clone(), fi, side),
+                    &f.content.path,
+                    Arc::from(text.as_str()),
+                );
+            }
+        }
+    }
+    // The first line on screen of each file.
+    for row in v.rows.iter().skip(v.scroll).take(m.diff_height()) {
+        if let Row::Line {
+            file, hunk, line, ..
+        }
+        | Row::Same { file, hunk, line } = *row
+        {
+            let l = &v.files[file].diff.hunks[hunk].lines[line];
+            if let Some(n) = l.new_index {
+                hl.want(&(run_id.clone(), file, Side::New), n);
+            }
+            if let Some(o) = l.old_index {
+                hl.want(&(run_id.clone(), file, Side::Old), o);
+            }
+            break;
+        }
+    }
+}
+
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Write the bell and an OSC 9 desktop notification.
+fn notify(text: &str) {
+    let clean: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
+    let mut out = std::io::stdout();
+    let _ = write!(out, "\x07\x1b]9;patchgate: {clean}\x07");
+    let _ = out.flush();
+}
+
+/// Edit `content` in `$VISUAL`/`$EDITOR` (default `vi`) with the terminal handed over.
+fn external_edit(path: &str, content: &str) -> Result<Option<String>, String> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let name = path.rsplit('/').next().unwrap_or("proposal");
+    let file = std::env::temp_dir().join(format!(
+        "patchgate-{}-{}-{name}",
+        std::process::id(),
+        now_secs()
+    ));
+    std::fs::write(&file, content).map_err(|e| e.to_string())?;
+    let _cleanup = RemoveOnDrop(file.clone());
+    let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+    let mut parts = editor.split_whitespace();
+    let program = parts.next().unwrap_or("vi");
+    let status = std::process::Command::new(program)
+        .args(parts)
+        .arg(&file)
+        .status();
+    let _ = ratatui::try_init();
+    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+    let status = status.map_err(|e| format!("cannot run {editor}: {e}"))?;
+    if !status.success() {
+        return Err(format!("{editor} exited with {status}; nothing accepted"));
+    }
+    let edited = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+    Ok((edited != content).then_some(edited))
+}
+
+fn run_effect(
+    effect: Effect,
+    backend: &Backend,
+    tx: &mpsc::UnboundedSender<Input>,
+) -> Option<Ended> {
+    let send = |m: Msg| {
+        let _ = tx.send(Input::Msg(m));
+    };
+    match effect {
+        Effect::LoadFiles(run_id) => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let result = b.files(&run_id).await;
+                let _ = tx.send(Input::Msg(Msg::Files { run_id, result }));
+            });
+        }
+        Effect::Decide {
+            run_id,
+            decision,
+            note,
+        } => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = b.decide(&run_id, decision, note).await;
+                let _ = tx.send(Input::Msg(Msg::Done(r)));
+            });
+        }
+        Effect::Commit(run_id) => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = b.commit(&run_id).await;
+                let _ = tx.send(Input::Msg(Msg::Done(r)));
+            });
+        }
+        Effect::Undo => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = b.undo().await;
+                let _ = tx.send(Input::Msg(Msg::Done(r)));
+            });
+        }
+        Effect::ExternalEdit {
+            run_id,
+            path,
+            content,
+        } => match external_edit(&path, &content) {
+            Ok(Some(edited)) => {
+                run_effect(
+                    Effect::Decide {
+                        run_id,
+                        decision: crate::review::proposal::Decision::AcceptEdited(edited),
+                        note: None,
+                    },
+                    backend,
+                    tx,
+                );
+            }
+            Ok(None) => send(Msg::Done(Err(
+                "the content is unchanged; nothing accepted".into()
+            ))),
+            Err(e) => send(Msg::Done(Err(e))),
+        },
+        Effect::Notify(text) => notify(&text),
+        Effect::Quit { reviewers_gone } => {
+            if reviewers_gone && let Some(gate) = backend.gate() {
+                gate.reviewer_gone();
+            }
+            return Some(Ended { pending: 0 });
+        }
+    }
+    None
+}
+
+/// Run the TUI until the person quits. `side` receives a sender for status messages from
+/// companions (the demo agent).
+pub async fn run(
+    backend: Backend,
+    companion: Option<Box<dyn FnOnce(mpsc::UnboundedSender<Msg>) + Send>>,
+) -> anyhow::Result<Ended> {
+    let mut terminal = ratatui::try_init()?;
+    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+    let result = session(&mut terminal, backend, companion).await;
+    let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+    result
+}
+
+async fn session(
+    terminal: &mut ratatui::DefaultTerminal,
+    backend: Backend,
+    companion: Option<Box<dyn FnOnce(mpsc::UnboundedSender<Msg>) + Send>>,
+) -> anyhow::Result<Ended> {
+    let size = terminal.size()?;
+    let mut m = Model::new(size.width, size.height, color_allowed());
+    m.now = now_secs();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
+
+    // Terminal input on its own thread (crossterm's read blocks).
+    {
+        let tx = tx.clone();
+        std::thread::Builder::new()
+            .name("input".into())
+            .spawn(move || {
+                loop {
+                    let msg = match event::read() {
+                        Ok(TermEvent::Key(k)) if k.kind != event::KeyEventKind::Release => {
+                            Msg::Key(k)
+                        }
+                        Ok(TermEvent::Mouse(me)) => Msg::Mouse(me),
+                        Ok(TermEvent::Resize(w, h)) => Msg::Resize(w, h),
+                        Ok(_) => continue,
+                        Err(_) => break,
+                    };
+                    if tx.send(Input::Msg(msg)).is_err() {
+                        break;
+                    }
+                }
+            })?;
+    }
+    // Gate changes.
+    {
+        let mut changes = backend.watch();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(c) = changes.recv().await {
+                if tx.send(Input::Msg(Msg::Change(c))).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    // The clock and the gate's facts.
+    {
+        let tx = tx.clone();
+        let b = backend.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            let mut n: u64 = 0;
+            loop {
+                tick.tick().await;
+                if tx.send(Input::Msg(Msg::Tick(now_secs()))).is_err() {
+                    break;
+                }
+                if n % 3 == 0
+                    && let Ok(info) = b.info().await
+                    && tx.send(Input::Msg(Msg::Info(info))).is_err()
+                {
+                    break;
+                }
+                n += 1;
+            }
+        });
+    }
+    let hl = {
+        let tx = tx.clone();
+        Highlighter::new(move || {
+            let _ = tx.send(Input::Redraw);
+        })
+    };
+    if let Some(start) = companion {
+        let (ctx, mut crx) = mpsc::unbounded_channel::<Msg>();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(msg) = crx.recv().await {
+                if tx.send(Input::Msg(msg)).is_err() {
+                    break;
+                }
+            }
+        });
+        start(ctx);
+    }
+
+    // The first frame at once; the list arrives right after.
+    terminal.draw(|f| view::draw(f, &m, &hl))?;
+    match backend.list().await {
+        Ok(list) => {
+            for e in update(&mut m, Msg::Change(Change::Resync(list))) {
+                run_effect(e, &backend, &tx);
+            }
+        }
+        Err(e) => {
+            update(&mut m, Msg::Done(Err(format!("cannot list reviews: {e}"))));
+        }
+    }
+    if let Ok(info) = backend.info().await {
+        update(&mut m, Msg::Info(info));
+    }
+
+    let mut known = m.items.len();
+    loop {
+        feed_highlighter(&m, &hl);
+        if m.color {
+            terminal.draw(|f| view::draw(f, &m, &hl))?;
+        } else {
+            terminal.draw(|f| view::draw(f, &m, &view::Plain))?;
+        }
+        let Some(first) = rx.recv().await else {
+            break;
+        };
+        // Take everything queued before drawing again.
+        let mut batch = vec![first];
+        while let Ok(more) = rx.try_recv() {
+            batch.push(more);
+        }
+        for input in batch {
+            let Input::Msg(msg) = input else { continue };
+            for effect in update(&mut m, msg) {
+                if let Some(mut ended) = run_effect(effect, &backend, &tx) {
+                    ended.pending = m.pending_count();
+                    return Ok(ended);
+                }
+            }
+        }
+        if m.quit {
+            break;
+        }
+        if m.items.len() < known {
+            // Reviews the gate forgot: forget their highlighting too.
+            let keep: Vec<String> = m.items.iter().map(|i| i.summary.run_id.clone()).collect();
+            hl.retain(&keep);
+        }
+        known = m.items.len();
+    }
+    Ok(Ended {
+        pending: m.pending_count(),
+    })
+}

@@ -1,0 +1,285 @@
+//! The TUI's state (the Model of Model / Message / update / view): the queue, the selected
+//! review's diff with its hunk cursor and choices, the overlays (help, note editor, content
+//! editor, command line, search, quit confirmation), the status line and the screen layout.
+
+use ratatui::layout::Rect;
+use ratatui_textarea::TextArea;
+
+use super::backend::GateInfo;
+use super::rows::{self, DiffMode, FileView, Row};
+use crate::review::proposal::State;
+use crate::review::queue::Summary;
+
+/// Which pane has the keyboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// The queue on the left.
+    Queue,
+    /// The diff on the right.
+    Diff,
+}
+
+/// A review's diff, once its files are loaded.
+#[derive(Debug, Clone)]
+pub struct DiffView {
+    /// The files.
+    pub files: Vec<FileView>,
+    /// Whether each hunk (global index) is included in an acceptance.
+    pub included: Vec<bool>,
+    /// The hunk under the cursor (global index).
+    pub cursor: usize,
+    /// The first row on screen.
+    pub scroll: usize,
+    /// The rows for `rows_for`.
+    pub rows: Vec<Row>,
+    /// The mode and whitespace setting `rows` were built for.
+    pub rows_for: (DiffMode, bool),
+    /// The row of each hunk's header.
+    pub hunk_rows: Vec<usize>,
+}
+
+impl DiffView {
+    /// A view of `files` with every hunk included and the cursor on the first.
+    pub fn new(files: Vec<FileView>, mode: DiffMode, ignore_ws: bool) -> DiffView {
+        let total = files.iter().map(|f| f.diff.hunks.len()).sum();
+        let mut v = DiffView {
+            files,
+            included: vec![true; total],
+            cursor: 0,
+            scroll: 0,
+            rows: Vec::new(),
+            rows_for: (mode, !ignore_ws),
+            hunk_rows: Vec::new(),
+        };
+        v.ensure_rows(mode, ignore_ws);
+        v
+    }
+
+    /// Rebuild the rows if the mode or whitespace setting changed, keeping the cursor's
+    /// hunk on screen.
+    pub fn ensure_rows(&mut self, mode: DiffMode, ignore_ws: bool) {
+        if self.rows_for == (mode, ignore_ws) {
+            return;
+        }
+        self.rows = rows::build(&self.files, mode, ignore_ws);
+        self.hunk_rows = rows::hunk_rows(&self.rows, &self.files);
+        self.rows_for = (mode, ignore_ws);
+        self.scroll = self
+            .hunk_rows
+            .get(self.cursor)
+            .map(|r| r.saturating_sub(1))
+            .unwrap_or(0);
+    }
+
+    /// Hunks in all files.
+    pub fn hunk_total(&self) -> usize {
+        self.included.len()
+    }
+
+    /// The (file, hunk) of a global hunk index.
+    pub fn locate(&self, global: usize) -> Option<(usize, usize)> {
+        self.files.iter().enumerate().find_map(|(fi, f)| {
+            (global >= f.first_hunk && global < f.first_hunk + f.diff.hunks.len())
+                .then(|| (fi, global - f.first_hunk))
+        })
+    }
+}
+
+/// A review in the queue.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// What the gate says of it.
+    pub summary: Summary,
+    /// Its diff, once loaded.
+    pub view: Option<DiffView>,
+    /// Its files are being fetched.
+    pub loading: bool,
+}
+
+impl Item {
+    /// A queue item for `summary`.
+    pub fn new(summary: Summary) -> Item {
+        Item {
+            summary,
+            view: None,
+            loading: false,
+        }
+    }
+
+    /// Whether a person can still decide it.
+    pub fn is_open(&self) -> bool {
+        matches!(self.summary.state, State::Pending | State::DryRun)
+    }
+}
+
+/// A floating input or panel.
+#[derive(Debug, Clone, Default)]
+pub enum Overlay {
+    /// Nothing.
+    #[default]
+    None,
+    /// The key help.
+    Help,
+    /// The reject note editor for a review.
+    Note {
+        /// The review.
+        run_id: String,
+        /// The note.
+        input: TextArea<'static>,
+    },
+    /// The proposal's content, edited in place.
+    Edit {
+        /// The review.
+        run_id: String,
+        /// The file.
+        path: String,
+        /// The content.
+        input: TextArea<'static>,
+    },
+    /// `:` command line.
+    Command(TextArea<'static>),
+    /// `/` search input.
+    Search(TextArea<'static>),
+    /// "Reviews are pending: quit?"
+    ConfirmQuit,
+}
+
+/// How a status message reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Neutral.
+    Info,
+    /// Something worked.
+    Good,
+    /// Something failed.
+    Bad,
+}
+
+/// The screen's regions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    /// The queue pane (with its border).
+    pub queue: Rect,
+    /// The diff pane (with its border).
+    pub diff: Rect,
+    /// The status bar.
+    pub status: Rect,
+    /// The key-hint line.
+    pub hints: Rect,
+}
+
+/// Lines each queue item takes.
+pub const ITEM_HEIGHT: u16 = 2;
+
+/// Split the screen.
+pub fn areas(size: Rect) -> Areas {
+    let h = size.height;
+    let body_h = h.saturating_sub(2);
+    let queue_w = (size.width / 3)
+        .clamp(24.min(size.width), 52)
+        .min(size.width);
+    Areas {
+        queue: Rect::new(size.x, size.y, queue_w, body_h),
+        diff: Rect::new(
+            size.x + queue_w,
+            size.y,
+            size.width.saturating_sub(queue_w),
+            body_h,
+        ),
+        status: Rect::new(size.x, size.y + body_h, size.width, h.min(1)),
+        hints: Rect::new(
+            size.x,
+            size.y + body_h + 1,
+            size.width,
+            h.saturating_sub(body_h + 1).min(1),
+        ),
+    }
+}
+
+/// The whole TUI state.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// Reviews, oldest first.
+    pub items: Vec<Item>,
+    /// The selected item.
+    pub selected: usize,
+    /// The first queue item on screen.
+    pub queue_scroll: usize,
+    /// Which pane has the keyboard.
+    pub focus: Focus,
+    /// Unified or side by side.
+    pub mode: DiffMode,
+    /// Hide whitespace-only changes.
+    pub ignore_ws: bool,
+    /// The floating panel.
+    pub overlay: Overlay,
+    /// The status message.
+    pub status: Option<(String, Tone)>,
+    /// The gate's facts for the status bar.
+    pub info: GateInfo,
+    /// The terminal size.
+    pub size: Rect,
+    /// The last search.
+    pub search: Option<String>,
+    /// Seconds since the epoch (for ages).
+    pub now: u64,
+    /// Colours allowed (`NO_COLOR` unset).
+    pub color: bool,
+    /// Quit requested and confirmed.
+    pub quit: bool,
+}
+
+impl Model {
+    /// An empty model for a terminal of `width` × `height`.
+    pub fn new(width: u16, height: u16, color: bool) -> Model {
+        Model {
+            items: Vec::new(),
+            selected: 0,
+            queue_scroll: 0,
+            focus: Focus::Queue,
+            mode: DiffMode::Unified,
+            ignore_ws: false,
+            overlay: Overlay::None,
+            status: None,
+            info: GateInfo::default(),
+            size: Rect::new(0, 0, width, height),
+            search: None,
+            now: 0,
+            color,
+            quit: false,
+        }
+    }
+
+    /// The selected item.
+    pub fn current(&self) -> Option<&Item> {
+        self.items.get(self.selected)
+    }
+
+    /// The selected item, mutably.
+    pub fn current_mut(&mut self) -> Option<&mut Item> {
+        self.items.get_mut(self.selected)
+    }
+
+    /// Pending reviews.
+    pub fn pending_count(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|i| i.summary.state == State::Pending)
+            .count()
+    }
+
+    /// The screen regions.
+    pub fn areas(&self) -> Areas {
+        areas(self.size)
+    }
+
+    /// Rows of the diff pane inside its border.
+    pub fn diff_height(&self) -> usize {
+        self.areas().diff.height.saturating_sub(2) as usize
+    }
+
+    /// Queue items that fit inside its border.
+    pub fn queue_capacity(&self) -> usize {
+        (self.areas().queue.height.saturating_sub(2) / ITEM_HEIGHT).max(1) as usize
+    }
+}

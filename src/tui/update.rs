@@ -1,0 +1,1093 @@
+//! `update`: the TUI's state transitions. A pure function of the model and one message that
+//! returns the effects to run (decisions, loads, notifications); no terminal, no runtime, so
+//! every key and event is unit-tested.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+use ratatui_textarea::TextArea;
+
+use super::backend::{Change, GateInfo};
+use super::keymap::{self, Action};
+use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
+use super::rows::{DiffMode, FileView, Row};
+use crate::review::proposal::{Decision, FileContent, State};
+use crate::review::queue::Summary;
+
+/// Something that happened.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    /// A key.
+    Key(KeyEvent),
+    /// The mouse.
+    Mouse(MouseEvent),
+    /// The terminal's new size.
+    Resize(u16, u16),
+    /// The gate's queue changed.
+    Change(Change),
+    /// A review's files arrived.
+    Files {
+        /// The review.
+        run_id: String,
+        /// Its files, or why not.
+        result: Result<Vec<FileContent>, String>,
+    },
+    /// An effect finished: what to tell the person.
+    Done(Result<String, String>),
+    /// The gate's facts.
+    Info(GateInfo),
+    /// The clock (seconds since the epoch).
+    Tick(u64),
+}
+
+/// Work for the runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Fetch a review's files.
+    LoadFiles(String),
+    /// Decide a review.
+    Decide {
+        /// The review.
+        run_id: String,
+        /// The decision.
+        decision: Decision,
+        /// A note for the agent.
+        note: Option<String>,
+    },
+    /// Commit a dry-run.
+    Commit(String),
+    /// Undo the last applied edit.
+    Undo,
+    /// Edit content in `$EDITOR`, then accept it.
+    ExternalEdit {
+        /// The review.
+        run_id: String,
+        /// The file (for the temp file's name).
+        path: String,
+        /// The content to start from.
+        content: String,
+    },
+    /// Ring the bell and send a desktop notification.
+    Notify(String),
+    /// Leave; `reviewers_gone` when pending reviews must be answered REVIEWER_GONE.
+    Quit {
+        /// Pending reviews were left.
+        reviewers_gone: bool,
+    },
+}
+
+fn say(m: &mut Model, text: impl Into<String>, tone: Tone) {
+    m.status = Some((text.into(), tone));
+}
+
+fn input(title: &str) -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_placeholder_text(title.to_string());
+    t
+}
+
+/// Handle one message.
+pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Key(key) => on_key(m, key),
+        Msg::Mouse(ev) => on_mouse(m, ev),
+        Msg::Resize(w, h) => {
+            m.size = Rect::new(0, 0, w, h);
+            keep_selection_visible(m);
+            Vec::new()
+        }
+        Msg::Change(c) => on_change(m, c),
+        Msg::Files { run_id, result } => {
+            let (mode, ws) = (m.mode, m.ignore_ws);
+            if let Some(item) = m.items.iter_mut().find(|i| i.summary.run_id == run_id) {
+                item.loading = false;
+                match result {
+                    Ok(files) => {
+                        item.view = Some(DiffView::new(FileView::build(files), mode, ws));
+                    }
+                    Err(e) => say(m, format!("cannot load {run_id}: {e}"), Tone::Bad),
+                }
+            }
+            Vec::new()
+        }
+        Msg::Done(r) => {
+            match r {
+                Ok(text) => say(m, text, Tone::Good),
+                Err(text) => say(m, text, Tone::Bad),
+            }
+            Vec::new()
+        }
+        Msg::Info(info) => {
+            m.info = info;
+            Vec::new()
+        }
+        Msg::Tick(now) => {
+            m.now = now;
+            Vec::new()
+        }
+    }
+}
+
+/// Select item `idx` (clamped), loading its files when needed.
+pub fn select(m: &mut Model, idx: usize) -> Vec<Effect> {
+    if m.items.is_empty() {
+        m.selected = 0;
+        return Vec::new();
+    }
+    m.selected = idx.min(m.items.len() - 1);
+    keep_selection_visible(m);
+    let (mode, ws) = (m.mode, m.ignore_ws);
+    let item = &mut m.items[m.selected];
+    if let Some(v) = item.view.as_mut() {
+        v.ensure_rows(mode, ws);
+        return Vec::new();
+    }
+    if item.loading {
+        return Vec::new();
+    }
+    item.loading = true;
+    vec![Effect::LoadFiles(item.summary.run_id.clone())]
+}
+
+fn keep_selection_visible(m: &mut Model) {
+    let cap = m.queue_capacity();
+    if m.selected < m.queue_scroll {
+        m.queue_scroll = m.selected;
+    } else if m.selected >= m.queue_scroll + cap {
+        m.queue_scroll = m.selected + 1 - cap;
+    }
+}
+
+/// The next pending review after `from` (wrapping), if any.
+fn next_pending(m: &Model, from: usize) -> Option<usize> {
+    let n = m.items.len();
+    (1..=n)
+        .map(|k| (from + k) % n)
+        .find(|&i| m.items[i].summary.state == State::Pending)
+}
+
+fn on_change(m: &mut Model, c: Change) -> Vec<Effect> {
+    match c {
+        Change::Upsert(s) => upsert(m, s),
+        Change::Resync(list) => {
+            let selected = m.current().map(|i| i.summary.run_id.clone());
+            let mut old: Vec<Item> = std::mem::take(&mut m.items);
+            m.items = list
+                .into_iter()
+                .map(|s| {
+                    match old
+                        .iter()
+                        .position(|i| i.summary.run_id == s.run_id && i.summary.diff == s.diff)
+                    {
+                        Some(k) => {
+                            let mut item = old.swap_remove(k);
+                            item.summary = s;
+                            item
+                        }
+                        None => Item::new(s),
+                    }
+                })
+                .collect();
+            let idx = selected
+                .and_then(|id| m.items.iter().position(|i| i.summary.run_id == id))
+                .or_else(|| next_pending(m, m.items.len().saturating_sub(1)))
+                .unwrap_or(0);
+            select(m, idx)
+        }
+        Change::Lost(e) => {
+            say(m, format!("connection lost: {e} (retrying)"), Tone::Bad);
+            Vec::new()
+        }
+    }
+}
+
+fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    match m.items.iter().position(|i| i.summary.run_id == s.run_id) {
+        Some(k) => {
+            let was_open = m.items[k].is_open();
+            let item = &mut m.items[k];
+            if item.summary.diff != s.diff {
+                // Rebased (or what was written differs from the proposal): reload.
+                item.view = None;
+                item.loading = false;
+            }
+            item.summary = s;
+            let closed_now = was_open && !m.items[k].is_open();
+            if k == m.selected {
+                if closed_now {
+                    // Selection follows the work: on to the next pending review.
+                    if let Some(next) = next_pending(m, k) {
+                        effects.extend(select(m, next));
+                    }
+                } else {
+                    effects.extend(select(m, k));
+                }
+            }
+        }
+        None => {
+            let pending = s.state == State::Pending;
+            let what = format!(
+                "{} wants to change {}",
+                s.client.as_deref().unwrap_or("an agent"),
+                s.paths.join(", ")
+            );
+            m.items.push(Item::new(s));
+            let selected_open = m
+                .current()
+                .is_some_and(|i| i.summary.state == State::Pending)
+                && m.items.len() > 1;
+            if pending {
+                effects.push(Effect::Notify(what));
+            }
+            if m.items.len() == 1 || (pending && !selected_open) {
+                effects.extend(select(m, m.items.len() - 1));
+            }
+        }
+    }
+    effects
+}
+
+fn scroll_by(m: &mut Model, delta: isize) {
+    let height = m.diff_height();
+    if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) {
+        let max = v.rows.len().saturating_sub(height.max(1));
+        let s = v.scroll as isize + delta;
+        v.scroll = s.clamp(0, max as isize) as usize;
+    }
+}
+
+/// Put the cursor's hunk on screen.
+fn reveal_cursor(m: &mut Model) {
+    let height = m.diff_height().max(4);
+    if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut())
+        && let Some(&row) = v.hunk_rows.get(v.cursor)
+        && (row < v.scroll || row + 3 > v.scroll + height)
+    {
+        v.scroll = row.saturating_sub(1);
+    }
+}
+
+/// The hunk the view shows at the top, when the person scrolled past the cursor.
+fn sync_cursor_to_scroll(v: &mut DiffView) {
+    let top = v.scroll;
+    if let Some(&row) = v.hunk_rows.get(v.cursor)
+        && row >= top
+    {
+        return;
+    }
+    if let Some(Some((file, hunk))) = v.rows.get(top).map(Row::hunk) {
+        v.cursor = v.files[file].first_hunk + hunk;
+    }
+}
+
+fn move_hunk(m: &mut Model, forward: bool) {
+    let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) else {
+        return;
+    };
+    if v.hunk_total() == 0 {
+        return;
+    }
+    v.cursor = if forward {
+        (v.cursor + 1).min(v.hunk_total() - 1)
+    } else {
+        v.cursor.saturating_sub(1)
+    };
+    reveal_cursor(m);
+}
+
+fn accept(m: &mut Model) -> Vec<Effect> {
+    let Some(item) = m.current() else {
+        return Vec::new();
+    };
+    if !item.is_open() {
+        let state = item.summary.state;
+        say(
+            m,
+            format!("this review is {state:?}; nothing to accept"),
+            Tone::Info,
+        );
+        return Vec::new();
+    }
+    let run_id = item.summary.run_id.clone();
+    let decision = match &item.view {
+        Some(v) if v.included.iter().any(|b| !b) => {
+            let chosen: Vec<usize> = (0..v.hunk_total()).filter(|&h| v.included[h]).collect();
+            if chosen.is_empty() {
+                say(
+                    m,
+                    "no hunk is included (space toggles one); r rejects the whole edit",
+                    Tone::Bad,
+                );
+                return Vec::new();
+            }
+            Decision::AcceptHunks(chosen)
+        }
+        _ => Decision::Accept,
+    };
+    vec![Effect::Decide {
+        run_id,
+        decision,
+        note: None,
+    }]
+}
+
+/// The single editable file of the selected review: (run_id, path, content).
+fn editable(m: &Model) -> Result<(String, String, String), String> {
+    let item = m.current().ok_or("no review is selected")?;
+    if !item.is_open() {
+        return Err("this review was already decided".into());
+    }
+    let v = item.view.as_ref().ok_or("the review is still loading")?;
+    match v.files.as_slice() {
+        [f] if !f.content.deleted => Ok((
+            item.summary.run_id.clone(),
+            f.content.path.clone(),
+            f.content.new.clone(),
+        )),
+        [_] => Err("a deletion cannot be edited; accept or reject it".into()),
+        _ => Err("edit reviews of one file only; accept hunks or reject this one".into()),
+    }
+}
+
+fn row_text(v: &DiffView, row: &Row) -> String {
+    match *row {
+        Row::File { file } => v.files[file].content.path.clone(),
+        Row::Hunk { file, hunk } => v.files[file].diff.hunks[hunk].header(),
+        Row::Line {
+            file, hunk, line, ..
+        }
+        | Row::Same { file, hunk, line } => v.files[file].diff.hunks[hunk].lines[line].text.clone(),
+        Row::Pair {
+            file,
+            hunk,
+            old,
+            new,
+        } => {
+            let h = &v.files[file].diff.hunks[hunk];
+            let side = |i: Option<usize>| i.map(|i| h.lines[i].text.as_str()).unwrap_or("");
+            format!("{}\n{}", side(old), side(new))
+        }
+        Row::Folded { .. } => String::new(),
+    }
+}
+
+fn search(m: &mut Model, pattern: &str) {
+    let smart_case = pattern.chars().any(char::is_uppercase);
+    let needle = if smart_case {
+        pattern.to_string()
+    } else {
+        pattern.to_lowercase()
+    };
+    let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) else {
+        say(m, "nothing to search", Tone::Info);
+        return;
+    };
+    let n = v.rows.len();
+    let start = v.scroll + 2;
+    let found = (0..n).map(|k| (start + k) % n.max(1)).find(|&r| {
+        let t = row_text(v, &v.rows[r]);
+        if smart_case {
+            t.contains(&needle)
+        } else {
+            t.to_lowercase().contains(&needle)
+        }
+    });
+    match found {
+        Some(r) => {
+            v.scroll = r.saturating_sub(2);
+            sync_cursor_to_scroll(v);
+            let text = format!("/{pattern}: row {}", r + 1);
+            say(m, text, Tone::Info);
+        }
+        None => say(m, format!("/{pattern}: no match"), Tone::Bad),
+    }
+}
+
+fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some("commit" | "c"), Some(id)) => vec![Effect::Commit(id.to_string())],
+        (Some("commit" | "c"), None) => match m.current() {
+            Some(i) if i.summary.state == State::DryRun => {
+                vec![Effect::Commit(i.summary.run_id.clone())]
+            }
+            _ => {
+                say(m, "usage: :commit RUN_ID", Tone::Bad);
+                Vec::new()
+            }
+        },
+        (Some("q" | "quit"), _) => quit(m),
+        (Some("undo" | "u"), _) => vec![Effect::Undo],
+        (Some("help"), _) => {
+            m.overlay = Overlay::Help;
+            Vec::new()
+        }
+        (None, _) => Vec::new(),
+        (Some(other), _) => {
+            say(
+                m,
+                format!("unknown command `{other}` (commands: commit RUN_ID, undo, quit)"),
+                Tone::Bad,
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn quit(m: &mut Model) -> Vec<Effect> {
+    if m.pending_count() > 0 {
+        m.overlay = Overlay::ConfirmQuit;
+        return Vec::new();
+    }
+    m.quit = true;
+    vec![Effect::Quit {
+        reviewers_gone: false,
+    }]
+}
+
+fn text_of(t: &TextArea<'_>) -> String {
+    t.lines().join("\n")
+}
+
+fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let overlay = std::mem::take(&mut m.overlay);
+    let (overlay, effects) = match overlay {
+        Overlay::None => return None,
+        Overlay::Help => (Overlay::None, Vec::new()),
+        Overlay::ConfirmQuit => match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => {
+                m.quit = true;
+                (
+                    Overlay::None,
+                    vec![Effect::Quit {
+                        reviewers_gone: true,
+                    }],
+                )
+            }
+            _ => {
+                say(m, "still here", Tone::Info);
+                (Overlay::None, Vec::new())
+            }
+        },
+        Overlay::Note { run_id, mut input } => match key.code {
+            KeyCode::Esc => (Overlay::None, Vec::new()),
+            KeyCode::Enter if alt => {
+                input.insert_newline();
+                (Overlay::Note { run_id, input }, Vec::new())
+            }
+            KeyCode::Enter => {
+                let note = text_of(&input).trim().to_string();
+                (
+                    Overlay::None,
+                    vec![Effect::Decide {
+                        run_id,
+                        decision: Decision::Reject(note),
+                        note: None,
+                    }],
+                )
+            }
+            _ => {
+                input.input(key);
+                (Overlay::Note { run_id, input }, Vec::new())
+            }
+        },
+        Overlay::Edit {
+            run_id,
+            path,
+            mut input,
+        } => match key.code {
+            KeyCode::Esc => {
+                say(m, "edit cancelled", Tone::Info);
+                (Overlay::None, Vec::new())
+            }
+            KeyCode::Char('s') if ctrl => {
+                let mut content = text_of(&input);
+                let original_ends = m
+                    .current()
+                    .and_then(|i| i.view.as_ref())
+                    .and_then(|v| v.files.first())
+                    .is_none_or(|f| f.content.new.ends_with('\n'));
+                if original_ends && !content.ends_with('\n') {
+                    content.push('\n');
+                }
+                (
+                    Overlay::None,
+                    vec![Effect::Decide {
+                        run_id,
+                        decision: Decision::AcceptEdited(content),
+                        note: None,
+                    }],
+                )
+            }
+            _ => {
+                input.input(key);
+                (
+                    Overlay::Edit {
+                        run_id,
+                        path,
+                        input,
+                    },
+                    Vec::new(),
+                )
+            }
+        },
+        Overlay::Command(mut input) => match key.code {
+            KeyCode::Esc => (Overlay::None, Vec::new()),
+            KeyCode::Enter => {
+                let line = text_of(&input);
+                let effects = run_command(m, &line);
+                // A command may open an overlay itself (help, confirm quit).
+                (std::mem::take(&mut m.overlay), effects)
+            }
+            _ => {
+                input.input(key);
+                (Overlay::Command(input), Vec::new())
+            }
+        },
+        Overlay::Search(mut input) => match key.code {
+            KeyCode::Esc => (Overlay::None, Vec::new()),
+            KeyCode::Enter => {
+                let typed = text_of(&input);
+                let pattern = if typed.is_empty() {
+                    m.search.clone().unwrap_or_default()
+                } else {
+                    typed
+                };
+                if !pattern.is_empty() {
+                    m.search = Some(pattern.clone());
+                    search(m, &pattern);
+                }
+                (Overlay::None, Vec::new())
+            }
+            _ => {
+                input.input(key);
+                (Overlay::Search(input), Vec::new())
+            }
+        },
+    };
+    m.overlay = overlay;
+    Some(effects)
+}
+
+fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
+    if let Some(effects) = on_overlay_key(m, key) {
+        return effects;
+    }
+    let Some(action) = keymap::action(&key) else {
+        return Vec::new();
+    };
+    let page = m.diff_height().saturating_sub(2).max(1) as isize;
+    match action {
+        Action::Down => match m.focus {
+            Focus::Queue => return select(m, m.selected + 1),
+            Focus::Diff => scroll_by(m, 1),
+        },
+        Action::Up => match m.focus {
+            Focus::Queue => return select(m, m.selected.saturating_sub(1)),
+            Focus::Diff => scroll_by(m, -1),
+        },
+        Action::Focus => {
+            m.focus = match m.focus {
+                Focus::Queue => Focus::Diff,
+                Focus::Diff => Focus::Queue,
+            }
+        }
+        Action::NextHunk => move_hunk(m, true),
+        Action::PrevHunk => move_hunk(m, false),
+        Action::ToggleHunk => {
+            let open = m.current().is_some_and(Item::is_open);
+            if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut())
+                && open
+                && v.hunk_total() > 0
+            {
+                let c = v.cursor;
+                v.included[c] = !v.included[c];
+                let (on, total) = (v.included.iter().filter(|b| **b).count(), v.hunk_total());
+                say(m, format!("{on} of {total} hunks included"), Tone::Info);
+            }
+        }
+        Action::Accept => return accept(m),
+        Action::AcceptAll => {
+            let effects: Vec<Effect> = m
+                .items
+                .iter()
+                .filter(|i| i.summary.state == State::Pending)
+                .map(|i| Effect::Decide {
+                    run_id: i.summary.run_id.clone(),
+                    decision: Decision::Accept,
+                    note: None,
+                })
+                .collect();
+            if effects.is_empty() {
+                say(m, "no pending review", Tone::Info);
+            }
+            return effects;
+        }
+        Action::Reject => match m.current() {
+            Some(i) if i.is_open() => {
+                m.overlay = Overlay::Note {
+                    run_id: i.summary.run_id.clone(),
+                    input: input("why? the agent reads this (Enter sends, Esc cancels)"),
+                };
+            }
+            Some(_) => say(m, "this review was already decided", Tone::Info),
+            None => {}
+        },
+        Action::Edit => match editable(m) {
+            Ok((run_id, path, content)) => {
+                let mut t = TextArea::new(content.lines().map(str::to_string).collect());
+                t.set_placeholder_text("(empty file)".to_string());
+                m.overlay = Overlay::Edit {
+                    run_id,
+                    path,
+                    input: t,
+                };
+            }
+            Err(e) => say(m, e, Tone::Bad),
+        },
+        Action::ExternalEdit => match editable(m) {
+            Ok((run_id, path, content)) => {
+                return vec![Effect::ExternalEdit {
+                    run_id,
+                    path,
+                    content,
+                }];
+            }
+            Err(e) => say(m, e, Tone::Bad),
+        },
+        Action::Commit => match m.current() {
+            Some(i) if i.summary.state == State::DryRun => {
+                return vec![Effect::Commit(i.summary.run_id.clone())];
+            }
+            Some(_) => say(
+                m,
+                "c commits a dry-run; this review is not one (a accepts it)",
+                Tone::Info,
+            ),
+            None => say(m, "no review is selected (:commit RUN_ID)", Tone::Info),
+        },
+        Action::Command => m.overlay = Overlay::Command(input("commit RUN_ID | undo | quit")),
+        Action::Undo => return vec![Effect::Undo],
+        Action::ToggleMode => {
+            m.mode = match m.mode {
+                DiffMode::Unified => DiffMode::SideBySide,
+                DiffMode::SideBySide => DiffMode::Unified,
+            };
+            let (mode, ws) = (m.mode, m.ignore_ws);
+            if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) {
+                v.ensure_rows(mode, ws);
+            }
+        }
+        Action::ToggleWhitespace => {
+            m.ignore_ws = !m.ignore_ws;
+            let (mode, ws) = (m.mode, m.ignore_ws);
+            if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) {
+                v.ensure_rows(mode, ws);
+            }
+            let text = if ws {
+                "whitespace-only changes hidden (w shows them)"
+            } else {
+                "whitespace changes shown"
+            };
+            say(m, text, Tone::Info);
+        }
+        Action::Search => m.overlay = Overlay::Search(input("search the diff")),
+        Action::Top => match m.focus {
+            Focus::Queue => return select(m, 0),
+            Focus::Diff => scroll_by(m, isize::MIN / 2),
+        },
+        Action::Bottom => match m.focus {
+            Focus::Queue => return select(m, m.items.len().saturating_sub(1)),
+            Focus::Diff => scroll_by(m, isize::MAX / 2),
+        },
+        Action::PageUp => scroll_by(m, -page),
+        Action::PageDown => scroll_by(m, page),
+        Action::Help => m.overlay = Overlay::Help,
+        Action::Quit => return quit(m),
+        Action::Escape => m.status = None,
+    }
+    if matches!(
+        action,
+        Action::Down
+            | Action::Up
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+    ) && let Some(v) = m.current_mut().and_then(|i| i.view.as_mut())
+    {
+        sync_cursor_to_scroll(v);
+    }
+    Vec::new()
+}
+
+fn on_mouse(m: &mut Model, ev: MouseEvent) -> Vec<Effect> {
+    if !matches!(m.overlay, Overlay::None) {
+        return Vec::new();
+    }
+    let a = m.areas();
+    let in_queue = ev.column < a.queue.x + a.queue.width && ev.row < a.queue.y + a.queue.height;
+    match ev.kind {
+        MouseEventKind::ScrollDown if in_queue => return select(m, m.selected + 1),
+        MouseEventKind::ScrollUp if in_queue => return select(m, m.selected.saturating_sub(1)),
+        MouseEventKind::ScrollDown => scroll_by(m, 3),
+        MouseEventKind::ScrollUp => scroll_by(m, -3),
+        MouseEventKind::Down(MouseButton::Left) if in_queue => {
+            m.focus = Focus::Queue;
+            let inner = ev.row.saturating_sub(a.queue.y + 1);
+            let idx = m.queue_scroll + (inner / ITEM_HEIGHT) as usize;
+            if idx < m.items.len() {
+                return select(m, idx);
+            }
+        }
+        MouseEventKind::Down(MouseButton::Left) => m.focus = Focus::Diff,
+        _ => {}
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyEventState;
+
+    pub(crate) fn summary(run_id: &str, state: State, paths: &[&str]) -> Summary {
+        Summary {
+            run_id: run_id.into(),
+            tool: "fast_apply".into(),
+            client: Some("claude-code 2.1".into()),
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            state,
+            added: 3,
+            removed: 1,
+            hunks: 3,
+            created: 0,
+            expires_in: None,
+            diff: format!("diff of {run_id}"),
+            warnings: vec![],
+            review: None,
+        }
+    }
+
+    pub(crate) fn three_hunks() -> Vec<FileContent> {
+        let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+        let new = old
+            .replace("line 2\n", "line two\n")
+            .replace("line 20\n", "line twenty\n")
+            .replace("line 38\n", "line thirty-eight\n");
+        vec![FileContent {
+            path: "src/x.rs".into(),
+            old,
+            new,
+            created: false,
+            deleted: false,
+        }]
+    }
+
+    fn key(c: char) -> Msg {
+        Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+    }
+
+    fn code(c: KeyCode, mods: KeyModifiers) -> Msg {
+        Msg::Key(KeyEvent {
+            code: c,
+            modifiers: mods,
+            kind: crossterm::event::KeyEventKind::Press,
+            state: KeyEventState::NONE,
+        })
+    }
+
+    /// A model with one pending review whose three-hunk diff is loaded.
+    fn loaded() -> Model {
+        let mut m = Model::new(120, 40, true);
+        let fx = update(
+            &mut m,
+            Msg::Change(Change::Upsert(summary(
+                "run1",
+                State::Pending,
+                &["src/x.rs"],
+            ))),
+        );
+        assert_eq!(
+            fx,
+            vec![
+                Effect::Notify("claude-code 2.1 wants to change src/x.rs".into()),
+                Effect::LoadFiles("run1".into())
+            ]
+        );
+        update(
+            &mut m,
+            Msg::Files {
+                run_id: "run1".into(),
+                result: Ok(three_hunks()),
+            },
+        );
+        m
+    }
+
+    #[test]
+    fn a_new_review_opens_with_every_hunk_included_and_the_cursor_on_the_first() {
+        let m = loaded();
+        let v = m.current().unwrap().view.as_ref().unwrap();
+        assert_eq!(v.hunk_total(), 3);
+        assert_eq!(v.included, vec![true, true, true]);
+        assert_eq!(v.cursor, 0);
+    }
+
+    #[test]
+    fn n_n_space_a_accepts_the_first_two_hunks() {
+        let mut m = loaded();
+        for c in ['n', 'n', ' '] {
+            assert!(update(&mut m, key(c)).is_empty());
+        }
+        let v = m.current().unwrap().view.as_ref().unwrap();
+        assert_eq!(v.cursor, 2);
+        assert_eq!(v.included, vec![true, true, false]);
+        assert_eq!(
+            update(&mut m, key('a')),
+            vec![Effect::Decide {
+                run_id: "run1".into(),
+                decision: Decision::AcceptHunks(vec![0, 1]),
+                note: None
+            }]
+        );
+    }
+
+    #[test]
+    fn accepting_with_every_hunk_is_a_plain_accept_and_none_is_refused() {
+        let mut m = loaded();
+        assert_eq!(
+            update(&mut m, key('a')),
+            vec![Effect::Decide {
+                run_id: "run1".into(),
+                decision: Decision::Accept,
+                note: None
+            }]
+        );
+        for c in [' ', 'n', ' ', 'n', ' '] {
+            update(&mut m, key(c));
+        }
+        assert!(update(&mut m, key('a')).is_empty());
+        assert_eq!(m.status.as_ref().unwrap().1, Tone::Bad);
+    }
+
+    #[test]
+    fn r_opens_the_note_editor_and_enter_rejects_with_the_note() {
+        let mut m = loaded();
+        update(&mut m, key('r'));
+        assert!(matches!(m.overlay, Overlay::Note { .. }));
+        for c in "use the helper".chars() {
+            update(&mut m, key(c));
+        }
+        // Alt+Enter adds a line; Enter sends.
+        update(&mut m, code(KeyCode::Enter, KeyModifiers::ALT));
+        for c in "thanks".chars() {
+            update(&mut m, key(c));
+        }
+        let fx = update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(
+            fx,
+            vec![Effect::Decide {
+                run_id: "run1".into(),
+                decision: Decision::Reject("use the helper\nthanks".into()),
+                note: None
+            }]
+        );
+        assert!(matches!(m.overlay, Overlay::None));
+        // Esc cancels without a decision.
+        update(&mut m, key('r'));
+        assert!(update(&mut m, code(KeyCode::Esc, KeyModifiers::NONE)).is_empty());
+        assert!(matches!(m.overlay, Overlay::None));
+    }
+
+    #[test]
+    fn decision_keys_work_from_the_diff_pane_too() {
+        let mut m = loaded();
+        update(&mut m, code(KeyCode::Tab, KeyModifiers::NONE));
+        assert_eq!(m.focus, Focus::Diff);
+        update(&mut m, key(' '));
+        assert!(matches!(
+            update(&mut m, key('a')).as_slice(),
+            [Effect::Decide {
+                decision: Decision::AcceptHunks(_),
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn selection_follows_the_work() {
+        let mut m = loaded();
+        // A second review arrives while the first is pending: selection stays.
+        update(
+            &mut m,
+            Msg::Change(Change::Upsert(summary("run2", State::Pending, &["b.py"]))),
+        );
+        assert_eq!(m.selected, 0);
+        // The first is decided: the next pending one is selected and loaded.
+        let mut s = summary("run1", State::Applied, &["src/x.rs"]);
+        s.diff = "diff of run1".into();
+        let fx = update(&mut m, Msg::Change(Change::Upsert(s)));
+        assert_eq!(m.selected, 1);
+        assert_eq!(fx, vec![Effect::LoadFiles("run2".into())]);
+        // The second is decided too; a new one arrives and is selected.
+        update(
+            &mut m,
+            Msg::Change(Change::Upsert(summary("run2", State::Rejected, &["b.py"]))),
+        );
+        let fx = update(
+            &mut m,
+            Msg::Change(Change::Upsert(summary("run3", State::Pending, &["c.md"]))),
+        );
+        assert_eq!(m.selected, 2);
+        assert!(fx.contains(&Effect::LoadFiles("run3".into())));
+    }
+
+    #[test]
+    fn dry_runs_commit_with_c_and_by_command() {
+        let mut m = Model::new(100, 30, true);
+        update(
+            &mut m,
+            Msg::Change(Change::Upsert(summary("dry1", State::DryRun, &["a"]))),
+        );
+        assert_eq!(
+            update(&mut m, key('c')),
+            vec![Effect::Commit("dry1".into())]
+        );
+        update(&mut m, key(':'));
+        for c in "commit abc123".chars() {
+            update(&mut m, key(c));
+        }
+        assert_eq!(
+            update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE)),
+            vec![Effect::Commit("abc123".into())]
+        );
+    }
+
+    #[test]
+    fn quitting_with_pending_reviews_asks_first() {
+        let mut m = loaded();
+        assert!(update(&mut m, key('q')).is_empty());
+        assert!(matches!(m.overlay, Overlay::ConfirmQuit));
+        update(&mut m, key('n'));
+        assert!(!m.quit);
+        update(&mut m, key('q'));
+        assert_eq!(
+            update(&mut m, key('y')),
+            vec![Effect::Quit {
+                reviewers_gone: true
+            }]
+        );
+        assert!(m.quit);
+        let mut empty = Model::new(80, 24, true);
+        assert_eq!(
+            update(&mut empty, key('q')),
+            vec![Effect::Quit {
+                reviewers_gone: false
+            }]
+        );
+    }
+
+    #[test]
+    fn edit_in_place_accepts_the_edited_content() {
+        let mut m = loaded();
+        update(&mut m, key('e'));
+        assert!(matches!(m.overlay, Overlay::Edit { .. }));
+        for c in "// top\n".chars() {
+            if c == '\n' {
+                update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+            } else {
+                update(&mut m, key(c));
+            }
+        }
+        let fx = update(&mut m, code(KeyCode::Char('s'), KeyModifiers::CONTROL));
+        let [
+            Effect::Decide {
+                decision: Decision::AcceptEdited(content),
+                ..
+            },
+        ] = fx.as_slice()
+        else {
+            panic!("{fx:?}")
+        };
+        assert!(
+            content.starts_with("// top\nline 1\nline two\n"),
+            "{content}"
+        );
+        assert!(content.ends_with("line 40\n"));
+    }
+
+    #[test]
+    fn side_by_side_and_whitespace_toggles_rebuild_the_rows() {
+        let mut m = loaded();
+        let unified = m.current().unwrap().view.as_ref().unwrap().rows.len();
+        update(&mut m, key('s'));
+        assert_eq!(m.mode, DiffMode::SideBySide);
+        let v = m.current().unwrap().view.as_ref().unwrap();
+        assert!(v.rows.len() < unified);
+        assert!(v.rows.iter().any(|r| matches!(r, Row::Pair { .. })));
+        update(&mut m, key('w'));
+        assert!(m.ignore_ws);
+    }
+
+    #[test]
+    fn search_scrolls_to_the_match_and_moves_the_hunk_cursor() {
+        let mut m = loaded();
+        update(&mut m, key('/'));
+        for c in "thirty".chars() {
+            update(&mut m, key(c));
+        }
+        update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        let v = m.current().unwrap().view.as_ref().unwrap();
+        assert_eq!(v.cursor, 2, "the match is in the third hunk");
+        assert!(v.scroll > 0);
+        assert_eq!(m.search.as_deref(), Some("thirty"));
+    }
+
+    #[test]
+    fn accept_all_decides_every_pending_review() {
+        let mut m = loaded();
+        update(
+            &mut m,
+            Msg::Change(Change::Upsert(summary("run2", State::Pending, &["b"]))),
+        );
+        update(
+            &mut m,
+            Msg::Change(Change::Upsert(summary("run3", State::DryRun, &["c"]))),
+        );
+        let fx = update(&mut m, key('A'));
+        assert_eq!(fx.len(), 2);
+    }
+
+    #[test]
+    fn mouse_clicks_select_and_wheel_scrolls() {
+        let mut m = loaded();
+        update(
+            &mut m,
+            Msg::Change(Change::Upsert(summary("run2", State::Pending, &["b"]))),
+        );
+        let click = MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: 2,
+            row: 1 + ITEM_HEIGHT,
+            modifiers: KeyModifiers::NONE,
+        };
+        assert_eq!(
+            update(&mut m, Msg::Mouse(click)),
+            vec![Effect::LoadFiles("run2".into())]
+        );
+        assert_eq!(m.selected, 1);
+    }
+
+    #[test]
+    fn a_rebased_review_reloads_its_diff() {
+        let mut m = loaded();
+        let mut s = summary("run1", State::Pending, &["src/x.rs"]);
+        s.diff = "rebased".into();
+        let fx = update(&mut m, Msg::Change(Change::Upsert(s)));
+        assert_eq!(fx, vec![Effect::LoadFiles("run1".into())]);
+        assert!(m.current().unwrap().view.is_none());
+    }
+}

@@ -1,0 +1,853 @@
+//! `view`: draw the model. Only the rows on screen are formatted; syntax colours come from the
+//! highlighter's cache (plain text until they are ready); word emphasis is computed per
+//! visible changed line. With `NO_COLOR` only bold, dim, underline and reverse are used.
+
+use std::ops::Range;
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+
+use super::highlight::{Key, Side, Spans};
+use super::keymap::{HELP, HINTS};
+use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
+use super::rows::{DiffMode, Row, emphasis};
+use crate::diff::{DiffLine, Tag};
+use crate::review::proposal::State;
+
+/// Where syntax colours come from.
+pub trait Styler {
+    /// The spans of one line of one version of a file, if known.
+    fn line(&self, key: &Key, line: usize) -> Option<Spans>;
+}
+
+/// No syntax colours (tests, `NO_COLOR`).
+pub struct Plain;
+
+impl Styler for Plain {
+    fn line(&self, _: &Key, _: usize) -> Option<Spans> {
+        None
+    }
+}
+
+impl Styler for super::highlight::Highlighter {
+    fn line(&self, key: &Key, line: usize) -> Option<Spans> {
+        super::highlight::Highlighter::line(self, key, line)
+    }
+}
+
+struct Palette {
+    color: bool,
+}
+
+impl Palette {
+    fn fg(&self, c: Color) -> Style {
+        if self.color {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+    fn bg(&self, tag: Tag, emph: bool) -> Style {
+        if !self.color {
+            return match (tag, emph) {
+                (Tag::Equal, _) => Style::default(),
+                (_, true) => Style::default().add_modifier(Modifier::UNDERLINED | Modifier::BOLD),
+                (Tag::Insert, false) => Style::default().add_modifier(Modifier::BOLD),
+                (Tag::Delete, false) => Style::default(),
+            };
+        }
+        match (tag, emph) {
+            (Tag::Equal, _) => Style::default(),
+            (Tag::Insert, false) => Style::default().bg(Color::Rgb(22, 52, 32)),
+            (Tag::Insert, true) => Style::default().bg(Color::Rgb(36, 104, 58)),
+            (Tag::Delete, false) => Style::default().bg(Color::Rgb(62, 26, 30)),
+            (Tag::Delete, true) => Style::default().bg(Color::Rgb(128, 40, 48)),
+        }
+    }
+    fn sign(&self, tag: Tag) -> Style {
+        match tag {
+            Tag::Equal => self.dim(),
+            Tag::Insert => self.fg(Color::Green).add_modifier(Modifier::BOLD),
+            Tag::Delete => self.fg(Color::Red).add_modifier(Modifier::BOLD),
+        }
+    }
+    fn dim(&self) -> Style {
+        if self.color {
+            Style::default().fg(Color::DarkGray)
+        } else {
+            Style::default().add_modifier(Modifier::DIM)
+        }
+    }
+    fn accent(&self) -> Style {
+        self.fg(Color::Cyan)
+    }
+    fn selected(&self) -> Style {
+        if self.color {
+            Style::default().bg(Color::Rgb(45, 55, 75))
+        } else {
+            Style::default().add_modifier(Modifier::REVERSED)
+        }
+    }
+}
+
+fn state_icon(state: State, p: &Palette) -> (&'static str, Style) {
+    match state {
+        State::Pending => ("●", p.fg(Color::Yellow).add_modifier(Modifier::BOLD)),
+        State::DryRun => ("◆", p.fg(Color::Blue)),
+        State::Applied => ("✓", p.fg(Color::Green)),
+        State::Rejected => ("✗", p.fg(Color::Red)),
+        State::Expired => ("⌛", p.dim()),
+        State::Failed => ("!", p.fg(Color::Red)),
+    }
+}
+
+fn age(now: u64, created: u64) -> String {
+    let s = now.saturating_sub(created);
+    match s {
+        _ if now == 0 => String::new(),
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86_400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+/// Draw everything.
+pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
+    let p = Palette { color: m.color };
+    let a = m.areas();
+    draw_queue(f, m, a.queue, &p);
+    match &m.overlay {
+        Overlay::Edit { path, input, .. } => {
+            let mut t = input.clone();
+            t.set_block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_type(BorderType::Rounded)
+                    .title(format!(
+                        " editing {path} — Ctrl+S accepts this content, Esc cancels "
+                    )),
+            );
+            f.render_widget(&t, a.diff);
+        }
+        _ => draw_diff(f, m, a.diff, hl, &p),
+    }
+    draw_status(f, m, a.status, &p);
+    draw_hints(f, m, a.hints, &p);
+    match &m.overlay {
+        Overlay::Help => draw_help(f, m, &p),
+        Overlay::Note { run_id, input } => {
+            let area = popup(a.diff, a.diff.width.saturating_sub(6).min(80), 8);
+            f.render_widget(Clear, area);
+            let mut t = input.clone();
+            t.set_block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_type(BorderType::Rounded)
+                    .border_style(p.fg(Color::Red))
+                    .title(format!(" reject {run_id}: a note for the agent "))
+                    .title_bottom(" Enter sends · Alt+Enter new line · Esc cancels "),
+            );
+            f.render_widget(&t, area);
+        }
+        Overlay::ConfirmQuit => {
+            let area = popup(f.area(), 64.min(f.area().width), 5);
+            f.render_widget(Clear, area);
+            let n = m.pending_count();
+            let text = vec![
+                Line::from(format!(
+                    "{n} review{} still pending.",
+                    if n == 1 { " is" } else { "s are" }
+                )),
+                Line::from("Quit and answer the waiting agents REVIEWER_GONE? (y/n)"),
+            ];
+            f.render_widget(
+                Paragraph::new(text).alignment(Alignment::Center).block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .border_type(BorderType::Rounded)
+                        .border_style(p.fg(Color::Yellow))
+                        .title(" quit? "),
+                ),
+                area,
+            );
+        }
+        _ => {}
+    }
+}
+
+fn popup(outer: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(outer.width);
+    let h = height.min(outer.height);
+    Rect::new(
+        outer.x + (outer.width - w) / 2,
+        outer.y + (outer.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+fn pane(title: String, focused: bool, p: &Palette) -> Block<'static> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(if focused { p.accent() } else { p.dim() })
+        .title(title)
+}
+
+fn truncate(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
+    let pending = m.pending_count();
+    let block = pane(
+        format!(" Queue · {pending} pending "),
+        m.focus == Focus::Queue,
+        p,
+    );
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if m.items.is_empty() {
+        f.render_widget(
+            Paragraph::new(vec![
+                Line::from(""),
+                Line::styled(" no reviews yet", p.dim()),
+            ]),
+            inner,
+        );
+        return;
+    }
+    let w = inner.width as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    let cap = (inner.height / ITEM_HEIGHT) as usize;
+    for (k, item) in m.items.iter().enumerate().skip(m.queue_scroll).take(cap) {
+        let s = &item.summary;
+        let (icon, icon_style) = state_icon(s.state, p);
+        let sel = k == m.selected;
+        let base = if sel { p.selected() } else { Style::default() };
+        let closed = !item.is_open();
+        let text_style = if closed { base.patch(p.dim()) } else { base };
+        let ago = age(m.now, s.created);
+        let head = format!(" {} {}", s.run_id, s.tool);
+        let pad = w.saturating_sub(head.chars().count() + 2 + ago.chars().count() + 1);
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {icon}"), base.patch(icon_style)),
+            Span::styled(head, text_style.add_modifier(Modifier::BOLD)),
+            Span::styled(" ".repeat(pad), base),
+            Span::styled(format!("{ago} "), base.patch(p.dim())),
+        ]));
+        let path = match s.paths.as_slice() {
+            [] => String::new(),
+            [one] => one.clone(),
+            [one, rest @ ..] => format!("{one} +{}", rest.len()),
+        };
+        let counts = format!("+{} -{}", s.added, s.removed);
+        let client = s.client.clone().unwrap_or_default();
+        let room = w.saturating_sub(3 + counts.len() + 1 + client.chars().count().min(14) + 1);
+        let path = truncate(&path, room.max(8));
+        let pad = w.saturating_sub(
+            3 + path.chars().count() + 1 + counts.len() + 1 + client.chars().count().min(14),
+        );
+        lines.push(Line::from(vec![
+            Span::styled(format!("   {path} "), text_style),
+            Span::styled(
+                format!("+{}", s.added),
+                base.patch(p.fg(Color::Green)).patch(if closed {
+                    p.dim()
+                } else {
+                    Style::default()
+                }),
+            ),
+            Span::styled(
+                format!(" -{}", s.removed),
+                base.patch(p.fg(Color::Red))
+                    .patch(if closed { p.dim() } else { Style::default() }),
+            ),
+            Span::styled(" ".repeat(pad.max(1)), base),
+            Span::styled(truncate(&client, 14), base.patch(p.dim())),
+        ]));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette) {
+    let Some(item) = m.current() else {
+        let block = pane(" Diff ".into(), m.focus == Focus::Diff, p);
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let text = vec![
+            Line::from(""),
+            Line::styled(
+                "Waiting for agents.",
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            Line::from(""),
+            Line::from(format!("MCP endpoint: {}", endpoint(m))),
+            Line::styled(
+                "Connect a client with `patchgate config claude|codex|cursor|vscode`.",
+                p.dim(),
+            ),
+            Line::styled(
+                "Every edit an agent sends shows up here for you to accept, trim or reject.",
+                p.dim(),
+            ),
+        ];
+        f.render_widget(
+            Paragraph::new(text)
+                .alignment(Alignment::Center)
+                .wrap(Wrap { trim: true }),
+            inner,
+        );
+        return;
+    };
+    let s = &item.summary;
+    let title = format!(
+        " {} · {} · {}{} ",
+        s.tool,
+        s.run_id,
+        state_name(s.state),
+        s.client
+            .as_deref()
+            .map(|c| format!(" · {c}"))
+            .unwrap_or_default()
+    );
+    let mut block = pane(title, m.focus == Focus::Diff, p);
+    if let Some(v) = &item.view {
+        let on = v.included.iter().filter(|b| **b).count();
+        block = block.title_bottom(
+            Line::from(format!(
+                " hunk {}/{} · {} of {} included ",
+                (v.cursor + 1).min(v.hunk_total()),
+                v.hunk_total(),
+                on,
+                v.hunk_total()
+            ))
+            .alignment(Alignment::Right),
+        );
+    }
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(v) = &item.view else {
+        let text = if item.loading {
+            "loading…"
+        } else {
+            "select to load"
+        };
+        f.render_widget(Paragraph::new(Line::styled(text, p.dim())), inner);
+        return;
+    };
+    let mut lines: Vec<Line> = Vec::with_capacity(inner.height as usize);
+    if let Some(r) = &s.review
+        && !r.note.is_empty()
+    {
+        lines.push(Line::styled(format!(" note: {}", r.note), p.dim()));
+    }
+    for w in &s.warnings {
+        if lines.len() + 1 >= inner.height as usize / 3 {
+            break;
+        }
+        lines.push(Line::styled(format!(" ⚠ {w}"), p.fg(Color::Yellow)));
+    }
+    let budget = (inner.height as usize).saturating_sub(lines.len());
+    let ctx = RowCtx {
+        v,
+        item,
+        m,
+        hl,
+        p,
+        width: inner.width as usize,
+    };
+    for row in v.rows.iter().skip(v.scroll).take(budget) {
+        lines.push(ctx.row(row));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn endpoint(m: &Model) -> String {
+    if m.info.address.is_empty() || m.info.address == "not listening" {
+        "not listening".into()
+    } else {
+        format!("http://{}/mcp", m.info.address)
+    }
+}
+
+fn state_name(s: State) -> &'static str {
+    match s {
+        State::Pending => "pending",
+        State::DryRun => "dry-run",
+        State::Applied => "applied",
+        State::Rejected => "rejected",
+        State::Expired => "expired",
+        State::Failed => "failed",
+    }
+}
+
+struct RowCtx<'a> {
+    v: &'a DiffView,
+    item: &'a Item,
+    m: &'a Model,
+    hl: &'a dyn Styler,
+    p: &'a Palette,
+    width: usize,
+}
+
+/// The characters a line may show at most (tabs expanded), to bound the work.
+const MAX_COLS: usize = 400;
+
+impl RowCtx<'_> {
+    fn included(&self, file: usize, hunk: usize) -> bool {
+        self.v
+            .included
+            .get(self.v.files[file].first_hunk + hunk)
+            .copied()
+            .unwrap_or(true)
+    }
+
+    fn row(&self, row: &Row) -> Line<'static> {
+        match *row {
+            Row::File { file } => {
+                let fv = &self.v.files[file];
+                let what = if fv.content.created {
+                    " (new file)"
+                } else if fv.content.deleted {
+                    " (deleted)"
+                } else {
+                    ""
+                };
+                let text = format!(
+                    "━━ {}{what}  +{} -{} ",
+                    fv.content.path, fv.diff.added, fv.diff.removed
+                );
+                let fill = "━".repeat(self.width.saturating_sub(text.chars().count()));
+                Line::styled(
+                    format!("{text}{fill}"),
+                    self.p.accent().add_modifier(Modifier::BOLD),
+                )
+            }
+            Row::Hunk { file, hunk } => {
+                let g = self.v.files[file].first_hunk + hunk;
+                let cursor = g == self.v.cursor;
+                let on = self.included(file, hunk);
+                let h = &self.v.files[file].diff.hunks[hunk];
+                let (added, removed) = h.counts();
+                let mut style = if on { self.p.accent() } else { self.p.dim() };
+                if cursor {
+                    style = style.add_modifier(Modifier::REVERSED | Modifier::BOLD);
+                }
+                let mark = if !self.item.is_open() {
+                    "   "
+                } else if on {
+                    "[✓]"
+                } else {
+                    "[ ]"
+                };
+                Line::from(vec![
+                    Span::styled(if cursor { "▶ " } else { "  " }, style),
+                    Span::styled(
+                        format!(
+                            "{mark} {}  hunk {}/{}  +{added} -{removed} ",
+                            h.header(),
+                            g + 1,
+                            self.v.hunk_total()
+                        ),
+                        style,
+                    ),
+                ])
+            }
+            Row::Folded { .. } => Line::styled(
+                "      ⋯ whitespace-only changes (w shows them)",
+                self.p.dim(),
+            ),
+            Row::Line {
+                file,
+                hunk,
+                line,
+                partner,
+            } => {
+                let h = &self.v.files[file].diff.hunks[hunk];
+                let l = &h.lines[line];
+                let on = self.included(file, hunk);
+                let partner = partner.map(|k| h.lines[k].text.as_str());
+                let mut spans = vec![
+                    Span::styled(num(l.old_index), self.p.dim()),
+                    Span::styled(num(l.new_index), self.p.dim()),
+                    Span::styled(
+                        match l.tag {
+                            Tag::Equal => "  ",
+                            Tag::Insert => "+ ",
+                            Tag::Delete => "- ",
+                        },
+                        self.p.sign(l.tag),
+                    ),
+                ];
+                spans.extend(self.content(file, l, partner, self.width.saturating_sub(12)));
+                dim_if(Line::from(spans), !on, self.p)
+            }
+            Row::Same { file, hunk, line } => {
+                let h = &self.v.files[file].diff.hunks[hunk];
+                let l = &h.lines[line];
+                let mut spans = vec![
+                    Span::styled("     ", self.p.dim()),
+                    Span::styled(num(l.new_index), self.p.dim()),
+                    Span::styled("~ ", self.p.dim()),
+                ];
+                let mut eq = l.clone();
+                eq.tag = Tag::Equal;
+                spans.extend(self.content(file, &eq, None, self.width.saturating_sub(12)));
+                Line::from(spans)
+            }
+            Row::Pair {
+                file,
+                hunk,
+                old,
+                new,
+            } => {
+                let h = &self.v.files[file].diff.hunks[hunk];
+                let on = self.included(file, hunk);
+                let half = self.width.saturating_sub(1) / 2;
+                let text_w = half.saturating_sub(6);
+                let side = |idx: Option<usize>, other: Option<usize>, is_new: bool| {
+                    let mut spans: Vec<Span<'static>> = Vec::new();
+                    match idx {
+                        Some(i) => {
+                            let l = &h.lines[i];
+                            let n = if is_new { l.new_index } else { l.old_index };
+                            spans.push(Span::styled(num(n), self.p.dim()));
+                            let sign = match l.tag {
+                                Tag::Equal => " ",
+                                Tag::Insert => "+",
+                                Tag::Delete => "-",
+                            };
+                            spans.push(Span::styled(sign, self.p.sign(l.tag)));
+                            let partner = other
+                                .filter(|_| l.tag != Tag::Equal)
+                                .map(|k| h.lines[k].text.as_str());
+                            spans.extend(self.content(file, l, partner, text_w));
+                        }
+                        None => spans.push(Span::styled(
+                            " ".repeat(half),
+                            if self.p.color {
+                                Style::default().bg(Color::Rgb(30, 30, 34))
+                            } else {
+                                Style::default()
+                            },
+                        )),
+                    }
+                    pad_to(spans, half)
+                };
+                let mut spans = side(old, new, false);
+                spans.push(Span::styled("│", self.p.dim()));
+                spans.extend(side(new, old, true));
+                dim_if(Line::from(spans), !on, self.p)
+            }
+        }
+    }
+
+    /// A line's text with syntax colours, the diff background and word emphasis.
+    fn content(
+        &self,
+        file: usize,
+        l: &DiffLine,
+        partner: Option<&str>,
+        width: usize,
+    ) -> Vec<Span<'static>> {
+        let (side, index) = match l.tag {
+            Tag::Delete => (Side::Old, l.old_index),
+            _ => (Side::New, l.new_index),
+        };
+        let key: Key = (self.item.summary.run_id.clone(), file, side);
+        let syntax = if self.m.color {
+            index.and_then(|i| self.hl.line(&key, i))
+        } else {
+            None
+        };
+        let emph = match partner {
+            Some(other) if l.tag != Tag::Equal => emphasis(&l.text, other, l.tag == Tag::Insert),
+            _ => Vec::new(),
+        };
+        let mut spans = styled(
+            &l.text,
+            syntax.as_deref().unwrap_or(&[]),
+            &emph,
+            |emph| self.p.bg(l.tag, emph),
+            width.min(MAX_COLS),
+        );
+        if l.no_newline {
+            spans.push(Span::styled(" ⏎̸ no newline at end", self.p.dim()));
+        }
+        // Fill the rest of the line with the change's background.
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        if l.tag != Tag::Equal && used < width {
+            spans.push(Span::styled(
+                " ".repeat(width - used),
+                self.p.bg(l.tag, false),
+            ));
+        }
+        spans
+    }
+}
+
+fn num(n: Option<usize>) -> String {
+    match n {
+        Some(i) => format!("{:>4} ", i + 1),
+        None => "     ".into(),
+    }
+}
+
+fn pad_to(mut spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    if used < width {
+        spans.push(Span::raw(" ".repeat(width - used)));
+    } else if used > width {
+        // Trim from the end to the width.
+        let mut left = width;
+        let mut out = Vec::with_capacity(spans.len());
+        for s in spans {
+            if left == 0 {
+                break;
+            }
+            let n = s.content.chars().count();
+            if n <= left {
+                left -= n;
+                out.push(s);
+            } else {
+                let t: String = s.content.chars().take(left).collect();
+                out.push(Span::styled(t, s.style));
+                left = 0;
+            }
+        }
+        return out;
+    }
+    spans
+}
+
+fn dim_if(line: Line<'static>, dim: bool, p: &Palette) -> Line<'static> {
+    if !dim {
+        return line;
+    }
+    let spans = line
+        .spans
+        .into_iter()
+        .map(|s| {
+            let style = if p.color {
+                Style::default().fg(Color::DarkGray)
+            } else {
+                s.style.add_modifier(Modifier::DIM)
+            };
+            Span::styled(s.content, style)
+        })
+        .collect::<Vec<_>>();
+    Line::from(spans)
+}
+
+/// Split `text` at every boundary of the syntax spans and emphasis ranges, giving each piece
+/// its syntax foreground over the diff background; tabs become four spaces; at most `width`
+/// characters.
+fn styled(
+    text: &str,
+    syntax: &[(Style, Range<usize>)],
+    emph: &[Range<usize>],
+    bg: impl Fn(bool) -> Style,
+    width: usize,
+) -> Vec<Span<'static>> {
+    let mut cuts: Vec<usize> = vec![0, text.len()];
+    for (_, r) in syntax {
+        cuts.push(r.start.min(text.len()));
+        cuts.push(r.end.min(text.len()));
+    }
+    for r in emph {
+        cuts.push(r.start.min(text.len()));
+        cuts.push(r.end.min(text.len()));
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out = Vec::new();
+    let mut cols = 0;
+    for w in cuts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if a >= b || !text.is_char_boundary(a) || !text.is_char_boundary(b) {
+            continue;
+        }
+        let fg = syntax
+            .iter()
+            .find(|(_, r)| r.start <= a && b <= r.end)
+            .map(|(s, _)| *s)
+            .unwrap_or_default();
+        let is_emph = emph.iter().any(|r| r.start <= a && b <= r.end);
+        let style = bg(is_emph).patch(fg);
+        let mut piece = String::with_capacity(b - a);
+        for ch in text[a..b].chars() {
+            if cols >= width {
+                break;
+            }
+            if ch == '\t' {
+                let n = 4 - cols % 4;
+                piece.extend(std::iter::repeat_n(' ', n.min(width - cols)));
+                cols += n;
+            } else if !ch.is_control() {
+                piece.push(ch);
+                cols += 1;
+            }
+        }
+        if !piece.is_empty() {
+            out.push(Span::styled(piece, style));
+        }
+        if cols >= width {
+            break;
+        }
+    }
+    out
+}
+
+fn draw_status(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
+    let mode = match m.mode {
+        DiffMode::Unified => "unified",
+        DiffMode::SideBySide => "side-by-side",
+    };
+    let left = format!(
+        " patchgate │ {} │ policy {} │ {} client{} │ {} pending │ {mode}{} ",
+        if m.info.address.is_empty() {
+            "—"
+        } else {
+            &m.info.address
+        },
+        if m.info.policy.is_empty() {
+            "—"
+        } else {
+            &m.info.policy
+        },
+        m.info.clients,
+        if m.info.clients == 1 { "" } else { "s" },
+        m.pending_count(),
+        if m.ignore_ws { " · ws hidden" } else { "" },
+    );
+    let bar = if m.color {
+        Style::default().bg(Color::Rgb(40, 44, 52)).fg(Color::White)
+    } else {
+        Style::default().add_modifier(Modifier::REVERSED)
+    };
+    let mut spans = vec![Span::styled(left.clone(), bar)];
+    if let Some((text, tone)) = &m.status {
+        let style = match tone {
+            Tone::Info => bar,
+            Tone::Good => bar.patch(p.fg(Color::Green)),
+            Tone::Bad => bar.patch(p.fg(Color::Red)).add_modifier(Modifier::BOLD),
+        };
+        let room = (area.width as usize).saturating_sub(left.chars().count() + 1);
+        spans.push(Span::styled(format!(" {}", truncate(text, room)), style));
+    }
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    spans.push(Span::styled(
+        " ".repeat((area.width as usize).saturating_sub(used)),
+        bar,
+    ));
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_hints(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
+    match &m.overlay {
+        Overlay::Command(input) | Overlay::Search(input) => {
+            let prefix = if matches!(m.overlay, Overlay::Command(_)) {
+                ":"
+            } else {
+                "/"
+            };
+            f.render_widget(Paragraph::new(prefix), Rect::new(area.x, area.y, 1, 1));
+            let mut t = input.clone();
+            t.set_cursor_line_style(Style::default());
+            f.render_widget(
+                &t,
+                Rect::new(area.x + 1, area.y, area.width.saturating_sub(1), 1),
+            );
+        }
+        _ => {
+            f.render_widget(Paragraph::new(Line::styled(HINTS, p.dim())), area);
+        }
+    }
+}
+
+fn draw_help(f: &mut Frame, m: &Model, p: &Palette) {
+    let rows: usize = HELP.iter().map(|(_, keys)| keys.len() + 2).sum();
+    let area = popup(f.area(), 76.min(f.area().width), rows as u16 + 3);
+    f.render_widget(Clear, area);
+    let mut lines = Vec::new();
+    for (section, keys) in HELP {
+        lines.push(Line::styled(
+            format!(" {section}"),
+            p.accent().add_modifier(Modifier::BOLD),
+        ));
+        for (k, what) in *keys {
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("   {k:<20}"),
+                    Style::default().add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(*what),
+            ]));
+        }
+        lines.push(Line::from(""));
+    }
+    let _ = m;
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .border_style(p.accent())
+                .title(" keys ")
+                .title_bottom(" any key closes "),
+        ),
+        area,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn styled_splits_at_syntax_and_emphasis_and_expands_tabs() {
+        let text = "\tlet x = 1;";
+        let syntax = vec![(Style::default().fg(Color::Red), 1..4)];
+        let emph = vec![9..10];
+        let spans = styled(
+            text,
+            &syntax,
+            &emph,
+            |e| {
+                if e {
+                    Style::default().bg(Color::Blue)
+                } else {
+                    Style::default()
+                }
+            },
+            80,
+        );
+        let joined: String = spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(joined, "    let x = 1;");
+        assert_eq!(spans[1].content, "let");
+        assert_eq!(spans[1].style.fg, Some(Color::Red));
+        let one = spans.iter().find(|s| s.content == "1").unwrap();
+        assert_eq!(one.style.bg, Some(Color::Blue));
+        // The width bounds the work.
+        let cut = styled("abcdefgh", &[], &[], |_| Style::default(), 3);
+        assert_eq!(cut[0].content, "abc");
+    }
+
+    #[test]
+    fn ages_read_like_a_person_would_say_them() {
+        assert_eq!(age(100, 95), "5s");
+        assert_eq!(age(1000, 100), "15m");
+        assert_eq!(age(100_000, 0), "1d");
+        assert_eq!(age(0, 0), "");
+    }
+}

@@ -501,9 +501,7 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
     };
     let running = rt
         .block_on(http::start(dispatcher.clone(), opts))
-        .with_context(|| {
-            format!("is another gate running? `patchgate --listen 127.0.0.1:0` picks a free port")
-        })?;
+        .context("is another gate running? `patchgate --listen 127.0.0.1:0` picks a free port")?;
     let discovery = Discovery {
         url: running.url.clone(),
         mcp_url: running.mcp_url(),

@@ -15,11 +15,18 @@ use crate::review::queue::{Event, Gate, Outcome, Summary};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
     /// A review arrived or changed: its summary.
-    Upsert(Summary),
+    Upsert(Box<Summary>),
     /// Reload the whole list (events were missed, or the connection came back).
     Resync(Vec<Summary>),
     /// The connection to a remote gate failed.
     Lost(String),
+}
+
+impl Change {
+    /// A review arrived or changed.
+    pub fn upsert(summary: Summary) -> Change {
+        Change::Upsert(Box::new(summary))
+    }
 }
 
 /// What the status bar shows of the gate.
@@ -317,7 +324,7 @@ impl Backend {
                         let change = match events.recv().await {
                             Ok(Event::New(id) | Event::Updated(id) | Event::Decided(id)) => {
                                 match gate.get(&id) {
-                                    Some(p) => Change::Upsert(Summary::of(&p)),
+                                    Some(p) => Change::upsert(Summary::of(&p)),
                                     None => continue,
                                 }
                             }
@@ -385,7 +392,7 @@ async fn remote_events(r: Remote, tx: mpsc::UnboundedSender<Change>) {
                     "new" | "updated" | "decided" => {
                         let v: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
                         match serde_json::from_value::<Summary>(v["review"].clone()) {
-                            Ok(s) => Change::Upsert(s),
+                            Ok(s) => Change::upsert(s),
                             Err(_) => continue,
                         }
                     }

@@ -288,7 +288,7 @@ async fn session(
                 if tx.send(Input::Msg(Msg::Tick(now_secs()))).is_err() {
                     break;
                 }
-                if n % 3 == 0
+                if n.is_multiple_of(3)
                     && let Ok(info) = b.info().await
                     && tx.send(Input::Msg(Msg::Info(info))).is_err()
                 {

@@ -167,7 +167,7 @@ fn next_pending(m: &Model, from: usize) -> Option<usize> {
 
 fn on_change(m: &mut Model, c: Change) -> Vec<Effect> {
     match c {
-        Change::Upsert(s) => upsert(m, s),
+        Change::Upsert(s) => upsert(m, *s),
         Change::Resync(list) => {
             let selected = m.current().map(|i| i.summary.run_id.clone());
             let mut old: Vec<Item> = std::mem::take(&mut m.items);
@@ -804,7 +804,7 @@ mod tests {
         let mut m = Model::new(120, 40, true);
         let fx = update(
             &mut m,
-            Msg::Change(Change::Upsert(summary(
+            Msg::Change(Change::upsert(summary(
                 "run1",
                 State::Pending,
                 &["src/x.rs"],
@@ -923,23 +923,23 @@ mod tests {
         // A second review arrives while the first is pending: selection stays.
         update(
             &mut m,
-            Msg::Change(Change::Upsert(summary("run2", State::Pending, &["b.py"]))),
+            Msg::Change(Change::upsert(summary("run2", State::Pending, &["b.py"]))),
         );
         assert_eq!(m.selected, 0);
         // The first is decided: the next pending one is selected and loaded.
         let mut s = summary("run1", State::Applied, &["src/x.rs"]);
         s.diff = "diff of run1".into();
-        let fx = update(&mut m, Msg::Change(Change::Upsert(s)));
+        let fx = update(&mut m, Msg::Change(Change::upsert(s)));
         assert_eq!(m.selected, 1);
         assert_eq!(fx, vec![Effect::LoadFiles("run2".into())]);
         // The second is decided too; a new one arrives and is selected.
         update(
             &mut m,
-            Msg::Change(Change::Upsert(summary("run2", State::Rejected, &["b.py"]))),
+            Msg::Change(Change::upsert(summary("run2", State::Rejected, &["b.py"]))),
         );
         let fx = update(
             &mut m,
-            Msg::Change(Change::Upsert(summary("run3", State::Pending, &["c.md"]))),
+            Msg::Change(Change::upsert(summary("run3", State::Pending, &["c.md"]))),
         );
         assert_eq!(m.selected, 2);
         assert!(fx.contains(&Effect::LoadFiles("run3".into())));
@@ -950,7 +950,7 @@ mod tests {
         let mut m = Model::new(100, 30, true);
         update(
             &mut m,
-            Msg::Change(Change::Upsert(summary("dry1", State::DryRun, &["a"]))),
+            Msg::Change(Change::upsert(summary("dry1", State::DryRun, &["a"]))),
         );
         assert_eq!(
             update(&mut m, key('c')),
@@ -1051,11 +1051,11 @@ mod tests {
         let mut m = loaded();
         update(
             &mut m,
-            Msg::Change(Change::Upsert(summary("run2", State::Pending, &["b"]))),
+            Msg::Change(Change::upsert(summary("run2", State::Pending, &["b"]))),
         );
         update(
             &mut m,
-            Msg::Change(Change::Upsert(summary("run3", State::DryRun, &["c"]))),
+            Msg::Change(Change::upsert(summary("run3", State::DryRun, &["c"]))),
         );
         let fx = update(&mut m, key('A'));
         assert_eq!(fx.len(), 2);
@@ -1066,7 +1066,7 @@ mod tests {
         let mut m = loaded();
         update(
             &mut m,
-            Msg::Change(Change::Upsert(summary("run2", State::Pending, &["b"]))),
+            Msg::Change(Change::upsert(summary("run2", State::Pending, &["b"]))),
         );
         let click = MouseEvent {
             kind: MouseEventKind::Down(MouseButton::Left),
@@ -1086,7 +1086,7 @@ mod tests {
         let mut m = loaded();
         let mut s = summary("run1", State::Pending, &["src/x.rs"]);
         s.diff = "rebased".into();
-        let fx = update(&mut m, Msg::Change(Change::Upsert(s)));
+        let fx = update(&mut m, Msg::Change(Change::upsert(s)));
         assert_eq!(fx, vec![Effect::LoadFiles("run1".into())]);
         assert!(m.current().unwrap().view.is_none());
     }

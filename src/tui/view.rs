@@ -818,7 +818,7 @@ mod tests {
     fn styled_splits_at_syntax_and_emphasis_and_expands_tabs() {
         let text = "\tlet x = 1;";
         let syntax = vec![(Style::default().fg(Color::Red), 1..4)];
-        let emph = vec![9..10];
+        let emph: Vec<std::ops::Range<usize>> = std::iter::once(9..10).collect();
         let spans = styled(
             text,
             &syntax,

@@ -13,6 +13,9 @@ pub mod rows;
 pub mod update;
 pub mod view;
 
+#[cfg(test)]
+mod frames;
+
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};

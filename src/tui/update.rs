@@ -749,7 +749,7 @@ fn on_mouse(m: &mut Model, ev: MouseEvent) -> Vec<Effect> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crossterm::event::KeyEventState;
 
@@ -786,11 +786,11 @@ mod tests {
         }]
     }
 
-    fn key(c: char) -> Msg {
+    pub(crate) fn key(c: char) -> Msg {
         Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
     }
 
-    fn code(c: KeyCode, mods: KeyModifiers) -> Msg {
+    pub(crate) fn code(c: KeyCode, mods: KeyModifiers) -> Msg {
         Msg::Key(KeyEvent {
             code: c,
             modifiers: mods,
@@ -800,7 +800,7 @@ mod tests {
     }
 
     /// A model with one pending review whose three-hunk diff is loaded.
-    fn loaded() -> Model {
+    pub(crate) fn loaded() -> Model {
         let mut m = Model::new(120, 40, true);
         let fx = update(
             &mut m,

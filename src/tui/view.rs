@@ -207,6 +207,45 @@ fn truncate(s: &str, width: usize) -> String {
     out
 }
 
+/// `s` in lines of at most `width` characters (broken at spaces where possible), at most
+/// `max` of them; the last ends with `…` when text was left out.
+fn wrap(s: &str, width: usize, max: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest: Vec<char> = s.chars().collect();
+    while !rest.is_empty() && out.len() < max {
+        if rest.len() <= width {
+            out.push(rest.iter().collect());
+            rest.clear();
+            break;
+        }
+        let cut = rest[..=width]
+            .iter()
+            .rposition(|&c| c == ' ')
+            .filter(|&i| i > width / 2)
+            .unwrap_or(width);
+        out.push(
+            rest[..cut]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_string(),
+        );
+        rest.drain(..cut);
+        while rest.first() == Some(&' ') {
+            rest.remove(0);
+        }
+    }
+    if !rest.is_empty()
+        && let Some(last) = out.last_mut()
+    {
+        *last = truncate(
+            &format!("{last} {}", rest.iter().collect::<String>()),
+            width,
+        );
+    }
+    out
+}
+
 fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
     let pending = m.pending_count();
     let block = pane(
@@ -346,16 +385,23 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
         return;
     };
     let mut lines: Vec<Line> = Vec::with_capacity(inner.height as usize);
+    let width = inner.width as usize;
     if let Some(r) = &s.review
         && !r.note.is_empty()
     {
-        lines.push(Line::styled(format!(" note: {}", r.note), p.dim()));
+        lines.push(Line::styled(
+            truncate(&format!(" note: {}", r.note), width),
+            p.dim(),
+        ));
     }
-    for w in &s.warnings {
-        if lines.len() + 1 >= inner.height as usize / 3 {
-            break;
+    // Warnings wrap (up to three lines each) within a third of the pane.
+    'warnings: for w in &s.warnings {
+        for chunk in wrap(&format!("⚠ {w}"), width.saturating_sub(2).max(8), 3) {
+            if lines.len() + 1 >= inner.height as usize / 3 {
+                break 'warnings;
+            }
+            lines.push(Line::styled(format!(" {chunk}"), p.fg(Color::Yellow)));
         }
-        lines.push(Line::styled(format!(" ⚠ {w}"), p.fg(Color::Yellow)));
     }
     let budget = (inner.height as usize).saturating_sub(lines.len());
     let ctx = RowCtx {
@@ -770,8 +816,25 @@ fn draw_hints(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
             );
         }
         _ => {
-            f.render_widget(Paragraph::new(Line::styled(HINTS, p.dim())), area);
+            let hints = fit_hints(HINTS, area.width as usize);
+            f.render_widget(Paragraph::new(Line::styled(hints, p.dim())), area);
         }
+    }
+}
+
+/// The hints that fit in `width` columns, whole: the last two (help, quit) stay, the others
+/// go from the right.
+fn fit_hints(all: &str, width: usize) -> String {
+    let mut items: Vec<&str> = all.split("  ").collect();
+    let keep = items.len().saturating_sub(2);
+    let mut drop_at = keep;
+    loop {
+        let line = items.join("  ");
+        if line.chars().count() <= width || drop_at == 0 {
+            return line;
+        }
+        drop_at -= 1;
+        items.remove(drop_at);
     }
 }
 
@@ -813,6 +876,29 @@ fn draw_help(f: &mut Frame, m: &Model, p: &Palette) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_marks_what_it_leaves_out() {
+        assert_eq!(wrap("short", 10, 3), vec!["short"]);
+        assert_eq!(
+            wrap("one two three four five", 10, 3),
+            vec!["one two", "three four", "five"]
+        );
+        assert_eq!(
+            wrap("one two three four five six", 10, 2),
+            vec!["one two", "three fou…"]
+        );
+        assert_eq!(wrap("abcdefghijkl", 5, 3), vec!["abcde", "fghij", "kl"]);
+    }
+
+    #[test]
+    fn hints_drop_whole_items_and_keep_help_and_quit() {
+        let all = "j/k move  n/N hunk  a accept  ? help  q quit";
+        assert_eq!(fit_hints(all, 80), all);
+        assert_eq!(fit_hints(all, 35), "j/k move  n/N hunk  ? help  q quit");
+        assert_eq!(fit_hints(all, 20), "? help  q quit");
+        assert_eq!(fit_hints(all, 3), "? help  q quit");
+    }
 
     #[test]
     fn styled_splits_at_syntax_and_emphasis_and_expands_tabs() {

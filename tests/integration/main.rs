@@ -9,3 +9,5 @@ mod lazy_fallback;
 mod mcp;
 mod mcp_python;
 mod support;
+mod tmux;
+mod tui;

@@ -3,11 +3,16 @@
 Usage:
     sdk_client.py stdio PATCHGATE_BINARY ROOT
     sdk_client.py http MCP_URL TOKEN ROOT
+    sdk_client.py review MCP_URL TOKEN ROOT
 
-The script writes `greet.py` into ROOT (an empty temporary directory), lists the tools,
+In `stdio` and `http` modes the gate runs with `--policy auto`: the script writes `greet.py` into ROOT (an empty temporary directory), lists the tools,
 checks their schemas carry the reference argument names, and runs fast_apply, patch_file with
 dry_run then apply_last_dry_run, and FileWriteOrEdit; it checks every result and the files on
 disk, and exits non-zero with a message on the first mismatch. It prints `OK <transport>`.
+
+In `review` mode a person (the tmux test) decides in the TUI: the script sends a three-hunk
+FileWriteOrEdit to `story.md` (which the test wrote), then a patch_file to `story.md`, and prints
+each tool result's envelope as one line `RESULT <json>` as soon as it arrives.
 """
 
 import asyncio
@@ -152,6 +157,31 @@ async def exercise(session, root):
         fail(f"NO_MATCH expected: {r}")
 
 
+async def under_review(session, root):
+    await session.initialize()
+    blocks = "\n".join(
+        f"<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE"
+        for old, new in [
+            ("The first line.", "The first line, edited."),
+            ("The middle line.", "The middle line, edited."),
+            ("The last line.", "The last line, edited."),
+        ]
+    )
+    r = envelope(await session.call_tool("FileWriteOrEdit", {
+        "file_path": os.path.join(root, "story.md"),
+        "percentage_to_change": 10,
+        "text_or_search_replace_blocks": blocks,
+        "thread_id": "tmux",
+    }))
+    print("RESULT " + json.dumps(r), flush=True)
+    r = envelope(await session.call_tool("patch_file", {
+        "target_file": os.path.join(root, "story.md"),
+        "search_content": "The title.",
+        "replace_content": "A new title.",
+    }))
+    print("RESULT " + json.dumps(r), flush=True)
+
+
 async def main():
     mode = sys.argv[1]
     if mode == "stdio":
@@ -171,6 +201,12 @@ async def main():
             async with streamable_http_client(url, http_client=http) as (read_stream, write_stream, *_):
                 async with ClientSession(read_stream, write_stream) as session:
                     await exercise(session, root)
+    elif mode == "review":
+        url, token, root = sys.argv[2], sys.argv[3], sys.argv[4]
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+            async with streamable_http_client(url, http_client=http) as (read_stream, write_stream, *_):
+                async with ClientSession(read_stream, write_stream) as session:
+                    await under_review(session, root)
     else:
         fail(f"unknown mode {mode}")
     print(f"OK {mode}")

@@ -1,0 +1,469 @@
+//! The review TUI's budgets:
+//!
+//! - `frames`: the time to handle a key and build and draw the frame (ratatui `TestBackend`,
+//!   200 × 50) while scrolling a 10,000-line diff line by line, page by page and hunk by hunk,
+//!   unified and side by side, with syntax colours from the real highlighter (once it has
+//!   finished, and while it is still working). Target: p99 ≤ 16 ms.
+//! - `first-frame`: `patchgate demo` (release build) in a fresh tmux session, from spawning
+//!   the session to the first frame on screen (capture-pane every 2 ms). Target ≤ 200 ms.
+//! - `rss`: `patchgate --listen` with its TUI in tmux while 200 reviews wait (200 concurrent
+//!   `fast_apply` calls over HTTP with rmcp's client, each on its own 300-line file), a few of
+//!   them opened; VmRSS from /proc. Target ≤ 80 MB.
+//!
+//! `cargo bench --bench tui` (`-- frames`, `-- first-frame` or `-- rss` for one part).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use patchgate::review::proposal::{FileContent, State};
+use patchgate::review::queue::Summary;
+use patchgate::tui::backend::{Change, GateInfo};
+use patchgate::tui::highlight::Highlighter;
+use patchgate::tui::model::Model;
+use patchgate::tui::update::{Msg, update};
+use patchgate::tui::view::{Styler, draw};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn report(label: &str, mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let p99 = percentile(&times, 0.99);
+    println!(
+        "{label:<40} n={:<5} p50={:>7.2}ms p90={:>7.2}ms p99={:>7.2}ms max={:>7.2}ms",
+        times.len(),
+        ms(percentile(&times, 0.50)),
+        ms(percentile(&times, 0.90)),
+        ms(p99),
+        ms(*times.last().unwrap()),
+    );
+    p99
+}
+
+/// A Rust file of `n` lines.
+fn rust_file(n: usize, salt: &str) -> String {
+    (0..n)
+        .map(|i| match i % 6 {
+            0 => format!("/// Item {i}: what it computes and why ({salt}).\n"),
+            1 => format!("pub fn item_{i}(input: &[u32], scale: u32) -> u32 {{\n"),
+            2 => "    let total: u32 = input.iter().map(|v| v * scale).sum();\n".to_string(),
+            3 => format!("    if total > {i} {{ return total - {i}; }} // \"{salt}\"\n"),
+            4 => format!("    total + {i}\n"),
+            _ => "}\n".to_string(),
+        })
+        .collect()
+}
+
+/// 10,000 lines, one line in five changed: one diff of about 12,000 rows.
+fn big_edit() -> FileContent {
+    let old = rust_file(10_000, "old");
+    let new: String = old
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i % 5 == 3 {
+                format!("{} // changed\n", l.replace("total", "sum"))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    FileContent {
+        path: "src/items.rs".into(),
+        old,
+        new,
+        created: false,
+        deleted: false,
+    }
+}
+
+fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn loaded_model(w: u16, h: u16) -> Model {
+    let mut m = Model::new(w, h, true);
+    update(
+        &mut m,
+        Msg::Info(GateInfo {
+            address: "127.0.0.1:8787".into(),
+            policy: "gate".into(),
+            clients: 1,
+        }),
+    );
+    update(
+        &mut m,
+        Msg::Change(Change::upsert(Summary {
+            run_id: "run1".into(),
+            tool: "fast_apply".into(),
+            client: Some("bench".into()),
+            paths: vec!["src/items.rs".into()],
+            state: State::Pending,
+            added: 2000,
+            removed: 2000,
+            hunks: 1,
+            created: 0,
+            expires_in: None,
+            diff: String::new(),
+            warnings: vec![],
+            review: None,
+        })),
+    );
+    update(
+        &mut m,
+        Msg::Files {
+            run_id: "run1".into(),
+            result: Ok(vec![big_edit()]),
+        },
+    );
+    m
+}
+
+/// Send `keys`, drawing after each; the time of each key plus its frame.
+fn scroll(
+    m: &mut Model,
+    term: &mut Terminal<TestBackend>,
+    hl: &Highlighter,
+    keys: impl Iterator<Item = Msg>,
+) -> Vec<Duration> {
+    let mut times = Vec::new();
+    for k in keys {
+        let t = Instant::now();
+        update(m, k);
+        request_highlight(m, hl);
+        term.draw(|f| draw(f, m, hl as &dyn Styler)).unwrap();
+        times.push(t.elapsed());
+    }
+    times
+}
+
+/// What the runtime does before each frame: hand the files to the highlighter.
+fn request_highlight(m: &Model, hl: &Highlighter) {
+    use patchgate::tui::highlight::Side;
+    use std::sync::Arc;
+    let Some(v) = m.current().and_then(|i| i.view.as_ref()) else {
+        return;
+    };
+    for (fi, f) in v.files.iter().enumerate() {
+        hl.request(
+            ("run1".into(), fi, Side::Old),
+            &f.content.path,
+            Arc::from(f.content.old.as_str()),
+        );
+        hl.request(
+            ("run1".into(), fi, Side::New),
+            &f.content.path,
+            Arc::from(f.content.new.as_str()),
+        );
+    }
+}
+
+fn frames() {
+    let (w, h) = (200u16, 50u16);
+    let mut all = Vec::new();
+    for (label, warm) in [("while highlighting", false), ("highlighted", true)] {
+        let hl = Highlighter::new(|| {});
+        let mut m = loaded_model(w, h);
+        let rows = m.current().unwrap().view.as_ref().unwrap().rows.len();
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        request_highlight(&m, &hl);
+        if warm {
+            use patchgate::tui::highlight::Side;
+            let t = Instant::now();
+            while !(hl.done(&("run1".into(), 0, Side::Old))
+                && hl.done(&("run1".into(), 0, Side::New)))
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            println!(
+                "highlighting both sides of the 10,000-line file took {:.0} ms ({rows} diff rows)",
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        update(&mut m, key(KeyCode::Enter)); // focus the diff
+        for mode in ["unified", "side-by-side"] {
+            if mode == "side-by-side" {
+                update(
+                    &mut m,
+                    Msg::Key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE)),
+                );
+                update(&mut m, key(KeyCode::Home));
+            }
+            let lines = scroll(
+                &mut m,
+                &mut term,
+                &hl,
+                (0..1500).map(|_| key(KeyCode::Down)),
+            );
+            let pages = scroll(
+                &mut m,
+                &mut term,
+                &hl,
+                (0..300).map(|_| key(KeyCode::PageDown)),
+            );
+            let back = scroll(
+                &mut m,
+                &mut term,
+                &hl,
+                (0..300).map(|_| key(KeyCode::PageUp)),
+            );
+            let hunks = scroll(
+                &mut m,
+                &mut term,
+                &hl,
+                (0..300).map(|_| Msg::Key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE))),
+            );
+            let mut both = lines;
+            both.extend(pages);
+            both.extend(back);
+            both.extend(hunks);
+            all.extend(both.iter().copied());
+            report(&format!("frame, {mode}, {label}"), both);
+        }
+    }
+    let p99 = report("frame, all", all);
+    println!(
+        "frames: p99 {:.2} ms (target ≤ 16 ms): {}",
+        p99.as_secs_f64() * 1e3,
+        if p99 <= Duration::from_millis(16) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+}
+
+struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    fn new(dir: &Path) -> Tmux {
+        Tmux {
+            socket: dir.join("tmux.sock"),
+        }
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("-f")
+            .arg("/dev/null")
+            .args(args)
+            .output()
+            .expect("tmux")
+    }
+    fn start(&self, w: u16, h: u16, cmd: &[String]) {
+        let (w, h) = (w.to_string(), h.to_string());
+        let mut args = vec![
+            "new-session",
+            "-d",
+            "-s",
+            "pg",
+            "-x",
+            &w,
+            "-y",
+            &h,
+            "--",
+            "env",
+        ];
+        args.extend(cmd.iter().map(String::as_str));
+        let out = self.run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "pg"]).stdout).into_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+fn env_args(state: &Path, rest: &[&str]) -> Vec<String> {
+    let mut v = vec![
+        format!("PATCHGATE_STATE_DIR={}", state.display()),
+        format!("PATCHGATE_LOG={}", state.join("patchgate.log").display()),
+        env!("CARGO_BIN_EXE_patchgate").to_string(),
+    ];
+    v.extend(rest.iter().map(|s| s.to_string()));
+    v
+}
+
+fn first_frame() {
+    let mut times = Vec::new();
+    for _ in 0..7 {
+        let dir = tempfile::tempdir().unwrap();
+        let tmux = Tmux::new(dir.path());
+        let t = Instant::now();
+        tmux.start(120, 40, &env_args(dir.path(), &["demo", "--pace", "60000"]));
+        loop {
+            let s = tmux.screen();
+            if s.contains("Queue") && s.contains("patchgate") {
+                times.push(t.elapsed());
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "no frame:\n{s}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let p = report("demo: session start → first frame", times.clone());
+    times.sort_unstable();
+    let median = times[times.len() / 2];
+    println!(
+        "first frame: median {:.0} ms, worst {:.0} ms (target ≤ 200 ms): {}",
+        median.as_secs_f64() * 1e3,
+        p.as_secs_f64() * 1e3,
+        if median <= Duration::from_millis(200) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+}
+
+fn vm_rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+fn rss() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    const REVIEWS: usize = 200;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    for i in 0..REVIEWS {
+        std::fs::write(
+            root.join(format!("src/m{i}.rs")),
+            rust_file(300, &i.to_string()),
+        )
+        .unwrap();
+    }
+    let tmux = Tmux::new(dir.path());
+    let root_s = root.display().to_string();
+    tmux.start(
+        160,
+        45,
+        &env_args(&state, &["--listen", "127.0.0.1:0", "--root", &root_s]),
+    );
+    let t = Instant::now();
+    let disc = loop {
+        if let Ok(b) = std::fs::read(state.join("reviewer.json"))
+            && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&b)
+        {
+            break v;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no gate:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let pid = disc["pid"].as_u64().unwrap() as u32;
+    let idle = vm_rss_kb(pid);
+    let url = disc["mcp_url"].as_str().unwrap().to_string();
+    let token = disc["token"].as_str().unwrap().to_string();
+
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let _client = rt.block_on(async {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
+        );
+        let client = ().serve(transport).await.expect("connect");
+        let peer = client.peer().clone();
+        for i in 0..REVIEWS {
+            let peer = peer.clone();
+            let path = format!("src/m{i}.rs");
+            tokio::spawn(async move {
+                let args = serde_json::json!({
+                    "path": path,
+                    "edit_snippet": format!(
+                        "pub fn item_7(input: &[u32], scale: u32) -> u32 {{\n    \
+                         let total: u32 = input.iter().map(|v| v * scale * {i}).sum();\n    \
+                         // ... existing code ...\n    total + 10\n}}\n"
+                    ),
+                    "instruction": "scale item 7 by the review index",
+                });
+                let r = peer
+                    .call_tool(
+                        CallToolRequestParams::new("fast_apply")
+                            .with_arguments(args.as_object().unwrap().clone()),
+                    )
+                    .await;
+                eprintln!("review {i} ended early: {r:?}");
+            });
+        }
+        client
+    });
+    let want = format!("{REVIEWS} pending");
+    let t = Instant::now();
+    loop {
+        let s = tmux.screen();
+        if s.contains(&want) {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "waiting for {want}:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Open a few reviews (their diffs load and highlight).
+    for _ in 0..20 {
+        tmux.run(&["send-keys", "-t", "pg", "j"]);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let kb = vm_rss_kb(pid);
+    println!(
+        "rss: idle {:.1} MB; with {REVIEWS} pending reviews (20 opened) {:.1} MB (target ≤ 80 MB): {}",
+        idle as f64 / 1024.0,
+        kb as f64 / 1024.0,
+        if kb <= 80 * 1024 { "met" } else { "NOT met" }
+    );
+    tmux.run(&["kill-server"]);
+    drop(rt);
+}
+
+fn main() {
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let want = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    if want("frames") {
+        frames();
+    }
+    if want("first-frame") {
+        first_frame();
+    }
+    if want("rss") {
+        rss();
+    }
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Regenerate screenshots/*.png: real captures of the running TUI. `patchgate demo` runs in a
+# private tmux server; keys are sent to it, `tmux capture-pane -e` takes each screen with its
+# colours, and scripts/ansi2png.py renders it (Pillow, installed into .venv).
+#
+#   scripts/screenshots.sh            # needs tmux, python3 and a network for Pillow once
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COLS=150
+ROWS=42
+out=screenshots
+mkdir -p "$out"
+
+cargo build --release --quiet
+bin="$PWD/target/release/patchgate"
+
+python="$(.ci/pyenv)"
+"$python" -c "import PIL" 2>/dev/null || "$python" -m pip install --quiet pillow
+
+work="$(mktemp -d)"
+sock="$work/tmux.sock"
+tm() { tmux -S "$sock" -f /dev/null "$@"; }
+cleanup() { tm kill-server 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+wait_for() { # TEXT [SECONDS]
+    local deadline=$((SECONDS + ${2:-20}))
+    until tm capture-pane -p -t pg | grep -qF -- "$1"; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            echo "timed out waiting for: $1" >&2
+            tm capture-pane -p -t pg >&2
+            exit 1
+        fi
+        sleep 0.1
+    done
+}
+
+shot() { # NAME
+    sleep 0.6 # let highlighting finish and the frame settle
+    tm capture-pane -e -p -t pg >"$work/$1.ansi"
+    "$python" scripts/ansi2png.py "$work/$1.ansi" "$out/$1.png" "$COLS" "$ROWS"
+    echo "$out/$1.png"
+}
+
+tm new-session -d -s pg -x "$COLS" -y "$ROWS" -- env \
+    PATCHGATE_STATE_DIR="$work/state" PATCHGATE_LOG="$work/patchgate.log" \
+    COLORTERM=truecolor "$bin" demo --pace 150
+# The scripted agent's eight calls: six wait for review, one is a dry-run, one fails.
+wait_for "6 pending" 30
+sleep 1
+
+# The first review (fast_apply on src/inventory.rs) with its diff in focus.
+tm send-keys -t pg g Enter
+wait_for "hunk 1/"
+shot queue-and-diff
+
+tm send-keys -t pg s
+wait_for "side-by-side"
+shot side-by-side
+tm send-keys -t pg s
+
+tm send-keys -t pg "?"
+wait_for "any key closes"
+shot help
+tm send-keys -t pg Escape
+
+tm send-keys -t pg r
+wait_for "a note for the agent"
+tm send-keys -t pg -l "Keep low_stock() returning item names; the report formats them."
+shot reject-note
+tm send-keys -t pg Escape

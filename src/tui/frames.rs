@@ -1,0 +1,76 @@
+//! Snapshots of whole frames drawn on a `TestBackend` (text only: colours are covered by the
+//! view's own tests and the screenshots).
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::backend::GateInfo;
+use super::model::Model;
+use super::update::tests::{code, key, loaded};
+use super::update::{Msg, update};
+use super::view::{Plain, draw};
+
+fn frame(m: &Model) -> String {
+    let mut t = Terminal::new(TestBackend::new(m.size.width, m.size.height)).unwrap();
+    t.draw(|f| draw(f, m, &Plain)).unwrap();
+    t.backend().to_string()
+}
+
+fn info(m: &mut Model) {
+    update(
+        m,
+        Msg::Info(GateInfo {
+            address: "127.0.0.1:8787".into(),
+            policy: "gate".into(),
+            clients: 1,
+        }),
+    );
+}
+
+#[test]
+fn empty_queue() {
+    let mut m = Model::new(100, 24, false);
+    info(&mut m);
+    insta::assert_snapshot!(frame(&m));
+}
+
+#[test]
+fn a_pending_fast_apply() {
+    let mut m = loaded();
+    info(&mut m);
+    insta::assert_snapshot!(frame(&m));
+}
+
+#[test]
+fn side_by_side_with_the_third_hunk_excluded() {
+    let mut m = loaded();
+    info(&mut m);
+    for k in ['s', 'n', 'n', ' '] {
+        update(&mut m, key(k));
+    }
+    insta::assert_snapshot!(frame(&m));
+}
+
+#[test]
+fn help() {
+    let mut m = loaded();
+    info(&mut m);
+    update(&mut m, key('?'));
+    insta::assert_snapshot!(frame(&m));
+}
+
+#[test]
+fn the_reject_note_editor() {
+    let mut m = loaded();
+    info(&mut m);
+    update(&mut m, key('r'));
+    for c in "keep the old name".chars() {
+        update(&mut m, key(c));
+    }
+    update(&mut m, code(KeyCode::Enter, KeyModifiers::ALT));
+    for c in "callers use it".chars() {
+        update(&mut m, key(c));
+    }
+    insta::assert_snapshot!(frame(&m));
+}

@@ -70,3 +70,14 @@ wait_for "a note for the agent"
 tm send-keys -t pg -l "Keep low_stock() returning item names; the report formats them."
 shot reject-note
 tm send-keys -t pg Escape
+tm kill-server 2>/dev/null || true
+
+# `patchgate apply` reviewing a two-file patch against a copy of the demo project.
+cp -r assets/demo "$work/project"
+tm new-session -d -s pg -x "$COLS" -y "$ROWS" -- env \
+    PATCHGATE_STATE_DIR="$work/state" PATCHGATE_LOG="$work/patchgate.log" \
+    COLORTERM=truecolor "$bin" apply assets/examples/demo.patch --root "$work/project"
+wait_for "2 pending" 30
+tm send-keys -t pg n Space
+wait_for "1 of 2 included"
+shot apply

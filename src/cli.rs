@@ -29,6 +29,15 @@ pub enum Command {
     Review(ReviewArgs),
     /// The TUI with a scripted agent editing a temporary copy of a small demo project.
     Demo(DemoArgs),
+    /// Review a patch file in the terminal and apply the parts you accept: a git or plain
+    /// unified diff, `git format-patch` mail, a Codex `*** Begin Patch` envelope,
+    /// SEARCH/REPLACE blocks after their file names (aider), or a lazy snippet with --file.
+    ///
+    /// One review per file, with hunk decisions; writes are atomic and journaled
+    /// (`patchgate undo` reverts them). Exit status: 0 applied (or, with --check, it would
+    /// apply); 1 some file does not apply (with --yes nothing is written then); 2 usage or
+    /// I/O error.
+    Apply(ApplyArgs),
     /// Merge an edit into a file and print the result to stdout (never writes the file).
     ///
     /// Exit status: 0 merged; 1 the edit was refused (stderr's last line is a JSON object
@@ -82,6 +91,36 @@ pub struct ReviewArgs {
     /// Another host name to answer to besides the loopback ones; repeatable.
     #[arg(long, value_name = "HOST")]
     pub allow_host: Vec<String>,
+}
+
+/// `patchgate apply [PATCH|-] [--root DIR] [--yes | --check] [--reverse] [-p N] [--file PATH]`
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The patch file; `-` (or nothing, with a piped stdin) reads stdin.
+    #[arg(value_name = "PATCH")]
+    pub patch: Option<PathBuf>,
+    /// The project root the patch's paths are under.
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// Apply everything without the TUI (all files or none).
+    #[arg(long, conflicts_with = "check")]
+    pub yes: bool,
+    /// Only check that every file applies; write nothing (exit 1 if any does not).
+    #[arg(long)]
+    pub check: bool,
+    /// Apply the patch in reverse (undo it).
+    #[arg(short = 'R', long)]
+    pub reverse: bool,
+    /// Strip N leading components from the patch's paths (default: 1 for git diffs and
+    /// `dir/` prefixed plain diffs, else 0).
+    #[arg(short = 'p', value_name = "N")]
+    pub strip: Option<usize>,
+    /// The input is a lazy snippet (`// ... existing code ...`) for this file.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<String>,
+    /// With --file: a hint where the snippet goes (as fast_apply's instruction).
+    #[arg(long, value_name = "TEXT", requires = "file")]
+    pub instruction: Option<String>,
 }
 
 /// `patchgate demo [--keep] [--pace MS]`

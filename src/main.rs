@@ -8,8 +8,8 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 
 use patchgate::cli::{
-    Cli, ClientArg, Command, ConfigArgs, DemoArgs, EvalArgs, LogArgs, MergeArgs, ReviewArgs,
-    ServeArgs, UndoArgs,
+    ApplyArgs, Cli, ClientArg, Command, ConfigArgs, DemoArgs, EvalArgs, LogArgs, MergeArgs,
+    ReviewArgs, ServeArgs, UndoArgs,
 };
 use patchgate::diff::unified_diff;
 use patchgate::edit::{self, Format, text::Text};
@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Some(command) => match command {
             Command::Review(args) => review(args),
             Command::Demo(args) => demo(args),
+            Command::Apply(args) => apply(args),
             other => run_command(other),
         },
     };
@@ -42,6 +43,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
     match command {
         Command::Review(args) => review(args),
         Command::Demo(args) => demo(args),
+        Command::Apply(args) => apply(args),
         Command::Merge(args) => merge(args),
         Command::Eval(args) => eval(args),
         Command::Log(args) => log(args),
@@ -582,4 +584,254 @@ fn demo(args: DemoArgs) -> Result<ExitCode> {
         println!("demo done; its temporary project was removed (--keep keeps it)");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Read a patch: the file, or stdin for `-` / nothing.
+fn read_patch(path: Option<&std::path::Path>) -> Result<(String, String)> {
+    use std::io::Read;
+    let (name, bytes) = match path.filter(|p| p.as_os_str() != "-") {
+        Some(p) => (
+            p.display().to_string(),
+            std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?,
+        ),
+        None => {
+            if std::io::stdin().is_terminal() {
+                bail!("give a patch file, or pipe one in: `git diff | patchgate apply`");
+            }
+            let mut b = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut b)
+                .context("cannot read the patch from stdin")?;
+            ("stdin".to_string(), b)
+        }
+    };
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("{name} is not UTF-8 text; patchgate applies text patches"))?;
+    Ok((name, text))
+}
+
+fn apply(args: ApplyArgs) -> Result<ExitCode> {
+    use patchgate::edit::patchfile;
+    use patchgate::review::apply as patch_apply;
+    use patchgate::review::queue::Outcome;
+    use patchgate::workspace::config::PolicyName;
+
+    let (name, text) = read_patch(args.patch.as_deref())?;
+    let set = match &args.file {
+        Some(path) => patchfile::lazy(path, &text, args.instruction.as_deref()),
+        None => match patchfile::parse(&text, args.strip, args.reverse) {
+            Ok(set) => set,
+            Err(e) => {
+                eprintln!("patchgate: {name}: {}", e.message);
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
+    let root = std::fs::canonicalize(&args.root)
+        .with_context(|| format!("cannot use {} as the root", args.root.display()))?;
+    let policy = if args.yes {
+        PolicyName::Auto
+    } else {
+        PolicyName::Gate
+    };
+    let (gate, review_timeout) =
+        patchgate::review::open_gate(&root, Some(policy), PolicyName::Gate, None)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let rt = runtime()?;
+    let _guard = rt.enter();
+    let files = set.files.len();
+    let checked = rt.block_on(patch_apply::check(&gate, &set));
+    let failed: Vec<&patch_apply::Checked> = checked.iter().filter(|c| c.result.is_err()).collect();
+    let print_failures = || {
+        for c in &failed {
+            if let Err(e) = &c.result {
+                eprintln!("  does not apply  {}: {e}", c.path);
+            }
+        }
+    };
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if args.check {
+        for c in &checked {
+            if let Ok(ok) = &c.result {
+                println!("  applies  {}  +{} -{}", c.path, ok.added, ok.removed);
+                for w in &ok.warnings {
+                    println!("           {w}");
+                }
+            }
+        }
+        print_failures();
+        println!(
+            "{name} ({}): {} of {files} file{} apply",
+            set.format.name(),
+            files - failed.len(),
+            plural(files)
+        );
+        return Ok(if failed.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    if args.yes {
+        if !failed.is_empty() {
+            print_failures();
+            eprintln!(
+                "patchgate: {} of {files} file{} in {name} do not apply; nothing was written",
+                failed.len(),
+                plural(files)
+            );
+            return Ok(ExitCode::from(1));
+        }
+        return match rt.block_on(patch_apply::apply_all(&gate, &set)) {
+            Ok(Outcome::Applied(s)) => {
+                for c in &checked {
+                    if let Ok(ok) = &c.result {
+                        println!("  applied  {}  +{} -{}", c.path, ok.added, ok.removed);
+                    }
+                }
+                println!(
+                    "applied {name} ({}): {files} file{}, run {} (`patchgate undo {}` reverts it)",
+                    set.format.name(),
+                    plural(files),
+                    s.run_id,
+                    s.run_id
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+            Ok(Outcome::Failed(_, e)) | Err(e) => {
+                eprintln!(
+                    "patchgate: {}: {}; nothing was written",
+                    e.code.as_str(),
+                    e.message
+                );
+                Ok(ExitCode::from(1))
+            }
+            Ok(_) => {
+                eprintln!("patchgate: the patch was not applied; nothing was written");
+                Ok(ExitCode::from(1))
+            }
+        };
+    }
+    // The TUI: one review per file that applies.
+    if failed.len() == files {
+        print_failures();
+        eprintln!("patchgate: nothing in {name} applies; nothing was written");
+        return Ok(ExitCode::from(1));
+    }
+    if !std::io::stdout().is_terminal() || std::fs::File::open("/dev/tty").is_err() {
+        bail!(
+            "reviewing a patch needs a terminal; use --yes to apply it all or --check to test it"
+        );
+    }
+    patchgate::log::init();
+    let dispatcher = patchgate::mcp::service::Dispatcher::new(
+        gate.clone(),
+        review_timeout,
+        patchgate::mcp::service::Reviewers::Attachable,
+        None,
+    );
+    let requests = patch_apply::requests(&set);
+    let run_ids = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let submit_gate = gate.clone();
+    let submitted = run_ids.clone();
+    let bad_paths: Vec<String> = failed.iter().map(|c| c.path.clone()).collect();
+    let ended = rt.block_on(patchgate::tui::run(
+        patchgate::tui::backend::Backend::local(dispatcher, Some(format!("apply {name}"))),
+        Some(Box::new(move |tx| {
+            tokio::spawn(async move {
+                for (path, req) in requests {
+                    if bad_paths.contains(&path) {
+                        continue;
+                    }
+                    match submit_gate.submit(req).await {
+                        Ok(o) => {
+                            if let Some(id) = outcome_run_id(&o) {
+                                submitted.lock().unwrap().push((path, id));
+                            }
+                        }
+                        Err(e) => {
+                            let _ = tx.send(patchgate::tui::update::Msg::Done(Err(format!(
+                                "{path}: {}",
+                                e.message
+                            ))));
+                        }
+                    }
+                }
+                if let Some(first) = failed_summary(&bad_paths) {
+                    let _ = tx.send(patchgate::tui::update::Msg::Done(Err(first)));
+                }
+            });
+        })),
+    ));
+    rt.block_on(async {
+        if !gate.pending().is_empty() {
+            gate.reviewer_gone();
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    });
+    ended?;
+    println!("{name} ({}):", set.format.name());
+    let mut applied = 0;
+    for (path, id) in run_ids.lock().unwrap().iter() {
+        let line = match gate.get(id) {
+            Some(p) => {
+                let r = p.review.as_ref();
+                match p.state {
+                    patchgate::review::proposal::State::Applied => {
+                        applied += 1;
+                        match r {
+                            Some(r) if r.edited_by_reviewer => "applied as edited".to_string(),
+                            Some(r) if r.hunks_accepted < r.hunks_total => {
+                                format!("applied {} of {} hunks", r.hunks_accepted, r.hunks_total)
+                            }
+                            _ => "applied".to_string(),
+                        }
+                    }
+                    patchgate::review::proposal::State::Rejected => "rejected".to_string(),
+                    s => format!("not applied ({})", format!("{s:?}").to_lowercase()),
+                }
+            }
+            None => "not applied".to_string(),
+        };
+        println!("  {path}: {line}");
+    }
+    print_failures();
+    println!(
+        "{applied} of {files} file{} applied{}",
+        plural(files),
+        if applied > 0 {
+            " (`patchgate log` lists them, `patchgate undo` reverts)"
+        } else {
+            ""
+        }
+    );
+    Ok(if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn outcome_run_id(o: &patchgate::review::queue::Outcome) -> Option<String> {
+    use patchgate::review::queue::Outcome;
+    match o {
+        Outcome::Applied(s) | Outcome::DryRun(s) | Outcome::Pending(s) | Outcome::Rejected(s) => {
+            Some(s.run_id.clone())
+        }
+        Outcome::Failed(s, _) => s.as_ref().map(|s| s.run_id.clone()),
+    }
+}
+
+fn failed_summary(bad: &[String]) -> Option<String> {
+    match bad {
+        [] => None,
+        [one] => Some(format!(
+            "{one} does not apply (the summary on exit says why)"
+        )),
+        many => Some(format!(
+            "{} files do not apply: {} (the summary on exit says why)",
+            many.len(),
+            many.join(", ")
+        )),
+    }
 }

@@ -9,6 +9,7 @@ pub mod blocks;
 pub mod codex;
 pub mod lazy;
 pub mod matching;
+pub mod patchfile;
 pub mod replace;
 pub mod text;
 pub mod udiff;

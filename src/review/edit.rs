@@ -143,6 +143,11 @@ pub fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> Result<
     }
     let path = ws.root.resolve(user_path)?;
     let before = fs::read(&path, ws.config.max_file_bytes)?;
+    if matches!(fp.kind, ChangeKind::Rename | ChangeKind::Copy)
+        && let Some(from) = fp.old_path.as_deref().filter(|&from| from != user_path)
+    {
+        return compute_moved(from, path, before, ws, fp);
+    }
     match (fp.kind, &before) {
         (ChangeKind::Add, Some(_)) => {
             return Err(Error::new(
@@ -189,7 +194,49 @@ pub fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> Result<
     };
     let mut change = FileChange::new(path, before, text, new, merged.warnings);
     change.delete = delete;
-    change.mode = fp.new_mode.map(|m| m & 0o7777);
+    change.mode = patch_mode(fp);
+    Ok(change)
+}
+
+/// The mode a patch gives its file: a new file's, or a changed one's (an unchanged mode in an
+/// `index` line leaves the file's own permissions alone, as `git apply` does).
+fn patch_mode(fp: &FilePatch) -> Option<u32> {
+    let new = fp.new_mode?;
+    let changed = fp.kind == ChangeKind::Add || fp.old_mode.is_some_and(|old| old != new);
+    changed.then_some(new & 0o7777)
+}
+
+/// The new file of a rename or copy: the source's content with the hunks applied, created at
+/// `path` (the source's deletion, for a rename, is a separate change).
+fn compute_moved(
+    from: &str,
+    path: crate::workspace::paths::SafePath,
+    before: Option<Vec<u8>>,
+    ws: &Workspace,
+    fp: &FilePatch,
+) -> Result<FileChange> {
+    if before.is_some() {
+        return Err(Error::new(
+            ErrorCode::FileChanged,
+            format!(
+                "the patch moves `{from}` to `{}`, which already exists",
+                path.rel
+            ),
+        ));
+    }
+    let source = ws.root.resolve(from)?;
+    let Some(bytes) = fs::read(&source, ws.config.max_file_bytes)? else {
+        return Err(Error::new(
+            ErrorCode::NoMatch,
+            format!("the patch moves `{}`, which does not exist", source.rel),
+        ));
+    };
+    let text = Text::decode(&bytes)
+        .map_err(|e| Error::new(e.code, format!("`{}`: {}", source.rel, e.message)))?;
+    let merged = udiff::apply_hunks(text.content(), &fp.hunks)
+        .map_err(|e| Error::new(e.code, format!("`{}`: {}", source.rel, e.message)))?;
+    let mut change = FileChange::new(path, None, text, merged.content, merged.warnings);
+    change.mode = patch_mode(fp).or_else(|| fs::mode(&source.abs));
     Ok(change)
 }
 

@@ -1,6 +1,7 @@
 //! Integration tests: the real `patchgate` binary on real files in temporary directories.
 //! One test binary (one link) with a module per area.
 
+mod apply_git;
 mod cli_merge;
 mod corpus;
 mod crash;

@@ -160,3 +160,50 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn apply_reviews_a_two_file_patch_and_applies_all_but_one_rejected_hunk() {
+    let p = Project::new();
+    let old_a: String = (1..=30).map(|i| format!("alpha {i}\n")).collect();
+    p.write("a.txt", &old_a);
+    p.write("b.txt", "bravo 1\nbravo 2\nbravo 3\n");
+    let patch = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n\
+        @@ -1,4 +1,4 @@\n-alpha 1\n+ALPHA 1\n alpha 2\n alpha 3\n alpha 4\n\
+        @@ -27,4 +27,4 @@\n alpha 27\n alpha 28\n alpha 29\n-alpha 30\n+ALPHA 30\n\
+        diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n\
+        @@ -1,3 +1,3 @@\n bravo 1\n-bravo 2\n+BRAVO 2\n bravo 3\n";
+    let patch_file = p.state.join("change.patch");
+    std::fs::write(&patch_file, patch).unwrap();
+    let state = p.state.display().to_string();
+    let log = p.state.join("patchgate.log").display().to_string();
+    let root = p.root.display().to_string();
+    let patch_arg = patch_file.display().to_string();
+    let tmux = Tmux::start(
+        &p.state,
+        120,
+        36,
+        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &["apply", &patch_arg, "--root", &root],
+    );
+    // One review per file; the first (a.txt, two hunks) is selected.
+    tmux.wait_for("both reviews", 30, |s| {
+        s.contains("2 pending") && s.contains("hunk 1/2") && s.contains("ALPHA 1")
+    });
+    // Exclude a.txt's second hunk and accept the rest of it.
+    tmux.keys(&["n", "Space"]);
+    tmux.wait_for("hunk 2 excluded", 10, |s| s.contains("1 of 2 included"));
+    tmux.keys(&["a"]);
+    // b.txt is selected next; accept it whole.
+    tmux.wait_for("the b.txt review", 10, |s| {
+        s.contains("1 pending") && s.contains("BRAVO 2") && s.contains("hunk 1/1")
+    });
+    tmux.keys(&["a"]);
+    tmux.wait_for("nothing pending", 10, |s| s.contains("0 pending"));
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("the summary", 10, |s| s.contains("2 of 2 files applied"));
+    assert!(screen.contains("a.txt: applied 1 of 2 hunks"), "{screen}");
+    assert!(screen.contains("b.txt: applied"), "{screen}");
+    assert_eq!(p.read("a.txt"), old_a.replace("alpha 1\n", "ALPHA 1\n"));
+    assert_eq!(p.read("b.txt"), "bravo 1\nBRAVO 2\nbravo 3\n");
+}

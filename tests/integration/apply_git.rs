@@ -1,0 +1,474 @@
+//! `patchgate apply --yes` against `git apply`, byte for byte: each case builds a git
+//! repository, makes a change, takes `git diff` (or `git format-patch`), resets, then applies
+//! the patch to two copies of the tree — one with git, one with patchgate — and compares every
+//! file's bytes and executable bit. A patch git refuses must be refused too, touching nothing.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn git(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "core.autocrlf=false", "-c", "core.safecrlf=false"])
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("run git")
+}
+
+fn ok(out: Output, what: &str) -> Output {
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, bytes).unwrap();
+}
+
+fn chmod(root: &Path, rel: &str, mode: u32) {
+    std::fs::set_permissions(root.join(rel), std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Every file under `root` (but `.git`): its bytes and whether it is executable.
+fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (Vec<u8>, bool)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_name() == ".git" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let exec = e.metadata().unwrap().permissions().mode() & 0o111 != 0;
+                let rel = p.strip_prefix(root).unwrap().display().to_string();
+                out.insert(rel, (std::fs::read(&p).unwrap(), exec));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() == ".git" {
+            continue;
+        }
+        let dst = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap(); // keeps the mode
+        }
+    }
+}
+
+/// How the patch is taken.
+#[derive(Clone, Copy)]
+enum Take {
+    /// `git diff --cached -M HEAD` after `git add -A`.
+    Diff,
+    /// `git diff --cached --no-prefix` (applied with `-p0`).
+    NoPrefix,
+    /// The change committed, then `git format-patch -1 --stdout`.
+    Mail,
+}
+
+struct Case {
+    name: &'static str,
+    setup: fn(&Path),
+    change: fn(&Path),
+    take: Take,
+    /// Done to both copies before applying (the target moved, or conflicts).
+    drift: Option<fn(&Path)>,
+    /// Extra arguments for both (`-R`).
+    reverse: bool,
+    /// Both must refuse.
+    refused: bool,
+}
+
+impl Case {
+    fn new(name: &'static str, setup: fn(&Path), change: fn(&Path)) -> Case {
+        Case {
+            name,
+            setup,
+            change,
+            take: Take::Diff,
+            drift: None,
+            reverse: false,
+            refused: false,
+        }
+    }
+}
+
+fn run_case(c: &Case) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    ok(git(&repo, &["init", "-q"]), "git init");
+    (c.setup)(&repo);
+    ok(git(&repo, &["add", "-A"]), "git add");
+    ok(
+        git(&repo, &["commit", "-q", "--allow-empty", "-m", "base"]),
+        "commit",
+    );
+    (c.change)(&repo);
+    ok(git(&repo, &["add", "-A"]), "git add");
+    let patch = match c.take {
+        Take::Diff => ok(git(&repo, &["diff", "--cached", "-M", "HEAD"]), "diff").stdout,
+        Take::NoPrefix => {
+            ok(
+                git(&repo, &["diff", "--cached", "-M", "--no-prefix", "HEAD"]),
+                "diff",
+            )
+            .stdout
+        }
+        Take::Mail => {
+            ok(
+                git(
+                    &repo,
+                    &["commit", "-q", "-m", "the change\n\nWhy it is made."],
+                ),
+                "commit",
+            );
+            let mail = ok(
+                git(&repo, &["format-patch", "-1", "-M", "--stdout"]),
+                "format-patch",
+            )
+            .stdout;
+            ok(git(&repo, &["reset", "-q", "--hard", "HEAD~1"]), "reset");
+            mail
+        }
+    };
+    assert!(!patch.is_empty(), "{}: empty patch", c.name);
+    let patch_file = dir.path().join("change.patch");
+    std::fs::write(&patch_file, &patch).unwrap();
+    // Back to the base tree: for -R, the changed tree is the starting point.
+    if !c.reverse {
+        ok(git(&repo, &["reset", "-q", "--hard", "HEAD"]), "reset");
+        ok(git(&repo, &["clean", "-qfdx"]), "clean");
+    }
+    let (with_git, with_pg) = (dir.path().join("git"), dir.path().join("pg"));
+    copy_tree(&repo, &with_git);
+    copy_tree(&repo, &with_pg);
+    if let Some(drift) = c.drift {
+        drift(&with_git);
+        drift(&with_pg);
+    }
+    let before = tree(&with_pg);
+
+    let mut git_args = vec!["apply".to_string()];
+    let mut pg_args = vec!["apply".to_string(), "--yes".to_string()];
+    if matches!(c.take, Take::NoPrefix) {
+        git_args.push("-p0".into());
+        pg_args.extend(["-p".into(), "0".into()]);
+    }
+    if c.reverse {
+        git_args.push("-R".into());
+        pg_args.push("--reverse".into());
+    }
+    git_args.push(patch_file.display().to_string());
+    let g = Command::new("git")
+        .current_dir(&with_git)
+        .args(&git_args)
+        .output()
+        .unwrap();
+    let state = dir.path().join("state");
+    let p = crate::support::bin()
+        .current_dir(&with_pg)
+        .args(&pg_args)
+        .arg(&patch_file)
+        .args(["--root", "."])
+        .env("PATCHGATE_STATE_DIR", &state)
+        .env("PATCHGATE_LOG", state.join("log"))
+        .output()
+        .unwrap();
+    let text = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let patch_text = String::from_utf8_lossy(&patch);
+    if c.refused {
+        assert!(!g.status.success(), "{}: git applied it", c.name);
+        assert_eq!(
+            p.status.code(),
+            Some(1),
+            "{}: patchgate did not refuse: {}",
+            c.name,
+            text(&p)
+        );
+        assert_eq!(tree(&with_pg), before, "{}: a refused patch wrote", c.name);
+        return;
+    }
+    assert!(
+        g.status.success(),
+        "{}: git apply failed: {}\n{patch_text}",
+        c.name,
+        text(&g)
+    );
+    assert!(
+        p.status.success(),
+        "{}: patchgate apply failed: {}\n{patch_text}",
+        c.name,
+        text(&p)
+    );
+    let (tg, tp) = (tree(&with_git), tree(&with_pg));
+    for (path, g) in &tg {
+        let p = tp.get(path);
+        assert!(p.is_some(), "{}: {path} is missing after patchgate", c.name);
+        let p = p.unwrap();
+        assert!(
+            p.0 == g.0,
+            "{}: {path} differs:\n git: {:?}\n pg:  {:?}",
+            c.name,
+            String::from_utf8_lossy(&g.0),
+            String::from_utf8_lossy(&p.0)
+        );
+        assert_eq!(p.1, g.1, "{}: {path}: executable bit differs", c.name);
+    }
+    let extra: Vec<&String> = tp.keys().filter(|k| !tg.contains_key(*k)).collect();
+    assert!(extra.is_empty(), "{}: patchgate left {extra:?}", c.name);
+}
+
+fn lines(n: usize, word: &str) -> String {
+    (1..=n).map(|i| format!("{word} line {i}\n")).collect()
+}
+
+fn base(r: &Path) {
+    write(r, "src/lib.rs", lines(60, "lib").as_bytes());
+    write(r, "README.md", b"# Title\n\nSome text.\nMore text.\n");
+    write(r, "notes.txt", lines(12, "note").as_bytes());
+}
+
+fn cases() -> Vec<Case> {
+    let mut v = vec![
+        Case::new("one changed line", base, |r| {
+            write(r, "README.md", b"# Title\n\nSome other text.\nMore text.\n")
+        }),
+        Case::new("three hunks in one file", base, |r| {
+            let s = lines(60, "lib")
+                .replace("lib line 3\n", "lib line three\n")
+                .replace("lib line 30\n", "lib line 30\nan added line\n")
+                .replace("lib line 57\n", "");
+            write(r, "src/lib.rs", s.as_bytes())
+        }),
+        Case::new("several files", base, |r| {
+            write(r, "README.md", b"# New title\n\nSome text.\nMore text.\n");
+            write(r, "notes.txt", lines(13, "note").as_bytes());
+        }),
+        Case::new("a new file in a new directory", base, |r| {
+            write(r, "docs/guide/intro.md", b"# Intro\n\nHello.\n")
+        }),
+        Case::new("a new empty file", base, |r| write(r, "empty.txt", b"")),
+        Case::new("a deleted file", base, |r| {
+            std::fs::remove_file(r.join("notes.txt")).unwrap()
+        }),
+        Case::new(
+            "a deleted file without a final newline",
+            |r| {
+                base(r);
+                write(r, "tail.txt", b"one\ntwo");
+            },
+            |r| std::fs::remove_file(r.join("tail.txt")).unwrap(),
+        ),
+        Case::new("a pure rename", base, |r| {
+            std::fs::rename(r.join("notes.txt"), r.join("docs/notes.txt")).unwrap_or_else(|_| {
+                std::fs::create_dir_all(r.join("docs")).unwrap();
+                std::fs::rename(r.join("notes.txt"), r.join("docs/notes.txt")).unwrap()
+            })
+        }),
+        Case::new("a rename with edits", base, |r| {
+            std::fs::remove_file(r.join("src/lib.rs")).unwrap();
+            let s = lines(60, "lib").replace("lib line 20\n", "lib line twenty\n");
+            write(r, "src/core.rs", s.as_bytes());
+        }),
+        Case::new(
+            "a CRLF file",
+            |r| write(r, "win.txt", b"alpha\r\nbeta\r\ngamma\r\ndelta\r\n"),
+            |r| write(r, "win.txt", b"alpha\r\nBETA\r\ngamma\r\nnew\r\ndelta\r\n"),
+        ),
+        Case::new(
+            "adding the final newline",
+            |r| write(r, "f.txt", b"one\ntwo\nthree"),
+            |r| write(r, "f.txt", b"one\ntwo\nthree\n"),
+        ),
+        Case::new(
+            "removing the final newline",
+            |r| write(r, "f.txt", b"one\ntwo\nthree\n"),
+            |r| write(r, "f.txt", b"one\ntwo\nTHREE"),
+        ),
+        Case::new(
+            "an executable bit",
+            |r| write(r, "run.sh", b"#!/bin/sh\necho hi\n"),
+            |r| chmod(r, "run.sh", 0o755),
+        ),
+        Case::new(
+            "an executable bit and an edit",
+            |r| write(r, "run.sh", b"#!/bin/sh\necho hi\n"),
+            |r| {
+                write(r, "run.sh", b"#!/bin/sh\necho hello\n");
+                chmod(r, "run.sh", 0o755);
+            },
+        ),
+        Case::new("a new executable file", base, |r| {
+            write(r, "tool.sh", b"#!/bin/sh\nexit 0\n");
+            chmod(r, "tool.sh", 0o755);
+        }),
+        Case::new(
+            "Unicode",
+            |r| {
+                write(
+                    r,
+                    "i18n.txt",
+                    "naïve café\n日本語のテキスト\nemoji 🎉\nend\n".as_bytes(),
+                )
+            },
+            |r| {
+                write(
+                    r,
+                    "i18n.txt",
+                    "naïve café ☕\n日本語の文章\nemoji 🎉🎉\nend\n".as_bytes(),
+                )
+            },
+        ),
+        Case::new(
+            "tabs and trailing spaces",
+            |r| write(r, "Makefile", b"all:\n\tcc -o x x.c   \n\techo done\n"),
+            |r| write(r, "Makefile", b"all:\n\tcc -O2 -o x x.c   \n\techo done \n"),
+        ),
+    ];
+    let mut moved = Case::new("the target moved by a few lines", base, |r| {
+        let s = lines(60, "lib").replace("lib line 40\n", "lib line forty\n");
+        write(r, "src/lib.rs", s.as_bytes())
+    });
+    moved.drift = Some(|r| {
+        let s = std::fs::read_to_string(r.join("src/lib.rs")).unwrap();
+        write(
+            r,
+            "src/lib.rs",
+            format!("// header\n// more\n// and more\n{s}").as_bytes(),
+        );
+    });
+    v.push(moved);
+    let mut conflict = Case::new("a conflicting patch", base, |r| {
+        write(
+            r,
+            "README.md",
+            b"# Title changed\n\nSome text.\nMore text.\n",
+        );
+        write(
+            r,
+            "notes.txt",
+            lines(12, "note")
+                .replace("note line 6\n", "six\n")
+                .as_bytes(),
+        );
+    });
+    conflict.drift = Some(|r| {
+        let s = lines(12, "note").replace("note line 6\n", "SIX, edited meanwhile\n");
+        write(r, "notes.txt", s.as_bytes());
+    });
+    conflict.refused = true;
+    v.push(conflict);
+    let mut mail = Case::new("git format-patch mail", base, |r| {
+        write(
+            r,
+            "README.md",
+            b"# Title\n\nSome text, mailed.\nMore text.\n",
+        );
+        write(r, "src/new.rs", b"pub fn new() {}\n");
+        std::fs::remove_file(r.join("notes.txt")).unwrap();
+    });
+    mail.take = Take::Mail;
+    v.push(mail);
+    let mut no_prefix = Case::new("a diff without a/ b/ prefixes, -p0", base, |r| {
+        write(
+            r,
+            "src/lib.rs",
+            lines(60, "lib")
+                .replace("lib line 1\n", "first\n")
+                .as_bytes(),
+        )
+    });
+    no_prefix.take = Take::NoPrefix;
+    v.push(no_prefix);
+    let mut reverse = Case::new("reversed", base, |r| {
+        write(r, "README.md", b"# Title\n\nReversed text.\nMore text.\n");
+        write(r, "added.txt", b"added\n");
+    });
+    reverse.reverse = true;
+    v.push(reverse);
+    v
+}
+
+#[test]
+fn patchgate_apply_matches_git_apply_byte_for_byte() {
+    let all = cases();
+    assert!(all.len() >= 20, "{} cases", all.len());
+    for c in &all {
+        run_case(c);
+    }
+}
+
+#[test]
+fn check_reports_without_writing_and_fails_on_a_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let root: PathBuf = dir.path().join("w");
+    write(&root, "a.txt", b"one\ntwo\nthree\n");
+    let patch = dir.path().join("p.diff");
+    std::fs::write(
+        &patch,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let run = || {
+        crate::support::bin()
+            .args(["apply", "--check", "--root"])
+            .arg(&root)
+            .arg(&patch)
+            .env("PATCHGATE_STATE_DIR", &state)
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("applies  a.txt  +1 -1"));
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).unwrap(),
+        b"one\ntwo\nthree\n"
+    );
+    write(&root, "a.txt", b"one\nzwei\nthree\n");
+    let out = run();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("does not apply  a.txt") && err.contains("NO_MATCH"),
+        "{err}"
+    );
+}

@@ -472,3 +472,64 @@ fn check_reports_without_writing_and_fails_on_a_conflict() {
         "{err}"
     );
 }
+
+#[test]
+fn codex_patches_aider_blocks_and_lazy_snippets_apply_headless() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("w");
+    let state = dir.path().join("state");
+    write(&root, "app.py", b"def main():\n    print(\"hi\")\n\n\nmain()\n");
+    write(&root, "old.txt", b"gone\n");
+    write(&root, "lib.rs", b"fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n");
+    let apply = |input: &str, extra: &[&str]| {
+        let mut child = crate::support::bin()
+            .args(["apply", "--yes", "--root"])
+            .arg(&root)
+            .args(extra)
+            .arg("-")
+            .env("PATCHGATE_STATE_DIR", &state)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{input}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let read = |rel: &str| std::fs::read_to_string(root.join(rel)).unwrap();
+
+    apply(
+        "*** Begin Patch\n*** Update File: app.py\n@@ def main():\n-    print(\"hi\")\n+    print(\"hello\")\n\
+         *** Add File: notes/todo.md\n+- ship it\n*** Delete File: old.txt\n*** End Patch\n",
+        &[],
+    );
+    assert_eq!(read("app.py"), "def main():\n    print(\"hello\")\n\n\nmain()\n");
+    assert_eq!(read("notes/todo.md"), "- ship it\n");
+    assert!(!root.join("old.txt").exists());
+
+    apply(
+        "Here is the change.\n\napp.py\n```python\n<<<<<<< SEARCH\nmain()\n=======\nif __name__ == \"__main__\":\n    main()\n>>>>>>> REPLACE\n```\n\n\
+         CHANGES.md\n```\n<<<<<<< SEARCH\n=======\n# Changes\n>>>>>>> REPLACE\n```\n",
+        &[],
+    );
+    assert!(read("app.py").ends_with("if __name__ == \"__main__\":\n    main()\n"));
+    assert_eq!(read("CHANGES.md"), "# Changes\n");
+
+    apply(
+        "// ... existing code ...\nfn b() {\n    2 + 2\n}\n",
+        &["--file", "lib.rs"],
+    );
+    assert_eq!(read("lib.rs"), "fn a() {\n    1\n}\n\nfn b() {\n    2 + 2\n}\n");
+}

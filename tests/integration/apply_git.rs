@@ -478,9 +478,17 @@ fn codex_patches_aider_blocks_and_lazy_snippets_apply_headless() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("w");
     let state = dir.path().join("state");
-    write(&root, "app.py", b"def main():\n    print(\"hi\")\n\n\nmain()\n");
+    write(
+        &root,
+        "app.py",
+        b"def main():\n    print(\"hi\")\n\n\nmain()\n",
+    );
     write(&root, "old.txt", b"gone\n");
-    write(&root, "lib.rs", b"fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n");
+    write(
+        &root,
+        "lib.rs",
+        b"fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n",
+    );
     let apply = |input: &str, extra: &[&str]| {
         let mut child = crate::support::bin()
             .args(["apply", "--yes", "--root"])
@@ -515,7 +523,10 @@ fn codex_patches_aider_blocks_and_lazy_snippets_apply_headless() {
          *** Add File: notes/todo.md\n+- ship it\n*** Delete File: old.txt\n*** End Patch\n",
         &[],
     );
-    assert_eq!(read("app.py"), "def main():\n    print(\"hello\")\n\n\nmain()\n");
+    assert_eq!(
+        read("app.py"),
+        "def main():\n    print(\"hello\")\n\n\nmain()\n"
+    );
     assert_eq!(read("notes/todo.md"), "- ship it\n");
     assert!(!root.join("old.txt").exists());
 
@@ -531,5 +542,8 @@ fn codex_patches_aider_blocks_and_lazy_snippets_apply_headless() {
         "// ... existing code ...\nfn b() {\n    2 + 2\n}\n",
         &["--file", "lib.rs"],
     );
-    assert_eq!(read("lib.rs"), "fn a() {\n    1\n}\n\nfn b() {\n    2 + 2\n}\n");
+    assert_eq!(
+        read("lib.rs"),
+        "fn a() {\n    1\n}\n\nfn b() {\n    2 + 2\n}\n"
+    );
 }

@@ -82,7 +82,7 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
     let body = prepare(snippet_text, hints);
     let (lines, final_newline) = split_lines(content);
     let file_keys: KeySet = lines.iter().map(|l| snippet::key(l)).collect();
-    let parsed = snippet::parse(&body, &file_keys);
+    let parsed = pin_closers(snippet::parse(&body, &file_keys), &lines);
     if parsed.code_lines().all(|l| l.trim().is_empty()) && parsed.removals().next().is_none() {
         let defs = outline::top_level(&lines);
         let listing = if defs.is_empty() {
@@ -140,6 +140,112 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
         warnings,
         changed_old,
     )
+}
+
+fn squash(line: &str) -> String {
+    line.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// A placeholder inside a block followed by the block's closing line (`}`) says "keep the rest
+/// of the body": the closer belongs to the block whose opening line the snippet shows, not to
+/// any later `}` of the file. When that opener occurs once in the file, the file's own last
+/// lines of the block are added before the closer (they are the lines the placeholder keeps
+/// anyway), so the closer can only be placed at the block's end.
+fn pin_closers(mut parsed: Snippet, lines: &[&str]) -> Snippet {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut idx = 2;
+    while idx < parsed.items.len() {
+        let (Item::Code(closer), Item::Placeholder { implicit: false }) =
+            (&parsed.items[idx], &parsed.items[idx - 1])
+        else {
+            idx += 1;
+            continue;
+        };
+        let closer_key = squash(closer);
+        let is_closer = !closer_key.is_empty()
+            && closer_key
+                .trim_start_matches(['}', ')', ']'])
+                .chars()
+                .all(|c| matches!(c, ';' | ',' | ')'))
+            && closer_key.starts_with(['}', ')', ']']);
+        if !is_closer {
+            idx += 1;
+            continue;
+        }
+        // The snippet's opener: the nearest code line above at the closer's indentation.
+        let above: Vec<(usize, &str)> = parsed.items[..idx - 1]
+            .iter()
+            .enumerate()
+            .rev()
+            .take_while(|(_, it)| matches!(it, Item::Code(_)))
+            .filter_map(|(k, it)| match it {
+                Item::Code(c) if !c.trim().is_empty() => Some((k, c.as_str())),
+                _ => None,
+            })
+            .collect();
+        let Some(&(opener_at, opener)) = above.iter().find(|(_, c)| indent(c) <= indent(closer))
+        else {
+            idx += 1;
+            continue;
+        };
+        let opens =
+            opener.trim_end().ends_with(['{', '(', '[']) && indent(opener) == indent(closer);
+        let opener_key = squash(opener);
+        let hits: Vec<usize> = (0..lines.len())
+            .filter(|&j| squash(lines[j]) == opener_key)
+            .collect();
+        if !opens || align::is_trivial(opener) || hits.len() != 1 {
+            idx += 1;
+            continue;
+        }
+        let o = hits[0];
+        let (_, end) = outline::block_extent(lines, o);
+        if end == 0 || end <= o + 1 || squash(lines[end - 1]) != closer_key {
+            idx += 1;
+            continue;
+        }
+        let e = end - 1;
+        // The last snippet line of the body that is a file line, and the snippet lines after
+        // it (changed ones): the kept tail must lie past what they can cover.
+        let body: Vec<&str> = parsed.items[opener_at + 1..idx - 1]
+            .iter()
+            .filter_map(|it| match it {
+                Item::Code(c) if !c.trim().is_empty() => Some(c.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut last = o;
+        let mut after = body.len();
+        for (k, c) in body.iter().enumerate().rev() {
+            let key = squash(c);
+            if let Some(j) = (o + 1..e).rev().find(|&j| squash(lines[j]) == key) {
+                last = j;
+                after = body.len() - k - 1;
+                break;
+            }
+        }
+        let Some(first_kept) = (last + 1 + after..e)
+            .rev()
+            .take(4)
+            .find(|&j| !align::is_trivial(lines[j]))
+        else {
+            idx += 1;
+            continue;
+        };
+        let tail: Vec<&str> = lines[first_kept..e].to_vec();
+        let snippet_keys: std::collections::HashSet<String> =
+            parsed.code_lines().map(squash).collect();
+        if tail.iter().any(|l| snippet_keys.contains(&squash(l))) {
+            idx += 1;
+            continue;
+        }
+        let n = tail.len();
+        for (k, l) in tail.into_iter().enumerate() {
+            parsed.items.insert(idx + k, Item::Code(l.to_string()));
+        }
+        idx += n + 1;
+    }
+    parsed
 }
 
 /// A snippet of new code only, placed where the instruction says ("at the end", "after

@@ -269,3 +269,32 @@ fn an_instruction_naming_a_definition_does_not_confine_a_snippet_reaching_past_i
         "impl Stock {\n    fn add(&mut self) {\n        self.n += 1;\n    }\n\n    fn total(&self) -> u64 {\n        self.n\n    }\n\n    fn low(&self) -> bool {\n        self.n < 3\n    }\n}\n"
     );
 }
+
+/// Four functions alike but for their numbers.
+fn alike() -> String {
+    (0..4)
+        .map(|i| {
+            format!(
+                "pub fn item_{i}(input: &[u32], scale: u32) -> u32 {{\n    \
+                 let total: u32 = input.iter().map(|v| v * scale).sum();\n    \
+                 if total > {i} {{ return total - {i}; }}\n    \
+                 total + {i}\n}}\n\n"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_placeholder_before_a_closing_brace_keeps_the_rest_of_that_block() {
+    let file = alike();
+    let snippet = "pub fn item_1(input: &[u32], scale: u32) -> u32 {\n    \
+                   let total: u32 = input.iter().map(|v| v * scale * 3).sum();\n    \
+                   // ... existing code ...\n}\n";
+    let out = lazy(&file, snippet).unwrap();
+    let want = file.replacen(
+        "pub fn item_1(input: &[u32], scale: u32) -> u32 {\n    let total: u32 = input.iter().map(|v| v * scale).sum();",
+        "pub fn item_1(input: &[u32], scale: u32) -> u32 {\n    let total: u32 = input.iter().map(|v| v * scale * 3).sum();",
+        1,
+    );
+    assert_eq!(out, want);
+}

@@ -35,8 +35,8 @@ pub enum Command {
     ///
     /// One review per file, with hunk decisions; writes are atomic and journaled
     /// (`patchgate undo` reverts them). Exit status: 0 applied (or, with --check, it would
-    /// apply); 1 some file does not apply (with --yes nothing is written then); 2 usage or
-    /// I/O error.
+    /// apply); 1 the patch cannot be read as a patch, or some file does not apply (with --yes
+    /// nothing is written then); 2 usage or I/O error.
     Apply(ApplyArgs),
     /// Merge an edit into a file and print the result to stdout (never writes the file).
     ///

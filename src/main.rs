@@ -622,8 +622,8 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
         None => match patchfile::parse(&text, args.strip, args.reverse) {
             Ok(set) => set,
             Err(e) => {
-                eprintln!("patchgate: {name}: {}", e.message);
-                return Ok(ExitCode::from(2));
+                eprintln!("patchgate: {name}: {}: {}", e.code.as_str(), e.message);
+                return Ok(ExitCode::from(1));
             }
         },
     };

@@ -12,8 +12,7 @@
 //!
 //! `cargo bench --bench tui` (`-- frames`, `-- first-frame` or `-- rss` for one part).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -26,6 +25,12 @@ use patchgate::tui::update::{Msg, update};
 use patchgate::tui::view::{Styler, draw};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+
+// The tests' tmux driver (a private server per session).
+#[allow(dead_code)]
+#[path = "../tests/integration/tmux.rs"]
+mod tmux;
+use tmux::Tmux;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -240,76 +245,42 @@ fn frames() {
     );
 }
 
-struct Tmux {
-    socket: PathBuf,
+/// The environment the gate runs with: its own state directory and log.
+fn gate_env(state: &Path) -> [(String, String); 2] {
+    [
+        ("PATCHGATE_STATE_DIR".into(), state.display().to_string()),
+        (
+            "PATCHGATE_LOG".into(),
+            state.join("patchgate.log").display().to_string(),
+        ),
+    ]
 }
 
-impl Tmux {
-    fn new(dir: &Path) -> Tmux {
-        Tmux {
-            socket: dir.join("tmux.sock"),
-        }
-    }
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("-f")
-            .arg("/dev/null")
-            .args(args)
-            .output()
-            .expect("tmux")
-    }
-    fn start(&self, w: u16, h: u16, cmd: &[String]) {
-        let (w, h) = (w.to_string(), h.to_string());
-        let mut args = vec![
-            "new-session",
-            "-d",
-            "-s",
-            "pg",
-            "-x",
-            &w,
-            "-y",
-            &h,
-            "--",
-            "env",
-        ];
-        args.extend(cmd.iter().map(String::as_str));
-        let out = self.run(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "pg"]).stdout).into_owned()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
-
-fn env_args(state: &Path, rest: &[&str]) -> Vec<String> {
-    let mut v = vec![
-        format!("PATCHGATE_STATE_DIR={}", state.display()),
-        format!("PATCHGATE_LOG={}", state.join("patchgate.log").display()),
-        env!("CARGO_BIN_EXE_patchgate").to_string(),
-    ];
-    v.extend(rest.iter().map(|s| s.to_string()));
-    v
+fn start(dir: &Path, state: &Path, w: u16, h: u16, args: &[&str]) -> Tmux {
+    let env = gate_env(state);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    Tmux::start(
+        dir,
+        w,
+        h,
+        &env,
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        args,
+    )
 }
 
 fn first_frame() {
     let mut times = Vec::new();
     for _ in 0..7 {
         let dir = tempfile::tempdir().unwrap();
-        let tmux = Tmux::new(dir.path());
         let t = Instant::now();
-        tmux.start(120, 40, &env_args(dir.path(), &["demo", "--pace", "60000"]));
+        let tmux = start(
+            dir.path(),
+            dir.path(),
+            120,
+            40,
+            &["demo", "--pace", "60000"],
+        );
         loop {
             let s = tmux.screen();
             if s.contains("Queue") && s.contains("patchgate") {
@@ -363,12 +334,13 @@ fn rss() {
         )
         .unwrap();
     }
-    let tmux = Tmux::new(dir.path());
     let root_s = root.display().to_string();
-    tmux.start(
+    let tmux = start(
+        dir.path(),
+        &state,
         160,
         45,
-        &env_args(&state, &["--listen", "127.0.0.1:0", "--root", &root_s]),
+        &["--listen", "127.0.0.1:0", "--root", &root_s],
     );
     let t = Instant::now();
     let disc = loop {
@@ -436,7 +408,7 @@ fn rss() {
     }
     // Open a few reviews (their diffs load and highlight).
     for _ in 0..20 {
-        tmux.run(&["send-keys", "-t", "pg", "j"]);
+        tmux.keys(&["j"]);
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(1500));
@@ -447,7 +419,7 @@ fn rss() {
         kb as f64 / 1024.0,
         if kb <= 80 * 1024 { "met" } else { "NOT met" }
     );
-    tmux.run(&["kill-server"]);
+    drop(tmux);
     drop(rt);
 }
 

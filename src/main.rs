@@ -327,10 +327,6 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
         .token
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(http::random_token);
-    let max_body = usize::try_from(gate.workspace().config.max_file_bytes)
-        .unwrap_or(usize::MAX / 4)
-        .saturating_mul(2)
-        .saturating_add(1 << 20);
     let policy = gate.policy().default;
     let dispatcher = service::Dispatcher::new(
         gate.clone(),
@@ -338,13 +334,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
         service::Reviewers::Attachable,
         None,
     );
-    let opts = http::HttpOptions {
-        addr,
-        token: token.clone(),
-        extra_hosts: args.allow_host,
-        max_body,
-        session_keep_alive: (review_timeout * 3).max(std::time::Duration::from_secs(3600)),
-    };
+    let opts = gate_http_options(&gate, addr, token.clone(), args.allow_host, review_timeout);
     rt.block_on(async move {
         let running = http::start(dispatcher, opts).await?;
         let discovery = Discovery {
@@ -433,6 +423,27 @@ fn config(args: ConfigArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The HTTP options of a gate: bodies up to twice the file cap (JSON escaping) plus 1 MiB,
+/// sessions kept well past the longest review.
+fn gate_http_options(
+    gate: &patchgate::review::queue::Gate,
+    addr: std::net::SocketAddr,
+    token: String,
+    extra_hosts: Vec<String>,
+    review_timeout: std::time::Duration,
+) -> patchgate::mcp::http::HttpOptions {
+    patchgate::mcp::http::HttpOptions {
+        addr,
+        token,
+        extra_hosts,
+        max_body: usize::try_from(gate.workspace().config.max_file_bytes)
+            .unwrap_or(usize::MAX / 4)
+            .saturating_mul(2)
+            .saturating_add(1 << 20),
+        session_keep_alive: (review_timeout * 3).max(std::time::Duration::from_secs(3600)),
+    }
+}
+
 fn need_terminal() -> Result<()> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         bail!(
@@ -491,16 +502,7 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
         service::Reviewers::Attachable,
         None,
     );
-    let opts = http::HttpOptions {
-        addr,
-        token: token.clone(),
-        extra_hosts: args.allow_host,
-        max_body: usize::try_from(gate.workspace().config.max_file_bytes)
-            .unwrap_or(usize::MAX / 4)
-            .saturating_mul(2)
-            .saturating_add(1 << 20),
-        session_keep_alive: (review_timeout * 3).max(std::time::Duration::from_secs(3600)),
-    };
+    let opts = gate_http_options(&gate, addr, token.clone(), args.allow_host, review_timeout);
     let running = rt
         .block_on(http::start(dispatcher.clone(), opts))
         .context("is another gate running? `patchgate --listen 127.0.0.1:0` picks a free port")?;

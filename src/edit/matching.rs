@@ -424,6 +424,16 @@ impl Reindent {
             // deliberate, not a uniform offset to undo.
             return Reindent::identity();
         }
+        if uniform_only
+            && (num, den, shift_den) == (1, 1, 0)
+            && pairs
+                .iter()
+                .any(|(e, f)| !leading_ws(e).is_empty() && leading_ws(e) == leading_ws(f))
+        {
+            // No offset, and indented lines already written in the file's own whitespace:
+            // other whitespace in the edit's indentation is its author's choice.
+            return Reindent::identity();
+        }
         Reindent {
             identity: false,
             num,

@@ -118,6 +118,60 @@ pub fn is_trivial(line: &str) -> bool {
     )
 }
 
+/// Whether a snippet line may be an unchanged copy of a file line with the same key: at the
+/// file's own indentation, or at the snippet's usual offset (a snippet dedented as a whole);
+/// always for blank lines or without a known offset. Lines the edit re-indented can sway
+/// the usual offset, so the file's own indentation always counts.
+fn indent_consistent(delta: Option<i32>, item: &LineFacts, file: &LineFacts) -> bool {
+    item.blank
+        || item.indent == file.indent
+        || delta.is_none_or(|d| item.indent - file.indent == d)
+}
+
+/// Weight of a segment edge in the chain of pinned lines: more than any run of interior lines.
+const EDGE_PIN_WEIGHT: u32 = 1 << 20;
+
+/// Snippet items pinned to file lines, and the inverse.
+#[derive(Debug, Clone)]
+pub struct Pins {
+    /// The file line each item is pinned to.
+    pub of_item: Vec<Option<usize>>,
+    /// Whether a file line is pinned.
+    pub file: Vec<bool>,
+}
+
+impl Pins {
+    /// The heaviest chain of `(item, file line, weight)` candidates (sorted by item) that is
+    /// in order in both: a weighted longest increasing subsequence.
+    fn chain(candidates: &[(usize, usize, u32)], n: usize, m: usize) -> Pins {
+        let mut best: Vec<(u32, Option<usize>)> = Vec::with_capacity(candidates.len());
+        for k in 0..candidates.len() {
+            let mut entry = (candidates[k].2, None);
+            for p in 0..k {
+                if candidates[p].1 < candidates[k].1
+                    && candidates[p].0 < candidates[k].0
+                    && best[p].0 + candidates[k].2 > entry.0
+                {
+                    entry = (best[p].0 + candidates[k].2, Some(p));
+                }
+            }
+            best.push(entry);
+        }
+        let mut pins = Pins {
+            of_item: vec![None; n],
+            file: vec![false; m],
+        };
+        let mut at = (0..best.len()).max_by_key(|&k| (best[k].0, std::cmp::Reverse(k)));
+        while let Some(k) = at {
+            let (i, j, _) = candidates[k];
+            pins.of_item[i] = Some(j);
+            pins.file[j] = true;
+            at = best[k].1;
+        }
+        pins
+    }
+}
+
 /// Per-line facts used by the alignment.
 #[derive(Debug, Clone)]
 pub struct LineFacts {
@@ -235,6 +289,10 @@ pub struct Facts<'a> {
     pub pin_of_item: Vec<Option<usize>>,
     /// The inverse of `pin_of_item`.
     pub pinned_file: Vec<bool>,
+    /// The pins under strict edges: segment edges unique in both join the chain first.
+    strict_pins: Pins,
+    /// No pins at all.
+    unpinned: Pins,
     /// For each snippet item, how many non-blank code lines separate it from the nearest
     /// end of its segment.
     edge_distance: Vec<usize>,
@@ -367,38 +425,51 @@ impl<'a> Facts<'a> {
         let strong = |i: usize, j: usize, d: isize| {
             agrees(i, j, d) && !item_facts[(i as isize + d) as usize].trivial
         };
+        // Segment edges unique in both at the file's own indentation: context by convention,
+        // so under strict edges they are pinned whatever interior lines say (new code often
+        // repeats lines of the code next to it).
+        let edge_pins: Vec<(usize, usize)> = candidates
+            .iter()
+            .copied()
+            .filter(|&(i, j)| {
+                let code = |k: usize| matches!(items.get(k), Some(Item::Code(_)));
+                let first = i == 0 || !code(i - 1);
+                let last = !code(i + 1);
+                (first || last) && item_facts[i].indent == file_facts[j].indent
+            })
+            .collect();
         let candidates: Vec<(usize, usize)> = candidates
             .into_iter()
             .filter(|&(i, j)| [-3isize, -2, -1, 1, 2, 3].iter().any(|&d| strong(i, j, d)))
             .collect();
-        let weight: Vec<u32> = candidates
+        let weighted: Vec<(usize, usize, u32)> = candidates
             .iter()
             .map(|&(i, j)| {
-                2 + [-3isize, -2, -1, 1, 2, 3]
+                let w = 2 + [-3isize, -2, -1, 1, 2, 3]
                     .iter()
                     .filter(|&&d| agrees(i, j, d))
-                    .count() as u32
+                    .count() as u32;
+                (i, j, w)
             })
             .collect();
-        let mut best: Vec<(u32, Option<usize>)> = Vec::with_capacity(candidates.len());
-        for k in 0..candidates.len() {
-            let mut entry = (weight[k], None);
-            for p in 0..k {
-                if candidates[p].1 < candidates[k].1 && best[p].0 + weight[k] > entry.0 {
-                    entry = (best[p].0 + weight[k], Some(p));
-                }
+        let loose = Pins::chain(&weighted, items.len(), file.len());
+        let mut with_edges = weighted;
+        for &(i, j) in &edge_pins {
+            match with_edges.iter_mut().find(|c| c.0 == i) {
+                Some(c) => c.2 = EDGE_PIN_WEIGHT,
+                None => with_edges.push((i, j, EDGE_PIN_WEIGHT)),
             }
-            best.push(entry);
         }
-        let mut pin_of_item = vec![None; items.len()];
-        let mut pinned_file = vec![false; file.len()];
-        let mut at = (0..best.len()).max_by_key(|&k| (best[k].0, std::cmp::Reverse(k)));
-        while let Some(k) = at {
-            let (i, j) = candidates[k];
-            pin_of_item[i] = Some(j);
-            pinned_file[j] = true;
-            at = best[k].1;
-        }
+        with_edges.sort_unstable();
+        let strict = if edge_pins.is_empty() {
+            loose.clone()
+        } else {
+            Pins::chain(&with_edges, items.len(), file.len())
+        };
+        let Pins {
+            of_item: pin_of_item,
+            file: pinned_file,
+        } = loose.clone();
         // How the snippet's indentation relates to the file's, learnt from the pinned lines
         // (or, without pins, from lines unique in the file): matches that disagree are weaker.
         let mut deltas: HashMap<i32, usize> = HashMap::new();
@@ -463,7 +534,11 @@ impl<'a> Facts<'a> {
             }
             let last = (start..k).rev().find(|&i| !soft[i]).unwrap_or(start);
             for i in [start, last] {
-                hard[i] = counts[item_facts[i].id as usize] > 0;
+                hard[i] = counts[item_facts[i].id as usize] > 0
+                    && file_facts.iter().any(|f| {
+                        f.id == item_facts[i].id
+                            && indent_consistent(indent_delta, &item_facts[i], f)
+                    });
             }
         }
         // File lines grouped by key id (a counting sort).
@@ -487,6 +562,11 @@ impl<'a> Facts<'a> {
             counts,
             pin_of_item,
             pinned_file,
+            strict_pins: strict,
+            unpinned: Pins {
+                of_item: vec![None; items.len()],
+                file: vec![false; file.len()],
+            },
             edge_distance,
             soft,
             hard,
@@ -643,7 +723,10 @@ impl<'a> Facts<'a> {
     }
 
     fn subst_score(&self, i: usize, j: usize) -> Option<f32> {
-        self.similar(i, j).map(|sim| -NEW_LINE + 0.02 + 0.01 * sim)
+        // A line that stands verbatim elsewhere in the file is as unlikely to be the new
+        // version of another line as to be new code: it pays what inserting it would.
+        self.similar(i, j)
+            .map(|sim| -self.insert_cost(i) + 0.02 + 0.01 * sim)
     }
 
     /// The file lines snippet item `i` may replace, with the substitution score, by line.
@@ -696,6 +779,18 @@ pub struct Problem<'p> {
     /// placeholder lines `edge_keep.1..`: `(m, 0)` reads both as regions, `(0, m)` strictly
     /// (the snippet reaches the file's start and end).
     pub edge_keep: (usize, usize),
+    /// Whether lines unique in both are pinned to each other.
+    pub pinning: Pinning,
+}
+
+/// Whether an alignment pins lines unique in both the snippet and the file to each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pinning {
+    /// Pinned (fast, and robust against look-alike lines).
+    Pinned,
+    /// Nothing pinned: for a snippet whose new code repeats unique lines of the file far
+    /// from where it goes, which pins would drag the edit to.
+    Unpinned,
 }
 
 /// A solved alignment: the steps, and the forward score of every state (for asking later
@@ -730,8 +825,30 @@ pub fn align(
         forced,
         strict_edges,
         edge_keep,
+        pinning: Pinning::Pinned,
     };
     solve(&problem).map(|s| s.ops)
+}
+
+impl Problem<'_> {
+    /// The pinned lines this problem honours: `(pin of each item, pinned file lines)`.
+    fn pins(&self) -> (&[Option<usize>], &[bool]) {
+        let f = self.facts;
+        match self.pinning {
+            Pinning::Unpinned => (&f.unpinned.of_item, &f.unpinned.file),
+            Pinning::Pinned if self.strict_edges => (&f.strict_pins.of_item, &f.strict_pins.file),
+            Pinning::Pinned => (&f.pin_of_item, &f.pinned_file),
+        }
+    }
+
+    /// Whether snippet item `i` may match file line `j` as far as edges go: a segment's edge
+    /// line is context copied from the file, so under strict edges it matches only a line at
+    /// the indentation it predicts.
+    fn edge_allows(&self, i: usize, j: usize) -> bool {
+        let facts = self.facts;
+        !(self.strict_edges && facts.hard[i])
+            || indent_consistent(facts.indent_delta, &facts.items[i], &facts.file[j])
+    }
 }
 
 /// Solve `problem`; `None` when no alignment satisfies its constraints.
@@ -767,13 +884,15 @@ pub fn match_profile(
             let b = &backward[rb * w..(rb + 1) * w];
             let profile = (0..m)
                 .map(|j| {
-                    let pinned_elsewhere = match facts.pin_of_item[i] {
+                    let (pin_of_item, pinned_file) = problem.pins();
+                    let pinned_elsewhere = match pin_of_item[i] {
                         Some(p) => p != j,
-                        None => facts.pinned_file[j],
+                        None => pinned_file[j],
                     };
                     (facts.file[j].id == facts.items[i].id
                         && !pinned_elsewhere
-                        && !problem.forced[j])
+                        && !problem.forced[j]
+                        && problem.edge_allows(i, j))
                         .then(|| {
                             f[j] + facts.match_score(i) * facts.indent_factor(i, j) + b[m - (j + 1)]
                         })
@@ -866,11 +985,12 @@ fn pass<const REV: bool, const BACK: bool>(
     let it = |k: usize| if REV { n - 1 - k } else { k };
     let fl = |l: usize| if REV { m - 1 - l } else { l };
     // File facts in pass order, side by side for a tight inner loop.
+    let (pin_of_item, pinned_file) = p.pins();
     let fdel: Vec<f32> = (0..m).map(|l| facts.delete_cost(fl(l))).collect();
     let fflags: Vec<u8> = (0..m)
         .map(|l| {
             let f = fl(l);
-            (u8::from(facts.pinned_file[f]) * PINNED) | (u8::from(p.forced[f]) * FORCED)
+            (u8::from(pinned_file[f]) * PINNED) | (u8::from(p.forced[f]) * FORCED)
         })
         .collect();
     scores.clear();
@@ -910,7 +1030,7 @@ fn pass<const REV: bool, const BACK: bool>(
             None => None,
             Some(e) => match code {
                 None => Some(0.0),
-                Some(_) if facts.pin_of_item[e].is_some() || (p.strict_edges && facts.hard[e]) => {
+                Some(_) if pin_of_item[e].is_some() || (p.strict_edges && facts.hard[e]) => {
                     None
                 }
                 Some(_) if facts.soft[e] => Some(SOFT_DROP),
@@ -923,14 +1043,14 @@ fn pass<const REV: bool, const BACK: bool>(
             let m_score = facts.match_score(e);
             let usable = |f: usize| {
                 !p.forced[f]
-                    && match facts.pin_of_item[e] {
+                    && match pin_of_item[e] {
                         Some(pp) => pp == f,
-                        None => !facts.pinned_file[f],
+                        None => !pinned_file[f],
                     }
             };
             for &f in facts.lines_with(facts.items[e].id) {
                 let f = f as usize;
-                if usable(f) {
+                if usable(f) && p.edge_allows(e, f) {
                     let exact = match &items[e] {
                         Item::Code(s) if s.trim_end() == p.file[f].trim_end() => EXACT_BONUS,
                         _ => 0.0,

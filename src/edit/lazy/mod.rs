@@ -14,7 +14,10 @@ pub mod align;
 pub mod outline;
 pub mod snippet;
 
-use self::align::{Facts, Op};
+use self::align::{Facts, Op, Pinning};
+
+/// How an alignment was solved: strict edges, and pinning.
+type Mode = (bool, Pinning);
 use self::outline::Hint;
 use self::snippet::{Item, Snippet};
 use super::matching::{KeySet, Reindent, leading_ws};
@@ -341,24 +344,31 @@ fn merge_lines(
     let items = &parsed.items;
     let facts = Facts::new(lines, items);
     let m = lines.len();
-    let problem = |strict_edges: bool, edge_keep: (usize, usize)| align::Problem {
+    let problem = |(strict_edges, pinning): Mode, edge_keep: (usize, usize)| align::Problem {
         items,
         file: lines,
         facts: &facts,
         forced: &forced,
         strict_edges,
         edge_keep,
+        pinning,
     };
+    // Strict edges first; when pinned lines contradict them (new code repeating unique lines
+    // of the file elsewhere), strict edges without pins; then loose edges.
     let run = |edge_keep: (usize, usize)| {
-        align::solve(&problem(true, edge_keep))
-            .map(|s| (s, true))
-            .or_else(|| align::solve(&problem(false, edge_keep)).map(|s| (s, false)))
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::NeedsMoreContext,
-                    "the snippet could not be aligned with the file",
-                )
-            })
+        [
+            (true, Pinning::Pinned),
+            (true, Pinning::Unpinned),
+            (false, Pinning::Pinned),
+        ]
+        .into_iter()
+        .find_map(|mode| align::solve(&problem(mode, edge_keep)).map(|s| (s, mode)))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::NeedsMoreContext,
+                "the snippet could not be aligned with the file",
+            )
+        })
     };
     let mut edge_keep = (m, 0);
     let mut solved = run(edge_keep)?;
@@ -387,8 +397,19 @@ fn merge_lines(
     if edge_keep.0 == 0 {
         check_dropped_header(lines, parsed, &facts, &solved.0.ops)?;
     }
-    let (solution, strict_edges) = solved;
+    let (solution, mode) = solved;
     let ops: &[Op] = &solution.ops;
+    if std::env::var_os("PG_DEBUG").is_some() {
+        eprintln!("mode={mode:?} edge_keep={edge_keep:?}");
+        for op in ops {
+            match *op {
+                Op::Keep(_) => {}
+                Op::Match(i, j) | Op::Subst(i, j) => eprintln!("{op:?} {:?} | {:?}", items[i], lines[j]),
+                Op::Insert(i) | Op::Leave(i) => eprintln!("{op:?} {:?}", items[i]),
+                Op::Delete(j) => eprintln!("{op:?} {:?}", lines[j]),
+            }
+        }
+    }
 
     // Segments and what the alignment did with them.
     let mut seg_of = vec![usize::MAX; items.len()];
@@ -476,7 +497,7 @@ fn merge_lines(
         block_region,
     )?;
     check_ambiguity(lines, parsed, &facts, &segments)?;
-    check_alternatives(&problem(strict_edges, edge_keep), &solution, &segments)?;
+    check_alternatives(&problem(mode, edge_keep), &solution, &segments)?;
 
     // Re-indentation per segment, learnt from its matched lines.
     let edit_lines = |seg: &Segment| -> Vec<&str> {
@@ -550,8 +571,9 @@ fn merge_lines(
             Op::Match(i, j) => match &items[i] {
                 // A matched line keeps the file's bytes unless the snippet changed it: spacing
                 // inside the line (alignment, re-spaced operators), or indentation that differs
-                // from the segment's own offset against the file.
-                Item::Code(s) => {
+                // from the segment's own offset against the file. A blank line that only
+                // separates a segment from the next placeholder keeps the file's whitespace.
+                Item::Code(s) if !facts.soft[i] => {
                     let placed = plan_for(i).apply(s);
                     if same_but_indentation(s, lines[j])
                         && leading_ws(&placed) == leading_ws(lines[j])

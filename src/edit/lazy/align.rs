@@ -296,6 +296,9 @@ pub struct Facts<'a> {
     /// For each snippet item, how many non-blank code lines separate it from the nearest
     /// end of its segment.
     edge_distance: Vec<usize>,
+    /// For each snippet item, how many file lines it could be an unchanged copy of (same
+    /// key, consistent indentation).
+    copies: Vec<u32>,
     /// Blank snippet lines that end a segment right before a placeholder: often a visual
     /// separator, so they match a blank file line when there is one and are otherwise
     /// dropped, never inserted.
@@ -428,6 +431,7 @@ impl<'a> Facts<'a> {
         // Segment edges unique in both at the file's own indentation: context by convention,
         // so under strict edges they are pinned whatever interior lines say (new code often
         // repeats lines of the code next to it).
+        let unique = candidates.clone();
         let edge_pins: Vec<(usize, usize)> = candidates
             .iter()
             .copied()
@@ -481,7 +485,7 @@ impl<'a> Facts<'a> {
             }
         }
         if deltas.is_empty() {
-            for &(i, j) in &candidates {
+            for &(i, j) in &unique {
                 *deltas
                     .entry(item_facts[i].indent - file_facts[j].indent)
                     .or_default() += 1;
@@ -556,6 +560,18 @@ impl<'a> Facts<'a> {
             line_index[*slot as usize] = j as u32;
             *slot += 1;
         }
+        let copies: Vec<u32> = item_facts
+            .iter()
+            .map(|it| {
+                let id = it.id as usize;
+                let lines = &line_index
+                    [line_index_start[id] as usize..line_index_start[id + 1] as usize];
+                lines
+                    .iter()
+                    .filter(|&&j| indent_consistent(indent_delta, it, &file_facts[j as usize]))
+                    .count() as u32
+            })
+            .collect();
         Facts {
             file: file_facts,
             items: item_facts,
@@ -568,6 +584,7 @@ impl<'a> Facts<'a> {
                 file: vec![false; file.len()],
             },
             edge_distance,
+            copies,
             soft,
             hard,
             indent_delta,
@@ -590,6 +607,11 @@ impl<'a> Facts<'a> {
             item_text,
             file_tokens: (0..file.len()).map(|_| OnceCell::new()).collect(),
         }
+    }
+
+    /// The snippet's usual indentation offset (for debugging output).
+    pub fn debug_delta(&self) -> Option<i32> {
+        self.indent_delta
     }
 
     /// How often the item's line occurs in the file.
@@ -680,8 +702,9 @@ impl<'a> Facts<'a> {
             // file line there is much less likely than matching it.
             let edge = EDGE_PREMIUM[self.edge_distance[i].min(EDGE_PREMIUM.len() - 1)];
             NEW_LINE + ANCHOR_PREMIUM / k as f32 + edge / (k as f32).sqrt()
-        } else if k > 0 && self.edge_distance[i] == 0 {
-            // A closing `}` or `)` that ends a segment is context too, usually.
+        } else if self.copies[i] > 0 && self.edge_distance[i] == 0 {
+            // A closing `}` or `)` that ends a segment is context too, usually, when the file
+            // has it at that indentation.
             NEW_LINE + TRIVIAL_EDGE_PREMIUM
         } else {
             NEW_LINE
@@ -846,8 +869,19 @@ impl Problem<'_> {
     /// the indentation it predicts.
     fn edge_allows(&self, i: usize, j: usize) -> bool {
         let facts = self.facts;
+        let (item, line) = (&facts.items[i], &facts.file[j]);
+        if indent_consistent(facts.indent_delta, item, line) {
+            return true;
+        }
+        // A brace or keyword line at another indentation is another line, unless it closes
+        // the same opening line (a block the edit re-indented).
+        if item.trivial {
+            return matches!(
+                (facts.item_openers()[i], facts.file_openers()[j]),
+                (Some(a), Some(b)) if a == b
+            );
+        }
         !(self.strict_edges && facts.hard[i])
-            || indent_consistent(facts.indent_delta, &facts.items[i], &facts.file[j])
     }
 }
 

@@ -400,7 +400,7 @@ fn merge_lines(
     let (solution, mode) = solved;
     let ops: &[Op] = &solution.ops;
     if std::env::var_os("PG_DEBUG").is_some() {
-        eprintln!("mode={mode:?} edge_keep={edge_keep:?}");
+        eprintln!("mode={mode:?} edge_keep={edge_keep:?} delta={:?}", facts.debug_delta());
         for op in ops {
             match *op {
                 Op::Keep(_) => {}

@@ -491,10 +491,19 @@ impl<'a> Facts<'a> {
                     .or_default() += 1;
             }
         }
-        let indent_delta = deltas
-            .into_iter()
-            .max_by_key(|&(d, c)| (c, -d.abs()))
-            .map(|(d, _)| d);
+        // Lines at the file's own indentation mean the snippet is not shifted as a whole;
+        // the other offsets are then lines the edit itself re-indented (code moved into or
+        // out of a block).
+        let total: usize = deltas.values().sum();
+        let unshifted = deltas.get(&0).copied().unwrap_or(0);
+        let indent_delta = if unshifted >= 3 || (unshifted > 0 && unshifted * 4 >= total) {
+            Some(0)
+        } else {
+            deltas
+                .into_iter()
+                .max_by_key(|&(d, c)| (c, -d.abs()))
+                .map(|(d, _)| d)
+        };
         let mut edge_distance = vec![usize::MAX; items.len()];
         let mut k = 0;
         while k < items.len() {

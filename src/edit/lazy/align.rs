@@ -61,6 +61,8 @@ const EXACT_BONUS: f32 = 0.001;
 const OFF_INDENT_FACTOR: f32 = 0.3;
 const SAME_OPENER_FACTOR: f32 = 2.5;
 const SUBST_MIN_SIM: f32 = 0.75;
+/// Extra score of a substitution that keeps the name a line declares.
+const SAME_NAME_BONUS: f32 = 0.6;
 const NEG: f32 = -1.0e30;
 
 /// Lines whose content says little about where they are (`}`, `end`, `return;`, blank …).
@@ -548,6 +550,7 @@ impl<'a> Facts<'a> {
             let last = (start..k).rev().find(|&i| !soft[i]).unwrap_or(start);
             for i in [start, last] {
                 hard[i] = counts[item_facts[i].id as usize] > 0
+                    && !(item_facts[i].trivial && !item_facts[i].blank)
                     && file_facts.iter().any(|f| {
                         f.id == item_facts[i].id
                             && indent_consistent(indent_delta, &item_facts[i], f)
@@ -757,8 +760,14 @@ impl<'a> Facts<'a> {
     fn subst_score(&self, i: usize, j: usize) -> Option<f32> {
         // A line that stands verbatim elsewhere in the file is as unlikely to be the new
         // version of another line as to be new code: it pays what inserting it would.
-        self.similar(i, j)
-            .map(|sim| -self.insert_cost(i) + 0.02 + 0.01 * sim)
+        // A changed declaration of the same name is that declaration's new version, nearly
+        // as surely as an unchanged line is itself.
+        self.similar(i, j).map(|sim| {
+            let renewed = super::outline::declared_name(self.item_text[i])
+                .is_some_and(|name| super::outline::declared_name(self.file_text[j]) == Some(name));
+            let base = -self.insert_cost(i) + 0.02 + 0.01 * sim;
+            if renewed { base + SAME_NAME_BONUS } else { base }
+        })
     }
 
     /// The file lines snippet item `i` may replace, with the substitution score, by line.

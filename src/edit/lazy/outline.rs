@@ -303,6 +303,57 @@ pub fn find_definitions(lines: &[&str], name: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// Keywords that declare a name (the rest of [`DEF_WORDS`] are modifiers).
+const DECLARING_WORDS: &[&str] = &[
+    "def",
+    "class",
+    "fn",
+    "func",
+    "function",
+    "struct",
+    "enum",
+    "trait",
+    "interface",
+    "type",
+    "module",
+    "record",
+    "object",
+    "sub",
+    "proc",
+    "macro",
+    "const",
+    "let",
+    "var",
+    "defn",
+    "defun",
+];
+
+/// The name a line declares (`const NAME =`, `def NAME(`, `func (r T) NAME(`,
+/// `export interface NAME {` …), if it starts with declaring keywords.
+pub fn declared_name(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    let mut declared = false;
+    loop {
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .unwrap_or(rest.len());
+        let word = &rest[..end];
+        if word.is_empty() {
+            // Go's method receiver: `func (r *T) Name(`.
+            if declared && rest.starts_with('(') {
+                rest = rest[rest.find(')')? + 1..].trim_start();
+                continue;
+            }
+            return None;
+        }
+        if !DEF_WORDS.contains(&word) {
+            return declared.then_some(word);
+        }
+        declared |= DECLARING_WORDS.contains(&word);
+        rest = rest[end..].trim_start();
+    }
+}
+
 /// Top-level definitions (unindented lines that open a definition), as `line: text`.
 pub fn top_level(lines: &[&str]) -> Vec<String> {
     lines
@@ -428,6 +479,18 @@ fn is_common_word(w: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declared_names_across_languages() {
+        assert_eq!(declared_name("const responseTypes = ["), Some("responseTypes"));
+        assert_eq!(declared_name("  export interface Hooks {"), Some("Hooks"));
+        assert_eq!(declared_name("def run(self):"), Some("run"));
+        assert_eq!(declared_name("func (c *Context) File(path string) {"), Some("File"));
+        assert_eq!(declared_name("pub async fn serve() {"), Some("serve"));
+        assert_eq!(declared_name("public static void main(String[] a) {"), None);
+        assert_eq!(declared_name("return x;"), None);
+        assert_eq!(declared_name("export default foo;"), None);
+    }
 
     #[test]
     fn python_function_extent_follows_indentation() {

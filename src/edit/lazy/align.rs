@@ -312,9 +312,8 @@ pub struct Facts<'a> {
     /// For closing-bracket lines, the key of the line that opened the bracket (computed on
     /// first use).
     file_opener: OnceCell<Vec<Option<u64>>>,
-    item_opener: OnceCell<Vec<Option<u64>>>,
+    item_opener: Vec<Option<u64>>,
     file_text: &'a [&'a str],
-    snippet: &'a [Item],
     key_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     item_text: Vec<&'a str>,
     file_tokens: Vec<OnceCell<Vec<u32>>>,
@@ -534,6 +533,8 @@ impl<'a> Facts<'a> {
             let before_placeholder = items.get(i + 1).is_some_and(|n| n.elides() || soft[i + 1]);
             soft[i] = blank && before_placeholder;
         }
+        let breaks: Vec<bool> = items.iter().map(Item::elides).collect();
+        let item_open = super::outline::openers(&item_text, &breaks);
         // The first and last line of each segment are context by convention: when the file
         // has them, they must be matched.
         let mut hard = vec![false; items.len()];
@@ -549,8 +550,11 @@ impl<'a> Facts<'a> {
             }
             let last = (start..k).rev().find(|&i| !soft[i]).unwrap_or(start);
             for i in [start, last] {
+                // A closing line of a block the snippet opens with a new line is new code.
+                let closes_new = item_facts[i].trivial
+                    && item_open[i].is_some_and(|o| counts[item_facts[o].id as usize] == 0);
                 hard[i] = counts[item_facts[i].id as usize] > 0
-                    && !(item_facts[i].trivial && !item_facts[i].blank)
+                    && !closes_new
                     && file_facts.iter().any(|f| {
                         f.id == item_facts[i].id
                             && indent_consistent(indent_delta, &item_facts[i], f)
@@ -601,8 +605,10 @@ impl<'a> Facts<'a> {
             hard,
             indent_delta,
             file_opener: OnceCell::new(),
-            item_opener: OnceCell::new(),
-            snippet: items,
+            item_opener: item_open
+                .iter()
+                .map(|o| o.map(|k| key(item_text[k])))
+                .collect(),
             file_text: file,
             key_ids: ids,
             item_tokens: (0..items.len()).map(|_| OnceCell::new()).collect(),
@@ -652,13 +658,7 @@ impl<'a> Facts<'a> {
     }
 
     fn item_openers(&self) -> &[Option<u64>] {
-        self.item_opener.get_or_init(|| {
-            let breaks: Vec<bool> = self.snippet.iter().map(Item::elides).collect();
-            super::outline::openers(&self.item_text, &breaks)
-                .into_iter()
-                .map(|o| o.map(|k| key(self.item_text[k])))
-                .collect()
-        })
+        &self.item_opener
     }
 
     /// The file lines (ascending) whose key has this id.

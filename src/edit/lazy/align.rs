@@ -627,6 +627,11 @@ impl<'a> Facts<'a> {
         }
     }
 
+    /// The indentation of snippet item `i` less that of file line `j`, in columns.
+    pub fn indent_offset(&self, i: usize, j: usize) -> i32 {
+        self.items[i].indent - self.file[j].indent
+    }
+
     /// The snippet's usual indentation offset (for debugging output).
     pub fn debug_delta(&self) -> Option<i32> {
         self.indent_delta

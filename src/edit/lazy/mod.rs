@@ -497,7 +497,7 @@ fn merge_lines(
         block_region,
     )?;
     check_ambiguity(lines, parsed, &facts, &segments)?;
-    check_alternatives(&problem(mode, edge_keep), &solution, &segments)?;
+    check_alternatives(&problem(mode, edge_keep), &solution, &segments, lines)?;
 
     // Re-indentation per segment, learnt from its matched lines.
     let edit_lines = |seg: &Segment| -> Vec<&str> {
@@ -883,20 +883,8 @@ fn check_ambiguity(
     for (k, seg) in segments.iter().enumerate() {
         let at_start = k == 0 && !parsed.explicit_start;
         let at_end = k + 1 == segments.len() && !parsed.explicit_end;
-        // What pins the segment down: non-blank matches, and changed lines paired with their
-        // old version.
-        let mut pattern: Vec<(usize, Want)> = seg
-            .matches
-            .iter()
-            .map(|&(i, j)| (j, Want::Same(facts.items[i].id)))
-            .chain(
-                seg.substs
-                    .iter()
-                    .filter(|&&(i, _)| !facts.items[i].trivial)
-                    .map(|&(i, j)| (j, Want::Like(i))),
-            )
-            .collect();
-        pattern.sort_by_key(|p| p.0);
+        let shape = Shape::of(facts, items, lines, seg);
+        let pattern = &shape.pattern;
         let anchored = seg.matches.iter().any(|&(i, _)| !facts.items[i].trivial)
             || pattern.iter().any(|p| matches!(p.1, Want::Like(_)));
         let lo = if k == 0 {
@@ -912,19 +900,8 @@ fn check_ambiguity(
             .iter()
             .find_map(|s| s.span)
             .map_or(lines.len(), |s| s.0);
-        let j0 = pattern.first().map_or(0, |p| p.0);
-        let span = pattern.last().map_or(1, |p| p.0 - j0 + 1);
-        let fits = |p: usize| {
-            pattern.iter().all(|(j, want)| {
-                let f = p + (j - j0);
-                match *want {
-                    Want::Same(id) => facts.file[f].id == id,
-                    Want::Like(i) => {
-                        facts.file[f].id == facts.items[i].id || facts.similar(i, f).is_some()
-                    }
-                }
-            })
-        };
+        let (j0, span) = (shape.j0, shape.span);
+        let fits = |p: usize| shape.fit(p) == Some(Fit::AsWell);
         let places = |alternatives: &[usize]| {
             let mut places: Vec<String> = vec![format!("lines {}-{}", j0 + 1, j0 + span)];
             places.extend(
@@ -993,6 +970,7 @@ fn check_alternatives(
     problem: &align::Problem<'_>,
     solution: &align::Solution,
     segments: &[Segment],
+    lines: &[&str],
 ) -> Result<()> {
     // The first matched line of each segment.
     let firsts: Vec<(usize, usize, &Segment)> = segments
@@ -1006,11 +984,20 @@ fn check_alternatives(
     let (best, profiles) = align::match_profile(problem, solution, &wanted);
     for &(i, j, seg) in &firsts {
         let (lo, hi) = seg.span.unwrap_or((j, j + 1));
+        // The same shape shifted, with changed lines further from the old lines there, is a
+        // worse place whatever the scores say.
+        let shape = Shape::of(problem.facts, problem.items, lines, seg);
+        let worse_shift = |k: usize| {
+            (shape.j0 + k)
+                .checked_sub(j)
+                .is_some_and(|p| shape.fit(p) == Some(Fit::Worse))
+        };
         let alt = profiles[&i]
             .iter()
             .enumerate()
             .filter(|&(k, _)| k < lo || k >= hi)
             .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .filter(|&(k, v)| best - v >= ALTERNATIVE_MARGIN || !worse_shift(k))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((k, score)) = alt
             && best - score < ALTERNATIVE_MARGIN
@@ -1040,6 +1027,139 @@ fn check_alternatives(
 /// How much worse (in alignment score) the best alignment that places a segment elsewhere
 /// may be before the snippet counts as unambiguous.
 const ALTERNATIVE_MARGIN: f32 = 0.25;
+
+/// How much less close (in summed word similarity) other old versions of a segment's changed
+/// lines may be and still fit as well.
+const LIKE_MARGIN: f32 = 0.05;
+
+/// Dice similarity of the words (identifiers and numbers) of two lines, with repeats.
+fn word_similarity(a: &str, b: &str) -> f32 {
+    fn words(s: &str) -> Vec<&str> {
+        let mut w: Vec<&str> = s
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        w.sort_unstable();
+        w
+    }
+    let (wa, wb) = (words(a), words(b));
+    if wa.is_empty() || wb.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < wa.len() && j < wb.len() {
+        match wa[i].cmp(wb[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    2.0 * common as f32 / (wa.len() + wb.len()) as f32
+}
+
+/// What pins a segment down where the alignment put it: its non-blank matches, and its changed
+/// lines paired with their old versions.
+struct Shape<'a> {
+    pattern: Vec<(usize, Want)>,
+    /// The first line of the pattern and how many lines it spans.
+    j0: usize,
+    span: usize,
+    /// How close the changed lines are to their chosen old versions, word for word.
+    closeness: f32,
+    facts: &'a Facts<'a>,
+    items: &'a [Item],
+    lines: &'a [&'a str],
+}
+
+/// How a segment's shape fits at another place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// As well as where it is.
+    AsWell,
+    /// The same lines, but the changed lines are further from the old lines there.
+    Worse,
+}
+
+impl<'a> Shape<'a> {
+    fn of(
+        facts: &'a Facts<'a>,
+        items: &'a [Item],
+        lines: &'a [&'a str],
+        seg: &Segment,
+    ) -> Shape<'a> {
+        let mut pattern: Vec<(usize, Want)> = seg
+            .matches
+            .iter()
+            .map(|&(i, j)| (j, Want::Same(facts.items[i].id)))
+            .chain(
+                seg.substs
+                    .iter()
+                    .filter(|&&(i, _)| !facts.items[i].trivial)
+                    .map(|&(i, j)| (j, Want::Like(i))),
+            )
+            .collect();
+        pattern.sort_by_key(|p| p.0);
+        let j0 = pattern.first().map_or(0, |p| p.0);
+        let span = pattern.last().map_or(1, |p| p.0 - j0 + 1);
+        let mut shape = Shape {
+            pattern,
+            j0,
+            span,
+            closeness: 0.0,
+            facts,
+            items,
+            lines,
+        };
+        shape.closeness = shape
+            .pattern
+            .iter()
+            .map(|&(j, ref want)| match *want {
+                Want::Like(i) => word_similarity(shape.item_text(i), lines[j]),
+                Want::Same(_) => 0.0,
+            })
+            .sum();
+        shape
+    }
+
+    fn item_text(&self, i: usize) -> &'a str {
+        match &self.items[i] {
+            Item::Code(s) => s.as_str(),
+            _ => "",
+        }
+    }
+
+    /// How the shape fits with its first line at file line `p` (`None`: it does not).
+    /// Another old version of a changed line fits when it sits at the same indentation; it
+    /// fits as well when it is about as close to the new line.
+    fn fit(&self, p: usize) -> Option<Fit> {
+        if p + self.span > self.lines.len() {
+            return None;
+        }
+        let facts = self.facts;
+        let mut closeness = 0.0;
+        let fits = self.pattern.iter().all(|&(j, ref want)| {
+            let f = p + (j - self.j0);
+            match *want {
+                Want::Same(id) => facts.file[f].id == id,
+                Want::Like(i) => {
+                    closeness += word_similarity(self.item_text(i), self.lines[f]);
+                    facts.file[f].id == facts.items[i].id
+                        || (facts.similar(i, f).is_some()
+                            && facts.indent_offset(i, f) == facts.indent_offset(i, j))
+                }
+            }
+        });
+        fits.then_some(if closeness >= self.closeness - LIKE_MARGIN {
+            Fit::AsWell
+        } else {
+            Fit::Worse
+        })
+    }
+}
 
 /// What a position of the file must hold for a segment to fit there.
 enum Want {

@@ -125,9 +125,7 @@ pub fn is_trivial(line: &str) -> bool {
 /// always for blank lines or without a known offset. Lines the edit re-indented can sway
 /// the usual offset, so the file's own indentation always counts.
 fn indent_consistent(delta: Option<i32>, item: &LineFacts, file: &LineFacts) -> bool {
-    item.blank
-        || item.indent == file.indent
-        || delta.is_none_or(|d| item.indent - file.indent == d)
+    item.blank || item.indent == file.indent || delta.is_none_or(|d| item.indent - file.indent == d)
 }
 
 /// Weight of a segment edge in the chain of pinned lines: more than any run of interior lines.
@@ -189,6 +187,8 @@ pub struct LineFacts {
 
     /// Indentation width in columns (tabs count 4).
     indent: i32,
+    /// Length in bytes without trailing whitespace.
+    len: u32,
 }
 
 /// Hashes of the character bigrams of the whitespace-free line.
@@ -378,6 +378,7 @@ impl<'a> Facts<'a> {
                 trivial: blank || alnum == 0 || (alnum <= 12 && is_trivial(line)),
                 nbigrams: nonblank.saturating_sub(1).max(1),
                 indent,
+                len: line.trim_end().len() as u32,
             }
         };
         let file_facts: Vec<LineFacts> = file.iter().map(|l| fact(l, true)).collect();
@@ -580,8 +581,8 @@ impl<'a> Facts<'a> {
             .iter()
             .map(|it| {
                 let id = it.id as usize;
-                let lines = &line_index
-                    [line_index_start[id] as usize..line_index_start[id + 1] as usize];
+                let lines =
+                    &line_index[line_index_start[id] as usize..line_index_start[id + 1] as usize];
                 lines
                     .iter()
                     .filter(|&&j| indent_consistent(indent_delta, it, &file_facts[j as usize]))
@@ -771,7 +772,11 @@ impl<'a> Facts<'a> {
             let renewed = super::outline::declared_name(self.item_text[i])
                 .is_some_and(|name| super::outline::declared_name(self.file_text[j]) == Some(name));
             let base = -self.insert_cost(i) + 0.02 + 0.01 * sim;
-            if renewed { base + SAME_NAME_BONUS } else { base }
+            if renewed {
+                base + SAME_NAME_BONUS
+            } else {
+                base
+            }
         })
     }
 
@@ -950,9 +955,9 @@ pub fn match_profile(
                         && !pinned_elsewhere
                         && !problem.forced[j]
                         && problem.edge_allows(i, j))
-                        .then(|| {
-                            f[j] + facts.match_score(i) * facts.indent_factor(i, j) + b[m - (j + 1)]
-                        })
+                    .then(|| {
+                        f[j] + facts.match_score(i) * facts.indent_factor(i, j) + b[m - (j + 1)]
+                    })
                 })
                 .collect();
             (i, profile)
@@ -1087,9 +1092,7 @@ fn pass<const REV: bool, const BACK: bool>(
             None => None,
             Some(e) => match code {
                 None => Some(0.0),
-                Some(_) if pin_of_item[e].is_some() || (p.strict_edges && facts.hard[e]) => {
-                    None
-                }
+                Some(_) if pin_of_item[e].is_some() || (p.strict_edges && facts.hard[e]) => None,
                 Some(_) if facts.soft[e] => Some(SOFT_DROP),
                 Some(_) => Some(facts.insert_cost(e)),
             },
@@ -1108,9 +1111,12 @@ fn pass<const REV: bool, const BACK: bool>(
             for &f in facts.lines_with(facts.items[e].id) {
                 let f = f as usize;
                 if usable(f) && p.edge_allows(e, f) {
-                    let exact = match &items[e] {
-                        Item::Code(s) if s.trim_end() == p.file[f].trim_end() => EXACT_BONUS,
-                        _ => 0.0,
+                    // Same key, indentation and length: the same bytes, as good as certain.
+                    let (a, b) = (&facts.items[e], &facts.file[f]);
+                    let exact = if a.indent == b.indent && a.len == b.len {
+                        EXACT_BONUS
+                    } else {
+                        0.0
                     };
                     diag.push((
                         fl(f),

@@ -400,11 +400,16 @@ fn merge_lines(
     let (solution, mode) = solved;
     let ops: &[Op] = &solution.ops;
     if std::env::var_os("PG_DEBUG").is_some() {
-        eprintln!("mode={mode:?} edge_keep={edge_keep:?} delta={:?}", facts.debug_delta());
+        eprintln!(
+            "mode={mode:?} edge_keep={edge_keep:?} delta={:?}",
+            facts.debug_delta()
+        );
         for op in ops {
             match *op {
                 Op::Keep(_) => {}
-                Op::Match(i, j) | Op::Subst(i, j) => eprintln!("{op:?} {:?} | {:?}", items[i], lines[j]),
+                Op::Match(i, j) | Op::Subst(i, j) => {
+                    eprintln!("{op:?} {:?} | {:?}", items[i], lines[j])
+                }
                 Op::Insert(i) | Op::Leave(i) => eprintln!("{op:?} {:?}", items[i]),
                 Op::Delete(j) => eprintln!("{op:?} {:?}", lines[j]),
             }
@@ -980,6 +985,21 @@ fn check_alternatives(
     if firsts.is_empty() {
         return Ok(());
     }
+    // Only lines the file holds elsewhere too can place a segment elsewhere.
+    let facts = problem.facts;
+    let firsts: Vec<(usize, usize, &Segment)> = firsts
+        .into_iter()
+        .filter(|&(i, j, seg)| {
+            let (lo, hi) = seg.span.unwrap_or((j, j + 1));
+            facts
+                .lines_with(facts.items[i].id)
+                .iter()
+                .any(|&k| (k as usize) < lo || k as usize >= hi)
+        })
+        .collect();
+    if firsts.is_empty() {
+        return Ok(());
+    }
     let wanted: Vec<usize> = firsts.iter().map(|f| f.0).collect();
     let (best, profiles) = align::match_profile(problem, solution, &wanted);
     for &(i, j, seg) in &firsts {
@@ -1140,20 +1160,29 @@ impl<'a> Shape<'a> {
             return None;
         }
         let facts = self.facts;
-        let mut closeness = 0.0;
         let fits = self.pattern.iter().all(|&(j, ref want)| {
             let f = p + (j - self.j0);
             match *want {
                 Want::Same(id) => facts.file[f].id == id,
                 Want::Like(i) => {
-                    closeness += word_similarity(self.item_text(i), self.lines[f]);
                     facts.file[f].id == facts.items[i].id
                         || (facts.similar(i, f).is_some()
                             && facts.indent_offset(i, f) == facts.indent_offset(i, j))
                 }
             }
         });
-        fits.then_some(if closeness >= self.closeness - LIKE_MARGIN {
+        if !fits {
+            return None;
+        }
+        let closeness: f32 = self
+            .pattern
+            .iter()
+            .map(|&(j, ref want)| match *want {
+                Want::Like(i) => word_similarity(self.item_text(i), self.lines[p + (j - self.j0)]),
+                Want::Same(_) => 0.0,
+            })
+            .sum();
+        Some(if closeness >= self.closeness - LIKE_MARGIN {
             Fit::AsWell
         } else {
             Fit::Worse

@@ -482,10 +482,16 @@ mod tests {
 
     #[test]
     fn declared_names_across_languages() {
-        assert_eq!(declared_name("const responseTypes = ["), Some("responseTypes"));
+        assert_eq!(
+            declared_name("const responseTypes = ["),
+            Some("responseTypes")
+        );
         assert_eq!(declared_name("  export interface Hooks {"), Some("Hooks"));
         assert_eq!(declared_name("def run(self):"), Some("run"));
-        assert_eq!(declared_name("func (c *Context) File(path string) {"), Some("File"));
+        assert_eq!(
+            declared_name("func (c *Context) File(path string) {"),
+            Some("File")
+        );
         assert_eq!(declared_name("pub async fn serve() {"), Some("serve"));
         assert_eq!(declared_name("public static void main(String[] a) {"), None);
         assert_eq!(declared_name("return x;"), None);

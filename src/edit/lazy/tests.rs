@@ -298,3 +298,61 @@ fn a_placeholder_before_a_closing_brace_keeps_the_rest_of_that_block() {
     );
     assert_eq!(out, want);
 }
+
+#[test]
+fn a_closing_context_line_matches_a_brace_at_its_own_indentation() {
+    // The snippet un-nests an `else`: its last `}` is the function's, not the `if`'s.
+    let file = "package p\n\nfunc get(m map[string]string, k string) (string, bool) {\n\tif v, ok := m[k]; ok {\n\t\treturn v, true\n\t} else {\n\t\treturn \"\", false\n\t}\n}\n\nfunc other() {\n\tprintln(1)\n}\n";
+    let snippet = "// ... existing code ...\n\tif v, ok := m[k]; ok && v != \"\" {\n\t\treturn v, true\n\t}\n\treturn \"\", false\n}\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("x.go")).unwrap().content;
+    assert_eq!(
+        out,
+        "package p\n\nfunc get(m map[string]string, k string) (string, bool) {\n\tif v, ok := m[k]; ok && v != \"\" {\n\t\treturn v, true\n\t}\n\treturn \"\", false\n}\n\nfunc other() {\n\tprintln(1)\n}\n"
+    );
+}
+
+#[test]
+fn new_code_repeating_the_function_above_goes_between_the_snippets_context_lines() {
+    // The added test copies most lines of the one before it; those copies must not drag the
+    // edit onto the old test.
+    let file = "func TestA(t *testing.T) {\n\tw := newRecorder()\n\tbody := \"raw data\"\n\theaders := map[string]string{\"X\": \"y\"}\n\trender(w, body, headers)\n\tassert.Equal(t, body, w.Body())\n\tassert.Equal(t, \"y\", w.Header(\"X\"))\n}\n\ntype Recorder struct {\n\tclosed chan bool\n}\n";
+    let snippet = "// ... existing code ...\n\tassert.Equal(t, \"y\", w.Header(\"X\"))\n}\n\nfunc TestANoHeaders(t *testing.T) {\n\tw := newRecorder()\n\tbody := \"raw data\"\n\trender(w, body, nil)\n\tassert.Equal(t, body, w.Body())\n}\n\ntype Recorder struct {\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("x_test.go")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "}\n\ntype Recorder",
+            "}\n\nfunc TestANoHeaders(t *testing.T) {\n\tw := newRecorder()\n\tbody := \"raw data\"\n\trender(w, body, nil)\n\tassert.Equal(t, body, w.Body())\n}\n\ntype Recorder"
+        )
+    );
+}
+
+#[test]
+fn a_changed_declaration_replaces_the_old_declaration_of_that_name() {
+    let file = "const first = [\n\t1,\n];\n\nconst kinds = [\n\t'json',\n\t'text',\n];\n\nconst retry = new Set([\n\t'get',\n]);\n";
+    let snippet = "// ... existing code ...\n];\n\nconst kinds = {\n\tjson: 'application/json',\n\ttext: 'text/*',\n};\n\nconst retry = new Set([\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("x.js")).unwrap().content;
+    assert_eq!(
+        out,
+        "const first = [\n\t1,\n];\n\nconst kinds = {\n\tjson: 'application/json',\n\ttext: 'text/*',\n};\n\nconst retry = new Set([\n\t'get',\n]);\n"
+    );
+}
+
+#[test]
+fn a_changed_line_goes_to_its_closest_old_version() {
+    // Both doc comments are similar to the new one; only the first differs by one word.
+    let file = "enum Token {\n  /**\n   * The opening of an array, read by beginObject.\n   */\n  BEGIN_ARRAY,\n\n  /**\n   * The closing of an array, read by endArray.\n   */\n  END_ARRAY,\n}\n";
+    let snippet =
+        "// ...\n  /**\n   * The opening of an array, read by beginArray.\n   */\n// ...\n";
+    let out = merge(file, snippet, &hints("x.java")).unwrap().content;
+    assert_eq!(out, file.replace("by beginObject", "by beginArray"));
+}
+
+#[test]
+fn a_blank_separator_before_a_placeholder_keeps_the_files_whitespace() {
+    let file = "class A {\n  int f() {\n    int x = 1;\n    \n    return x;\n  }\n}\n";
+    let snippet =
+        "// ... existing code ...\n  int f() {\n    int x = 2;\n\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("A.java")).unwrap().content;
+    assert_eq!(out, file.replace("int x = 1;", "int x = 2;"));
+}

@@ -784,7 +784,9 @@ impl<'a> Facts<'a> {
     fn substitutions(&self, i: usize) -> &[(u32, f32)] {
         self.item_substs[i].get_or_init(|| {
             let a = &self.items[i];
-            if a.blank {
+            // A line the file holds verbatim is that line (or a copy of it), not a new
+            // version of another.
+            if a.blank || self.counts[a.id as usize] > 0 {
                 return Vec::new();
             }
             // Dice over bigrams is at most 2·min/(la+lb): only lines of a similar length can

@@ -76,6 +76,21 @@ pub fn create(snippet: &str, hints: &Hints<'_>) -> Result<Merged> {
 
 /// Merge a lazy snippet into LF-normalised `content` (an empty file is written as new).
 pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Merged> {
+    merge_indented(
+        content,
+        super::text::detect_indent(content),
+        snippet_text,
+        hints,
+    )
+}
+
+/// [`merge`] for a file whose indentation style is known already.
+pub fn merge_indented(
+    content: &str,
+    indent: super::text::Indent,
+    snippet_text: &str,
+    hints: &Hints<'_>,
+) -> Result<Merged> {
     if snippet_text.trim().is_empty() {
         return Err(Error::invalid_input("edit_snippet is empty"));
     }
@@ -110,7 +125,6 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
     if let Some(merged) = place_by_hint(&lines, final_newline, &parsed, &file_keys, hint) {
         return finish(content, &lines, merged, &parsed, &file_keys, Vec::new(), 0);
     }
-    let indent = super::text::detect_indent(content);
     let result = match (merge_lines(&lines, &parsed, &file_keys, indent), hint) {
         // The snippet fits several places: the definition the instruction names decides,
         // merging inside it while the rest of the file stays as it is. (Only then: a

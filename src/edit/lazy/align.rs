@@ -633,11 +633,6 @@ impl<'a> Facts<'a> {
         self.items[i].indent - self.file[j].indent
     }
 
-    /// The snippet's usual indentation offset (for debugging output).
-    pub fn debug_delta(&self) -> Option<i32> {
-        self.indent_delta
-    }
-
     /// How often the item's line occurs in the file.
     pub fn count_of_item(&self, i: usize) -> u32 {
         self.counts[self.items[i].id as usize]

@@ -413,22 +413,6 @@ fn merge_lines(
     }
     let (solution, mode) = solved;
     let ops: &[Op] = &solution.ops;
-    if std::env::var_os("PG_DEBUG").is_some() {
-        eprintln!(
-            "mode={mode:?} edge_keep={edge_keep:?} delta={:?}",
-            facts.debug_delta()
-        );
-        for op in ops {
-            match *op {
-                Op::Keep(_) => {}
-                Op::Match(i, j) | Op::Subst(i, j) => {
-                    eprintln!("{op:?} {:?} | {:?}", items[i], lines[j])
-                }
-                Op::Insert(i) | Op::Leave(i) => eprintln!("{op:?} {:?}", items[i]),
-                Op::Delete(j) => eprintln!("{op:?} {:?}", lines[j]),
-            }
-        }
-    }
 
     // Segments and what the alignment did with them.
     let mut seg_of = vec![usize::MAX; items.len()];

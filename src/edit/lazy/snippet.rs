@@ -172,6 +172,11 @@ fn words(s: &str) -> Vec<String> {
 /// whitespace) is in the file, in which case only an unmistakable placeholder counts.
 pub fn is_placeholder(line: &str, in_file: bool) -> bool {
     let (body, commented) = comment_body(line);
+    // Code that is neither a comment nor holds an ellipsis is never a placeholder (the common
+    // case, decided before any words are collected).
+    if !commented && !has_ellipsis(body) {
+        return false;
+    }
     let ws = words(body);
     let bare_ellipsis = ws.is_empty() && has_ellipsis(body);
     if bare_ellipsis {
@@ -225,6 +230,11 @@ fn strong_phrase(ws: &[String]) -> bool {
 /// A looser test for text that looks like a placeholder, for the leakage guard.
 pub fn looks_like_marker(line: &str) -> bool {
     let (body, commented) = comment_body(line);
+    // Code that is neither a comment nor holds an ellipsis is never a placeholder (the common
+    // case, decided before any words are collected).
+    if !commented && !has_ellipsis(body) {
+        return false;
+    }
     let ws = words(body);
     if ws.is_empty() {
         return commented && has_ellipsis(body);

@@ -1056,6 +1056,32 @@ fn pass<const REV: bool, const BACK: bool>(
     scores.resize((n + 1) * w, NEG);
     let mut del = vec![NEG; w];
     let mut diag: Vec<(usize, f32, u8)> = Vec::new();
+    // Every path passes through each pinned pair, so a row's states lie between the columns
+    // of the pins around it: `band[i]` is the range of columns row `i` can reach.
+    let mut band: Vec<(usize, usize)> = vec![(0, m); n + 1];
+    {
+        let pinned: Vec<(usize, usize)> = (0..n)
+            .filter_map(|k| pin_of_item[it(k)].map(|f| (k, if REV { m - 1 - f } else { f })))
+            .collect();
+        let mut lo = 0;
+        let mut next = 0;
+        for (i, b) in band.iter_mut().enumerate() {
+            while next < pinned.len() && pinned[next].0 < i {
+                lo = lo.max(pinned[next].1 + 1);
+                next += 1;
+            }
+            b.0 = lo;
+        }
+        let mut hi = m;
+        let mut next = pinned.len();
+        for (i, b) in band.iter_mut().enumerate().rev() {
+            while next > 0 && pinned[next - 1].0 >= i {
+                hi = hi.min(pinned[next - 1].1);
+                next -= 1;
+            }
+            b.1 = hi.max(b.0);
+        }
+    }
     for i in 0..=n {
         // The item consumed by moves into this row, and the item current in this row.
         let entering = (i > 0).then(|| it(i - 1));
@@ -1139,18 +1165,23 @@ fn pass<const REV: bool, const BACK: bool>(
         };
         let cur = &mut cur_rows[..w];
         let vc = v_cost.unwrap_or(f32::INFINITY);
-        // Column 0: only vertical moves (or the start).
-        cur[0] = if i == 0 { 0.0 } else { prev[0] - vc };
-        del[0] = NEG;
-        if BACK {
-            back.back[i * w] = if i == 0 { FROM_KEEP } else { FROM_V };
+        let (lo, hi) = band[i];
+        if lo == 0 {
+            // Column 0: only vertical moves (or the start).
+            cur[0] = if i == 0 { 0.0 } else { prev[0] - vc };
+            if BACK {
+                back.back[i * w] = if i == 0 { FROM_KEEP } else { FROM_V };
+            }
         }
-        let mut next = 0usize;
-        let (mut next_diag, mut diag_score, mut diag_kind) = match diag.first() {
+        // Columns from `lo` on; the one before stays unreachable.
+        let start = lo.saturating_sub(1);
+        del[start] = NEG;
+        let mut next = diag.partition_point(|d| d.0 < start);
+        let (mut next_diag, mut diag_score, mut diag_kind) = match diag.get(next) {
             Some(&(l, sc, k)) => (l, sc, k),
             None => (usize::MAX, 0.0, 0),
         };
-        for l in 0..m {
+        for l in start..hi {
             let j = l + 1;
             // Vertical: `prev[j] - vc` is NEG-ish when inserting is not allowed.
             let mut best = if i > 0 { prev[j] - vc } else { NEG };

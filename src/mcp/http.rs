@@ -92,6 +92,8 @@ struct AppState {
     hosts: Arc<Vec<String>>,
     reviewers: Arc<AtomicUsize>,
     info: Arc<Value>,
+    /// The largest request body read.
+    max_body: usize,
 }
 
 /// The loopback host names.
@@ -177,6 +179,25 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
         .map(str::trim);
     match presented {
         Some(t) if eq_constant_time(t.as_bytes(), st.token.as_bytes()) => {
+            // A body declared larger than the cap is refused before any of it is read.
+            let declared = req
+                .headers()
+                .get(header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok());
+            if declared.is_some_and(|n| n > st.max_body as u64) {
+                return (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    Json(json!({
+                        "code": "FILE_TOO_LARGE",
+                        "message": format!(
+                            "the request body is larger than this server reads ({} bytes)",
+                            st.max_body
+                        ),
+                    })),
+                )
+                    .into_response();
+            }
             let delete = req.method() == axum::http::Method::DELETE;
             let mut resp = next.run(req).await;
             // A closed MCP session: rmcp answers 202, clients expect 200 or 204.
@@ -524,6 +545,7 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
         hosts: Arc::new(hosts),
         reviewers: Arc::new(AtomicUsize::new(0)),
         info: Arc::new(info),
+        max_body: opts.max_body,
     };
     let api = Router::new()
         .route("/api/info", get(get_info))

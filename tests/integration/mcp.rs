@@ -1194,28 +1194,14 @@ async fn http_guard_and_review_api() {
         let r = h.get(format!("{}{path}", gate.url)).send().await.unwrap();
         assert_eq!(r.status(), 401, "{path}");
     }
-    // Bodies are capped (2 × max_file_bytes + 1 MiB).
-    let huge = "x".repeat(3 << 20);
-    let r = h
-        .post(format!("{}/api/tools/patch_file", gate.url))
-        .bearer_auth("s3cret")
-        .json(&json!({"arguments": {"target_file": "a.txt", "search_content": huge, "replace_content": ""}}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 413);
-    let r = h
-        .post(&gate.mcp_url)
-        .bearer_auth("s3cret")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{huge}\"}}}}"
-        ))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 413);
+    // Bodies are capped (2 × max_file_bytes + 1 MiB), on the declared length before any
+    // byte of the body is read, for the review API and the MCP endpoint alike.
+    let api_url = format!("{}/api/tools/patch_file", gate.url);
+    for url in [api_url.as_str(), gate.mcp_url.as_str()] {
+        let (status, body) = oversized_post(url, "s3cret", 3 << 20).await;
+        assert_eq!(status, 413, "{url}: {body}");
+        assert!(body.contains("FILE_TOO_LARGE"), "{url}: {body}");
+    }
 
     // The review API: info, a dry-run through the tool endpoint, a person's commit.
     let info = gate.api(reqwest::Method::GET, "/api/info", None).await;
@@ -1263,6 +1249,58 @@ async fn http_guard_and_review_api() {
         .await;
     assert_eq!(undone["run_id"], run);
     assert_eq!(p.read("a.txt"), "one\n");
+}
+
+/// POST only the head of a request that declares a `len`-byte body, and read the answer's
+/// status and body. (Sending the body too would race the server's early refusal: a client
+/// still writing can see the connection close before it reads the answer.)
+async fn oversized_post(url: &str, token: &str, len: usize) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let url = reqwest::Url::parse(url).unwrap();
+    let host = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());
+    let mut stream = tokio::net::TcpStream::connect(&host).await.unwrap();
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {len}\r\n\r\n",
+        url.path()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&answer);
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = head.lines().find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                });
+                if length.is_some_and(|n| body.len() >= n) {
+                    break;
+                }
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "no answer within 10 s");
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
 }
 
 /// The review API's event stream announces new and decided reviews.

@@ -3,8 +3,8 @@
 //! definitions when a snippet gives nothing to anchor on, and to read placement hints from an
 //! `instruction` ("in function foo", "after imports", "at the end").
 
-/// Words that open a definition in common languages.
-const DEF_WORDS: &[&str] = &[
+/// Keywords that declare a name in common languages.
+const DECLARING_WORDS: &[&str] = &[
     "def",
     "class",
     "fn",
@@ -26,6 +26,12 @@ const DEF_WORDS: &[&str] = &[
     "const",
     "let",
     "var",
+    "defn",
+    "defun",
+];
+
+/// Words that qualify a definition (visibility, storage, return type …).
+const MODIFIER_WORDS: &[&str] = &[
     "static",
     "async",
     "export",
@@ -40,9 +46,12 @@ const DEF_WORDS: &[&str] = &[
     "virtual",
     "void",
     "local",
-    "defn",
-    "defun",
 ];
+
+/// Whether a word opens a definition (a declaring keyword or a modifier).
+fn is_def_word(word: &str) -> bool {
+    DECLARING_WORDS.contains(&word) || MODIFIER_WORDS.contains(&word)
+}
 
 fn indent_of(line: &str) -> usize {
     line.len() - line.trim_start().len()
@@ -80,7 +89,7 @@ fn defines(line: &str, name: &str) -> bool {
     }
     let opens = t.ends_with('{') || t.ends_with(':') || t.ends_with("=>");
     let assigned = (after.starts_with('=') && !after.starts_with("==")) || after.starts_with(":=");
-    let keyword_before = ids[..pos].iter().any(|w| DEF_WORDS.contains(w));
+    let keyword_before = ids[..pos].iter().any(|w| is_def_word(w));
     if keyword_before {
         return true;
     }
@@ -303,31 +312,6 @@ pub fn find_definitions(lines: &[&str], name: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Keywords that declare a name (the rest of [`DEF_WORDS`] are modifiers).
-const DECLARING_WORDS: &[&str] = &[
-    "def",
-    "class",
-    "fn",
-    "func",
-    "function",
-    "struct",
-    "enum",
-    "trait",
-    "interface",
-    "type",
-    "module",
-    "record",
-    "object",
-    "sub",
-    "proc",
-    "macro",
-    "const",
-    "let",
-    "var",
-    "defn",
-    "defun",
-];
-
 /// The name a line declares (`const NAME =`, `def NAME(`, `func (r T) NAME(`,
 /// `export interface NAME {` …), if it starts with declaring keywords.
 pub fn declared_name(line: &str) -> Option<&str> {
@@ -346,7 +330,7 @@ pub fn declared_name(line: &str) -> Option<&str> {
             }
             return None;
         }
-        if !DEF_WORDS.contains(&word) {
+        if !is_def_word(word) {
             return declared.then_some(word);
         }
         declared |= DECLARING_WORDS.contains(&word);
@@ -362,7 +346,7 @@ pub fn top_level(lines: &[&str]) -> Vec<String> {
         .filter(|(_, l)| {
             indent_of(l) == 0 && {
                 let ids: Vec<&str> = identifiers(l).take(4).collect();
-                ids.iter().any(|w| DEF_WORDS.contains(w))
+                ids.iter().any(|w| is_def_word(w))
                     && !l.trim_start().starts_with("//")
                     && !l.trim_start().starts_with('#')
             }
@@ -419,10 +403,7 @@ pub fn read_hint(instruction: &str, lines: &[&str]) -> Option<Hint> {
     let ids: Vec<&str> = identifiers(instruction).collect();
     for w in ids.iter().rev() {
         let name = w.trim_end_matches("()");
-        if name.is_empty()
-            || DEF_WORDS.contains(&name)
-            || is_common_word(&name.to_ascii_lowercase())
-        {
+        if name.is_empty() || is_def_word(name) || is_common_word(&name.to_ascii_lowercase()) {
             continue;
         }
         let defs = find_definitions(lines, name);

@@ -971,22 +971,32 @@ async fn cancelling_a_call_withdraws_its_review() {
     .await;
     assert!(cancelled.is_err(), "the call should still be waiting");
     // The dropped request sent notifications/cancelled: the review is withdrawn.
+    expect_withdrawn(&gate, &c).await;
+    assert_eq!(p.read("a.txt"), "one\n");
+    c.cancel().await.unwrap();
+}
+
+/// Wait (up to 10 s) until the gate lists a withdrawn (expired) review, and check that
+/// awaiting it answers REVIEW_TIMEOUT.
+async fn expect_withdrawn(gate: &Gate, c: &Client) {
     let deadline = Instant::now() + Duration::from_secs(10);
     let run = loop {
         let list = gate.api(reqwest::Method::GET, "/api/reviews", None).await;
-        let r = &list[0];
-        if r["state"] == "expired" {
+        if let Some(r) = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["state"] == "expired")
+        {
             break r["run_id"].as_str().unwrap().to_string();
         }
         assert!(Instant::now() < deadline, "not withdrawn: {list}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     code(
-        &call(&c, "await_review", json!({"run_id": run})).await,
+        &call(c, "await_review", json!({"run_id": run})).await,
         "REVIEW_TIMEOUT",
     );
-    assert_eq!(p.read("a.txt"), "one\n");
-    c.cancel().await.unwrap();
 }
 
 /// A reviewer that goes away fails the waiting calls with REVIEWER_GONE: the last attached
@@ -1106,24 +1116,7 @@ async fn stdio_forwards_to_a_live_gate_and_relays_progress() {
     )
     .await;
     assert!(cancelled.is_err());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let run = loop {
-        let list = gate.api(reqwest::Method::GET, "/api/reviews", None).await;
-        if let Some(r) = list
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["state"] == "expired")
-        {
-            break r["run_id"].as_str().unwrap().to_string();
-        }
-        assert!(Instant::now() < deadline, "not withdrawn: {list}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    code(
-        &call(&c, "await_review", json!({"run_id": run})).await,
-        "REVIEW_TIMEOUT",
-    );
+    expect_withdrawn(&gate, &c).await;
     assert_eq!(p.read("pkg/a.txt"), "two\n");
     c.cancel().await.unwrap();
 }

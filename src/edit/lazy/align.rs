@@ -258,8 +258,8 @@ fn tokens(line: &str) -> Vec<u32> {
     out
 }
 
-/// Dice similarity of two sorted token lists.
-fn dice(a: &[u32], b: &[u32]) -> f32 {
+/// Dice similarity of two sorted token lists (repeats count).
+pub fn dice<T: Ord>(a: &[T], b: &[T]) -> f32 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
@@ -534,34 +534,6 @@ impl<'a> Facts<'a> {
             let before_placeholder = items.get(i + 1).is_some_and(|n| n.elides() || soft[i + 1]);
             soft[i] = blank && before_placeholder;
         }
-        let breaks: Vec<bool> = items.iter().map(Item::elides).collect();
-        let item_open = super::outline::openers(&item_text, &breaks);
-        // The first and last line of each segment are context by convention: when the file
-        // has them, they must be matched.
-        let mut hard = vec![false; items.len()];
-        let mut k = 0;
-        while k < items.len() {
-            if !matches!(items[k], Item::Code(_)) {
-                k += 1;
-                continue;
-            }
-            let start = k;
-            while k < items.len() && matches!(items[k], Item::Code(_)) {
-                k += 1;
-            }
-            let last = (start..k).rev().find(|&i| !soft[i]).unwrap_or(start);
-            for i in [start, last] {
-                // A closing line of a block the snippet opens with a new line is new code.
-                let closes_new = item_facts[i].trivial
-                    && item_open[i].is_some_and(|o| counts[item_facts[o].id as usize] == 0);
-                hard[i] = counts[item_facts[i].id as usize] > 0
-                    && !closes_new
-                    && file_facts.iter().any(|f| {
-                        f.id == item_facts[i].id
-                            && indent_consistent(indent_delta, &item_facts[i], f)
-                    });
-            }
-        }
         // File lines grouped by key id (a counting sort).
         let mut line_index_start = vec![0u32; counts.len() + 1];
         for f in &file_facts_ids {
@@ -589,6 +561,29 @@ impl<'a> Facts<'a> {
                     .count() as u32
             })
             .collect();
+        let breaks: Vec<bool> = items.iter().map(Item::elides).collect();
+        let item_open = super::outline::openers(&item_text, &breaks);
+        // The first and last line of each segment are context by convention: when the file
+        // has them, they must be matched.
+        let mut hard = vec![false; items.len()];
+        let mut k = 0;
+        while k < items.len() {
+            if !matches!(items[k], Item::Code(_)) {
+                k += 1;
+                continue;
+            }
+            let start = k;
+            while k < items.len() && matches!(items[k], Item::Code(_)) {
+                k += 1;
+            }
+            let last = (start..k).rev().find(|&i| !soft[i]).unwrap_or(start);
+            for i in [start, last] {
+                // A closing line of a block the snippet opens with a new line is new code.
+                let closes_new = item_facts[i].trivial
+                    && item_open[i].is_some_and(|o| counts[item_facts[o].id as usize] == 0);
+                hard[i] = !closes_new && copies[i] > 0;
+            }
+        }
         Facts {
             file: file_facts,
             items: item_facts,

@@ -1060,23 +1060,7 @@ fn word_similarity(a: &str, b: &str) -> f32 {
         w.sort_unstable();
         w
     }
-    let (wa, wb) = (words(a), words(b));
-    if wa.is_empty() || wb.is_empty() {
-        return 0.0;
-    }
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < wa.len() && j < wb.len() {
-        match wa[i].cmp(wb[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    2.0 * common as f32 / (wa.len() + wb.len()) as f32
+    align::dice(&words(a), &words(b))
 }
 
 /// What pins a segment down where the alignment put it: its non-blank matches, and its changed

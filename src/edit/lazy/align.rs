@@ -186,7 +186,7 @@ pub struct LineFacts {
     nbigrams: u32,
 
     /// Indentation width in columns (tabs count 4).
-    indent: i32,
+    pub indent: i32,
     /// Length in bytes without trailing whitespace.
     len: u32,
 }
@@ -824,6 +824,8 @@ pub struct Problem<'p> {
     pub edge_keep: (usize, usize),
     /// Whether lines unique in both are pinned to each other.
     pub pinning: Pinning,
+    /// File lines a placeholder may not keep: `(item, lines)`.
+    pub keep_bans: Vec<(usize, (usize, usize))>,
 }
 
 /// Whether an alignment pins lines unique in both the snippet and the file to each other.
@@ -869,6 +871,7 @@ pub fn align(
         strict_edges,
         edge_keep,
         pinning: Pinning::Pinned,
+        keep_bans: Vec::new(),
     };
     solve(&problem).map(|s| s.ops)
 }
@@ -1086,12 +1089,15 @@ fn pass<const REV: bool, const BACK: bool>(
         // allows. Otherwise lines are deleted (while a code item is current, after the last
         // item, and outside an edge placeholder's range).
         let keep: Option<f32> = current.and_then(|c| match &items[c] {
-            Item::Placeholder { implicit: true } => Some(IMPLICIT_KEEP),
-            Item::Placeholder { implicit: false } | Item::Remove(_) => Some(0.0),
+            Item::Placeholder { implicit: true, .. } => Some(IMPLICIT_KEEP),
+            Item::Placeholder {
+                implicit: false, ..
+            }
+            | Item::Remove(_) => Some(0.0),
             Item::Code(_) => None,
         });
         let (klo, khi) = match current {
-            Some(c) if matches!(items[c], Item::Placeholder { implicit: true }) => {
+            Some(c) if matches!(items[c], Item::Placeholder { implicit: true, .. }) => {
                 let (lo, hi) = if c == 0 {
                     (0, p.edge_keep.0.min(m))
                 } else if c + 1 == n {
@@ -1104,6 +1110,13 @@ fn pass<const REV: bool, const BACK: bool>(
             }
             _ => (0, m),
         };
+        // Lines this placeholder may not keep, in pass order.
+        let (blo, bhi) = current
+            .and_then(|c| p.keep_bans.iter().find(|b| b.0 == c))
+            .map_or(
+                (0, 0),
+                |&(_, (lo, hi))| if REV { (m - hi, m - lo) } else { (lo, hi) },
+            );
         // Vertical moves: leaving a placeholder (free) or inserting a code line.
         let code = entering.filter(|&e| matches!(items[e], Item::Code(_)));
         let v_cost: Option<f32> = match entering {
@@ -1194,7 +1207,7 @@ fn pass<const REV: bool, const BACK: bool>(
                 };
             }
             let flags = fflags[l];
-            let keeps = keep.is_some() && l >= klo && l < khi;
+            let keeps = keep.is_some() && l >= klo && l < khi && !(l >= blo && l < bhi);
             if flags != 0 || keeps {
                 if flags & PINNED != 0 {
                     // A pinned line is only ever matched by its snippet line.

@@ -172,8 +172,12 @@ fn pin_closers(mut parsed: Snippet, lines: &[&str]) -> Snippet {
     let indent = |l: &str| l.len() - l.trim_start().len();
     let mut idx = 2;
     while idx < parsed.items.len() {
-        let (Item::Code(closer), Item::Placeholder { implicit: false }) =
-            (&parsed.items[idx], &parsed.items[idx - 1])
+        let (
+            Item::Code(closer),
+            Item::Placeholder {
+                implicit: false, ..
+            },
+        ) = (&parsed.items[idx], &parsed.items[idx - 1])
         else {
             idx += 1;
             continue;
@@ -358,25 +362,31 @@ fn merge_lines(
     let items = &parsed.items;
     let facts = Facts::new(lines, items);
     let m = lines.len();
-    let problem = |(strict_edges, pinning): Mode, edge_keep: (usize, usize)| align::Problem {
-        items,
-        file: lines,
-        facts: &facts,
-        forced: &forced,
-        strict_edges,
-        edge_keep,
-        pinning,
+    let mut keep_bans: Vec<(usize, (usize, usize))> = Vec::new();
+    let problem = |(strict_edges, pinning): Mode,
+                   edge_keep: (usize, usize),
+                   keep_bans: &[(usize, (usize, usize))]| {
+        align::Problem {
+            items,
+            file: lines,
+            facts: &facts,
+            forced: &forced,
+            strict_edges,
+            edge_keep,
+            pinning,
+            keep_bans: keep_bans.to_vec(),
+        }
     };
     // Strict edges first; when pinned lines contradict them (new code repeating unique lines
     // of the file elsewhere), strict edges without pins; then loose edges.
-    let run = |edge_keep: (usize, usize)| {
+    let run = |edge_keep: (usize, usize), keep_bans: &[(usize, (usize, usize))]| {
         [
             (true, Pinning::Pinned),
             (true, Pinning::Unpinned),
             (false, Pinning::Pinned),
         ]
         .into_iter()
-        .find_map(|mode| align::solve(&problem(mode, edge_keep)).map(|s| (s, mode)))
+        .find_map(|mode| align::solve(&problem(mode, edge_keep, keep_bans)).map(|s| (s, mode)))
         .ok_or_else(|| {
             Error::new(
                 ErrorCode::NeedsMoreContext,
@@ -385,7 +395,7 @@ fn merge_lines(
         })
     };
     let mut edge_keep = (m, 0);
-    let mut solved = run(edge_keep)?;
+    let mut solved = run(edge_keep, &keep_bans)?;
     // An open edge (no placeholder there) is a region boundary only when the snippet's edge
     // line anchors it; otherwise the snippet reaches the file's start or end. Reading one
     // edge strictly can leave the other edge's lines to its placeholder: look again after
@@ -406,7 +416,15 @@ fn merge_lines(
             break;
         }
         edge_keep = want;
-        solved = run(edge_keep)?;
+        solved = run(edge_keep, &keep_bans)?;
+    }
+    keep_bans = shallow_tails(lines, parsed, &facts, &solved.0.ops);
+    if !keep_bans.is_empty()
+        && let Ok(again) = run(edge_keep, &keep_bans)
+    {
+        solved = again;
+    } else {
+        keep_bans.clear();
     }
     if edge_keep.0 == 0 {
         check_dropped_header(lines, parsed, &facts, &solved.0.ops)?;
@@ -500,7 +518,13 @@ fn merge_lines(
         block_region,
     )?;
     check_ambiguity(lines, parsed, &facts, &segments)?;
-    check_alternatives(&problem(mode, edge_keep), &solution, &segments, lines)?;
+    check_moved_code(lines, parsed, &facts, ops)?;
+    check_alternatives(
+        &problem(mode, edge_keep, &keep_bans),
+        &solution,
+        &segments,
+        lines,
+    )?;
 
     // Re-indentation per segment, learnt from its matched lines.
     let edit_lines = |seg: &Segment| -> Vec<&str> {
@@ -619,6 +643,201 @@ fn merge_lines(
         warnings,
         changed_old,
     })
+}
+
+/// An indented placeholder stands for lines at its depth: the rest of the block it sits in.
+/// When the next anchor is shallower, file lines after that block's last deep line that are
+/// back at the anchor's depth or above (a definition or statement between the block and the
+/// anchor, not the block's closer) are not what the placeholder elides: they were deleted.
+/// Returns, per explicit placeholder, the file lines it may not keep.
+fn shallow_tails(
+    lines: &[&str],
+    parsed: &Snippet,
+    facts: &Facts,
+    ops: &[Op],
+) -> Vec<(usize, (usize, usize))> {
+    let items = &parsed.items;
+    let mut bans = Vec::new();
+    // Where each placeholder's kept run starts, and where each item matched.
+    let mut kept_from: Vec<Option<usize>> = vec![None; items.len()];
+    let mut matched: Vec<Option<usize>> = vec![None; items.len()];
+    let mut state = 0usize;
+    for op in ops {
+        match *op {
+            Op::Keep(j) if state < items.len() => {
+                kept_from[state].get_or_insert(j);
+            }
+            Op::Match(i, j) => {
+                matched[i] = Some(j);
+                state = i + 1;
+            }
+            Op::Subst(i, _) | Op::Insert(i) | Op::Leave(i) => state = i + 1,
+            _ => {}
+        }
+    }
+    for (c, item) in items.iter().enumerate() {
+        let Item::Placeholder {
+            implicit: false,
+            indent,
+        } = *item
+        else {
+            continue;
+        };
+        let Some(from) = kept_from[c] else { continue };
+        // The next code line with text, matched to the file.
+        let Some(a) = (c + 1..items.len())
+            .take_while(|&a| matches!(items[a], Item::Code(_)))
+            .find(|&a| !facts.items[a].blank)
+        else {
+            continue;
+        };
+        let Some(anchor) = matched[a] else { continue };
+        let q_snip = facts.items[a].indent;
+        let p_snip = indent as i32;
+        if p_snip <= q_snip || anchor <= from {
+            continue;
+        }
+        let delta = facts.file[anchor].indent - q_snip;
+        let (p, q) = (p_snip + delta, facts.file[anchor].indent);
+        let Some(last_deep) = (from..anchor)
+            .rev()
+            .find(|&j| !facts.file[j].blank && facts.file[j].indent >= p)
+        else {
+            continue;
+        };
+        let Some(first_shallow) =
+            (last_deep + 1..anchor).find(|&j| !facts.file[j].blank && facts.file[j].indent <= q)
+        else {
+            continue;
+        };
+        if lines[first_shallow]
+            .trim_start()
+            .starts_with(['}', ')', ']'])
+            || lines[first_shallow].trim_start().starts_with("end")
+        {
+            continue;
+        }
+        // The snippet's blank lines before the anchor stand for the file's separators.
+        let separated = items[c + 1..a]
+            .iter()
+            .any(|it| matches!(it, Item::Code(s) if s.trim().is_empty()));
+        let mut start = first_shallow;
+        if separated {
+            while start > last_deep + 1 && facts.file[start - 1].blank {
+                start -= 1;
+            }
+        }
+        bans.push((c, (start, anchor)));
+    }
+    bans
+}
+
+/// New lines that repeat most of a definition a placeholder keeps, in an edit that removes the
+/// last use of that definition's name, read as a move (the old definition goes) as well as a
+/// copy (it stays): decline and ask the agent to say which.
+fn check_moved_code(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op]) -> Result<()> {
+    let items = &parsed.items;
+    let m = lines.len();
+    let mut kept = vec![false; m];
+    let mut gone = vec![false; m];
+    let mut new_items: Vec<usize> = Vec::new();
+    let mut state = 0usize;
+    for op in ops {
+        match *op {
+            Op::Keep(j) => {
+                kept[j] = matches!(
+                    items.get(state),
+                    Some(Item::Placeholder {
+                        implicit: false,
+                        ..
+                    })
+                );
+            }
+            Op::Subst(i, j) => {
+                gone[j] = true;
+                new_items.push(i);
+                state = i + 1;
+            }
+            Op::Delete(j) => gone[j] = true,
+            Op::Insert(i) => {
+                new_items.push(i);
+                state = i + 1;
+            }
+            Op::Match(i, _) | Op::Leave(i) => state = i + 1,
+        }
+    }
+    // Kept definitions (top level, header kept) that new lines repeat, with the repeats.
+    let mut repeats: Vec<(usize, usize)> = Vec::new(); // (definition line, new item)
+    for &i in &new_items {
+        let f = &facts.items[i];
+        if f.trivial {
+            continue;
+        }
+        for &j in facts.lines_with(f.id) {
+            let j = j as usize;
+            if !kept[j] {
+                continue;
+            }
+            let Some(o) = (0..=j).rev().find(|&o| {
+                facts.file[o].indent == 0 && !facts.file[o].blank && {
+                    let t = lines[o].trim_start();
+                    !t.starts_with(['}', ')', ']', '#', '/', '*', '@'])
+                }
+            }) else {
+                continue;
+            };
+            if o < j && kept[o] && outline::declared_name(lines[o]).is_some() {
+                repeats.push((o, i));
+            }
+        }
+    }
+    repeats.sort_unstable();
+    repeats.dedup();
+    let mut k = 0;
+    while k < repeats.len() {
+        let o = repeats[k].0;
+        let same: Vec<usize> = repeats[k..]
+            .iter()
+            .take_while(|r| r.0 == o)
+            .map(|r| r.1)
+            .collect();
+        k += same.len();
+        let (start, end) = outline::block_extent(lines, o);
+        let body = (o + 1..end).filter(|&j| !facts.file[j].trivial).count();
+        if same.len() < 4 || same.len() * 3 < body {
+            continue;
+        }
+        let Some(name) = outline::declared_name(lines[o]) else {
+            continue;
+        };
+        // Its uses outside itself: all of them removed by the edit, none in new lines.
+        let uses: Vec<usize> = (0..m)
+            .filter(|&j| (j < start || j >= end) && outline::mentions(lines[j], name))
+            .collect();
+        let new_uses = new_items.iter().any(|&i| match &items[i] {
+            Item::Code(s) => outline::mentions(s, name),
+            _ => false,
+        });
+        if uses.is_empty() || new_uses || !uses.iter().all(|&j| gone[j]) {
+            continue;
+        }
+        let first = same.iter().min().copied().unwrap_or(0);
+        let last = same.iter().max().copied().unwrap_or(0);
+        let shift = usize::from(!parsed.explicit_start);
+        return Err(Error::new(
+            ErrorCode::NeedsMoreContext,
+            format!(
+                "snippet lines {}-{} repeat `{name}` (lines {}-{}), which a placeholder keeps, \
+                 and the edit removes its last use: if the code moved, delete the old \
+                 definition with a `remove {name}` comment; if it stays, show its first line",
+                first + 1 - shift,
+                last + 1 - shift,
+                start + 1,
+                end
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The merged lines of a file (or of the part an instruction named).

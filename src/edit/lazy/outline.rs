@@ -77,6 +77,10 @@ fn defines(line: &str, name: &str) -> bool {
     let Some(pos) = ids.iter().position(|w| *w == name) else {
         return false;
     };
+    // `class Dispatch(Base, metaclass=Meta):` defines Dispatch, not Meta.
+    if let Some(declared) = declared_name(t) {
+        return declared == name;
+    }
     if ids.first().is_some_and(|w| CONTROL_WORDS.contains(w)) {
         return false;
     }
@@ -95,6 +99,11 @@ fn defines(line: &str, name: &str) -> bool {
     }
     // `int helper(int x) {`, `helper(a) {` (methods, shell functions), `name = …`
     (after.starts_with('(') && opens) || (pos == 0 && assigned)
+}
+
+/// Whether `line` names `word` as a whole identifier.
+pub fn mentions(line: &str, word: &str) -> bool {
+    find_word(line, word).is_some()
 }
 
 /// Byte offset of `word` as a whole identifier in `s`.
@@ -529,6 +538,18 @@ mod tests {
     fn calls_are_not_definitions() {
         let src = ["def f():", "    helper(1)", "    x = helper(2)"];
         assert!(find_definitions(&src, "helper").is_empty());
+    }
+
+    #[test]
+    fn a_name_used_in_a_definition_line_is_not_defined_there() {
+        let src = [
+            "class Meta(type):",
+            "    pass",
+            "class View(Base, metaclass=Meta):",
+            "    pass",
+        ];
+        assert_eq!(find_definitions(&src, "Meta"), vec![(0, 2)]);
+        assert_eq!(find_definitions(&src, "View"), vec![(2, 4)]);
     }
 
     #[test]

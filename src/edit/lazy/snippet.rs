@@ -13,6 +13,8 @@ pub enum Item {
     Placeholder {
         /// Added by the engine, not written by the agent.
         implicit: bool,
+        /// The placeholder line's indentation in columns (tabs count 4); 0 when implicit.
+        indent: usize,
     },
     /// `// remove NAME`: delete the named definition; elides like a placeholder otherwise.
     Remove(String),
@@ -55,9 +57,15 @@ impl Snippet {
 
     /// Whether the snippet has any placeholder the agent wrote.
     pub fn has_explicit_placeholder(&self) -> bool {
-        self.items
-            .iter()
-            .any(|i| matches!(i, Item::Placeholder { implicit: false } | Item::Remove(_)))
+        self.items.iter().any(|i| {
+            matches!(
+                i,
+                Item::Placeholder {
+                    implicit: false,
+                    ..
+                } | Item::Remove(_)
+            )
+        })
     }
 }
 
@@ -293,6 +301,14 @@ pub fn remove_directive(line: &str) -> Option<String> {
 
 pub use super::super::matching::line_key as key;
 
+/// Indentation width in columns, tabs counting 4 (as the alignment measures it).
+pub fn indent_columns(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| c.is_whitespace())
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
 /// Parse a snippet against the file whose keys are `file_keys`.
 pub fn parse(snippet: &str, file_keys: &KeySet) -> Snippet {
     let mut items: Vec<Item> = Vec::new();
@@ -303,7 +319,10 @@ pub fn parse(snippet: &str, file_keys: &KeySet) -> Snippet {
         } else if !line.trim().is_empty() && is_placeholder(line, in_file) {
             // Consecutive placeholders are one.
             if !matches!(items.last(), Some(Item::Placeholder { .. })) {
-                items.push(Item::Placeholder { implicit: false });
+                items.push(Item::Placeholder {
+                    implicit: false,
+                    indent: indent_columns(line),
+                });
             }
         } else {
             items.push(Item::Code(line.to_string()));
@@ -321,10 +340,19 @@ pub fn parse(snippet: &str, file_keys: &KeySet) -> Snippet {
     let explicit_start = items.first().is_some_and(Item::elides);
     let explicit_end = items.last().is_some_and(Item::elides);
     if !explicit_start {
-        items.insert(0, Item::Placeholder { implicit: true });
+        items.insert(
+            0,
+            Item::Placeholder {
+                implicit: true,
+                indent: 0,
+            },
+        );
     }
     if !explicit_end {
-        items.push(Item::Placeholder { implicit: true });
+        items.push(Item::Placeholder {
+            implicit: true,
+            indent: 0,
+        });
     }
     Snippet {
         items,

@@ -356,3 +356,66 @@ fn a_blank_separator_before_a_placeholder_keeps_the_files_whitespace() {
     let out = merge(file, snippet, &hints("A.java")).unwrap().content;
     assert_eq!(out, file.replace("int x = 1;", "int x = 2;"));
 }
+
+/// `collect` is used once; the edit inlines its body into `setup`.
+const MOVED: &str = "import x\n\n\ndef collect(cls):\n    found = set()\n    for key in KEYS:\n        if hasattr(cls, key):\n            found.add(key.upper())\n    found.discard(\"TRACE\")\n    return sorted(found)\n\n\nclass Base:\n    methods = None\n\n\nclass Dispatch(Base):\n    def setup(self):\n        self.methods = collect(type(self))\n\n    def dispatch(self):\n        return 2\n";
+
+const INLINED: &str = "class Dispatch(Base):\n    def setup(self):\n        found = set()\n        for key in KEYS:\n            if hasattr(type(self), key):\n                found.add(key.upper())\n        found.discard(\"TRACE\")\n        self.methods = sorted(found)\n\n    def dispatch(self):\n        # ... existing code ...\n";
+
+#[test]
+fn code_moved_out_of_a_kept_definition_whose_last_use_goes_needs_more_context() {
+    let snippet = format!("# ... existing code ...\n{INLINED}");
+    let e = lazy(MOVED, &snippet).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        e.message.contains("`collect` (lines 4-10)") && e.message.contains("remove collect"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_remove_directive_settles_moved_code() {
+    let snippet = format!("# ... existing code ...\n# remove collect\n\n\n{INLINED}");
+    let out = lazy(MOVED, &snippet).unwrap();
+    let (body, _) = INLINED.split_once("    def dispatch").unwrap();
+    let expected = format!(
+        "import x\n\n\nclass Base:\n    methods = None\n\n\n{body}    def dispatch(self):\n        return 2\n"
+    );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn showing_the_kept_definition_settles_copied_code() {
+    let snippet = format!(
+        "# ... existing code ...\ndef collect(cls):\n    # ... existing code ...\n\n\n{INLINED}"
+    );
+    let out = lazy(MOVED, &snippet).unwrap();
+    assert!(
+        out.starts_with("import x\n\n\ndef collect(cls):\n    found = set()\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("        self.methods = sorted(found)\n\n    def dispatch"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_indented_placeholder_does_not_keep_a_shallower_definition_before_the_next_anchor() {
+    let file = "class A:\n    def run(self):\n        one()\n        two()\n        return 3\n\n\ndef gone(x):\n    return x\n\n\nclass B:\n    pass\n";
+    let snippet = "        # ... existing code ...\n\n\nclass B:\n    x = 1\n";
+    let out = lazy(file, snippet).unwrap();
+    assert_eq!(
+        out,
+        "class A:\n    def run(self):\n        one()\n        two()\n        return 3\n\n\nclass B:\n    x = 1\n"
+    );
+}
+
+#[test]
+fn an_indented_placeholder_keeps_the_closer_of_its_block() {
+    let file = "func a() {\n\tif x {\n\t\tone()\n\t}\n}\n\nfunc b() {\n\ttwo()\n}\n";
+    let snippet = "\t\t// ... existing code ...\n\nfunc b() {\n\tthree()\n}\n";
+    let out = merge(file, snippet, &hints("x.go")).unwrap().content;
+    assert_eq!(out, file.replace("two()", "three()"));
+}

@@ -61,6 +61,8 @@ const EXACT_BONUS: f32 = 0.001;
 const OFF_INDENT_FACTOR: f32 = 0.3;
 const SAME_OPENER_FACTOR: f32 = 2.5;
 const SUBST_MIN_SIM: f32 = 0.75;
+/// Lines shorter than this (without whitespace) are not matched by their shared ends alone.
+const SHARED_ENDS_MIN_CHARS: usize = 30;
 /// Extra score of a substitution that keeps the name a line declares.
 const SAME_NAME_BONUS: f32 = 0.6;
 const NEG: f32 = -1.0e30;
@@ -739,17 +741,49 @@ impl<'a> Facts<'a> {
         // Dice can be no higher than the length ratio allows, nor than the signatures share.
         let (la, lb) = (a.nbigrams as f32, b.nbigrams as f32);
         if 2.0 * la.min(lb) < SUBST_MIN_SIM * (la + lb) {
-            return None;
+            return self.shared_ends(i, j);
         }
         let (sa, oa) = self.item_sigs[i].get_or_init(|| signature(self.item_text[i]));
         let (sb, ob) = self.file_sigs[j].get_or_init(|| signature(self.file_text[j]));
         let both: u32 = (0..4).map(|k| (sa[k] & sb[k]).count_ones()).sum();
         if ((2 * both) as f32) < SUBST_MIN_SIM * (oa + ob) as f32 {
-            return None;
+            return self.shared_ends(i, j);
         }
         let ta = self.item_tokens[i].get_or_init(|| tokens(self.item_text[i]));
         let tb = self.file_tokens[j].get_or_init(|| tokens(self.file_text[j]));
         let sim = dice(ta, tb);
+        if sim >= SUBST_MIN_SIM {
+            Some(sim)
+        } else {
+            self.shared_ends(i, j)
+        }
+    }
+
+    /// A line whose start and end (without whitespace) make up most of a long line of the
+    /// file is that line with its middle or tail rewritten (`f(a, OLD EXPR)` → `f(a, b)`),
+    /// however different the rewritten part.
+    fn shared_ends(&self, i: usize, j: usize) -> Option<f32> {
+        let (a, b) = (&self.items[i], &self.file[j]);
+        let shorter = a.nbigrams.min(b.nbigrams) as usize + 1;
+        if shorter < SHARED_ENDS_MIN_CHARS {
+            return None;
+        }
+        let squash = |s: &'a str| s.chars().filter(|c| !c.is_whitespace());
+        let (ta, tb) = (self.item_text[i], self.file_text[j]);
+        let prefix = squash(ta)
+            .zip(squash(tb))
+            .take_while(|(x, y)| x == y)
+            .count();
+        if prefix * 2 < shorter {
+            return None;
+        }
+        let suffix = squash(ta)
+            .rev()
+            .zip(squash(tb).rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        let shared = (prefix + suffix).min(shorter);
+        let sim = shared as f32 / shorter as f32;
         (sim >= SUBST_MIN_SIM).then_some(sim)
     }
 
@@ -768,6 +802,18 @@ impl<'a> Facts<'a> {
                 base
             }
         })
+    }
+
+    /// About how many characters (without whitespace) snippet item `i` shares with file line
+    /// `j` when it is similar enough to replace it (0 otherwise).
+    pub fn shared_chars(&self, i: usize, j: usize) -> f32 {
+        let shorter = self.items[i].nbigrams.min(self.file[j].nbigrams) + 1;
+        self.similar(i, j).map_or(0.0, |sim| sim * shorter as f32)
+    }
+
+    /// How many file lines snippet item `i` is similar enough to replace.
+    pub fn old_versions(&self, i: usize) -> usize {
+        self.substitutions(i).len()
     }
 
     /// The file lines snippet item `i` may replace, with the substitution score, by line.

@@ -1221,6 +1221,13 @@ fn check_alternatives(
     let (best, profiles) = align::match_profile(problem, solution, &wanted);
     for &(i, j, seg) in &firsts {
         let (lo, hi) = seg.span.unwrap_or((j, j + 1));
+        // A long changed line with one old version in the whole file goes there: placing the
+        // segment elsewhere would leave that old version as it is.
+        if seg.substs.iter().any(|&(s, o)| {
+            facts.shared_chars(s, o) >= UNIQUE_OLD_VERSION_CHARS && facts.old_versions(s) == 1
+        }) {
+            continue;
+        }
         // The same shape shifted, with changed lines further from the old lines there, is a
         // worse place whatever the scores say.
         let shape = Shape::of(problem.facts, problem.items, lines, seg);
@@ -1260,6 +1267,10 @@ fn check_alternatives(
     }
     Ok(())
 }
+
+/// How many characters a changed line must share with its only old version to place its
+/// segment by itself.
+const UNIQUE_OLD_VERSION_CHARS: f32 = 40.0;
 
 /// How much worse (in alignment score) the best alignment that places a segment elsewhere
 /// may be before the snippet counts as unambiguous.

@@ -419,3 +419,17 @@ fn an_indented_placeholder_keeps_the_closer_of_its_block() {
     let out = merge(file, snippet, &hints("x.go")).unwrap().content;
     assert_eq!(out, file.replace("two()", "three()"));
 }
+
+#[test]
+fn a_long_line_with_its_tail_rewritten_places_a_snippet_with_only_braces_around_it() {
+    let file = "function a(options) {\n\tconst x = 1;\n\treturn x;\n}\n\nfunction backoff(options, count) {\n\tcheck(options);\n\n\tconst FACTOR = 0.3;\n\treturn Math.min(options.retry.backoffLimit, FACTOR * (2 ** (count - 1)) * 1000);\n}\n\nfunction c() {\n\treturn 3;\n}\n";
+    let snippet = "\t// ...\n\n\tconst delay = options.retry.delay(count);\n\treturn Math.min(options.retry.backoffLimit, delay);\n}\n// ...\n";
+    let out = merge(file, snippet, &hints("x.js")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "\tconst FACTOR = 0.3;\n\treturn Math.min(options.retry.backoffLimit, FACTOR * (2 ** (count - 1)) * 1000);\n",
+            "\tconst delay = options.retry.delay(count);\n\treturn Math.min(options.retry.backoffLimit, delay);\n"
+        )
+    );
+}

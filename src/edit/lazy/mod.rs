@@ -1150,6 +1150,11 @@ fn check_ambiguity(
             } else {
                 Vec::new()
             };
+            // Closing lines in a row that occur together only here between the neighbouring
+            // segments (`}),` then `);`) place the segment after all.
+            if pattern.len() >= 2 && alternatives.is_empty() {
+                continue;
+            }
             return Err(Error::new(
                 ErrorCode::NeedsMoreContext,
                 format!(

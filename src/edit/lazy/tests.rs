@@ -433,3 +433,18 @@ fn a_long_line_with_its_tail_rewritten_places_a_snippet_with_only_braces_around_
         )
     );
 }
+
+#[test]
+fn closing_lines_that_occur_together_once_place_a_snippet() {
+    let file = "export function a() {\n\tcall(x, () => {\n\t\tone();\n\t});\n}\n\nexport function b() {\n\treturn wrap(\n\t\tnew Stream({\n\t\t\tstart() {},\n\t\t}),\n\t);\n}\n";
+    let snippet = "// ...\n\t\t}),\n\t\t{\n\t\t\tstatus: 200,\n\t\t},\n\t);\n// ...\n";
+    let out = merge(file, snippet, &hints("x.ts")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace("\t\t}),\n", "\t\t}),\n\t\t{\n\t\t\tstatus: 200,\n\t\t},\n")
+    );
+    // `}` then `}` occur together in two places: no telling which.
+    let twice = "function a() {\n\tif (x) {\n\t\tone();\n\t}\n}\n\nfunction b() {\n\tif (y) {\n\t\ttwo();\n\t}\n}\n";
+    let e = merge(twice, "// ...\n\t}\n\tdone();\n}\n// ...\n", &hints("x.js")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+}

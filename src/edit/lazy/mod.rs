@@ -172,13 +172,7 @@ fn pin_closers(mut parsed: Snippet, lines: &[&str]) -> Snippet {
     let indent = |l: &str| l.len() - l.trim_start().len();
     let mut idx = 2;
     while idx < parsed.items.len() {
-        let (
-            Item::Code(closer),
-            Item::Placeholder {
-                implicit: false, ..
-            },
-        ) = (&parsed.items[idx], &parsed.items[idx - 1])
-        else {
+        let Item::Code(closer) = &parsed.items[idx] else {
             idx += 1;
             continue;
         };
@@ -189,12 +183,23 @@ fn pin_closers(mut parsed: Snippet, lines: &[&str]) -> Snippet {
                 .chars()
                 .all(|c| matches!(c, ';' | ',' | ')'))
             && closer_key.starts_with(['}', ')', ']']);
-        if !is_closer {
+        // The placeholder, directly above the closer or above a few last lines of the body.
+        let ph = (idx.saturating_sub(1 + MAX_SHOWN_TAIL)..idx)
+            .rev()
+            .take_while(|&k| match &parsed.items[k] {
+                Item::Code(c) => indent(c) > indent(closer) || c.trim().is_empty(),
+                Item::Placeholder {
+                    implicit: false, ..
+                } => true,
+                _ => false,
+            })
+            .find(|&k| matches!(parsed.items[k], Item::Placeholder { .. }));
+        let Some(ph) = ph.filter(|&ph| ph >= 1 && is_closer) else {
             idx += 1;
             continue;
-        }
+        };
         // The snippet's opener: the nearest code line above at the closer's indentation.
-        let above: Vec<(usize, &str)> = parsed.items[..idx - 1]
+        let above: Vec<(usize, &str)> = parsed.items[..ph]
             .iter()
             .enumerate()
             .rev()
@@ -225,10 +230,35 @@ fn pin_closers(mut parsed: Snippet, lines: &[&str]) -> Snippet {
             idx += 1;
             continue;
         }
-        let e = end - 1;
+        // The body lines the snippet shows after the placeholder must be the block's last
+        // lines; the kept tail ends where they begin.
+        let shown: Vec<String> = parsed.items[ph + 1..idx]
+            .iter()
+            .filter_map(|it| match it {
+                Item::Code(c) if !c.trim().is_empty() => Some(squash(c)),
+                _ => None,
+            })
+            .collect();
+        let mut e = end - 1;
+        let mut tail_fits = true;
+        for key in shown.iter().rev() {
+            let Some(j) = (o + 1..e).rev().find(|&j| !lines[j].trim().is_empty()) else {
+                tail_fits = false;
+                break;
+            };
+            if squash(lines[j]) != *key {
+                tail_fits = false;
+                break;
+            }
+            e = j;
+        }
+        if !tail_fits {
+            idx += 1;
+            continue;
+        }
         // The last snippet line of the body that is a file line, and the snippet lines after
         // it (changed ones): the kept tail must lie past what they can cover.
-        let body: Vec<&str> = parsed.items[opener_at + 1..idx - 1]
+        let body: Vec<&str> = parsed.items[opener_at + 1..ph]
             .iter()
             .filter_map(|it| match it {
                 Item::Code(c) if !c.trim().is_empty() => Some(c.as_str()),
@@ -245,29 +275,50 @@ fn pin_closers(mut parsed: Snippet, lines: &[&str]) -> Snippet {
                 break;
             }
         }
+        // Lines the snippet shows elsewhere may be copied in only where the file has them
+        // more than once (they pin nothing); the first copied line must be the block's own.
+        let snippet_keys: std::collections::HashSet<String> =
+            parsed.code_lines().map(squash).collect();
+        let in_snippet = |j: usize| snippet_keys.contains(&squash(lines[j]));
+        let repeated = |j: usize| {
+            let key = squash(lines[j]);
+            lines.iter().filter(|l| squash(l) == key).nth(1).is_some()
+        };
         let Some(first_kept) = (last + 1 + after..e)
             .rev()
             .take(4)
-            .find(|&j| !align::is_trivial(lines[j]))
+            .find(|&j| !align::is_trivial(lines[j]) && !in_snippet(j))
         else {
             idx += 1;
             continue;
         };
-        let tail: Vec<&str> = lines[first_kept..e].to_vec();
-        let snippet_keys: std::collections::HashSet<String> =
-            parsed.code_lines().map(squash).collect();
-        if tail.iter().any(|l| snippet_keys.contains(&squash(l))) {
+        let mut tail: Vec<&str> = lines[first_kept..e].to_vec();
+        // The snippet's own blank lines after the placeholder stand for the tail's last ones.
+        let shown_blanks = parsed.items[ph + 1..idx]
+            .iter()
+            .take_while(|it| matches!(it, Item::Code(c) if c.trim().is_empty()))
+            .count();
+        for _ in 0..shown_blanks {
+            if tail.last().is_some_and(|l| l.trim().is_empty()) {
+                tail.pop();
+            }
+        }
+        if (first_kept..e).any(|j| in_snippet(j) && !repeated(j)) {
             idx += 1;
             continue;
         }
         let n = tail.len();
         for (k, l) in tail.into_iter().enumerate() {
-            parsed.items.insert(idx + k, Item::Code(l.to_string()));
+            parsed.items.insert(ph + 1 + k, Item::Code(l.to_string()));
         }
         idx += n + 1;
     }
     parsed
 }
+
+/// How many last lines of a block a snippet may show between a placeholder and the block's
+/// closing line for the closer to still be read as that block's.
+const MAX_SHOWN_TAIL: usize = 4;
 
 /// A snippet of new code only, placed where the instruction says ("at the end", "after
 /// imports", "at the top").

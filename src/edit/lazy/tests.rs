@@ -448,3 +448,17 @@ fn closing_lines_that_occur_together_once_place_a_snippet() {
     let e = merge(twice, "// ...\n\t}\n\tdone();\n}\n// ...\n", &hints("x.js")).unwrap_err();
     assert_eq!(e.code, ErrorCode::NeedsMoreContext);
 }
+
+#[test]
+fn last_lines_shown_before_a_closer_belong_to_the_block_the_snippet_opened() {
+    let file = "class A {\n  static Map first() {\n    Map map = new Map();\n    map.put(1);\n\n    map.freeze();\n    return map;\n  }\n\n  static Map second() {\n    Map map = new Map();\n    map.put(2);\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return null;\n  }\n}\n";
+    let snippet = "  // ... existing code ...\n  static Map first() {\n    // ... existing code ...\n\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n  // ... existing code ...\n";
+    let out = merge(file, snippet, &hints("A.java")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "  static Map second() {\n    Map map = new Map();\n    map.put(2);\n    map.freeze();\n    return map;\n  }\n\n",
+            ""
+        )
+    );
+}

@@ -361,15 +361,16 @@ impl Reindent {
         edit_lines: &[&str],
         file_indent: Indent,
     ) -> Reindent {
-        Self::learn(pairs, edit_lines, file_indent, false)
+        Self::learn(pairs, edit_lines, || file_indent, false)
     }
 
     /// Like [`Reindent::plan`], but only when every pair agrees on the map (a uniformly
     /// shifted edit); otherwise the identity.
+    /// The file's indentation unit is asked for only when the edit is shifted.
     pub fn plan_uniform<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
         edit_lines: &[&str],
-        file_indent: Indent,
+        file_indent: impl FnOnce() -> Indent,
     ) -> Reindent {
         Self::learn(pairs, edit_lines, file_indent, true)
     }
@@ -377,7 +378,7 @@ impl Reindent {
     fn learn<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
         edit_lines: &[&str],
-        file_indent: Indent,
+        file_indent: impl FnOnce() -> Indent,
         uniform_only: bool,
     ) -> Reindent {
         let pairs: Vec<(&str, &str)> = pairs
@@ -387,6 +388,7 @@ impl Reindent {
         if pairs.iter().all(|(e, f)| leading_ws(e) == leading_ws(f)) {
             return Reindent::identity();
         }
+        let file_indent = file_indent();
         let file_uses_tabs = pairs.iter().any(|(_, f)| f.starts_with('\t'));
         let file_uses_spaces = pairs.iter().any(|(_, f)| f.starts_with(' '));
         let style = match (file_uses_tabs, file_uses_spaces) {

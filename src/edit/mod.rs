@@ -79,7 +79,7 @@ pub struct Hints<'a> {
 /// replace JSON or the diff.
 pub fn run(format: Format, text: &text::Text, edit: &str, hints: &Hints<'_>) -> Result<Merged> {
     match format {
-        Format::Lazy => lazy::merge_indented(text.content(), text.indent(), edit, hints),
+        Format::Lazy => lazy::merge_indented(text.content(), &|| text.indent(), edit, hints),
         Format::Blocks => blocks::merge(text, edit),
         Format::Replace => replace::apply(text.content(), &replace::parse_json(edit)?),
         Format::Udiff => udiff::merge(text.content(), edit),

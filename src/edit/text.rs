@@ -53,7 +53,8 @@ pub struct Text {
     ending: LineEnding,
     /// For `Mixed` files: whether line `i` ended with `\r\n`.
     crlf_lines: Vec<bool>,
-    indent: Indent,
+    /// Detected on first use (most edits never re-indent).
+    indent: std::cell::OnceCell<Indent>,
 }
 
 /// Largest share of bytes >= 0x80 that a file read as Latin-1 may have: beyond it the file is
@@ -152,7 +153,7 @@ impl Text {
                 (out, Vec::new())
             }
         };
-        let indent = detect_indent(&content);
+        let indent = std::cell::OnceCell::new();
         Text {
             content,
             bom,
@@ -185,7 +186,7 @@ impl Text {
 
     /// The file's indentation unit (spaces of width 4 when it has no indented lines).
     pub fn indent(&self) -> Indent {
-        self.indent
+        *self.indent.get_or_init(|| detect_indent(&self.content))
     }
 
     /// Whether the last line ends with a line break (true for an empty file).

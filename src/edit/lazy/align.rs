@@ -280,10 +280,100 @@ pub fn dice<T: Ord>(a: &[T], b: &[T]) -> f32 {
     2.0 * common as f32 / (a.len() + b.len()) as f32
 }
 
+/// Key ids shared by file and snippet lines.
+pub type KeyIds = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
+
+/// The key and facts of one line (`id` left 0).
+fn line_fact(line: &str) -> (u64, LineFacts) {
+    // One pass over the bytes: the key, non-blank characters, letters and digits.
+    let (k, nonblank, alnum) = if line.is_ascii() {
+        let mut h = KEY_SEED;
+        let (mut nonblank, mut alnum) = (0u32, 0usize);
+        for &b in line.as_bytes() {
+            let class = ASCII_CLASS[b as usize];
+            if class & SPACE != 0 {
+                continue;
+            }
+            h = key_step(h, u32::from(b));
+            nonblank += 1;
+            alnum += usize::from(class & ALNUM != 0);
+        }
+        (h, nonblank, alnum)
+    } else {
+        let nonblank = line.chars().filter(|c| !c.is_whitespace()).count() as u32;
+        let alnum = line.chars().filter(|c| c.is_alphanumeric()).count();
+        (key(line), nonblank, alnum)
+    };
+    let blank = nonblank == 0;
+    let indent = line
+        .bytes()
+        .take_while(|b| *b == b' ' || *b == b'\t')
+        .fold(0i32, |col, b| {
+            if b == b'\t' {
+                (col / 4 + 1) * 4
+            } else {
+                col + 1
+            }
+        });
+    (
+        k,
+        LineFacts {
+            id: 0,
+            blank,
+            trivial: blank || alnum == 0 || (alnum <= 12 && is_trivial(line)),
+            nbigrams: nonblank.saturating_sub(1).max(1),
+            indent,
+            len: line.trim_end().len() as u32,
+        },
+    )
+}
+
+/// The file's line facts and key ids, computed once per merge: the snippet's reading asks
+/// which lines the file holds, the alignment needs the rest.
+pub struct FileIndex {
+    facts: Vec<LineFacts>,
+    ids: KeyIds,
+    /// How often each key id occurs.
+    counts: Vec<u32>,
+}
+
+impl FileIndex {
+    /// Index the lines of a file.
+    pub fn new(file: &[&str]) -> FileIndex {
+        let mut ids = KeyIds::default();
+        ids.reserve(file.len());
+        let mut counts: Vec<u32> = Vec::new();
+        let facts = file
+            .iter()
+            .map(|l| {
+                let (k, partial) = line_fact(l);
+                let next = ids.len() as u32;
+                let id = *ids.entry(k).or_insert(next);
+                if id as usize >= counts.len() {
+                    counts.push(0);
+                }
+                counts[id as usize] += 1;
+                LineFacts { id, ..partial }
+            })
+            .collect();
+        FileIndex { facts, ids, counts }
+    }
+
+    /// Whether the file has a line with this key ([`key`]).
+    pub fn contains(&self, k: &u64) -> bool {
+        self.ids.contains_key(k)
+    }
+
+    /// How many lines of the file have this key.
+    pub fn count(&self, k: u64) -> u32 {
+        self.ids.get(&k).map_or(0, |&id| self.counts[id as usize])
+    }
+}
+
 /// Facts about the file and snippet lines, with shared key ids.
 pub struct Facts<'a> {
     /// One per file line.
-    pub file: Vec<LineFacts>,
+    pub file: &'a [LineFacts],
     /// One per snippet item (placeholders get a dummy entry).
     pub items: Vec<LineFacts>,
     /// How often each key id occurs in the file.
@@ -332,58 +422,20 @@ pub struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     /// Compute facts for `file` and `items`.
-    pub fn new(file: &'a [&'a str], items: &'a [Item]) -> Facts<'a> {
-        let mut ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>> = HashMap::default();
-        let mut counts: Vec<u32> = Vec::new();
-        let mut fact = |line: &str, in_file: bool| {
-            // One pass over the bytes: the key, non-blank characters, letters and digits.
-            let (k, nonblank, alnum) = if line.is_ascii() {
-                let mut h = KEY_SEED;
-                let (mut nonblank, mut alnum) = (0u32, 0usize);
-                for &b in line.as_bytes() {
-                    let class = ASCII_CLASS[b as usize];
-                    if class & SPACE != 0 {
-                        continue;
-                    }
-                    h = key_step(h, u32::from(b));
-                    nonblank += 1;
-                    alnum += usize::from(class & ALNUM != 0);
-                }
-                (h, nonblank, alnum)
-            } else {
-                let nonblank = line.chars().filter(|c| !c.is_whitespace()).count() as u32;
-                let alnum = line.chars().filter(|c| c.is_alphanumeric()).count();
-                (key(line), nonblank, alnum)
-            };
-            let blank = nonblank == 0;
+    pub fn new(file: &'a [&'a str], index: &'a FileIndex, items: &'a [Item]) -> Facts<'a> {
+        debug_assert_eq!(file.len(), index.facts.len());
+        let mut ids = index.ids.clone();
+        let mut counts = index.counts.clone();
+        let mut fact = |line: &str| {
+            let (k, partial) = line_fact(line);
             let next = ids.len() as u32;
             let id = *ids.entry(k).or_insert(next);
             if id as usize >= counts.len() {
                 counts.push(0);
             }
-            if in_file {
-                counts[id as usize] += 1;
-            }
-            let indent =
-                line.bytes()
-                    .take_while(|b| *b == b' ' || *b == b'\t')
-                    .fold(0i32, |col, b| {
-                        if b == b'\t' {
-                            (col / 4 + 1) * 4
-                        } else {
-                            col + 1
-                        }
-                    });
-            LineFacts {
-                id,
-                blank,
-                trivial: blank || alnum == 0 || (alnum <= 12 && is_trivial(line)),
-                nbigrams: nonblank.saturating_sub(1).max(1),
-                indent,
-                len: line.trim_end().len() as u32,
-            }
+            LineFacts { id, ..partial }
         };
-        let file_facts: Vec<LineFacts> = file.iter().map(|l| fact(l, true)).collect();
+        let file_facts: &'a [LineFacts] = &index.facts;
         let file_facts_len: Vec<u32> = file_facts.iter().map(|f| f.nbigrams).collect();
         let file_facts_ids: Vec<u32> = file_facts.iter().map(|f| f.id).collect();
         let item_text: Vec<&str> = items
@@ -393,7 +445,7 @@ impl<'a> Facts<'a> {
                 _ => "",
             })
             .collect();
-        let item_facts: Vec<LineFacts> = item_text.iter().map(|l| fact(l, false)).collect();
+        let item_facts: Vec<LineFacts> = item_text.iter().map(|l| fact(l)).collect();
         let mut snippet_counts = vec![0u32; counts.len()];
         for (f, it) in item_facts.iter().zip(items) {
             if matches!(it, Item::Code(_)) {

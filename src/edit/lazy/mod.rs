@@ -14,13 +14,13 @@ pub mod align;
 pub mod outline;
 pub mod snippet;
 
-use self::align::{Facts, Op, Pinning};
+use self::align::{Facts, FileIndex, Op, Pinning};
 
 /// How an alignment was solved: strict edges, and pinning.
 type Mode = (bool, Pinning);
 use self::outline::Hint;
 use self::snippet::{Item, Snippet};
-use super::matching::{KeySet, Reindent, leading_ws};
+use super::matching::{Reindent, leading_ws};
 use super::text::{join_lines, normalize_newlines, split_lines};
 use super::{Error, ErrorCode, Hints, Merged, Result};
 
@@ -78,7 +78,7 @@ pub fn create(snippet: &str, hints: &Hints<'_>) -> Result<Merged> {
 pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Merged> {
     merge_indented(
         content,
-        super::text::detect_indent(content),
+        &|| super::text::detect_indent(content),
         snippet_text,
         hints,
     )
@@ -87,7 +87,7 @@ pub fn merge(content: &str, snippet_text: &str, hints: &Hints<'_>) -> Result<Mer
 /// [`merge`] for a file whose indentation style is known already.
 pub fn merge_indented(
     content: &str,
-    indent: super::text::Indent,
+    indent: &dyn Fn() -> super::text::Indent,
     snippet_text: &str,
     hints: &Hints<'_>,
 ) -> Result<Merged> {
@@ -99,7 +99,7 @@ pub fn merge_indented(
     }
     let body = prepare(snippet_text, hints);
     let (lines, final_newline) = split_lines(content);
-    let file_keys: KeySet = lines.iter().map(|l| snippet::key(l)).collect();
+    let file_keys = FileIndex::new(&lines);
     let parsed = pin_closers(snippet::parse(&body, &file_keys), &lines);
     if parsed.code_lines().all(|l| l.trim().is_empty()) && parsed.removals().next().is_none() {
         let defs = outline::top_level(&lines);
@@ -125,12 +125,16 @@ pub fn merge_indented(
     if let Some(merged) = place_by_hint(&lines, final_newline, &parsed, &file_keys, hint) {
         return finish(content, &lines, merged, &parsed, &file_keys, Vec::new(), 0);
     }
-    let result = match (merge_lines(&lines, &parsed, &file_keys, indent), hint) {
+    let result = match (
+        merge_lines(&lines, &file_keys, &parsed, &file_keys, indent),
+        hint,
+    ) {
         // The snippet fits several places: the definition the instruction names decides,
         // merging inside it while the rest of the file stays as it is. (Only then: a
         // snippet that reaches beyond the named definition must see the whole file.)
         (Err(e), Some(Hint::Within(a, b))) if e.code == ErrorCode::NeedsMoreContext => {
-            merge_lines(&lines[a..b], &parsed, &file_keys, indent)
+            let inside = FileIndex::new(&lines[a..b]);
+            merge_lines(&lines[a..b], &inside, &parsed, &file_keys, indent)
                 .map(|mut inner| {
                     let mut all: Vec<String> = lines[..a].iter().map(|s| s.to_string()).collect();
                     all.append(&mut inner.out);
@@ -326,7 +330,7 @@ fn place_by_hint(
     lines: &[&str],
     final_newline: bool,
     parsed: &Snippet,
-    file_keys: &KeySet,
+    file_keys: &FileIndex,
     hint: Option<Hint>,
 ) -> Option<String> {
     let at = match hint? {
@@ -405,13 +409,14 @@ struct Segment {
 
 fn merge_lines(
     lines: &[&str],
+    index: &FileIndex,
     parsed: &Snippet,
-    file_keys: &KeySet,
-    indent: super::text::Indent,
+    file_keys: &FileIndex,
+    indent: &dyn Fn() -> super::text::Indent,
 ) -> Result<LinesMerge> {
     let forced = forced_deletions(lines, parsed)?;
     let items = &parsed.items;
-    let facts = Facts::new(lines, items);
+    let facts = Facts::new(lines, index, items);
     let m = lines.len();
     let mut keep_bans: Vec<(usize, (usize, usize))> = Vec::new();
     let problem = |(strict_edges, pinning): Mode,
@@ -578,6 +583,7 @@ fn merge_lines(
     )?;
 
     // Re-indentation per segment, learnt from its matched lines.
+    let file_indent = std::cell::OnceCell::new();
     let edit_lines = |seg: &Segment| -> Vec<&str> {
         (seg.items.0..seg.items.1)
             .filter_map(|i| match &items[i] {
@@ -594,7 +600,7 @@ fn merge_lines(
                     Item::Code(s) => (s.as_str(), lines[j]),
                     _ => ("", lines[j]),
                 });
-                Reindent::plan_uniform(pairs, &edit_lines(seg), indent)
+                Reindent::plan_uniform(pairs, &edit_lines(seg), || *file_indent.get_or_init(indent))
             })
         })
         .collect();
@@ -1476,7 +1482,7 @@ pub fn check_external(
 ) -> Result<Merged> {
     let body = prepare(snippet_text, hints);
     let (lines, _) = split_lines(original);
-    let file_keys: KeySet = lines.iter().map(|l| snippet::key(l)).collect();
+    let file_keys = FileIndex::new(&lines);
     let parsed = snippet::parse(&body, &file_keys);
     if let Some(line) = merged
         .lines()
@@ -1514,7 +1520,7 @@ fn finish(
     lines: &[&str],
     merged: String,
     parsed: &Snippet,
-    file_keys: &KeySet,
+    file_keys: &FileIndex,
     warnings: Vec<String>,
     changed_old: usize,
 ) -> Result<Merged> {

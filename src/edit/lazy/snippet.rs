@@ -2,7 +2,7 @@
 //! (`// ... existing code ...`, `# ...`, `/* ... */`, `<!-- ... -->`, `-- ...`, bare
 //! `... rest of code ...`), and `remove NAME` directives.
 
-use super::super::matching::KeySet;
+use super::align::FileIndex;
 
 /// One line of a snippet, classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -310,7 +310,7 @@ pub fn indent_columns(line: &str) -> usize {
 }
 
 /// Parse a snippet against the file whose keys are `file_keys`.
-pub fn parse(snippet: &str, file_keys: &KeySet) -> Snippet {
+pub fn parse(snippet: &str, file_keys: &FileIndex) -> Snippet {
     let mut items: Vec<Item> = Vec::new();
     for line in snippet.split('\n') {
         let in_file = file_keys.contains(&key(line));
@@ -422,10 +422,10 @@ mod tests {
 
     #[test]
     fn implicit_placeholders_close_open_edges() {
-        let s = parse("a\n// ...\nb\n", &KeySet::default());
+        let s = parse("a\n// ...\nb\n", &FileIndex::new(&[]));
         assert!(!s.explicit_start && !s.explicit_end);
         assert_eq!(s.items.len(), 5);
-        let s = parse("\n// ...\nb\n// ...\n\n", &KeySet::default());
+        let s = parse("\n// ...\nb\n// ...\n\n", &FileIndex::new(&[]));
         assert!(s.explicit_start && s.explicit_end);
         assert_eq!(s.items.len(), 3);
     }

@@ -100,7 +100,7 @@ pub fn merge_indented(
     let body = prepare(snippet_text, hints);
     let (lines, final_newline) = split_lines(content);
     let file_keys = FileIndex::new(&lines);
-    let parsed = pin_closers(snippet::parse(&body, &file_keys), &lines);
+    let parsed = pin_closers(snippet::parse(&body, &file_keys), &lines, &file_keys);
     if parsed.code_lines().all(|l| l.trim().is_empty()) && parsed.removals().next().is_none() {
         let defs = outline::top_level(&lines);
         let listing = if defs.is_empty() {
@@ -172,7 +172,7 @@ fn squash(line: &str) -> String {
 /// any later `}` of the file. When that opener occurs once in the file, the file's own last
 /// lines of the block are added before the closer (they are the lines the placeholder keeps
 /// anyway), so the closer can only be placed at the block's end.
-fn pin_closers(mut parsed: Snippet, lines: &[&str]) -> Snippet {
+fn pin_closers(mut parsed: Snippet, lines: &[&str], index: &FileIndex) -> Snippet {
     let indent = |l: &str| l.len() - l.trim_start().len();
     let mut idx = 2;
     while idx < parsed.items.len() {
@@ -220,15 +220,15 @@ fn pin_closers(mut parsed: Snippet, lines: &[&str]) -> Snippet {
         };
         let opens =
             opener.trim_end().ends_with(['{', '(', '[']) && indent(opener) == indent(closer);
-        let opener_key = squash(opener);
-        let hits: Vec<usize> = (0..lines.len())
-            .filter(|&j| squash(lines[j]) == opener_key)
-            .collect();
-        if !opens || align::is_trivial(opener) || hits.len() != 1 {
+        let opener_key = snippet::key(opener);
+        if !opens || align::is_trivial(opener) || index.count(opener_key) != 1 {
             idx += 1;
             continue;
         }
-        let o = hits[0];
+        let Some(o) = (0..lines.len()).find(|&j| snippet::key(lines[j]) == opener_key) else {
+            idx += 1;
+            continue;
+        };
         let (_, end) = outline::block_extent(lines, o);
         if end == 0 || end <= o + 1 || squash(lines[end - 1]) != closer_key {
             idx += 1;
@@ -284,10 +284,7 @@ fn pin_closers(mut parsed: Snippet, lines: &[&str]) -> Snippet {
         let snippet_keys: std::collections::HashSet<String> =
             parsed.code_lines().map(squash).collect();
         let in_snippet = |j: usize| snippet_keys.contains(&squash(lines[j]));
-        let repeated = |j: usize| {
-            let key = squash(lines[j]);
-            lines.iter().filter(|l| squash(l) == key).nth(1).is_some()
-        };
+        let repeated = |j: usize| index.count(snippet::key(lines[j])) > 1;
         let Some(first_kept) = (last + 1 + after..e)
             .rev()
             .take(4)

@@ -379,7 +379,7 @@ pub fn split_lines(content: &str) -> (Vec<&str>, bool) {
 }
 
 /// The pieces of `text` between LF bytes (as `str::split('\n')`, but cheaper on short lines:
-/// a plain byte scan instead of a vectorised search set up afresh for every line).
+/// a word-at-a-time scan instead of a vectorised search set up afresh for every line).
 fn lf_lines(text: &str) -> impl Iterator<Item = &str> {
     let bytes = text.as_bytes();
     let mut start = 0usize;
@@ -388,11 +388,10 @@ fn lf_lines(text: &str) -> impl Iterator<Item = &str> {
         if done {
             return None;
         }
-        let rest = &bytes[start..];
-        match rest.iter().position(|&b| b == b'\n') {
+        match find_lf(bytes, start) {
             Some(k) => {
-                let line = &text[start..start + k];
-                start += k + 1;
+                let line = &text[start..k];
+                start = k + 1;
                 Some(line)
             }
             None => {
@@ -401,6 +400,28 @@ fn lf_lines(text: &str) -> impl Iterator<Item = &str> {
             }
         }
     })
+}
+
+/// The index of the first LF at or after `from`, eight bytes at a time.
+#[inline]
+fn find_lf(bytes: &[u8], from: usize) -> Option<usize> {
+    const LF: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while i + 8 <= bytes.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[i..i + 8]);
+        let v = u64::from_le_bytes(word) ^ LF;
+        // The lowest flagged byte is exact (only bytes above a zero byte can be flagged
+        // falsely).
+        let zero = v.wrapping_sub(LO) & !v & HI;
+        if zero != 0 {
+            return Some(i + (zero.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    bytes[i..].iter().position(|&b| b == b'\n').map(|k| i + k)
 }
 
 /// The inverse of [`split_lines`].
@@ -431,6 +452,41 @@ pub fn normalize_newlines(s: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_splitting_agrees_with_str_split_for_every_line_length() {
+        // Lines of 0..=20 bytes (around the 8-byte word boundary), some with multi-byte
+        // characters and bytes just below and above LF.
+        let pieces = [
+            "",
+            "a",
+            "\t\x0b\x0c",
+            "ü€",
+            "0123456",
+            "01234567",
+            "012345678",
+        ];
+        let mut text = String::new();
+        let expected = |s: &str| -> (Vec<String>, bool) {
+            match s.strip_suffix('\n') {
+                Some(body) => (body.split('\n').map(String::from).collect(), true),
+                None => (s.split('\n').map(String::from).collect(), false),
+            }
+        };
+        for n in 0..60 {
+            text.push_str(pieces[n % pieces.len()]);
+            text.push_str(&"x".repeat(n % 21));
+            for s in [&text[..], text.strip_suffix('\n').unwrap_or(&text)] {
+                if s.is_empty() {
+                    continue; // an empty file has no lines (tested elsewhere)
+                }
+                let (lines, final_newline) = split_lines(s);
+                let lines: Vec<String> = lines.into_iter().map(String::from).collect();
+                assert_eq!((lines, final_newline), expected(s), "{s:?}");
+            }
+            text.push('\n');
+        }
+    }
 
     #[test]
     fn lf_file_round_trips() {

@@ -822,6 +822,9 @@ impl<'a> Facts<'a> {
         }
         let squash = |s: &'a str| s.chars().filter(|c| !c.is_whitespace());
         let (ta, tb) = (self.item_text[i], self.file_text[j]);
+        if ta.trim_start().as_bytes().first() != tb.trim_start().as_bytes().first() {
+            return None;
+        }
         let prefix = squash(ta)
             .zip(squash(tb))
             .take_while(|(x, y)| x == y)

@@ -51,13 +51,13 @@ fn eval_blocks_on_the_corpus_is_never_wrong_and_refuses_only_true_ambiguity() {
     assert!(s["correct"] >= 99.0, "{stdout}");
 }
 
-/// A regression floor for the lazy-snippet merge on the corpus (the issue's bar is 97% correct
-/// and at most 0.5% wrong; the issue notes say where it stands).
+/// The lazy-snippet merge meets the issue's bars on the corpus: at least 97% correct, at
+/// most 0.5% wrong (its time is measured by `patchgate eval`, not here).
 #[test]
-fn eval_lazy_on_the_corpus_keeps_its_floor() {
+fn eval_lazy_on_the_corpus_meets_the_bars() {
     let (stdout, s) = eval("lazy");
-    assert!(s["correct"] >= 95.0, "{stdout}");
-    assert!(s["wrong"] <= 1.5, "{stdout}");
+    assert!(s["correct"] >= 97.0, "{stdout}");
+    assert!(s["wrong"] <= 0.5, "{stdout}");
 }
 
 #[test]

@@ -290,7 +290,7 @@ pub struct EvalArgs {
     /// Runs of each merge; a case's time is the median of its runs.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
-    /// Show the first line of each refusal's message.
+    /// Show the first line of each refusal's message and the slowest cases.
     #[arg(long, short)]
     pub verbose: bool,
 }

@@ -14,6 +14,9 @@ use std::time::Instant;
 use crate::edit::{self, Format, text::Text};
 use crate::error::ErrorCode;
 
+/// Cases listed by time in a verbose report.
+const SLOWEST_SHOWN: usize = 5;
+
 /// The outcome of one case.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -291,6 +294,14 @@ impl Report {
             let _ = writeln!(out, "wrong ({}):", wrong.len());
             for c in wrong {
                 let _ = writeln!(out, "  {}", c.name);
+            }
+        }
+        if verbose {
+            let mut slow: Vec<&CaseResult> = self.cases.iter().collect();
+            slow.sort_by_key(|c| std::cmp::Reverse(c.nanos));
+            let _ = writeln!(out, "slowest:");
+            for c in slow.iter().take(SLOWEST_SHOWN) {
+                let _ = writeln!(out, "  {:>9.1} µs  {}", c.nanos as f64 / 1000.0, c.name);
             }
         }
         out.push_str(&self.summary());

@@ -65,3 +65,35 @@ fn eval_on_a_missing_directory_exits_2() {
     let out = run(&["eval", "/nonexistent/corpus", "--format", "blocks"], "");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--verbose` names the slowest cases with their times, slowest first, each a case folder.
+#[test]
+fn eval_verbose_lists_the_slowest_cases() {
+    let dir = corpus_dir();
+    let args = [
+        "eval",
+        dir.to_str().unwrap(),
+        "--format",
+        "blocks",
+        "--repeat",
+        "1",
+        "-v",
+    ];
+    let out = run(&args, "");
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let listed: Vec<(f64, &str)> = stdout
+        .lines()
+        .skip_while(|l| *l != "slowest:")
+        .skip(1)
+        .map_while(|l| {
+            let (t, name) = l.trim().split_once(" µs  ")?;
+            Some((t.trim().parse::<f64>().ok()?, name))
+        })
+        .collect();
+    assert_eq!(listed.len(), 5, "{stdout}");
+    assert!(listed.windows(2).all(|w| w[0].0 >= w[1].0), "{stdout}");
+    for (_, name) in &listed {
+        assert!(dir.join(name).is_dir(), "{name} is not a case folder");
+    }
+}

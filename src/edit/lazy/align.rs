@@ -15,6 +15,7 @@
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::ops::Range;
 
 use crate::edit::matching::{KEY_SEED, KeyHasher, key_step};
 
@@ -77,8 +78,16 @@ pub fn is_trivial(line: &str) -> bool {
         return false;
     }
     let key: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+    is_trivial_key(&key)
+}
+
+/// The longest key [`is_trivial_key`] accepts.
+const TRIVIAL_KEY_MAX: usize = 12;
+
+/// Whether a line without its whitespace is a bare keyword line (`else`, `return;` …).
+fn is_trivial_key(key: &str) -> bool {
     matches!(
-        key.as_str(),
+        key,
         "else"
             | "else{"
             | "}else{"
@@ -283,6 +292,26 @@ pub fn dice<T: Ord>(a: &[T], b: &[T]) -> f32 {
 /// Key ids shared by file and snippet lines.
 pub type KeyIds = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
 
+/// [`is_trivial`] for a line of at most [`TRIVIAL_KEY_MAX`] non-blank characters, without
+/// allocating when the line is ASCII.
+fn short_line_is_trivial(line: &str) -> bool {
+    if !line.is_ascii() {
+        return is_trivial(line);
+    }
+    let mut buf = [0u8; TRIVIAL_KEY_MAX];
+    let mut n = 0;
+    for &b in line.as_bytes() {
+        if ASCII_CLASS[b as usize] & SPACE == 0 {
+            if n == TRIVIAL_KEY_MAX {
+                return false;
+            }
+            buf[n] = b;
+            n += 1;
+        }
+    }
+    std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key)
+}
+
 /// The key and facts of one line (`id` left 0).
 fn line_fact(line: &str) -> (u64, LineFacts) {
     // One pass over the bytes: the key, non-blank characters, letters and digits.
@@ -320,7 +349,9 @@ fn line_fact(line: &str) -> (u64, LineFacts) {
         LineFacts {
             id: 0,
             blank,
-            trivial: blank || alnum == 0 || (alnum <= 12 && is_trivial(line)),
+            trivial: blank
+                || alnum == 0
+                || (nonblank as usize <= TRIVIAL_KEY_MAX && short_line_is_trivial(line)),
             nbigrams: nonblank.saturating_sub(1).max(1),
             indent,
             len: line.trim_end().len() as u32,
@@ -415,8 +446,6 @@ pub struct Facts<'a> {
     /// File lines grouped by key id (see `lines_with`).
     line_index: Vec<u32>,
     line_index_start: Vec<u32>,
-    /// File lines by bigram count, for finding substitution candidates.
-    by_length: Vec<(u32, u32)>,
     item_substs: Vec<OnceCell<Vec<(u32, f32)>>>,
 }
 
@@ -436,7 +465,6 @@ impl<'a> Facts<'a> {
             LineFacts { id, ..partial }
         };
         let file_facts: &'a [LineFacts] = &index.facts;
-        let file_facts_len: Vec<u32> = file_facts.iter().map(|f| f.nbigrams).collect();
         let file_facts_ids: Vec<u32> = file_facts.iter().map(|f| f.id).collect();
         let item_text: Vec<&str> = items
             .iter()
@@ -667,11 +695,6 @@ impl<'a> Facts<'a> {
             item_substs: (0..items.len()).map(|_| OnceCell::new()).collect(),
             line_index_start,
             line_index,
-            by_length: {
-                let mut v: Vec<(u32, u32)> = file_facts_len.iter().copied().zip(0u32..).collect();
-                v.sort_unstable();
-                v
-            },
             item_text,
             file_tokens: (0..file.len()).map(|_| OnceCell::new()).collect(),
         }
@@ -874,27 +897,46 @@ impl<'a> Facts<'a> {
     /// The file lines snippet item `i` may replace, with the substitution score, by line.
     fn substitutions(&self, i: usize) -> &[(u32, f32)] {
         self.item_substs[i].get_or_init(|| {
-            let a = &self.items[i];
-            // A line the file holds verbatim is that line (or a copy of it), not a new
-            // version of another.
-            if a.blank || self.counts[a.id as usize] > 0 {
-                return Vec::new();
-            }
-            // Dice over bigrams is at most 2·min/(la+lb): only lines of a similar length can
-            // reach the threshold.
-            let la = a.nbigrams as f32;
-            let lo = (la * SUBST_MIN_SIM / (2.0 - SUBST_MIN_SIM)).floor() as u32;
-            let hi = (la * (2.0 - SUBST_MIN_SIM) / SUBST_MIN_SIM).ceil() as u32;
-            let start = self.by_length.partition_point(|&(len, _)| len < lo);
-            let mut out: Vec<(u32, f32)> = self.by_length[start..]
-                .iter()
-                .take_while(|&&(len, _)| len <= hi)
-                .filter(|&&(_, j)| self.file[j as usize].id != a.id)
-                .filter_map(|&(_, j)| self.subst_score(i, j as usize).map(|s| (j, s)))
-                .collect();
-            out.sort_unstable_by_key(|&(j, _)| j);
+            let mut out = Vec::new();
+            self.find_substitutions(i, 0..self.file.len(), &mut out);
             out
         })
+    }
+
+    /// Appends to `out` the file lines in `lines` that snippet item `i` may replace, with the
+    /// substitution score, by line. Reuses the whole file's list when it is known.
+    fn substitutions_in(&self, i: usize, lines: Range<usize>, out: &mut Vec<(u32, f32)>) {
+        if lines.len() == self.file.len() {
+            out.extend_from_slice(self.substitutions(i));
+        } else if let Some(all) = self.item_substs[i].get() {
+            let from = all.partition_point(|&(j, _)| (j as usize) < lines.start);
+            let to = all.partition_point(|&(j, _)| (j as usize) < lines.end);
+            out.extend_from_slice(&all[from..to]);
+        } else {
+            self.find_substitutions(i, lines, out);
+        }
+    }
+
+    fn find_substitutions(&self, i: usize, lines: Range<usize>, out: &mut Vec<(u32, f32)>) {
+        let a = &self.items[i];
+        // A line the file holds verbatim is that line (or a copy of it), not a new version
+        // of another.
+        if a.blank || self.counts[a.id as usize] > 0 {
+            return;
+        }
+        // Dice over bigrams is at most 2·min/(la+lb): only lines of a similar length can
+        // reach the threshold.
+        let la = a.nbigrams as f32;
+        let lo = (la * SUBST_MIN_SIM / (2.0 - SUBST_MIN_SIM)).floor() as u32;
+        let hi = (la * (2.0 - SUBST_MIN_SIM) / SUBST_MIN_SIM).ceil() as u32;
+        for j in lines {
+            let len = self.file[j].nbigrams;
+            if (lo..=hi).contains(&len)
+                && let Some(score) = self.subst_score(i, j)
+            {
+                out.push((j as u32, score));
+            }
+        }
     }
 }
 
@@ -1155,6 +1197,7 @@ fn pass<const REV: bool, const BACK: bool>(
     scores.resize((n + 1) * w, NEG);
     let mut del = vec![NEG; w];
     let mut diag: Vec<(usize, f32, u8)> = Vec::new();
+    let mut substs: Vec<(u32, f32)> = Vec::new();
     // Every path passes through each pinned pair, so a row's states lie between the columns
     // of the pins around it: `band[i]` is the range of columns row `i` can reach.
     let mut band: Vec<(usize, usize)> = vec![(0, m); n + 1];
@@ -1258,7 +1301,16 @@ fn pass<const REV: bool, const BACK: bool>(
                 }
             }
             if v_cost.is_some() {
-                for &(f, sc) in facts.substitutions(e) {
+                // Only the file lines this row's band reaches (see the loop below).
+                let (lo, hi) = band[i];
+                let lines = if REV {
+                    m - hi..m + 1 - lo.max(1)
+                } else {
+                    lo.saturating_sub(1)..hi
+                };
+                substs.clear();
+                facts.substitutions_in(e, lines, &mut substs);
+                for &(f, sc) in &substs {
                     if usable(f as usize) {
                         diag.push((fl(f as usize), sc, FROM_SUBST));
                     }
@@ -1355,4 +1407,65 @@ fn pass<const REV: bool, const BACK: bool>(
         }
     }
     scores[n * w + m]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_facts_call_the_same_lines_trivial_as_is_trivial() {
+        let lines = [
+            "}",
+            "  else {",
+            "\t} else {",
+            "return false;",
+            "  return  false ;",
+            "returnfalse;x",
+            "return falsey;",
+            "end",
+            "#endif",
+            "  @Override",
+            "é",
+            "  fi",
+            "x = 1",
+            "",
+            "   ",
+            "return nil",
+            "continue;;",
+            "} catch {",
+            "pass  # done",
+        ];
+        for line in lines {
+            let (_, facts) = line_fact(line);
+            let expected = line.trim().is_empty() || is_trivial(line);
+            assert_eq!(facts.trivial, expected, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn substitutions_in_a_range_are_the_whole_files_list_cut_to_it() {
+        let file: Vec<&str> = vec![
+            "fn alpha(a: u32) -> u32 {",
+            "    let total = a * 2 + 1;",
+            "    total",
+            "}",
+            "fn beta(b: u32) -> u32 {",
+            "    let total = b * 2 + 1;",
+            "    total",
+            "}",
+        ];
+        let items = vec![Item::Code("    let total = x * 2 + 1;".to_string())];
+        let index = FileIndex::new(&file);
+        let fresh = Facts::new(&file, &index, &items);
+        let mut part = Vec::new();
+        fresh.substitutions_in(0, 4..8, &mut part);
+        let whole = fresh.substitutions(0).to_vec();
+        assert_eq!(whole.iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 5]);
+        assert_eq!(part, vec![whole[1]]);
+        // Once the whole list is known, a range is cut from it.
+        let mut cut = Vec::new();
+        fresh.substitutions_in(0, 0..5, &mut cut);
+        assert_eq!(cut, vec![whole[0]]);
+    }
 }

@@ -14,15 +14,17 @@ pub mod align;
 pub mod outline;
 pub mod snippet;
 
-use self::align::{Facts, FileIndex, Op, Pinning};
+use std::borrow::Cow;
 
-/// How an alignment was solved: strict edges, and pinning.
-type Mode = (bool, Pinning);
+use self::align::{Facts, FileIndex, Op, Pinning};
 use self::outline::Hint;
 use self::snippet::{Item, Snippet};
 use super::matching::{Reindent, leading_ws};
 use super::text::{join_lines, normalize_newlines, split_lines};
 use super::{Error, ErrorCode, Hints, Merged, Result};
+
+/// How an alignment was solved: strict edges, and pinning.
+type Mode = (bool, Pinning);
 
 /// Share of characters a merge may lose before it counts as truncation (with lines below).
 const TRUNCATION_CHARS: f64 = 0.6;
@@ -136,9 +138,10 @@ pub fn merge_indented(
             let inside = FileIndex::new(&lines[a..b]);
             merge_lines(&lines[a..b], &inside, &parsed, &file_keys, indent)
                 .map(|mut inner| {
-                    let mut all: Vec<String> = lines[..a].iter().map(|s| s.to_string()).collect();
+                    let mut all: Vec<Cow<str>> =
+                        lines[..a].iter().map(|&s| Cow::Borrowed(s)).collect();
                     all.append(&mut inner.out);
-                    all.extend(lines[b..].iter().map(|s| s.to_string()));
+                    all.extend(lines[b..].iter().map(|&s| Cow::Borrowed(s)));
                     inner.out = all;
                     inner
                 })
@@ -404,13 +407,13 @@ struct Segment {
     strict: bool,
 }
 
-fn merge_lines(
-    lines: &[&str],
+fn merge_lines<'l>(
+    lines: &[&'l str],
     index: &FileIndex,
     parsed: &Snippet,
     file_keys: &FileIndex,
     indent: &dyn Fn() -> super::text::Indent,
-) -> Result<LinesMerge> {
+) -> Result<LinesMerge<'l>> {
     let forced = forced_deletions(lines, parsed)?;
     let items = &parsed.items;
     let facts = Facts::new(lines, index, items);
@@ -644,11 +647,11 @@ fn merge_lines(
         .filter(|op| matches!(op, Op::Subst(..) | Op::Delete(_)))
         .count()
         - forced.iter().filter(|&&f| f).count();
-    let mut out: Vec<String> = Vec::with_capacity(lines.len() + items.len());
+    let mut out: Vec<Cow<str>> = Vec::with_capacity(lines.len() + items.len());
     let plan_for = |i: usize| plans[seg_of[i]].as_ref().unwrap_or(&fallback);
     for op in ops {
         match *op {
-            Op::Keep(j) => out.push(lines[j].to_string()),
+            Op::Keep(j) => out.push(Cow::Borrowed(lines[j])),
             Op::Match(i, j) => match &items[i] {
                 // A matched line keeps the file's bytes unless the snippet changed it: spacing
                 // inside the line (alignment, re-spaced operators), or indentation that differs
@@ -659,16 +662,16 @@ fn merge_lines(
                     if same_but_indentation(s, lines[j])
                         && leading_ws(&placed) == leading_ws(lines[j])
                     {
-                        out.push(lines[j].to_string());
+                        out.push(Cow::Borrowed(lines[j]));
                     } else {
-                        out.push(placed);
+                        out.push(Cow::Owned(placed));
                     }
                 }
-                _ => out.push(lines[j].to_string()),
+                _ => out.push(Cow::Borrowed(lines[j])),
             },
             Op::Subst(i, _) | Op::Insert(i) => {
                 if let Item::Code(s) = &items[i] {
-                    out.push(plan_for(i).apply(s));
+                    out.push(Cow::Owned(plan_for(i).apply(s)));
                 }
             }
             Op::Delete(_) | Op::Leave(_) => {}
@@ -895,8 +898,9 @@ fn check_moved_code(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op])
 }
 
 /// The merged lines of a file (or of the part an instruction named).
-struct LinesMerge {
-    out: Vec<String>,
+struct LinesMerge<'a> {
+    /// The merged lines: the file's own lines borrowed, new and re-indented ones owned.
+    out: Vec<Cow<'a, str>>,
     warnings: Vec<String>,
     /// File lines the merge deleted or replaced (not counting `remove` directives).
     changed_old: usize,

@@ -399,6 +399,16 @@ impl FileIndex {
     pub fn count(&self, k: u64) -> u32 {
         self.ids.get(&k).map_or(0, |&id| self.counts[id as usize])
     }
+
+    /// The id of this key ([`key`]) when the file has a line with it.
+    pub fn id_of(&self, k: u64) -> Option<u32> {
+        self.ids.get(&k).copied()
+    }
+
+    /// The key id of file line `j`.
+    pub fn line_id(&self, j: usize) -> u32 {
+        self.facts[j].id
+    }
 }
 
 /// Facts about the file and snippet lines, with shared key ids.
@@ -432,10 +442,10 @@ pub struct Facts<'a> {
     pub hard: Vec<bool>,
     /// The usual indentation offset of snippet lines against their file lines.
     indent_delta: Option<i32>,
-    /// For closing-bracket lines, the key of the line that opened the bracket (computed on
+    /// For closing-bracket lines, the key id of the line that opened the bracket (computed on
     /// first use).
-    file_opener: OnceCell<Vec<Option<u64>>>,
-    item_opener: Vec<Option<u64>>,
+    file_opener: OnceCell<Vec<Option<u32>>>,
+    item_opener: Vec<Option<u32>>,
     file_text: &'a [&'a str],
     key_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     item_text: Vec<&'a str>,
@@ -666,6 +676,10 @@ impl<'a> Facts<'a> {
                 hard[i] = !closes_new && copies[i] > 0;
             }
         }
+        let item_opener: Vec<Option<u32>> = item_open
+            .iter()
+            .map(|o| o.map(|k| item_facts[k].id))
+            .collect();
         Facts {
             file: file_facts,
             items: item_facts,
@@ -683,10 +697,7 @@ impl<'a> Facts<'a> {
             hard,
             indent_delta,
             file_opener: OnceCell::new(),
-            item_opener: item_open
-                .iter()
-                .map(|o| o.map(|k| key(item_text[k])))
-                .collect(),
+            item_opener,
             file_text: file,
             key_ids: ids,
             item_tokens: (0..items.len()).map(|_| OnceCell::new()).collect(),
@@ -721,16 +732,16 @@ impl<'a> Facts<'a> {
         }
     }
 
-    fn file_openers(&self) -> &[Option<u64>] {
+    fn file_openers(&self) -> &[Option<u32>] {
         self.file_opener.get_or_init(|| {
             super::outline::openers(self.file_text, &[])
                 .into_iter()
-                .map(|o| o.map(|k| key(self.file_text[k])))
+                .map(|o| o.map(|k| self.file[k].id))
                 .collect()
         })
     }
 
-    fn item_openers(&self) -> &[Option<u64>] {
+    fn item_openers(&self) -> &[Option<u32>] {
         &self.item_opener
     }
 

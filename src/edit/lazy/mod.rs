@@ -183,6 +183,10 @@ fn pin_closers(mut parsed: Snippet, lines: &[&str], index: &FileIndex) -> Snippe
             idx += 1;
             continue;
         };
+        if !closer.trim_start().starts_with(['}', ')', ']']) {
+            idx += 1;
+            continue;
+        }
         let closer_key = squash(closer);
         let is_closer = !closer_key.is_empty()
             && closer_key
@@ -228,7 +232,8 @@ fn pin_closers(mut parsed: Snippet, lines: &[&str], index: &FileIndex) -> Snippe
             idx += 1;
             continue;
         }
-        let Some(o) = (0..lines.len()).find(|&j| snippet::key(lines[j]) == opener_key) else {
+        let opener_id = index.id_of(opener_key);
+        let Some(o) = (0..lines.len()).find(|&j| Some(index.line_id(j)) == opener_id) else {
             idx += 1;
             continue;
         };
@@ -1516,6 +1521,14 @@ pub fn check_external(
 }
 
 /// The guards on a merged result.
+/// How many lines [`split_lines`] would make of `text`.
+fn line_count(text: &str) -> usize {
+    if text.is_empty() {
+        return 0;
+    }
+    text.bytes().filter(|&b| b == b'\n').count() + usize::from(!text.ends_with('\n'))
+}
+
 fn finish(
     original: &str,
     lines: &[&str],
@@ -1545,11 +1558,13 @@ fn finish(
             applied: 0,
         });
     }
-    let (new_split, _) = split_lines(&merged);
     if !has_removals && lines.len() >= GUARD_MIN_LINES {
         let chars_lost = 1.0 - merged.len() as f64 / original.len().max(1) as f64;
-        let lines_lost = 1.0 - new_split.len() as f64 / lines.len() as f64;
-        if chars_lost > TRUNCATION_CHARS && lines_lost > TRUNCATION_LINES {
+        // (Lines are counted only when enough characters are lost.)
+        let new_lines = || line_count(&merged);
+        if chars_lost > TRUNCATION_CHARS
+            && 1.0 - new_lines() as f64 / lines.len() as f64 > TRUNCATION_LINES
+        {
             return Err(Error::new(
                 ErrorCode::TruncationDetected,
                 format!(
@@ -1557,7 +1572,7 @@ fn finish(
                      with `... existing code ...` placeholders, or delete explicitly with \
                      `remove NAME`",
                     lines.len(),
-                    new_split.len()
+                    new_lines()
                 ),
             ));
         }

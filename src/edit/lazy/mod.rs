@@ -659,9 +659,9 @@ fn merge_lines<'l>(
             Op::Keep(j) => out.push(Cow::Borrowed(lines[j])),
             Op::Match(i, j) => match &items[i] {
                 // A matched line keeps the file's bytes unless the snippet changed it: spacing
-                // inside the line (alignment, re-spaced operators), or indentation that differs
-                // from the segment's own offset against the file. A blank line that only
-                // separates a segment from the next placeholder keeps the file's whitespace.
+                // inside the line (alignment, re-spaced operators) or at its end, or
+                // indentation that differs from the segment's own offset against the file. A
+                // blank line keeps the file's whitespace.
                 Item::Code(s) if !facts.soft[i] => {
                     let placed = plan_for(i).apply(s);
                     if same_but_indentation(s, lines[j])
@@ -911,10 +911,12 @@ struct LinesMerge<'a> {
     changed_old: usize,
 }
 
-/// Equal but for indentation, trailing whitespace and look-alike characters.
+/// Equal but for indentation and look-alike characters. Trailing whitespace counts: a
+/// snippet line that drops (or adds) it is the line as the edit wants it.
 fn same_but_indentation(a: &str, b: &str) -> bool {
     use super::matching::fold_confusables;
-    a.trim() == b.trim() || fold_confusables(a).trim() == fold_confusables(b).trim()
+    a.trim_start() == b.trim_start()
+        || fold_confusables(a).trim_start() == fold_confusables(b).trim_start()
 }
 
 fn ranges_label(lines: &[usize]) -> String {
@@ -1394,7 +1396,7 @@ impl<'a> Shape<'a> {
         let mut pattern: Vec<(usize, Want)> = seg
             .matches
             .iter()
-            .map(|&(i, j)| (j, Want::Same(facts.items[i].id)))
+            .map(|&(i, j)| (j, Want::Same(i)))
             .chain(
                 seg.substs
                     .iter()
@@ -1443,7 +1445,12 @@ impl<'a> Shape<'a> {
         let fits = self.pattern.iter().all(|&(j, ref want)| {
             let f = p + (j - self.j0);
             match *want {
-                Want::Same(id) => facts.file[f].id == id,
+                // A brace or keyword line at another depth is another line.
+                Want::Same(i) => {
+                    facts.file[f].id == facts.items[i].id
+                        && (!facts.items[i].trivial
+                            || facts.indent_offset(i, f) == facts.indent_offset(i, j))
+                }
                 Want::Like(i) => {
                     facts.file[f].id == facts.items[i].id
                         || (facts.similar(i, f).is_some()
@@ -1472,8 +1479,8 @@ impl<'a> Shape<'a> {
 
 /// What a position of the file must hold for a segment to fit there.
 enum Want {
-    /// The same line (by key id).
-    Same(u32),
+    /// The same line as this snippet item (by key id).
+    Same(usize),
     /// A line similar to this snippet item.
     Like(usize),
 }

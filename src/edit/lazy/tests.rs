@@ -462,3 +462,30 @@ fn last_lines_shown_before_a_closer_belong_to_the_block_the_snippet_opened() {
         )
     );
 }
+
+#[test]
+fn braces_at_another_depth_do_not_make_a_segment_of_braces_ambiguous() {
+    // `    }` then `  }` occurs once; the same braces one level deeper (lines 12-13) and one
+    // level shallower (lines 15-16) are other lines.
+    let file = "class Shapes {\n  area(kind) {\n    if (kind === 'square') {\n      return this.side * this.side;\n    }\n  }\n\n  scale(factor) {\n    for (const p of this.points) {\n      if (p.active) {\n        p.x *= factor;\n      }\n    }\n    this.scaled = true;\n  }\n}\n";
+    let snippet = "// ... existing code ...\n    if (kind === 'square') {\n      this.count += 1;\n      return this.side * this.side;\n      // ... existing code ...\n    }\n  }\n\n  perimeter() {\n    return 4 * this.side;\n  }\n\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("shapes.js")).unwrap().content;
+    let expected = file
+        .replace(
+            "      return this.side",
+            "      this.count += 1;\n      return this.side",
+        )
+        .replace(
+            "  }\n\n  scale",
+            "  }\n\n  perimeter() {\n    return 4 * this.side;\n  }\n\n  scale",
+        );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn a_context_line_without_its_trailing_whitespace_loses_it() {
+    let file = "def first():\n    a = 1  \n    return a\n\n\ndef last():\n    return 2\n";
+    let snippet = "def first():\n    a = 1\n    b = 2\n    return a\n# ... existing code ...\n";
+    let out = lazy(file, snippet).unwrap();
+    assert_eq!(out, file.replace("    a = 1  \n", "    a = 1\n    b = 2\n"));
+}

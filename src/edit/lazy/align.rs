@@ -221,15 +221,15 @@ fn signature(line: &str) -> ([u64; 4], u32) {
     let mut sig = [0u64; 4];
     let mut set = |t: u32| sig[(t >> 6) as usize & 3] |= 1u64 << (t & 63);
     if line.is_ascii() {
-        let mut prev: Option<u8> = None;
-        for &b in line.as_bytes() {
-            if ASCII_CLASS[b as usize] & SPACE != 0 {
-                continue;
+        let mut chars = line
+            .bytes()
+            .filter(|&b| ASCII_CLASS[b as usize] & SPACE == 0)
+            .map(u32::from);
+        if let Some(mut p) = chars.next() {
+            for b in chars {
+                set((p << 8 | b).wrapping_mul(0x9E37_79B1) >> 24);
+                p = b;
             }
-            if let Some(p) = prev {
-                set(((u32::from(p) << 8 | u32::from(b)).wrapping_mul(0x9E37_79B1)) >> 24);
-            }
-            prev = Some(b);
         }
     } else {
         bigrams(line).for_each(&mut set);
@@ -299,39 +299,38 @@ fn short_line_is_trivial(line: &str) -> bool {
         return is_trivial(line);
     }
     let mut buf = [0u8; TRIVIAL_KEY_MAX];
-    let mut n = 0;
+    let (mut n, mut alnum) = (0, false);
     for &b in line.as_bytes() {
-        if ASCII_CLASS[b as usize] & SPACE == 0 {
+        let class = ASCII_CLASS[b as usize];
+        if class & SPACE == 0 {
             if n == TRIVIAL_KEY_MAX {
                 return false;
             }
             buf[n] = b;
             n += 1;
+            alnum |= class & ALNUM != 0;
         }
     }
-    std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key)
+    !alnum || std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key)
 }
 
 /// The key and facts of one line (`id` left 0).
 fn line_fact(line: &str) -> (u64, LineFacts) {
     // One pass over the bytes: the key, non-blank characters, letters and digits.
-    let (k, nonblank, alnum) = if line.is_ascii() {
+    let (k, nonblank) = if line.is_ascii() {
         let mut h = KEY_SEED;
-        let (mut nonblank, mut alnum) = (0u32, 0usize);
+        let mut nonblank = 0u32;
         for &b in line.as_bytes() {
-            let class = ASCII_CLASS[b as usize];
-            if class & SPACE != 0 {
+            if ASCII_CLASS[b as usize] & SPACE != 0 {
                 continue;
             }
             h = key_step(h, u32::from(b));
             nonblank += 1;
-            alnum += usize::from(class & ALNUM != 0);
         }
-        (h, nonblank, alnum)
+        (h, nonblank)
     } else {
         let nonblank = line.chars().filter(|c| !c.is_whitespace()).count() as u32;
-        let alnum = line.chars().filter(|c| c.is_alphanumeric()).count();
-        (key(line), nonblank, alnum)
+        (key(line), nonblank)
     };
     let blank = nonblank == 0;
     let indent = line
@@ -349,9 +348,14 @@ fn line_fact(line: &str) -> (u64, LineFacts) {
         LineFacts {
             id: 0,
             blank,
+            // (A long line is trivial only without letters and digits, which the first
+            // few characters usually rule out.)
             trivial: blank
-                || alnum == 0
-                || (nonblank as usize <= TRIVIAL_KEY_MAX && short_line_is_trivial(line)),
+                || if nonblank as usize <= TRIVIAL_KEY_MAX {
+                    short_line_is_trivial(line)
+                } else {
+                    !line.chars().any(char::is_alphanumeric)
+                },
             nbigrams: nonblank.saturating_sub(1).max(1),
             indent,
             len: line.trim_end().len() as u32,
@@ -1446,6 +1450,13 @@ mod tests {
             "continue;;",
             "} catch {",
             "pass  # done",
+            "});",
+            "// ==================",
+            "/* ---------------- */",
+            "// ====== x ======",
+            "  »»»",
+            "  «x»",
+            "  // ——— éé ———",
         ];
         for line in lines {
             let (_, facts) = line_fact(line);

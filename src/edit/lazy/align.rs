@@ -19,6 +19,7 @@ use std::ops::Range;
 
 use crate::edit::matching::{KEY_SEED, KeyHasher, key_step};
 
+use super::scratch::Buf;
 use super::snippet::{Item, key};
 
 /// One step of an alignment. `i` indexes snippet items, `j` file lines.
@@ -1001,7 +1002,7 @@ pub enum Pinning {
 pub struct Solution {
     /// The steps in order.
     pub ops: Vec<Op>,
-    forward: Vec<f32>,
+    forward: Buf<f32>,
 }
 
 /// Align `items` against `file`. `forced[j]` marks file lines that must be deleted (the
@@ -1069,7 +1070,7 @@ impl Problem<'_> {
 /// Solve `problem`; `None` when no alignment satisfies its constraints.
 pub fn solve(problem: &Problem<'_>) -> Option<Solution> {
     let mut back = Backpointers::new(problem.items.len(), problem.file.len());
-    let mut forward = Vec::new();
+    let mut forward = Buf::take();
     let best = pass::<false, true>(problem, &mut back, &mut forward);
     (best > NEG / 2.0).then(|| Solution {
         ops: back.walk(problem),
@@ -1087,7 +1088,7 @@ pub fn match_profile(
 ) -> (f32, HashMap<usize, Vec<Option<f32>>>) {
     let (n, m) = (problem.items.len(), problem.file.len());
     let w = m + 1;
-    let mut backward = Vec::new();
+    let mut backward = Buf::take();
     pass::<true, false>(problem, &mut Backpointers::new(0, 0), &mut backward);
     let best = solution.forward[n * w + m];
     let facts = problem.facts;
@@ -1121,16 +1122,16 @@ pub fn match_profile(
 
 struct Backpointers {
     w: usize,
-    back: Vec<u8>,
-    back_del: Vec<u8>,
+    back: Buf<u8>,
+    back_del: Buf<u8>,
 }
 
 impl Backpointers {
     fn new(n: usize, m: usize) -> Backpointers {
         Backpointers {
             w: m + 1,
-            back: vec![FROM_KEEP; (n + 1) * (m + 1)],
-            back_del: vec![DEL_OPEN; (n + 1) * (m + 1)],
+            back: Buf::filled((n + 1) * (m + 1), FROM_KEEP),
+            back_del: Buf::filled((n + 1) * (m + 1), DEL_OPEN),
         }
     }
 

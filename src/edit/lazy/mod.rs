@@ -12,6 +12,7 @@
 
 pub mod align;
 pub mod outline;
+mod scratch;
 pub mod snippet;
 
 use std::borrow::Cow;

@@ -18,12 +18,15 @@ pub fn run(args: &[&str], stdin: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn patchgate");
-    child
+    // A run that fails early (a missing file) may exit before reading its input.
+    if let Err(e) = child
         .stdin
         .take()
         .expect("stdin")
         .write_all(stdin.as_bytes())
-        .expect("write stdin");
+    {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+    }
     child.wait_with_output().expect("wait for patchgate")
 }
 

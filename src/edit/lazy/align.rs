@@ -71,15 +71,36 @@ const NEG: f32 = -1.0e30;
 
 /// Lines whose content says little about where they are (`}`, `end`, `return;`, blank …).
 pub fn is_trivial(line: &str) -> bool {
-    let alnum = line.chars().filter(|c| c.is_alphanumeric()).count();
-    if alnum == 0 {
-        return true;
+    let nonblank = line.chars().filter(|c| !c.is_whitespace()).count();
+    trivial_with(line, nonblank)
+}
+
+/// [`is_trivial`] for a line with `nonblank` non-whitespace characters: a line without
+/// letters or digits, or a bare keyword line (no longer than [`TRIVIAL_KEY_MAX`]). Short ASCII
+/// lines are checked without allocating; long lines are trivial only without letters and
+/// digits, which their first few characters usually rule out.
+fn trivial_with(line: &str, nonblank: usize) -> bool {
+    if nonblank > TRIVIAL_KEY_MAX {
+        return !line.chars().any(char::is_alphanumeric);
     }
-    if alnum > 12 {
-        return false;
+    if !line.is_ascii() {
+        let key: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+        return !key.chars().any(char::is_alphanumeric) || is_trivial_key(&key);
     }
-    let key: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-    is_trivial_key(&key)
+    let mut buf = [0u8; TRIVIAL_KEY_MAX];
+    let (mut n, mut alnum) = (0, false);
+    for &b in line.as_bytes() {
+        let class = ASCII_CLASS[b as usize];
+        if class & SPACE == 0 {
+            if n == TRIVIAL_KEY_MAX {
+                return false;
+            }
+            buf[n] = b;
+            n += 1;
+            alnum |= class & ALNUM != 0;
+        }
+    }
+    !alnum || std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key)
 }
 
 /// The longest key [`is_trivial_key`] accepts.
@@ -293,31 +314,9 @@ pub fn dice<T: Ord>(a: &[T], b: &[T]) -> f32 {
 /// Key ids shared by file and snippet lines.
 pub type KeyIds = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
 
-/// [`is_trivial`] for a line of at most [`TRIVIAL_KEY_MAX`] non-blank characters, without
-/// allocating when the line is ASCII.
-fn short_line_is_trivial(line: &str) -> bool {
-    if !line.is_ascii() {
-        return is_trivial(line);
-    }
-    let mut buf = [0u8; TRIVIAL_KEY_MAX];
-    let (mut n, mut alnum) = (0, false);
-    for &b in line.as_bytes() {
-        let class = ASCII_CLASS[b as usize];
-        if class & SPACE == 0 {
-            if n == TRIVIAL_KEY_MAX {
-                return false;
-            }
-            buf[n] = b;
-            n += 1;
-            alnum |= class & ALNUM != 0;
-        }
-    }
-    !alnum || std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key)
-}
-
 /// The key and facts of one line (`id` left 0).
 fn line_fact(line: &str) -> (u64, LineFacts) {
-    // One pass over the bytes: the key, non-blank characters, letters and digits.
+    // One pass over the bytes: the key and the non-blank characters.
     let (k, nonblank) = if line.is_ascii() {
         let mut h = KEY_SEED;
         let mut nonblank = 0u32;
@@ -349,14 +348,7 @@ fn line_fact(line: &str) -> (u64, LineFacts) {
         LineFacts {
             id: 0,
             blank,
-            // (A long line is trivial only without letters and digits, which the first
-            // few characters usually rule out.)
-            trivial: blank
-                || if nonblank as usize <= TRIVIAL_KEY_MAX {
-                    short_line_is_trivial(line)
-                } else {
-                    !line.chars().any(char::is_alphanumeric)
-                },
+            trivial: trivial_with(line, nonblank as usize),
             nbigrams: nonblank.saturating_sub(1).max(1),
             indent,
             len: line.trim_end().len() as u32,
@@ -1430,39 +1422,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn line_facts_call_the_same_lines_trivial_as_is_trivial() {
-        let lines = [
-            "}",
-            "  else {",
-            "\t} else {",
-            "return false;",
-            "  return  false ;",
-            "returnfalse;x",
-            "return falsey;",
-            "end",
-            "#endif",
-            "  @Override",
-            "é",
-            "  fi",
-            "x = 1",
-            "",
-            "   ",
-            "return nil",
-            "continue;;",
-            "} catch {",
-            "pass  # done",
-            "});",
-            "// ==================",
-            "/* ---------------- */",
-            "// ====== x ======",
-            "  »»»",
-            "  «x»",
-            "  // ——— éé ———",
+    fn trivial_lines_are_bare_keywords_and_lines_without_letters_or_digits() {
+        let cases = [
+            ("}", true),
+            ("  else {", true),
+            ("\t} else {", true),
+            ("return false;", true),
+            ("  return  false ;", true),
+            ("returnfalse;x", false),
+            ("return falsey;", false),
+            ("end", true),
+            ("#endif", true),
+            ("  @Override", true),
+            ("é", false),
+            ("  fi", true),
+            ("x = 1", false),
+            ("", true),
+            ("   ", true),
+            ("return nil", true),
+            ("continue;;", false),
+            ("} catch {", true),
+            ("pass  # done", false),
+            ("});", true),
+            ("// ==================", true),
+            ("/* ---------------- */", true),
+            ("// ====== x ======", false),
+            ("  »»»", true),
+            ("  «x»", false),
+            ("  // ——— éé ———", false),
+            ("  // ——————————————", true),
         ];
-        for line in lines {
-            let (_, facts) = line_fact(line);
-            let expected = line.trim().is_empty() || is_trivial(line);
-            assert_eq!(facts.trivial, expected, "{line:?}");
+        for (line, trivial) in cases {
+            assert_eq!(is_trivial(line), trivial, "{line:?}");
+            assert_eq!(line_fact(line).1.trivial, trivial, "{line:?}");
         }
     }
 

@@ -10,7 +10,7 @@ use std::ops::{Deref, DerefMut};
 /// At most this many buffers of each element type wait in a thread's pool.
 const POOL_BUFFERS: usize = 4;
 /// Buffers larger than this (in bytes) go back to the allocator rather than the pool.
-const POOL_MAX_BYTES: usize = 64 << 20;
+const POOL_MAX_BYTES: usize = 8 << 20;
 
 thread_local! {
     static F32_POOL: RefCell<Vec<Vec<f32>>> = const { RefCell::new(Vec::new()) };
@@ -108,5 +108,11 @@ mod tests {
         let bufs: Vec<Buf<u8>> = (0..POOL_BUFFERS + 3).map(|_| Buf::filled(64, 0)).collect();
         drop(bufs);
         assert_eq!(u8::with_pool(|p| p.len()), Some(POOL_BUFFERS));
+    }
+
+    #[test]
+    fn a_huge_buffer_goes_back_to_the_allocator() {
+        drop(Buf::filled(POOL_MAX_BYTES + 1, 0u8));
+        assert_eq!(u8::with_pool(|p| p.len()), Some(0));
     }
 }

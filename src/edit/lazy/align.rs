@@ -977,6 +977,8 @@ pub struct Problem<'p> {
     pub pinning: Pinning,
     /// File lines a placeholder may not keep: `(item, lines)`.
     pub keep_bans: Vec<(usize, (usize, usize))>,
+    /// Snippet items (a range) that may only be inserted, never matched or substituted.
+    pub insert_only: Option<(usize, usize)>,
 }
 
 /// Whether an alignment pins lines unique in both the snippet and the file to each other.
@@ -1023,11 +1025,17 @@ pub fn align(
         edge_keep,
         pinning: Pinning::Pinned,
         keep_bans: Vec::new(),
+        insert_only: None,
     };
     solve(&problem).map(|s| s.ops)
 }
 
 impl Problem<'_> {
+    /// Whether snippet item `i` may only be inserted.
+    fn inserts_only(&self, i: usize) -> bool {
+        self.insert_only.is_some_and(|(a, b)| (a..b).contains(&i))
+    }
+
     /// The pinned lines this problem honours: `(pin of each item, pinned file lines)`.
     fn pins(&self) -> (&[Option<usize>], &[bool]) {
         let f = self.facts;
@@ -1098,6 +1106,7 @@ pub fn match_profile(
                         None => pinned_file[j],
                     };
                     (facts.file[j].id == facts.items[i].id
+                        && !problem.inserts_only(i)
                         && !pinned_elsewhere
                         && !problem.forced[j]
                         && problem.edge_allows(i, j))
@@ -1271,10 +1280,12 @@ fn pass<const REV: bool, const BACK: bool>(
             );
         // Vertical moves: leaving a placeholder (free) or inserting a code line.
         let code = entering.filter(|&e| matches!(items[e], Item::Code(_)));
+        let only_inserted = code.is_some_and(|e| p.inserts_only(e));
         let v_cost: Option<f32> = match entering {
             None => None,
             Some(e) => match code {
                 None => Some(0.0),
+                Some(_) if only_inserted => Some(facts.insert_cost(e)),
                 Some(_) if pin_of_item[e].is_some() || (p.strict_edges && facts.hard[e]) => None,
                 Some(_) if facts.soft[e] => Some(SOFT_DROP),
                 Some(_) => Some(facts.insert_cost(e)),
@@ -1282,7 +1293,7 @@ fn pass<const REV: bool, const BACK: bool>(
         };
         // Diagonal moves of a code line, in pass order: matches and substitutions.
         diag.clear();
-        if let Some(e) = code {
+        if let Some(e) = code.filter(|_| !only_inserted) {
             let m_score = facts.match_score(e);
             let usable = |f: usize| {
                 !p.forced[f]

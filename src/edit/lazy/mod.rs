@@ -425,6 +425,7 @@ fn merge_lines<'l>(
     let facts = Facts::new(lines, index, items);
     let m = lines.len();
     let mut keep_bans: Vec<(usize, (usize, usize))> = Vec::new();
+    let insert_only: std::cell::Cell<Option<(usize, usize)>> = std::cell::Cell::new(None);
     let problem = |(strict_edges, pinning): Mode,
                    edge_keep: (usize, usize),
                    keep_bans: &[(usize, (usize, usize))]| {
@@ -437,6 +438,7 @@ fn merge_lines<'l>(
             edge_keep,
             pinning,
             keep_bans: keep_bans.to_vec(),
+            insert_only: insert_only.get(),
         }
     };
     // Strict edges first; when pinned lines contradict them (new code repeating unique lines
@@ -487,6 +489,16 @@ fn merge_lines<'l>(
         solved = again;
     } else {
         keep_bans.clear();
+    }
+    // New code at an open edge whose only matches are blank and closing lines is added
+    // there, not a rewrite of the file's first or last lines that deletes code the snippet
+    // never shows.
+    if let Some(range) = new_code_at_edge(lines, parsed, &facts, &solved.0.ops) {
+        insert_only.set(Some(range));
+        match run(edge_keep, &keep_bans) {
+            Ok(again) => solved = again,
+            Err(_) => insert_only.set(None),
+        }
     }
     if edge_keep.0 == 0 {
         check_dropped_header(lines, parsed, &facts, &solved.0.ops)?;
@@ -1013,6 +1025,90 @@ fn open_edge_reading(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op]
     }
 }
 
+/// The items of an edge segment (after the last explicit placeholder with the snippet's end
+/// open, or before the first with its start open) that hold new code, match no line but
+/// blank and trivial ones, and yet have the alignment delete non-blank file lines between
+/// their matches: new code added at that edge, read as a rewrite of the file's last (or
+/// first) lines. Closing lines that end the segment without closing a block the segment
+/// opens (the end of the class a method is added to) are left out: they still match.
+fn new_code_at_edge(
+    lines: &[&str],
+    parsed: &Snippet,
+    facts: &Facts,
+    ops: &[Op],
+) -> Option<(usize, usize)> {
+    let items = &parsed.items;
+    let explicit = |i: usize| {
+        matches!(
+            items[i],
+            Item::Placeholder {
+                implicit: false,
+                ..
+            } | Item::Remove(_)
+        )
+    };
+    let mut ranges = Vec::new();
+    if !parsed.explicit_end
+        && let Some(p) = (0..items.len()).rev().find(|&i| explicit(i))
+    {
+        let end = (p + 1..items.len())
+            .find(|&i| !matches!(items[i], Item::Code(_)))
+            .unwrap_or(items.len());
+        ranges.push((p + 1, end, false));
+    }
+    if !parsed.explicit_start
+        && let Some(p) = (0..items.len()).find(|&i| explicit(i))
+    {
+        let start = (0..p)
+            .rev()
+            .find(|&i| !matches!(items[i], Item::Code(_)))
+            .map_or(0, |i| i + 1);
+        ranges.push((start, p, true));
+    }
+    let texts: Vec<&str> = items
+        .iter()
+        .map(|it| match it {
+            Item::Code(c) => c.as_str(),
+            _ => "",
+        })
+        .collect();
+    let breaks: Vec<bool> = items.iter().map(Item::elides).collect();
+    let open = outline::openers(&texts, &breaks);
+    ranges.into_iter().find_map(|(a, mut b, at_start)| {
+        while b > a
+            && facts.items[b - 1].trivial
+            && texts[b - 1].trim_start().starts_with(['}', ')', ']'])
+            && open[b - 1].is_none_or(|o| o < a)
+        {
+            b -= 1;
+        }
+        let inside = |i: usize| (a..b).contains(&i);
+        let new_code = (a..b).any(|i| {
+            let f = &facts.items[i];
+            !f.blank && !f.trivial && facts.count_of_item(i) == 0
+        });
+        let mut state = 0usize;
+        let mut deletes = false;
+        for op in ops {
+            match *op {
+                Op::Match(i, _) if inside(i) && !facts.items[i].trivial => return None,
+                // Between the segment's lines, or before them at the start (where nothing
+                // the segment anchors says the file's first lines go).
+                Op::Delete(j)
+                    if (state > a || at_start) && state < b && !lines[j].trim().is_empty() =>
+                {
+                    deletes = true;
+                }
+                _ => {}
+            }
+            if let Op::Match(i, _) | Op::Subst(i, _) | Op::Insert(i) | Op::Leave(i) = *op {
+                state = i + 1;
+            }
+        }
+        (new_code && deletes).then_some((a, b))
+    })
+}
+
 /// A strictly read open start must not silently drop a comment header (a license, a module
 /// docstring) that the snippet does not replace with comments of its own.
 fn check_dropped_header(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op]) -> Result<()> {
@@ -1307,10 +1403,14 @@ fn check_alternatives(
                 .checked_sub(j)
                 .is_some_and(|p| shape.fit(p) == Some(Fit::Worse))
         };
+        // A brace or keyword line at another depth is another line (as in `Shape::fit`).
+        let other_depth = |k: usize| {
+            facts.items[i].trivial && facts.indent_offset(i, k) != facts.indent_offset(i, j)
+        };
         let alt = profiles[&i]
             .iter()
             .enumerate()
-            .filter(|&(k, _)| k < lo || k >= hi)
+            .filter(|&(k, _)| (k < lo || k >= hi) && !other_depth(k))
             .filter_map(|(k, v)| v.map(|v| (k, v)))
             .filter(|&(k, v)| best - v >= ALTERNATIVE_MARGIN || !worse_shift(k))
             .max_by(|a, b| a.1.total_cmp(&b.1));

@@ -489,3 +489,50 @@ fn a_context_line_without_its_trailing_whitespace_loses_it() {
     let out = lazy(file, snippet).unwrap();
     assert_eq!(out, file.replace("    a = 1  \n", "    a = 1\n    b = 2\n"));
 }
+
+const JS: &str = "import fs from 'fs';\n\nexport function read(dir) {\n  if (!fs.existsSync(dir)) {\n    return {};\n  }\n  return fs.readFileSync(dir);\n}\n\nexport function main() {\n  const config = read(process.cwd());\n  console.log(config);\n}\n";
+
+#[test]
+fn a_new_function_after_a_placeholder_is_appended_not_written_over_the_last_one() {
+    let snippet =
+        "// ... existing code ...\n\nexport function reset(dir) {\n  fs.rmSync(dir);\n}\n";
+    let out = merge(JS, snippet, &hints("app.js")).unwrap().content;
+    assert_eq!(
+        out,
+        format!("{JS}\nexport function reset(dir) {{\n  fs.rmSync(dir);\n}}\n")
+    );
+}
+
+#[test]
+fn a_new_python_function_after_a_placeholder_is_appended() {
+    let snippet = "# ... existing code ...\n\n\ndef newest():\n    return 4\n";
+    assert_eq!(
+        lazy(PY, snippet).unwrap(),
+        format!("{PY}\n\ndef newest():\n    return 4\n")
+    );
+}
+
+#[test]
+fn a_new_function_before_a_placeholder_goes_first_without_deleting_anything() {
+    let snippet = "export function helper() {\n  return 1;\n}\n\n// ... existing code ...\n";
+    let out = merge(JS, snippet, &hints("app.js")).unwrap().content;
+    assert!(
+        out.starts_with("export function helper() {\n  return 1;\n}\n"),
+        "{out}"
+    );
+    assert!(out.ends_with(JS), "{out}");
+}
+
+#[test]
+fn a_new_method_before_the_closing_brace_of_a_class_goes_inside_it() {
+    let file = "export class Store {\n  add(item) {\n    this.items.push(item);\n  }\n\n  size() {\n    return this.items.length;\n  }\n}\n";
+    let snippet = "// ... existing code ...\n\n  clear() {\n    this.items = [];\n  }\n}\n";
+    let out = merge(file, snippet, &hints("store.js")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "    return this.items.length;\n  }\n}\n",
+            "    return this.items.length;\n  }\n\n  clear() {\n    this.items = [];\n  }\n}\n"
+        )
+    );
+}

@@ -969,9 +969,10 @@ struct EdgeReading {
 fn open_edge_reading(lines: &[&str], parsed: &Snippet, facts: &Facts, ops: &[Op]) -> EdgeReading {
     let items = &parsed.items;
     let code_nonblank = |i: usize| matches!(&items[i], Item::Code(s) if !s.trim().is_empty());
+    // Where an item stands in the file: matched, or replacing its old version.
     let matched_at = |i: usize| {
         ops.iter().find_map(|op| match *op {
-            Op::Match(mi, j) if mi == i => Some(j),
+            Op::Match(mi, j) | Op::Subst(mi, j) if mi == i => Some(j),
             _ => None,
         })
     };
@@ -1178,7 +1179,15 @@ fn open_edges(
             .filter(|&i| matches!(&items[i], Item::Code(s) if !s.trim().is_empty()))
             .collect()
     };
-    let matched = |seg: &Segment, i: usize| seg.matches.iter().any(|&(mi, _)| mi == i);
+    // Matched, or a declaration's new version (same name) replacing the old one.
+    let matched = |seg: &Segment, i: usize| {
+        seg.matches.iter().any(|&(mi, _)| mi == i)
+            || seg.substs.iter().any(|&(si, j)| {
+                si == i
+                    && matches!(&items[i], Item::Code(s) if outline::declared_name(s)
+                        .is_some_and(|n| outline::declared_name(lines[j]) == Some(n)))
+            })
+    };
     let decline = |what: &str, range: String| {
         Error::new(
             ErrorCode::NeedsMoreContext,

@@ -536,3 +536,17 @@ fn a_new_method_before_the_closing_brace_of_a_class_goes_inside_it() {
         )
     );
 }
+
+#[test]
+fn a_placeholder_free_method_with_a_changed_signature_replaces_that_method() {
+    let file = "import math\n\n\nclass Calc:\n    def add(self, a, b):\n        return a + b\n\n    def mul(self, a, b):\n        return a * b\n";
+    let snippet = "    def mul(self, a, b, c=1):\n        return a * b * c\n";
+    let out = merge(file, snippet, &hints("calc.py")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "    def mul(self, a, b):\n        return a * b\n",
+            "    def mul(self, a, b, c=1):\n        return a * b * c\n"
+        )
+    );
+}

@@ -473,13 +473,7 @@ impl<'a> Facts<'a> {
         };
         let file_facts: &'a [LineFacts] = &index.facts;
         let file_facts_ids: Vec<u32> = file_facts.iter().map(|f| f.id).collect();
-        let item_text: Vec<&str> = items
-            .iter()
-            .map(|it| match it {
-                Item::Code(s) => s.as_str(),
-                _ => "",
-            })
-            .collect();
+        let item_text: Vec<&str> = items.iter().map(Item::text).collect();
         let item_facts: Vec<LineFacts> = item_text.iter().map(|l| fact(l)).collect();
         let mut snippet_counts = vec![0u32; counts.len()];
         for (f, it) in item_facts.iter().zip(items) {

@@ -1066,13 +1066,7 @@ fn new_code_at_edge(
             .map_or(0, |i| i + 1);
         ranges.push((start, p, true));
     }
-    let texts: Vec<&str> = items
-        .iter()
-        .map(|it| match it {
-            Item::Code(c) => c.as_str(),
-            _ => "",
-        })
-        .collect();
+    let texts: Vec<&str> = items.iter().map(Item::text).collect();
     let breaks: Vec<bool> = items.iter().map(Item::elides).collect();
     let open = outline::openers(&texts, &breaks);
     ranges.into_iter().find_map(|(a, mut b, at_start)| {
@@ -1538,10 +1532,7 @@ impl<'a> Shape<'a> {
     }
 
     fn item_text(&self, i: usize) -> &'a str {
-        match &self.items[i] {
-            Item::Code(s) => s.as_str(),
-            _ => "",
-        }
+        self.items[i].text()
     }
 
     /// How the shape fits with its first line at file line `p` (`None`: it does not).

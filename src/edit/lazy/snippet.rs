@@ -25,6 +25,14 @@ impl Item {
     pub fn elides(&self) -> bool {
         !matches!(self, Item::Code(_))
     }
+
+    /// The code line's text; empty for placeholders and directives.
+    pub fn text(&self) -> &str {
+        match self {
+            Item::Code(c) => c,
+            _ => "",
+        }
+    }
 }
 
 /// A parsed snippet.

@@ -442,7 +442,8 @@ pub struct Facts<'a> {
     /// For closing-bracket lines, the key id of the line that opened the bracket (computed on
     /// first use).
     file_opener: OnceCell<Vec<Option<u32>>>,
-    item_opener: Vec<Option<u32>>,
+    /// For closing-bracket snippet lines, the snippet item that opened the bracket.
+    item_open: Vec<Option<usize>>,
     file_text: &'a [&'a str],
     key_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     item_text: Vec<&'a str>,
@@ -667,10 +668,6 @@ impl<'a> Facts<'a> {
                 hard[i] = !closes_new && copies[i] > 0;
             }
         }
-        let item_opener: Vec<Option<u32>> = item_open
-            .iter()
-            .map(|o| o.map(|k| item_facts[k].id))
-            .collect();
         Facts {
             file: file_facts,
             items: item_facts,
@@ -688,7 +685,7 @@ impl<'a> Facts<'a> {
             hard,
             indent_delta,
             file_opener: OnceCell::new(),
-            item_opener,
+            item_open,
             file_text: file,
             key_ids: ids,
             item_tokens: (0..items.len()).map(|_| OnceCell::new()).collect(),
@@ -732,8 +729,15 @@ impl<'a> Facts<'a> {
         })
     }
 
-    fn item_openers(&self) -> &[Option<u32>] {
-        &self.item_opener
+    /// The key id of the snippet line that opened the bracket item `i` closes.
+    fn item_opener(&self, i: usize) -> Option<u32> {
+        self.item_open[i].map(|k| self.items[k].id)
+    }
+
+    /// The snippet item that opened the bracket item `i` closes (`None` for other lines and
+    /// for closers whose opener the snippet does not show).
+    pub fn opener_item(&self, i: usize) -> Option<usize> {
+        self.item_open[i]
     }
 
     /// The file lines (ascending) whose key has this id.
@@ -757,7 +761,7 @@ impl<'a> Facts<'a> {
     fn indent_factor(&self, i: usize, j: usize) -> f32 {
         // A closing bracket is the same line when it closes the same opening line.
         if self.items[i].trivial
-            && let (Some(a), Some(b)) = (self.item_openers()[i], self.file_openers()[j])
+            && let (Some(a), Some(b)) = (self.item_opener(i), self.file_openers()[j])
         {
             return if a == b {
                 SAME_OPENER_FACTOR
@@ -1053,7 +1057,7 @@ impl Problem<'_> {
         // the same opening line (a block the edit re-indented).
         if item.trivial {
             return matches!(
-                (facts.item_openers()[i], facts.file_openers()[j]),
+                (facts.item_opener(i), facts.file_openers()[j]),
                 (Some(a), Some(b)) if a == b
             );
         }

@@ -1066,14 +1066,14 @@ fn new_code_at_edge(
             .map_or(0, |i| i + 1);
         ranges.push((start, p, true));
     }
-    let texts: Vec<&str> = items.iter().map(Item::text).collect();
-    let breaks: Vec<bool> = items.iter().map(Item::elides).collect();
-    let open = outline::openers(&texts, &breaks);
     ranges.into_iter().find_map(|(a, mut b, at_start)| {
         while b > a
             && facts.items[b - 1].trivial
-            && texts[b - 1].trim_start().starts_with(['}', ')', ']'])
-            && open[b - 1].is_none_or(|o| o < a)
+            && items[b - 1]
+                .text()
+                .trim_start()
+                .starts_with(['}', ')', ']'])
+            && facts.opener_item(b - 1).is_none_or(|o| o < a)
         {
             b -= 1;
         }

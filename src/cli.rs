@@ -279,11 +279,12 @@ pub struct MergeArgs {
     pub json: bool,
 }
 
-/// `patchgate eval DIR [--format lazy|blocks]`
+/// `patchgate eval DIR... [--format lazy|blocks]`
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// The corpus directory.
-    pub dir: PathBuf,
+    /// The corpus directories (each scored on its own, then all together).
+    #[arg(required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
     /// The engine to score.
     #[arg(long, value_enum, default_value = "lazy")]
     pub format: EvalFormat,

@@ -3,6 +3,11 @@
 //! edit (`lazy.txt` or `blocks.txt`). A merge is correct when its output is byte-identical to
 //! `after.EXT`, wrong when it succeeds with other output, refused when the engine declines.
 //!
+//! A case whose `meta.json` says `"expect": "decline"` is one no careful reader could place:
+//! refusing it is right, merging it to `after.EXT` is acceptable, any other merge is wrong. Such
+//! cases are counted apart from the merge cases. `meta.json`'s `instruction` is passed to the
+//! engine as the agent would pass it.
+//!
 //! Timing covers the whole pure pipeline (decode, merge, encode) and excludes reading files.
 //! Each merge runs `repeat` times and a case's time is the median of its runs.
 
@@ -35,6 +40,8 @@ pub struct CaseResult {
     pub name: String,
     /// What happened.
     pub outcome: Outcome,
+    /// Whether the case expects a refusal (`"expect": "decline"` in its `meta.json`).
+    pub expect_decline: bool,
     /// Median time of one merge, in nanoseconds.
     pub nanos: u128,
 }
@@ -64,6 +71,28 @@ struct Case {
     before: Vec<u8>,
     after: Vec<u8>,
     edit: String,
+    instruction: Option<String>,
+    expect_decline: bool,
+}
+
+/// What a case's `meta.json` says about the edit: the agent's instruction and whether the
+/// snippet is one to decline. A missing `meta.json` says nothing; a malformed one is an error.
+fn read_meta(dir: &Path) -> Result<(Option<String>, bool), CorpusError> {
+    let path = dir.join("meta.json");
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Ok((None, false));
+    };
+    let meta: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| CorpusError {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let instruction = meta
+        .get("instruction")
+        .and_then(|v| v.as_str())
+        .filter(|s| !s.trim().is_empty())
+        .map(str::to_string);
+    let decline = meta.get("expect").and_then(|v| v.as_str()) == Some("decline");
+    Ok((instruction, decline))
 }
 
 /// Every case folder under `root` (folders holding a `before.*` file), sorted by path.
@@ -135,7 +164,10 @@ fn load(root: &Path, dir: &Path, format: Format) -> Result<Case, CorpusError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let (instruction, expect_decline) = read_meta(dir)?;
     Ok(Case {
+        instruction,
+        expect_decline,
         file_name,
         name: if name.is_empty() {
             dir.to_string_lossy().into_owned()
@@ -151,7 +183,7 @@ fn load(root: &Path, dir: &Path, format: Format) -> Result<Case, CorpusError> {
 fn run_once(case: &Case, format: Format) -> Outcome {
     let hints = edit::Hints {
         path: Some(&case.file_name),
-        instruction: None,
+        instruction: case.instruction.as_deref(),
     };
     let result = Text::decode(&case.before).and_then(|text| {
         let merged = edit::run(format, &text, &case.edit, &hints)?;
@@ -194,6 +226,7 @@ pub fn run(
         cases.push(CaseResult {
             name: case.name,
             outcome,
+            expect_decline: case.expect_decline,
             nanos: times[times.len() / 2],
         });
         progress(i + 1, total);
@@ -202,24 +235,49 @@ pub fn run(
 }
 
 impl Report {
-    /// Number of cases with this outcome kind.
+    /// Number of merge cases (not expected to decline) with this outcome kind.
     fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
-        self.cases.iter().filter(|c| f(&c.outcome)).count()
+        self.cases
+            .iter()
+            .filter(|c| !c.expect_decline && f(&c.outcome))
+            .count()
     }
 
-    /// Correct cases.
+    /// Merge cases (those not expected to decline).
+    pub fn merge_cases(&self) -> usize {
+        self.cases.iter().filter(|c| !c.expect_decline).count()
+    }
+
+    /// Correct merge cases.
     pub fn correct(&self) -> usize {
         self.count(|o| *o == Outcome::Correct)
     }
 
-    /// Wrong cases.
+    /// Wrong merge cases.
     pub fn wrong(&self) -> usize {
         self.count(|o| *o == Outcome::Wrong)
     }
 
-    /// Refused cases.
+    /// Refused merge cases.
     pub fn refused(&self) -> usize {
         self.count(|o| matches!(o, Outcome::Refused(..)))
+    }
+
+    /// Decline cases: (total, refused as they should be, merged to the plausible reading,
+    /// merged to anything else).
+    pub fn declines(&self) -> (usize, usize, usize, usize) {
+        let d: Vec<&Outcome> = self
+            .cases
+            .iter()
+            .filter(|c| c.expect_decline)
+            .map(|c| &c.outcome)
+            .collect();
+        let refused = d
+            .iter()
+            .filter(|o| matches!(o, Outcome::Refused(..)))
+            .count();
+        let merged = d.iter().filter(|o| ***o == Outcome::Correct).count();
+        (d.len(), refused, merged, d.len() - refused - merged)
     }
 
     /// Per-merge time at quantile `q` (0..=1), in microseconds.
@@ -235,11 +293,22 @@ impl Report {
 
     /// The one-line summary, e.g.
     /// `lazy n=260 correct=97.3% wrong=0.0% refused=2.7% median_us=41 p99_us=380`.
+    /// Decline cases, when there are any, add
+    /// `declines=9 declined=9 decline_merged=0 decline_wrong=0` before the times.
     pub fn summary(&self) -> String {
-        let n = self.cases.len();
+        let n = self.merge_cases();
         let pct = |k: usize| 100.0 * k as f64 / n.max(1) as f64;
+        let (d, declined, merged, wrong) = self.declines();
+        let declines = if d == 0 {
+            String::new()
+        } else {
+            format!(
+                " declines={d} declined={declined} decline_merged={merged} decline_wrong={wrong}"
+            )
+        };
         format!(
-            "{} n={n} correct={:.1}% wrong={:.1}% refused={:.1}% median_us={:.0} p99_us={:.0}",
+            "{} n={n} correct={:.1}% wrong={:.1}% refused={:.1}%{declines} median_us={:.0} \
+             p99_us={:.0}",
             self.format.name(),
             pct(self.correct()),
             pct(self.wrong()),
@@ -247,6 +316,20 @@ impl Report {
             self.quantile_us(0.5),
             self.quantile_us(0.99),
         )
+    }
+
+    /// The cases of several reports as one (names prefixed with each corpus's label).
+    pub fn combine(format: Format, parts: Vec<(String, Report)>) -> Report {
+        let cases = parts
+            .into_iter()
+            .flat_map(|(label, r)| {
+                r.cases.into_iter().map(move |mut c| {
+                    c.name = format!("{label}/{}", c.name);
+                    c
+                })
+            })
+            .collect();
+        Report { format, cases }
     }
 
     /// The full report: counts, refused cases by code, wrong cases, then the summary line.
@@ -258,6 +341,14 @@ impl Report {
         let _ = writeln!(out, "correct:  {}", self.correct());
         let _ = writeln!(out, "wrong:    {}", self.wrong());
         let _ = writeln!(out, "refused:  {}", self.refused());
+        let (d, declined, merged, wrong) = self.declines();
+        if d > 0 {
+            let _ = writeln!(
+                out,
+                "declines: {d} (refused {declined}, merged to the plausible reading {merged}, \
+                 wrong {wrong})"
+            );
+        }
         let _ = writeln!(
             out,
             "time per merge: median {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
@@ -267,7 +358,7 @@ impl Report {
             self.quantile_us(1.0)
         );
         let mut by_code: BTreeMap<&str, Vec<&CaseResult>> = BTreeMap::new();
-        for c in &self.cases {
+        for c in self.cases.iter().filter(|c| !c.expect_decline) {
             if let Outcome::Refused(code, _) = &c.outcome {
                 by_code.entry(code.as_str()).or_default().push(c);
             }
@@ -293,7 +384,12 @@ impl Report {
         if !wrong.is_empty() {
             let _ = writeln!(out, "wrong ({}):", wrong.len());
             for c in wrong {
-                let _ = writeln!(out, "  {}", c.name);
+                let tag = if c.expect_decline {
+                    " (should decline)"
+                } else {
+                    ""
+                };
+                let _ = writeln!(out, "  {}{tag}", c.name);
             }
         }
         if verbose {

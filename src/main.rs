@@ -140,24 +140,36 @@ fn merge(args: MergeArgs) -> Result<ExitCode> {
 }
 
 fn eval(args: EvalArgs) -> Result<ExitCode> {
-    if !args.dir.is_dir() {
-        bail!("{} is not a directory", args.dir.display());
+    if let Some(missing) = args.dirs.iter().find(|d| !d.is_dir()) {
+        bail!("{} is not a directory", missing.display());
     }
     let show_progress = std::io::stderr().is_terminal();
-    let report = patchgate::eval::run(
-        &args.dir,
-        args.format.into(),
-        args.repeat as usize,
-        |done, total| {
+    let format: patchgate::edit::Format = args.format.into();
+    let mut parts = Vec::new();
+    for dir in &args.dirs {
+        let report = patchgate::eval::run(dir, format, args.repeat as usize, |done, total| {
             if show_progress {
-                eprint!("\r{done}/{total} cases");
+                eprint!("\r{}: {done}/{total} cases", dir.display());
                 if done == total {
                     eprint!("\r\x1b[K");
                 }
             }
-        },
-    )?;
-    print!("{}", report.render(args.verbose));
+        })?;
+        if args.dirs.len() > 1 {
+            println!("== {}", dir.display());
+        }
+        print!("{}", report.render(args.verbose));
+        let label = dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        parts.push((label, report));
+    }
+    if parts.len() > 1 {
+        let all = patchgate::eval::Report::combine(format, parts);
+        println!("== all");
+        println!("{}", all.summary());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

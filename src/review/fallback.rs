@@ -135,9 +135,9 @@ pub async fn merge_lazy(
     };
     let mut merged = normalize_newlines(&answer).into_owned();
     let markdown =
-        lazy::snippet::is_markdown(hints.path.and_then(|p| p.rsplit_once('.')).map(|(_, e)| e));
+        lazy::is_markdown(hints.path.and_then(|p| p.rsplit_once('.')).map(|(_, e)| e));
     if !markdown {
-        merged = lazy::snippet::strip_fence(&merged).to_string();
+        merged = lazy::strip_fence(&merged).to_string();
     }
     // Models drop or add the final line break: follow the file.
     let wants_newline = original.ends_with('\n');

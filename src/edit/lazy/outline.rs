@@ -8,6 +8,7 @@ const DECLARING_WORDS: &[&str] = &[
     "def",
     "class",
     "fn",
+    "fun",
     "func",
     "function",
     "struct",

@@ -1,0 +1,87 @@
+//! Stage 6, guards: last checks on a merged result, whoever computed it (the deterministic
+//! merge or a fallback model). A result that changes nothing is `APPLY_NOOP`; one that holds
+//! placeholder text the file did not have is `MARKER_LEAKAGE`; one that loses most of the
+//! file is `TRUNCATION_DETECTED`; one that rewrites most of it is `BLAST_RADIUS_EXCEEDED`.
+
+use super::costs::{BLAST_RADIUS, GUARD_MIN_LINES, TRUNCATION_CHARS, TRUNCATION_LINES};
+use super::index::FileIndex;
+use super::lines;
+use super::placeholder;
+use crate::edit::Merged;
+use crate::edit::matching::changed_old_lines;
+use crate::edit::text::split_lines;
+use crate::error::{Error, ErrorCode, Result};
+
+/// How many lines [`split_lines`] would make of `text`.
+fn line_count(text: &str) -> usize {
+    if text.is_empty() {
+        return 0;
+    }
+    text.bytes().filter(|&b| b == b'\n').count() + usize::from(!text.ends_with('\n'))
+}
+
+/// Check a merged result against the original. `deletes` says whether the snippet asked to
+/// delete definitions (`remove NAME`), which may shrink a file legitimately.
+pub(crate) fn check(
+    original: &str,
+    file: &FileIndex<'_>,
+    merged: String,
+    deletes: bool,
+    warnings: Vec<String>,
+) -> Result<Merged> {
+    if merged == original {
+        return Err(Error::new(
+            ErrorCode::ApplyNoop,
+            "the snippet changes nothing: every line it shows is already in the file at that \
+             place; check that the new lines are in the snippet and the anchor lines are \
+             copied from the current file",
+        ));
+    }
+    if let Some(line) = merged
+        .lines()
+        .find(|l| placeholder::looks_like_marker(l) && !file.contains(lines::key(l)))
+    {
+        return Err(Error::new(
+            ErrorCode::MarkerLeakage,
+            format!(
+                "the merged file would hold the placeholder `{}`, which the file does not have; \
+                 write placeholders as comments such as `// ... existing code ...`",
+                line.trim()
+            ),
+        ));
+    }
+    let n = file.len();
+    if !deletes && n >= GUARD_MIN_LINES {
+        let chars_lost = 1.0 - merged.len() as f64 / original.len().max(1) as f64;
+        let new_lines = || line_count(&merged);
+        if chars_lost > TRUNCATION_CHARS && 1.0 - new_lines() as f64 / n as f64 > TRUNCATION_LINES {
+            return Err(Error::new(
+                ErrorCode::TruncationDetected,
+                format!(
+                    "the merge would shrink the file from {n} to {} lines; elide unchanged code \
+                     with `... existing code ...` placeholders, or delete explicitly with \
+                     `remove NAME`",
+                    new_lines()
+                ),
+            ));
+        }
+    }
+    if n >= GUARD_MIN_LINES {
+        let (new_lines, _) = split_lines(&merged);
+        let changed = changed_old_lines(file.lines, &new_lines);
+        if changed as f64 > BLAST_RADIUS * n as f64 {
+            return Err(Error::new(
+                ErrorCode::BlastRadiusExceeded,
+                format!(
+                    "the edit would change {changed} of the file's {n} lines; split it into \
+                     smaller edits, or write the whole file with a full-content tool"
+                ),
+            ));
+        }
+    }
+    Ok(Merged {
+        content: merged,
+        warnings,
+        applied: 1,
+    })
+}

@@ -1,0 +1,280 @@
+//! Facts about one line that the file and the snippet share: its key (whitespace and
+//! look-alikes ignored), whether it is trivial (says little about where it stands), its
+//! indentation, and how similar two lines are.
+
+pub(crate) use crate::edit::matching::line_key as key;
+
+/// Lines whose content says little about where they are: blank lines, lines without letters
+/// or digits (`}`, `});`, `*/`), and bare keyword lines (`else`, `end`, `return;` …).
+pub(crate) fn is_trivial(line: &str) -> bool {
+    let nonblank: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+    if !nonblank.chars().any(char::is_alphanumeric) {
+        return true;
+    }
+    nonblank.len() <= TRIVIAL_KEY_MAX && is_trivial_key(&nonblank)
+}
+
+/// The longest key [`is_trivial_key`] accepts.
+const TRIVIAL_KEY_MAX: usize = 12;
+
+/// Whether a line without its whitespace is a bare keyword line (`else`, `return;` …).
+fn is_trivial_key(key: &str) -> bool {
+    matches!(
+        key,
+        "else"
+            | "else{"
+            | "}else{"
+            | "end"
+            | "end;"
+            | "end)"
+            | "end,"
+            | "pass"
+            | "break"
+            | "break;"
+            | "continue"
+            | "continue;"
+            | "return"
+            | "return;"
+            | "returnthis;"
+            | "returntrue;"
+            | "returnfalse;"
+            | "returnnull;"
+            | "returnnil"
+            | "returnerr"
+            | "returnTrue"
+            | "returnFalse"
+            | "returnNone"
+            | "returnfalse"
+            | "returntrue"
+            | "default:"
+            | "try:"
+            | "try"
+            | "try{"
+            | "}finally{"
+            | "finally"
+            | "finally:"
+            | "finally{"
+            | "done"
+            | "esac"
+            | "else:"
+            | "endif"
+            | "#endif"
+            | "#else"
+            | "fi"
+            | "do"
+            | "then"
+            | "begin"
+            | "}catch{"
+            | "@Override"
+            | "ensure"
+            | "rescue"
+            | "private"
+            | "public"
+            | "protected"
+            | "private:"
+            | "public:"
+            | "protected:"
+            | "with:"
+            | "steps:"
+            | "<summary>"
+            | "</summary>"
+            | "///<summary>"
+            | "///</summary>"
+            | "*"
+            | "#"
+            | "//"
+    )
+}
+
+/// Indentation width in columns, a tab reaching the next multiple of 4.
+pub(crate) fn indent_of(line: &str) -> u32 {
+    line.bytes()
+        .take_while(|b| *b == b' ' || *b == b'\t')
+        .fold(0u32, |col, b| if b == b'\t' { (col / 4 + 1) * 4 } else { col + 1 })
+}
+
+/// Whether a line holds only whitespace.
+pub(crate) fn is_blank(line: &str) -> bool {
+    line.trim().is_empty()
+}
+
+/// Whether a line is a closing line: it starts with a closing bracket or block keyword
+/// (`}`, `)`, `]`, `end`, `*/`, `</tag>`) and holds nothing that opens.
+pub(crate) fn is_closer(line: &str) -> bool {
+    let t = line.trim();
+    if t.is_empty() {
+        return false;
+    }
+    let starts = t.starts_with(['}', ')', ']'])
+        || t == "end"
+        || t.starts_with("end ")
+        || t.starts_with("end)")
+        || t.starts_with("end,")
+        || t == "*/"
+        || t.starts_with("</")
+        || t.starts_with("///</");
+    starts && !t.ends_with('{') && !t.ends_with('(') && !t.ends_with('[')
+}
+
+/// The sorted hashes of the character bigrams of a line without its whitespace (a single
+/// character counts as its own bigram).
+pub(crate) fn bigrams(line: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut prev: Option<char> = None;
+    for c in line.chars().filter(|c| !c.is_whitespace()) {
+        if let Some(p) = prev {
+            out.push(u32::from(p).wrapping_mul(0x9E37_79B1) ^ u32::from(c).wrapping_mul(0x85EB_CA6B));
+        }
+        prev = Some(c);
+    }
+    if out.is_empty()
+        && let Some(c) = prev
+    {
+        out.push(u32::from(c));
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Dice similarity of two sorted lists (repeats count).
+pub(crate) fn dice<T: Ord>(a: &[T], b: &[T]) -> f32 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    2.0 * common as f32 / (a.len() + b.len()) as f32
+}
+
+/// The words of a line (identifiers, numbers), sorted.
+fn words(line: &str) -> Vec<&str> {
+    let mut w: Vec<&str> = line
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    w.sort_unstable();
+    w
+}
+
+/// How alike two lines are (0..1): the mean of their character-bigram and word Dice
+/// coefficients, or, for long lines, the share of the shorter one that their common start
+/// and end cover (`f(a, OLD)` → `f(a, NEW)`), whichever is higher. Blank lines are alike
+/// to nothing.
+pub(crate) fn similarity(a: &str, b: &str) -> f32 {
+    if is_blank(a) || is_blank(b) {
+        return 0.0;
+    }
+    let chars = dice(&bigrams(a), &bigrams(b));
+    let (wa, wb) = (words(a), words(b));
+    let words = if wa.is_empty() && wb.is_empty() {
+        chars
+    } else {
+        dice(&wa, &wb)
+    };
+    ((chars + words) / 2.0).max(shared_ends(a, b))
+}
+
+/// Lines shorter than this (without whitespace) are not compared by their shared ends.
+const SHARED_ENDS_MIN_CHARS: usize = 30;
+
+/// The share of the shorter line that the two lines' common start and end cover, for long
+/// lines that start alike.
+fn shared_ends(a: &str, b: &str) -> f32 {
+    let sa: Vec<char> = a.chars().filter(|c| !c.is_whitespace()).collect();
+    let sb: Vec<char> = b.chars().filter(|c| !c.is_whitespace()).collect();
+    let shorter = sa.len().min(sb.len());
+    if shorter < SHARED_ENDS_MIN_CHARS {
+        return 0.0;
+    }
+    let prefix = sa.iter().zip(&sb).take_while(|(x, y)| x == y).count();
+    if prefix * 2 < shorter {
+        return 0.0;
+    }
+    let suffix = sa
+        .iter()
+        .rev()
+        .zip(sb.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    (prefix + suffix).min(shorter) as f32 / sa.len().max(sb.len()) as f32
+}
+
+/// The code of a line without a trailing comment (`x = 1  # note` → `x = 1`), for lines
+/// whose comment the snippet shortened or dropped; `None` when there is no trailing comment.
+pub(crate) fn without_trailing_comment(line: &str) -> Option<&str> {
+    let t = line.trim_end();
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    for (at, c) in t.char_indices() {
+        match quote {
+            Some(q) => {
+                if c == q && prev != '\\' {
+                    quote = None;
+                }
+            }
+            None => {
+                if c == '"' || c == '\'' || c == '`' {
+                    quote = Some(c);
+                } else if at > 0 && prev.is_whitespace() {
+                    let rest = &t[at..];
+                    if rest.starts_with("//")
+                        || rest.starts_with("# ")
+                        || rest.starts_with("-- ")
+                        || rest.starts_with("/*")
+                    {
+                        let code = t[..at].trim_end();
+                        return (!code.trim().is_empty()).then_some(code);
+                    }
+                }
+            }
+        }
+        prev = c;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trivial_lines_are_bare_keywords_and_lines_without_letters_or_digits() {
+        for t in ["}", "  });", "", "   ", "end", "else {", "return;", "*/", "/// <summary>"] {
+            assert!(is_trivial(t), "{t:?}");
+        }
+        for t in ["return x;", "x = 1", "def f():", "}) // done", "end # of loop"] {
+            assert!(!is_trivial(t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn similarity_separates_versions_of_a_line_from_other_lines() {
+        let v1 = "    timeout = 120, -- kill processes that take more than 2 minutes";
+        let v2 = "    timeout = 300, -- kill processes that take more than 5 minutes";
+        assert!(similarity(v1, v2) >= 0.8);
+        let d1 = "/// Gets or sets an optional delegate to use to dynamically generate the break duration.";
+        let d2 = "/// Gets or sets a predicate that determines whether the outcome should be handled by the circuit breaker.";
+        assert!(similarity(d1, d2) < 0.6, "{}", similarity(d1, d2));
+        assert_eq!(similarity("", "x"), 0.0);
+    }
+
+    #[test]
+    fn a_trailing_comment_is_split_off_outside_strings() {
+        assert_eq!(
+            without_trailing_comment(r#"log = { "-8" }, -- show the last 8"#),
+            Some(r#"log = { "-8" },"#)
+        );
+        assert_eq!(without_trailing_comment(r#"x = "a # b""#), None);
+        assert_eq!(without_trailing_comment("# only a comment"), None);
+    }
+}

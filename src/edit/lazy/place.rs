@@ -1,0 +1,496 @@
+//! Stage 3, place: where each segment goes, found on its own (file order is not assumed).
+//!
+//! - Lines of *unique* runs (consecutive lines that occur together only once, holding a
+//!   non-trivial line) are sure anchors. The sure anchors that agree in order form the
+//!   segment's chain. Sure anchors that disagree mean a move or a copy: the segment is split
+//!   at a narration or blank line between them when that settles it, else refused.
+//! - A segment without sure anchors is placed by its other runs (repeated lines) and by
+//!   changed lines whose old version is unmistakable; when two places explain the snippet
+//!   equally well, it is left open with both as candidates, for the instruction, the
+//!   neighbouring segments or a refusal to decide.
+//! - A unit the segment shows whole is pinned to the file's definition of that name: its
+//!   header to the definition's header, its last line to the definition's last line.
+
+use std::cell::OnceCell;
+use std::ops::Range;
+
+use super::costs::{
+    PLACING_CHANGE_MARGIN, PLACING_CHANGE_MIN_CHARS, PLACING_CHANGE_SIMILARITY,
+};
+use super::index::FileIndex;
+use super::lines;
+use super::prepare::{Kind, SLine};
+use super::runs::{self, Run};
+use super::segments::{Segment, Snippet};
+use super::units::{self, FileDefs};
+
+/// A segment line tied to a file line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pin {
+    /// The snippet line.
+    pub(crate) i: usize,
+    /// The file line.
+    pub(crate) j: usize,
+    /// The snippet line replaces the file line (a changed line) instead of being it.
+    pub(crate) replace: bool,
+    /// The place is certain: file lines between two sure pins that the snippet does not show
+    /// are deleted.
+    pub(crate) sure: bool,
+}
+
+/// A possible place of a segment.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub(crate) pins: Vec<Pin>,
+    pub(crate) score: f32,
+}
+
+impl Candidate {
+    /// The file lines from the first pin to the last.
+    pub(crate) fn span(&self) -> Range<usize> {
+        let a = self.pins.first().map_or(0, |p| p.j);
+        let b = self.pins.last().map_or(0, |p| p.j + 1);
+        a..b
+    }
+}
+
+/// Why a segment has no place of its own.
+#[derive(Debug, Clone)]
+pub(crate) enum Open {
+    /// No line of the segment is in the file (new code).
+    NoAnchor,
+    /// Several places fit equally well.
+    Ambiguous(Vec<Candidate>),
+}
+
+/// The outcome of placing one segment.
+#[derive(Debug, Clone)]
+pub(crate) enum Placed {
+    /// Pinned, ascending in both snippet and file lines.
+    Pins(Vec<Pin>),
+    Open(Open),
+    /// Unique runs disagree in order: moved or copied code. (first run, conflicting run).
+    Conflict(Run, Run),
+}
+
+/// What placement needs besides the segment: the file, the snippet and lazily computed
+/// facts about the file.
+pub(crate) struct Context<'a> {
+    pub(crate) file: &'a FileIndex<'a>,
+    pub(crate) snippet: &'a Snippet,
+    defs: OnceCell<FileDefs>,
+    sigs: OnceCell<Vec<Signature>>,
+}
+
+impl<'a> Context<'a> {
+    pub(crate) fn new(file: &'a FileIndex<'a>, snippet: &'a Snippet) -> Context<'a> {
+        Context {
+            file,
+            snippet,
+            defs: OnceCell::new(),
+            sigs: OnceCell::new(),
+        }
+    }
+
+    /// The file's definitions by name.
+    pub(crate) fn defs(&self) -> &FileDefs {
+        self.defs.get_or_init(|| FileDefs::new(self.file))
+    }
+
+    fn sigs(&self) -> &[Signature] {
+        self.sigs
+            .get_or_init(|| self.file.lines.iter().map(|l| Signature::of(l)).collect())
+    }
+
+    pub(crate) fn lines(&self) -> &[SLine] {
+        &self.snippet.lines
+    }
+}
+
+/// A 256-bit set of a line's character bigrams and its length without whitespace: a cheap
+/// bound on how similar two lines can be.
+#[derive(Debug, Clone, Copy)]
+struct Signature {
+    bits: [u64; 4],
+    len: u32,
+}
+
+impl Signature {
+    fn of(line: &str) -> Signature {
+        let mut bits = [0u64; 4];
+        for b in lines::bigrams(line) {
+            let h = b.wrapping_mul(0x9E37_79B1) >> 24;
+            bits[(h >> 6) as usize & 3] |= 1u64 << (h & 63);
+        }
+        let len = line.chars().filter(|c| !c.is_whitespace()).count() as u32;
+        Signature { bits, len }
+    }
+
+    /// An upper bound on the bigram Dice of two lines, loose enough never to miss.
+    fn may_reach(&self, other: &Signature, threshold: f32) -> bool {
+        let (a, b) = (self.len as f32, other.len as f32);
+        if 2.0 * a.min(b) < threshold * 0.6 * (a + b) {
+            return false;
+        }
+        let both: u32 = (0..4).map(|k| (self.bits[k] & other.bits[k]).count_ones()).sum();
+        let ones: u32 = (0..4)
+            .map(|k| self.bits[k].count_ones() + other.bits[k].count_ones())
+            .sum();
+        ones == 0 || 2.0 * both as f32 >= threshold * 0.5 * ones as f32
+    }
+}
+
+/// Place one segment.
+pub(crate) fn place(ctx: &Context<'_>, seg: &Segment) -> Placed {
+    let lines = ctx.lines();
+    let all = runs::find(lines, seg.lines.clone(), ctx.file);
+    let unique: Vec<Run> = all.iter().filter(|r| r.unique).copied().collect();
+    if !unique.is_empty() {
+        let weight = |r: &Run, trim: usize| -> f32 {
+            lines[r.i + trim..r.i_end()].iter().map(runs::line_weight).sum()
+        };
+        let (chain, _) = runs::chain(&unique, weight, |_, _| true);
+        if let Some(out) = unique
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !chain.iter().any(|l| l.run == *k))
+            .map(|(_, r)| r)
+            .find(|r| nontrivial_lines(lines, r) >= 2)
+        {
+            let anchor = unique[chain[0].run];
+            return Placed::Conflict(anchor, *out);
+        }
+        let mut pins: Vec<Pin> = chain
+            .iter()
+            .flat_map(|l| run_pins(&unique[l.run], l.trim, true))
+            .collect();
+        extend_locally(lines, seg, ctx.file, &mut pins);
+        return Placed::Pins(pins);
+    }
+    weak(ctx, seg, all)
+}
+
+/// How far past a sure pin a repeated line may be found, per snippet line between them.
+const REACH_PER_LINE: usize = 2;
+/// And in any case.
+const REACH_SLACK: usize = 8;
+
+/// A sure pin for each of the segment's outermost lines (its first and last non-blank
+/// line, the context next to a placeholder) that is repeated in the file but occurs only
+/// once within reach of the nearest sure pin: near its anchors such a line has one place.
+/// (Lines further in are not pinned this way: new code often repeats the lines of the
+/// unit beside it.)
+fn extend_locally(lines: &[SLine], seg: &Segment, file: &FileIndex<'_>, pins: &mut Vec<Pin>) {
+    let solid = |i: &usize| !lines[*i].blank;
+    let (Some(outer_first), Some(outer_last)) =
+        (seg.lines.clone().find(solid), seg.lines.clone().rev().find(solid))
+    else {
+        return;
+    };
+    if let Some(&first) = pins.first()
+        && outer_first < first.i
+        && let Some(j) = one_within(lines, file, outer_first, first.j.saturating_sub(reach(first.i - outer_first))..first.j)
+        && j + (first.i - outer_first) <= first.j
+    {
+        pins.insert(0, Pin { i: outer_first, j, replace: false, sure: true });
+    }
+    if let Some(&last) = pins.last()
+        && outer_last > last.i
+        && let Some(j) = one_within(lines, file, outer_last, last.j + 1..last.j + 1 + reach(outer_last - last.i))
+        && j >= last.j + (outer_last - last.i)
+    {
+        pins.push(Pin { i: outer_last, j, replace: false, sure: true });
+    }
+}
+
+/// How far from a sure pin a line `d` snippet lines away may be found.
+fn reach(d: usize) -> usize {
+    REACH_PER_LINE * d + REACH_SLACK
+}
+
+/// The one file line in `window` equal to non-trivial snippet line `i`, if exactly one is.
+fn one_within(lines: &[SLine], file: &FileIndex<'_>, i: usize, window: Range<usize>) -> Option<usize> {
+    let l = &lines[i];
+    if !l.is_old() || l.trivial {
+        return None;
+    }
+    let mut hits = file
+        .positions(l.key)
+        .iter()
+        .map(|&p| p as usize)
+        .filter(|p| window.contains(p));
+    match (hits.next(), hits.next()) {
+        (Some(p), None) => Some(p),
+        _ => None,
+    }
+}
+
+/// Non-trivial lines of a run.
+pub(crate) fn nontrivial_lines(lines: &[SLine], r: &Run) -> usize {
+    lines[r.i..r.i_end()].iter().filter(|l| !l.trivial).count()
+}
+
+fn run_pins(r: &Run, trim: usize, sure: bool) -> impl Iterator<Item = Pin> + '_ {
+    (trim..r.len).map(move |k| Pin {
+        i: r.i + k,
+        j: r.j + k,
+        replace: r.changed,
+        sure,
+    })
+}
+
+/// Score difference under which two places count as equally good.
+const TIE: f32 = 0.5;
+
+/// A segment without unique runs: its best place by repeated lines and changed lines, or
+/// open when none, or several, fit.
+fn weak(ctx: &Context<'_>, seg: &Segment, all: Vec<Run>) -> Placed {
+    let lines = ctx.lines();
+    let mut runs: Vec<Run> = all.into_iter().filter(|r| r.weight >= 1.0).collect();
+    runs.extend(changed_anchors(ctx, seg));
+    runs.sort_by_key(|r| (r.i, r.j));
+    if runs.is_empty() {
+        return Placed::Open(Open::NoAnchor);
+    }
+    // Without a sure anchor nothing unshown may be deleted, so runs of one place follow
+    // each other with no more file lines between them than snippet lines (a blank line of
+    // slack).
+    let near = |a: &Run, b: &Run| {
+        let gap_i = b.i.saturating_sub(a.i_end());
+        let gap_j = b.j.saturating_sub(a.j_end());
+        gap_j <= gap_i + 1
+    };
+    let weight = |r: &Run, trim: usize| -> f32 {
+        if r.changed {
+            r.weight
+        } else {
+            lines[r.i + trim..r.i_end()].iter().map(runs::line_weight).sum()
+        }
+    };
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut left = runs;
+    while !left.is_empty() && candidates.len() < super::costs::PLACES_LISTED {
+        let (chain, score) = runs::chain(&left, weight, near);
+        let pins: Vec<Pin> = chain
+            .iter()
+            .flat_map(|l| run_pins(&left[l.run], l.trim, false))
+            .collect();
+        let cand = Candidate { pins, score };
+        let span = cand.span();
+        candidates.push(cand);
+        left.retain(|r| r.j_end() <= span.start || r.j >= span.end);
+    }
+    candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let best = candidates[0].score;
+    let rivals: Vec<Candidate> = candidates
+        .into_iter()
+        .filter(|c| c.score > best - TIE)
+        .collect();
+    if rivals.len() == 1 {
+        return Placed::Pins(rivals.into_iter().next().map(|c| c.pins).unwrap_or_default());
+    }
+    Placed::Open(Open::Ambiguous(rivals))
+}
+
+/// Changed lines that place a segment: a new line whose closest file line is similar enough
+/// and clearly closer than any other. Returned as one-line `changed` runs weighing their
+/// similarity, so pins made from them replace the old line.
+fn changed_anchors(ctx: &Context<'_>, seg: &Segment) -> Vec<Run> {
+    let lines = ctx.lines();
+    let mut out = Vec::new();
+    let mut tried = 0;
+    for i in seg.lines.clone() {
+        let l = &lines[i];
+        let chars = l.text.chars().filter(|c| !c.is_whitespace()).count();
+        if l.kind != Kind::Plain || l.count > 0 || l.trivial || chars < PLACING_CHANGE_MIN_CHARS {
+            continue;
+        }
+        tried += 1;
+        if tried > 16 {
+            break;
+        }
+        if let Some((j, sim)) = closest_old_version(ctx, &l.text) {
+            out.push(Run {
+                i,
+                j,
+                len: 1,
+                weight: sim,
+                unique: false,
+                changed: true,
+            });
+        }
+    }
+    out
+}
+
+/// The file line a changed line is a version of: the most similar line, when it reaches
+/// [`PLACING_CHANGE_SIMILARITY`] and beats every other by [`PLACING_CHANGE_MARGIN`].
+pub(crate) fn closest_old_version(ctx: &Context<'_>, text: &str) -> Option<(usize, f32)> {
+    let sig = Signature::of(text);
+    let floor = PLACING_CHANGE_SIMILARITY - PLACING_CHANGE_MARGIN;
+    let mut best: Option<(usize, f32)> = None;
+    let mut second = 0.0f32;
+    for (j, s) in ctx.sigs().iter().enumerate() {
+        if ctx.file.is_trivial(j) || !sig.may_reach(s, floor) {
+            continue;
+        }
+        let sim = lines::similarity(text, ctx.file.lines[j]);
+        match best {
+            Some((_, b)) if sim <= b => second = second.max(sim),
+            _ => {
+                if let Some((_, b)) = best {
+                    second = second.max(b);
+                }
+                best = Some((j, sim));
+            }
+        }
+    }
+    best.filter(|&(_, sim)| sim >= PLACING_CHANGE_SIMILARITY && sim - second >= PLACING_CHANGE_MARGIN)
+}
+
+/// Pins for the units the segment shows whole: a header whose name the file defines once
+/// (or that a pin already ties to a header of that name) is pinned to that header, and the
+/// unit's last line to the definition's last line. Pins inside a pinned unit become sure.
+/// Renames from the instruction map a new name to the old one.
+pub(crate) fn unit_pins(
+    ctx: &Context<'_>,
+    seg: &Segment,
+    pins: &mut Vec<Pin>,
+    renames: &[(String, String)],
+) {
+    let lines = ctx.lines();
+    let mut i = seg.lines.start;
+    while i < seg.lines.end {
+        let Some(last) = unit_at(ctx, seg, i) else {
+            i += 1;
+            continue;
+        };
+        if let Some((hj, end)) = file_unit_for(ctx, i, pins, renames)
+            && add_unit(pins, i, last, hj, end, lines, ctx.file)
+        {
+            i = last + 1;
+            continue;
+        }
+        i += 1;
+    }
+}
+
+/// The last line of the unit whose header is snippet line `i`, when the segment shows it
+/// whole.
+fn unit_at(ctx: &Context<'_>, seg: &Segment, i: usize) -> Option<usize> {
+    let lines = ctx.lines();
+    if lines[i].kind == Kind::Removed {
+        return None;
+    }
+    units::header_name(&lines[i].text)?;
+    units::snippet_unit_end(lines, i, seg.lines.end, seg.gap_after).filter(|&l| l > i)
+}
+
+/// The file definition a snippet header stands for: the header it is pinned to, or the one
+/// definition of its name (or of the name it renames).
+fn file_unit_for(
+    ctx: &Context<'_>,
+    i: usize,
+    pins: &[Pin],
+    renames: &[(String, String)],
+) -> Option<(usize, usize)> {
+    let lines = ctx.lines();
+    let name = units::header_name(&lines[i].text)?;
+    if let Some(p) = pins.iter().find(|p| p.i == i) {
+        let file_name = units::header_name(ctx.file.lines[p.j])?;
+        return (file_name == name).then(|| units::file_extent(ctx.file, p.j));
+    }
+    let old = renames
+        .iter()
+        .find(|(_, b)| b == name)
+        .map_or(name, |(a, _)| a.as_str());
+    match ctx.defs().headers(old) {
+        [h] => Some(units::file_extent(ctx.file, *h)),
+        _ => None,
+    }
+}
+
+/// Add the pins of a unit (header `i`..=`last` for file lines `hj..end`) when they agree with
+/// the pins already there; mark the pins inside it sure.
+fn add_unit(
+    pins: &mut Vec<Pin>,
+    i: usize,
+    last: usize,
+    hj: usize,
+    end: usize,
+    lines: &[SLine],
+    file: &FileIndex<'_>,
+) -> bool {
+    let fits = pins.iter().all(|p| {
+        let inside_s = p.i >= i && p.i <= last;
+        let inside_f = p.j >= hj && p.j < end;
+        inside_s == inside_f && (p.i != i || p.j == hj) && (p.i != last || p.j == end - 1)
+    });
+    if !fits || end - 1 < hj {
+        return false;
+    }
+    // A definition that ends with a closing line (`}`, `end`) is shown whole only with a
+    // closing line at the same depth.
+    let closes = super::lines::is_closer(file.lines[end - 1]);
+    let depth = |a: u32, b: u32| i64::from(a) - i64::from(b);
+    if closes
+        && (!super::lines::is_closer(&lines[last].text)
+            || depth(lines[last].indent, lines[i].indent) != depth(file.indent(end - 1), file.indent(hj)))
+    {
+        return false;
+    }
+    for p in pins.iter_mut().filter(|p| p.i >= i && p.i <= last) {
+        p.sure = true;
+    }
+    let pin = |si: usize, fj: usize| Pin {
+        i: si,
+        j: fj,
+        replace: lines[si].key != file.key(fj),
+        sure: true,
+    };
+    if !pins.iter().any(|p| p.i == i) {
+        pins.push(pin(i, hj));
+    }
+    if last != i && end - 1 > hj && !pins.iter().any(|p| p.i == last) {
+        pins.push(pin(last, end - 1));
+    }
+    pins.sort_by_key(|p| (p.i, p.j));
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::prepare;
+    use super::*;
+
+    fn placed(file: &[&str], snippet: &str) -> Placed {
+        let index = FileIndex::new(file);
+        let snip = Snippet::cut(prepare::read(snippet, &index));
+        let ctx = Context::new(&index, &snip);
+        place(&ctx, &snip.segments[0])
+    }
+
+    #[test]
+    fn a_unique_line_is_a_sure_anchor() {
+        let file = ["a()", "b()", "c()"];
+        let Placed::Pins(p) = placed(&file, "b()\nnew()\n") else {
+            panic!("not placed")
+        };
+        assert_eq!(p, [Pin { i: 0, j: 1, replace: false, sure: true }]);
+    }
+
+    #[test]
+    fn a_repeated_context_is_ambiguous() {
+        let file = ["x = 1", "y()", "", "x = 1", "z()"];
+        assert!(matches!(placed(&file, "x = 1\nnew()\n"), Placed::Open(Open::Ambiguous(c)) if c.len() == 2));
+    }
+
+    #[test]
+    fn a_changed_line_with_one_old_version_places_its_segment() {
+        let file = ["}", "    total = compute_total(items, tax)", "}"];
+        let Placed::Pins(p) = placed(&file, "    total = compute_total(items, tax, discount)\n}\n") else {
+            panic!("not placed")
+        };
+        assert_eq!(p[0], Pin { i: 0, j: 1, replace: true, sure: false });
+    }
+}

@@ -1,0 +1,285 @@
+//! Placing every segment of a snippet: each on its own first ([`place`]), then the open ones
+//! settled by what else is known — a unit the segment shows whole whose name the file defines
+//! once, the instruction ("after X", "in X", "at the end"), or, when the snippet's placed
+//! segments are in file order, the one candidate between its neighbours. What stays open is
+//! refused with every candidate named. Unique runs that disagree in order split their
+//! segment at a narration or blank line between them, else the segment is refused as a move.
+
+use super::costs::PLACES_LISTED;
+use super::hints::{Instruction, Place};
+use super::place::{self, Candidate, Context, Open, Pin, Placed};
+use super::runs::Run;
+use super::segments::Segment;
+use crate::error::{Error, ErrorCode, Result};
+
+/// Where a segment goes.
+#[derive(Debug, Clone)]
+pub(crate) enum Where {
+    Pins(Vec<Pin>),
+    /// New code inserted before file line `at`; `gap_above`/`gap_below` say whether to
+    /// separate it from its neighbours with blank lines.
+    Insert {
+        at: usize,
+        gap_above: bool,
+        gap_below: bool,
+    },
+}
+
+/// A segment and its place.
+#[derive(Debug, Clone)]
+pub(crate) struct Planned {
+    pub(crate) seg: Segment,
+    pub(crate) at: Where,
+}
+
+/// Place every segment.
+pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<Planned>> {
+    let mut segs: Vec<Segment> = ctx.snippet.segments.clone();
+    let mut placed: Vec<Placed> = Vec::with_capacity(segs.len());
+    let mut k = 0;
+    while k < segs.len() {
+        match place::place(ctx, &segs[k]) {
+            Placed::Conflict(a, b) => match split(ctx, &segs[k], &a, &b) {
+                Some((left, right)) => {
+                    segs[k] = left;
+                    segs.insert(k + 1, right);
+                }
+                None => return Err(conflict(ctx, &segs[k], &a, &b)),
+            },
+            p => {
+                placed.push(p);
+                k += 1;
+            }
+        }
+    }
+    let mut out: Vec<Option<Where>> = Vec::with_capacity(segs.len());
+    for (seg, p) in segs.iter().zip(placed.iter_mut()) {
+        out.push(match p {
+            Placed::Pins(pins) => {
+                place::unit_pins(ctx, seg, pins, &instruction.renames);
+                Some(Where::Pins(pins.clone()))
+            }
+            Placed::Open(Open::NoAnchor) => {
+                let mut pins = Vec::new();
+                place::unit_pins(ctx, seg, &mut pins, &instruction.renames);
+                (!pins.is_empty()).then_some(Where::Pins(pins))
+            }
+            _ => None,
+        });
+    }
+    settle_open(ctx, &segs, &placed, &mut out, instruction)?;
+    Ok(segs
+        .into_iter()
+        .zip(out)
+        .map(|(seg, at)| Planned {
+            seg,
+            at: at.expect("every open segment was settled or refused"),
+        })
+        .collect())
+}
+
+/// Split a segment whose unique runs `a` and `b` disagree in order at a narration line
+/// between them, else at a blank line between them.
+fn split(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Option<(Segment, Segment)> {
+    let lines = ctx.lines();
+    let (x, y) = if a.i < b.i { (a, b) } else { (b, a) };
+    if x.i_end() > y.i {
+        return None;
+    }
+    let between = x.i_end()..y.i;
+    let at = between
+        .clone()
+        .find(|&k| lines[k].narration)
+        .or_else(|| between.clone().rev().find(|&k| lines[k].blank))?;
+    let left = Segment {
+        lines: seg.lines.start..at,
+        gap_before: seg.gap_before,
+        gap_after: Some(lines[at].indent),
+    };
+    let right = Segment {
+        lines: at + 1..seg.lines.end,
+        gap_before: Some(lines[at].indent),
+        gap_after: seg.gap_after,
+    };
+    Some((left, right))
+}
+
+fn conflict(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Error {
+    let _ = seg;
+    let lines = ctx.lines();
+    let show = |r: &Run| {
+        format!(
+            "snippet line `{}` stands at file line {}",
+            lines[r.i].text.trim(),
+            r.j + 1
+        )
+    };
+    Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "the snippet's lines are out of the file's order ({}, {}): is the code moved or \
+             copied? Put a placeholder between the parts that belong to different places, show \
+             the old place too (to move), or `remove NAME`",
+            show(a),
+            show(b)
+        ),
+    )
+}
+
+/// Settle the segments left open: by instruction, by neighbours, or refuse.
+fn settle_open(
+    ctx: &Context<'_>,
+    segs: &[Segment],
+    placed: &[Placed],
+    out: &mut [Option<Where>],
+    instruction: &Instruction,
+) -> Result<()> {
+    let spans: Vec<Option<(usize, usize)>> = out.iter().map(span_of).collect();
+    let known: Vec<(usize, (usize, usize))> = spans
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| s.map(|s| (k, s)))
+        .collect();
+    let in_order = known.windows(2).all(|w| w[0].1.1 <= w[1].1.0);
+    for k in 0..segs.len() {
+        if out[k].is_some() {
+            continue;
+        }
+        let Placed::Open(open) = &placed[k] else {
+            continue;
+        };
+        let bounds = in_order.then(|| {
+            let lo = known.iter().rev().find(|(s, _)| *s < k).map_or(0, |(_, sp)| sp.1);
+            let hi = known
+                .iter()
+                .find(|(s, _)| *s > k)
+                .map_or(ctx.file.len(), |(_, sp)| sp.0);
+            (lo, hi)
+        });
+        out[k] = Some(match open {
+            Open::NoAnchor => insert_by_instruction(ctx, &segs[k], instruction)
+                .ok_or_else(|| no_anchor(ctx, &segs[k]))?,
+            Open::Ambiguous(cands) => choose(cands, instruction, bounds)
+                .map(|c| Where::Pins(c.pins.clone()))
+                .ok_or_else(|| ambiguous(ctx, &segs[k], cands))?,
+        });
+    }
+    Ok(())
+}
+
+fn span_of(w: &Option<Where>) -> Option<(usize, usize)> {
+    match w {
+        Some(Where::Pins(p)) if !p.is_empty() => Some((p[0].j, p[p.len() - 1].j + 1)),
+        Some(Where::Insert { at, .. }) => Some((*at, *at)),
+        _ => None,
+    }
+}
+
+/// The candidate the instruction or the neighbours single out.
+fn choose<'c>(
+    cands: &'c [Candidate],
+    instruction: &Instruction,
+    bounds: Option<(usize, usize)>,
+) -> Option<&'c Candidate> {
+    let only = |pred: &dyn Fn(&Candidate) -> bool| {
+        let mut it = cands.iter().filter(|c| pred(c));
+        match (it.next(), it.next()) {
+            (Some(c), None) => Some(c),
+            _ => None,
+        }
+    };
+    if let Some(Place::Within(a, b)) = instruction.place
+        && let Some(c) = only(&|c: &Candidate| c.span().start >= a && c.span().end <= b)
+    {
+        return Some(c);
+    }
+    let (lo, hi) = bounds?;
+    only(&|c: &Candidate| c.span().start >= lo && c.span().end <= hi)
+}
+
+/// New code placed where the instruction says.
+fn insert_by_instruction(
+    ctx: &Context<'_>,
+    _seg: &Segment,
+    instruction: &Instruction,
+) -> Option<Where> {
+    let file = ctx.file;
+    let next_code = |from: usize| (from..file.len()).find(|&j| !file.is_blank(j));
+    let at = |at: usize| {
+        let gap_above = at > 0 && file.is_blank(at - 1);
+        Where::Insert {
+            at,
+            gap_above: false,
+            gap_below: gap_above,
+        }
+    };
+    match instruction.place? {
+        Place::After(b) => Some(match next_code(b) {
+            Some(j) => at(j),
+            None => Where::Insert {
+                at: file.len(),
+                gap_above: file.len() > 0 && !file.is_blank(file.len() - 1),
+                gap_below: false,
+            },
+        }),
+        Place::Before(a) => Some(at(a)),
+        Place::Top => Some(Where::Insert {
+            at: 0,
+            gap_above: false,
+            gap_below: false,
+        }),
+        Place::End => Some(Where::Insert {
+            at: file.len(),
+            gap_above: file.len() > 0 && !file.is_blank(file.len() - 1),
+            gap_below: false,
+        }),
+        Place::Within(..) => None,
+    }
+}
+
+fn first_code_line(ctx: &Context<'_>, seg: &Segment) -> String {
+    let lines = ctx.lines();
+    seg.lines
+        .clone()
+        .find(|&i| !lines[i].blank)
+        .map(|i| lines[i].text.trim().chars().take(60).collect())
+        .unwrap_or_default()
+}
+
+fn no_anchor(ctx: &Context<'_>, seg: &Segment) -> Error {
+    Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "snippet lines {}-{} (starting `{}`) contain no line from the file, so nothing says \
+             where they go; add 1-3 unchanged lines from just above or below the place, or say \
+             where in the instruction (\"after NAME\", \"at the end\")",
+            seg.lines.start + 1,
+            seg.lines.end,
+            first_code_line(ctx, seg)
+        ),
+    )
+}
+
+fn ambiguous(ctx: &Context<'_>, seg: &Segment, cands: &[Candidate]) -> Error {
+    let places: Vec<String> = cands
+        .iter()
+        .take(PLACES_LISTED)
+        .map(|c| {
+            let s = c.span();
+            format!("lines {}-{}", s.start + 1, s.end)
+        })
+        .collect();
+    Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "snippet lines {}-{} (starting `{}`) fit {} places equally well: {}; add 1-3 \
+             unchanged lines that occur only around the intended place, or name it in the \
+             instruction (\"in NAME\")",
+            seg.lines.start + 1,
+            seg.lines.end,
+            first_code_line(ctx, seg),
+            cands.len(),
+            places.join(", ")
+        ),
+    )
+}

@@ -1,0 +1,134 @@
+//! Stage 5, render: the merged file from the segments' edits. Lines the snippet shows
+//! unchanged keep the file's own bytes; new and changed lines are re-indented by the
+//! segment's offset in the file's own indentation (tabs or spaces). Edits that claim the
+//! same file lines are refused: two parts of the snippet would write one place.
+
+use std::borrow::Cow;
+
+use super::align::{Edit, Op};
+use super::index::FileIndex;
+use super::prepare::SLine;
+use crate::edit::text::Indent;
+use crate::error::{Error, ErrorCode, Result};
+
+/// Re-indent a snippet line by `shift` columns in the file's style; unchanged when the
+/// shift is 0 and the line's whitespace is already the file's kind.
+pub(crate) fn reindent(text: &str, shift: i64, style: Indent) -> Cow<'_, str> {
+    let code = text.trim_start_matches([' ', '\t']);
+    if code.is_empty() {
+        return Cow::Borrowed("");
+    }
+    let ws = &text[..text.len() - code.len()];
+    let mismatched = match style {
+        Indent::Tabs => ws.starts_with(' '),
+        Indent::Spaces(_) => ws.contains('\t'),
+    };
+    if shift == 0 && !mismatched {
+        return Cow::Borrowed(text);
+    }
+    let cols = i64::from(super::lines::indent_of(text));
+    let new = (cols + shift).max(0) as usize;
+    let mut out = match style {
+        Indent::Tabs => {
+            let mut s = "\t".repeat(new / 4);
+            s.push_str(&" ".repeat(new % 4));
+            s
+        }
+        Indent::Spaces(_) => " ".repeat(new),
+    };
+    out.push_str(code);
+    Cow::Owned(out)
+}
+
+/// The merged lines.
+pub(crate) fn render<'a>(
+    file: &FileIndex<'a>,
+    lines: &'a [SLine],
+    mut edits: Vec<Edit>,
+    style: Indent,
+) -> Result<Vec<Cow<'a, str>>> {
+    edits.sort_by_key(|e| (e.span.start, e.span.end));
+    for w in edits.windows(2) {
+        if w[0].span.end > w[1].span.start {
+            return Err(overlap(&w[0], &w[1]));
+        }
+    }
+    let mut out: Vec<Cow<'a, str>> = Vec::with_capacity(file.len() + lines.len());
+    let mut pos = 0;
+    for e in &edits {
+        out.extend(file.lines[pos..e.span.start].iter().map(|&l| Cow::Borrowed(l)));
+        for op in &e.ops {
+            match *op {
+                Op::Same { i, j } => out.push(same_line(file, lines, i, j, e.shift, style)),
+                Op::Change { i, .. } | Op::Add(i) => {
+                    out.push(reindent(&lines[i].text, e.shift, style));
+                }
+                Op::Keep(j) => out.push(Cow::Borrowed(file.lines[j])),
+                Op::Sep => out.push(Cow::Borrowed("")),
+                Op::Drop(_) => {}
+            }
+        }
+        pos = pos.max(e.span.end);
+    }
+    out.extend(file.lines[pos..].iter().map(|&l| Cow::Borrowed(l)));
+    Ok(out)
+}
+
+/// A line the snippet shows unchanged: the file's bytes, unless the snippet moved the line
+/// to another depth than the segment's offset (a deliberate re-indent, as when a wrapping
+/// block is removed) or respaced it.
+fn same_line<'a>(
+    file: &FileIndex<'a>,
+    lines: &'a [SLine],
+    i: usize,
+    j: usize,
+    shift: i64,
+    style: Indent,
+) -> Cow<'a, str> {
+    let l = &lines[i];
+    let f = file.lines[j];
+    if l.blank || i64::from(l.indent) + shift != i64::from(file.indent(j)) {
+        return if l.blank { Cow::Borrowed(f) } else { reindent(&l.text, shift, style) };
+    }
+    // Same indentation: the file's bytes, unless the snippet respaced the line's inside
+    // (an aligned column, a dropped trailing space) — look-alike characters stay the file's.
+    let (ft, st) = (f.trim_start_matches([' ', '\t']), l.text.trim_start_matches([' ', '\t']));
+    if ft == st || !same_but_spacing(ft, st) {
+        Cow::Borrowed(f)
+    } else {
+        Cow::Owned(format!("{}{}", &f[..f.len() - ft.len()], st))
+    }
+}
+
+/// Whether two texts differ only in whitespace.
+fn same_but_spacing(a: &str, b: &str) -> bool {
+    a.chars().filter(|c| !c.is_whitespace()).eq(b.chars().filter(|c| !c.is_whitespace()))
+}
+
+fn overlap(a: &Edit, b: &Edit) -> Error {
+    Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "two parts of the snippet claim the same lines of the file ({}-{} and {}-{}); \
+             separate the parts with a placeholder and give each 1-3 unchanged lines of its own",
+            a.span.start + 1,
+            a.span.end.max(a.span.start + 1),
+            b.span.start + 1,
+            b.span.end.max(b.span.start + 1)
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reindent_uses_the_files_style() {
+        assert_eq!(reindent("  x = 1", 2, Indent::Spaces(4)), "    x = 1");
+        assert_eq!(reindent("    x()", 0, Indent::Tabs), "\tx()");
+        assert_eq!(reindent("\tx()", 0, Indent::Tabs), "\tx()");
+        assert_eq!(reindent("x", 8, Indent::Tabs), "\t\tx");
+        assert_eq!(reindent("   ", 4, Indent::Spaces(2)), "");
+    }
+}

@@ -1,0 +1,255 @@
+//! Runs: stretches of consecutive segment lines equal to consecutive file lines. A run is
+//! *unique* when its lines occur together nowhere else in the file and hold a non-trivial
+//! line; the lines of unique runs are the sure anchors of a placement. Runs are seeded from
+//! non-trivial lines that occur at most [`MAX_SEED_OCCURRENCES`] times and extended through
+//! any equal lines; a trivial line extends a run only at the run's own indentation offset (a
+//! `}` four columns deeper closes another block).
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::costs::MAX_SEED_OCCURRENCES;
+use super::index::FileIndex;
+use super::prepare::SLine;
+
+/// A run of matching lines: segment lines `i..i + len` equal file lines `j..j + len`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Run {
+    pub(crate) i: usize,
+    pub(crate) j: usize,
+    pub(crate) len: usize,
+    /// Non-trivial lines, plus a little for trivial ones: what the run says about the place.
+    pub(crate) weight: f32,
+    /// Whether the run's lines occur together only here and hold a non-trivial line.
+    pub(crate) unique: bool,
+    /// A one-line "run" of a changed line and its old version (`weight` is the similarity).
+    pub(crate) changed: bool,
+}
+
+impl Run {
+    /// One past the run's last segment line.
+    pub(crate) fn i_end(&self) -> usize {
+        self.i + self.len
+    }
+
+    /// One past the run's last file line.
+    pub(crate) fn j_end(&self) -> usize {
+        self.j + self.len
+    }
+}
+
+/// Weight of a trivial (non-blank) line in a run.
+const TRIVIAL_WEIGHT: f32 = 0.1;
+/// Weight of a blank line in a run.
+const BLANK_WEIGHT: f32 = 0.02;
+
+/// Whether snippet line `s` may be file line `j` when the run's lines sit `delta` columns
+/// deeper in the file than in the snippet.
+pub(crate) fn same(s: &SLine, file: &FileIndex<'_>, j: usize, delta: i64) -> bool {
+    s.is_old()
+        && s.key == file.key(j)
+        && (s.blank || !s.trivial || i64::from(file.indent(j)) - i64::from(s.indent) == delta)
+}
+
+/// The weight of a line in a run.
+pub(crate) fn line_weight(s: &SLine) -> f32 {
+    if s.blank {
+        BLANK_WEIGHT
+    } else if s.trivial {
+        TRIVIAL_WEIGHT
+    } else {
+        1.0
+    }
+}
+
+/// Every maximal run of the segment `seg` of `lines` against the file.
+pub(crate) fn find(lines: &[SLine], seg: Range<usize>, file: &FileIndex<'_>) -> Vec<Run> {
+    let mut runs = Vec::new();
+    // The end of the last run found on each diagonal (j - i), so a run is walked once.
+    let mut covered: HashMap<i64, usize> = HashMap::new();
+    for i in seg.clone() {
+        let l = &lines[i];
+        if !l.is_old() || l.trivial || l.count == 0 || l.count > MAX_SEED_OCCURRENCES {
+            continue;
+        }
+        for &j in file.positions(l.key) {
+            let j = j as usize;
+            let diag = j as i64 - i as i64;
+            if covered.get(&diag).is_some_and(|&end| i < end) {
+                continue;
+            }
+            let delta = i64::from(file.indent(j)) - i64::from(l.indent);
+            let (mut i0, mut j0) = (i, j);
+            while i0 > seg.start && j0 > 0 && same(&lines[i0 - 1], file, j0 - 1, delta) {
+                i0 -= 1;
+                j0 -= 1;
+            }
+            let (mut i1, mut j1) = (i + 1, j + 1);
+            while i1 < seg.end && j1 < file.len() && same(&lines[i1], file, j1, delta) {
+                i1 += 1;
+                j1 += 1;
+            }
+            covered.insert(diag, i1);
+            // Trivial lines at a run's ends (blank lines, braces) belong to whichever side the
+            // edge alignment gives them — new code's or the context's — not to the run.
+            while i0 < i1 && lines[i0].trivial {
+                i0 += 1;
+                j0 += 1;
+            }
+            while i1 > i0 && lines[i1 - 1].trivial {
+                i1 -= 1;
+            }
+            let weight = lines[i0..i1].iter().map(line_weight).sum();
+            runs.push(Run {
+                i: i0,
+                j: j0,
+                len: i1 - i0,
+                weight,
+                unique: false,
+                changed: false,
+            });
+        }
+    }
+    for r in &mut runs {
+        r.unique = is_unique(lines, r, file);
+    }
+    runs.sort_by_key(|r| (r.i, r.j));
+    runs
+}
+
+/// Whether the run's lines occur together only at its place (and hold a non-trivial line).
+fn is_unique(lines: &[SLine], run: &Run, file: &FileIndex<'_>) -> bool {
+    let Some(rarest) = (run.i..run.i_end())
+        .filter(|&i| !lines[i].trivial)
+        .min_by_key(|&i| lines[i].count)
+    else {
+        return false;
+    };
+    let count = lines[rarest].count;
+    if count == 1 {
+        return true;
+    }
+    if count > MAX_SEED_OCCURRENCES {
+        return false;
+    }
+    let offset = rarest - run.i;
+    file.positions(lines[rarest].key).iter().all(|&p| {
+        let p = p as usize;
+        if p == run.j + offset || p < offset || p - offset + run.len > file.len() {
+            return true;
+        }
+        let start = p - offset;
+        let delta = i64::from(file.indent(p)) - i64::from(lines[rarest].indent);
+        !(0..run.len).all(|k| same(&lines[run.i + k], file, start + k, delta))
+    })
+}
+
+/// A run in a chain: the run, less the first `trim` lines that an earlier run of the chain
+/// already covers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Link {
+    pub(crate) run: usize,
+    pub(crate) trim: usize,
+}
+
+/// How many first lines of `b` overlap `a` (in the snippet or the file) when `b` follows
+/// `a`; `None` when `b` cannot follow `a` at all.
+fn overlap(a: &Run, b: &Run) -> Option<usize> {
+    if b.i_end() <= a.i_end() || b.j_end() <= a.j_end() || b.i < a.i || b.j < a.j {
+        return None;
+    }
+    let trim = a.i_end().saturating_sub(b.i).max(a.j_end().saturating_sub(b.j));
+    (trim < b.len).then_some(trim)
+}
+
+/// The heaviest chain of runs in snippet and file order (no two sharing a line; a run that
+/// overlaps its predecessor loses its first lines), by dynamic programming over the runs.
+/// `weight(run, trim)` is what a run trimmed by `trim` lines is worth; `link(a, b)` says
+/// whether `b` may follow `a`. Returns the chain and its weight.
+pub(crate) fn chain(
+    runs: &[Run],
+    weight: impl Fn(&Run, usize) -> f32,
+    link: impl Fn(&Run, &Run) -> bool,
+) -> (Vec<Link>, f32) {
+    if runs.is_empty() {
+        return (Vec::new(), 0.0);
+    }
+    let mut best: Vec<f32> = runs.iter().map(|r| weight(r, 0)).collect();
+    let mut prev: Vec<Option<(usize, usize)>> = vec![None; runs.len()];
+    for b in 0..runs.len() {
+        for a in 0..b {
+            let (ra, rb) = (&runs[a], &runs[b]);
+            let Some(trim) = overlap(ra, rb) else {
+                continue;
+            };
+            if !link(ra, rb) {
+                continue;
+            }
+            let s = best[a] + weight(rb, trim);
+            if s > best[b] {
+                best[b] = s;
+                prev[b] = Some((a, trim));
+            }
+        }
+    }
+    let (mut at, score) = best
+        .iter()
+        .enumerate()
+        .fold((0, f32::MIN), |acc, (k, &s)| if s > acc.1 { (k, s) } else { acc });
+    let mut out = Vec::new();
+    loop {
+        match prev[at] {
+            Some((a, trim)) => {
+                out.push(Link { run: at, trim });
+                at = a;
+            }
+            None => {
+                out.push(Link { run: at, trim: 0 });
+                break;
+            }
+        }
+    }
+    out.reverse();
+    (out, score)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::prepare;
+    use super::*;
+
+    fn seg_lines(snippet: &str, index: &FileIndex<'_>) -> Vec<SLine> {
+        prepare::read(snippet, index)
+            .pieces
+            .into_iter()
+            .filter_map(|p| match p {
+                prepare::Piece::Line(l) => Some(l),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_run_is_unique_when_its_lines_occur_together_once() {
+        let file = ["a = 1", "b = 2", "}", "a = 1", "c = 3", "}"];
+        let index = FileIndex::new(&file);
+        let lines = seg_lines("a = 1\nc = 3\n}\n", &index);
+        let runs = find(&lines, 0..lines.len(), &index);
+        let unique: Vec<(usize, usize, usize)> = runs
+            .iter()
+            .filter(|r| r.unique)
+            .map(|r| (r.i, r.j, r.len))
+            .collect();
+        assert_eq!(unique, [(0, 3, 3)]);
+        assert!(runs.iter().any(|r| !r.unique && r.j == 0 && r.len == 1));
+    }
+
+    #[test]
+    fn a_closing_brace_at_another_depth_ends_a_run() {
+        let file = ["if a {", "    x()", "    }", "}"];
+        let index = FileIndex::new(&file);
+        let lines = seg_lines("if a {\n    x()\n}\n", &index);
+        let runs = find(&lines, 0..lines.len(), &index);
+        assert_eq!(runs[0].len, 2);
+    }
+}

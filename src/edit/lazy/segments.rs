@@ -1,0 +1,111 @@
+//! Stage 2, segments: the runs of code lines between placeholders. Each segment is placed on
+//! its own; the snippet's open edges (no placeholder before its first line or after its last)
+//! are implicit placeholders, so a segment never reaches the file's start or end unless its
+//! own lines anchor there.
+
+use std::ops::Range;
+
+use super::prepare::{Piece, Prepared, SLine};
+
+/// A run of code lines between two placeholders (or a placeholder and an open edge).
+#[derive(Debug, Clone)]
+pub(crate) struct Segment {
+    /// Its lines in [`Snippet::lines`].
+    pub(crate) lines: Range<usize>,
+    /// The indentation of the placeholder written before it; `None` at an open edge.
+    pub(crate) gap_before: Option<u32>,
+    /// The indentation of the placeholder written after it; `None` at an open edge.
+    pub(crate) gap_after: Option<u32>,
+}
+
+/// The snippet, read and cut into segments.
+#[derive(Debug, Clone)]
+pub(crate) struct Snippet {
+    /// Every code line, in snippet order.
+    pub(crate) lines: Vec<SLine>,
+    pub(crate) segments: Vec<Segment>,
+    /// Names of `remove NAME` directives.
+    pub(crate) removals: Vec<String>,
+    pub(crate) diff_style: bool,
+    /// Whether the agent wrote any placeholder or directive.
+    pub(crate) has_gap: bool,
+}
+
+impl Snippet {
+    /// Cut prepared pieces into segments. Segments of blank lines only are dropped.
+    pub(crate) fn cut(prepared: Prepared) -> Snippet {
+        let mut lines = Vec::new();
+        let mut segments = Vec::new();
+        let mut removals = Vec::new();
+        let mut has_gap = false;
+        let mut open: Option<(usize, Option<u32>)> = None;
+        let mut last_gap: Option<u32> = None;
+        let close = |segments: &mut Vec<Segment>, lines: &[SLine], start: usize, before, after| {
+            if lines[start..].iter().any(|l: &SLine| !l.blank) {
+                segments.push(Segment {
+                    lines: start..lines.len(),
+                    gap_before: before,
+                    gap_after: after,
+                });
+            }
+        };
+        for piece in prepared.pieces {
+            match piece {
+                Piece::Line(l) => {
+                    if open.is_none() {
+                        open = Some((lines.len(), last_gap));
+                    }
+                    lines.push(l);
+                }
+                other => {
+                    has_gap = true;
+                    let indent = match other {
+                        Piece::Gap { indent } => indent,
+                        Piece::Remove(name) => {
+                            removals.push(name);
+                            0
+                        }
+                        Piece::Line(_) => unreachable!("lines are handled above"),
+                    };
+                    if let Some((start, before)) = open.take() {
+                        close(&mut segments, &lines, start, before, Some(indent));
+                    }
+                    last_gap = Some(indent);
+                }
+            }
+        }
+        if let Some((start, before)) = open {
+            close(&mut segments, &lines, start, before, None);
+        }
+        Snippet {
+            lines,
+            segments,
+            removals,
+            diff_style: prepared.diff_style,
+            has_gap,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::index::FileIndex;
+    use super::super::prepare;
+    use super::*;
+
+    #[test]
+    fn placeholders_and_open_edges_bound_segments() {
+        let file = ["a", "b", "c"];
+        let index = FileIndex::new(&file);
+        let s = Snippet::cut(prepare::read("a\n// ...\n\n// ...\nc\n", &index));
+        assert_eq!(s.segments.len(), 2);
+        assert_eq!(s.segments[0].gap_before, None);
+        assert_eq!(s.segments[0].gap_after, Some(0));
+        assert_eq!(s.segments[1].gap_after, None);
+        assert!(s.has_gap);
+        let s = Snippet::cut(prepare::read("  // ...\nb\n# remove c\n", &index));
+        assert_eq!(s.segments.len(), 1);
+        assert_eq!(s.segments[0].gap_before, Some(2));
+        assert_eq!(s.removals, ["c"]);
+    }
+}

@@ -1,0 +1,263 @@
+//! Units: definitions (functions, methods, classes, keyed blocks) seen by their header line.
+//! A unit the snippet shows whole — from its header to the line that closes it, with no
+//! placeholder inside — replaces the file's definition of that name whole (DESIGN §5.1,
+//! step 4); a header whose name the file defines once places its segment even when its
+//! signature changed.
+
+use std::collections::HashMap;
+
+use super::index::FileIndex;
+use super::outline;
+use super::prepare::SLine;
+
+/// Words that start a statement, never a definition.
+const CONTROL_WORDS: &[&str] = &[
+    "if", "for", "foreach", "while", "switch", "return", "else", "elif", "elsif", "catch",
+    "match", "when", "with", "new", "await", "throw", "case", "assert", "print", "yield",
+    "using", "lock", "do", "try", "unless", "until", "and", "or", "not", "in", "is", "typeof",
+    "sizeof", "delete", "go", "defer", "select", "raise", "puts", "require", "include",
+    "import", "from", "export", "super", "this", "self",
+];
+
+fn identifiers(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| !w.is_empty())
+}
+
+/// The last part of a dotted or colon path (`M.head` → `head`, `Range:matches` → `matches`).
+fn last_part(path: &str) -> &str {
+    path.rsplit(['.', ':']).next().unwrap_or(path)
+}
+
+/// The name a header line defines, if it is one: `def name(`, `func (r T) Name(`,
+/// `function M.head(file)`, `public async Task Name(…)`, `name = function(…)`,
+/// `class Name`, `fun Type.name(): T =`. Comments, calls and control statements define
+/// nothing.
+pub(crate) fn header_name(line: &str) -> Option<&str> {
+    let t = line.trim();
+    if t.is_empty()
+        || t.starts_with("//")
+        || t.starts_with('#')
+        || t.starts_with('*')
+        || t.starts_with("--")
+        || t.starts_with("/*")
+        || t.starts_with('@')
+        || t.starts_with('[')
+    {
+        return None;
+    }
+    let first = identifiers(t).next()?;
+    if CONTROL_WORDS.contains(&first) {
+        return None;
+    }
+    if let Some(name) = keyword_header(t) {
+        return Some(name);
+    }
+    // `name = function(…)`, `M.name = function (…)`, `exports.name = (…) =>`.
+    if let Some((lhs, rhs)) = t.split_once('=')
+        && !rhs.starts_with('=')
+        && !lhs.contains('(')
+        && {
+            let r = rhs.trim_start();
+            r.starts_with("function") || (r.starts_with('(') && r.contains("=>"))
+        }
+    {
+        let name = last_part(lhs.trim().trim_start_matches("var ").trim_start_matches("const "));
+        return (!name.is_empty() && identifiers(name).count() == 1).then_some(name);
+    }
+    typed_signature(t)
+}
+
+/// A header that starts with declaring keywords (`def`, `fn`, `function`, `class` …),
+/// reading a dotted name whole.
+fn keyword_header(t: &str) -> Option<&str> {
+    let name = outline::declared_name(t)?;
+    let at = t.find(name)?;
+    let path_end = t[at..]
+        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | ':')))
+        .map_or(t.len(), |k| at + k);
+    let path = t[at..path_end].trim_end_matches([':', '.']);
+    let name = last_part(path);
+    (!name.is_empty() && !CONTROL_WORDS.contains(&name)).then_some(name)
+}
+
+/// `Type name(params) {`, `public async Task Name(…)`, `private fun Char.name(): T =`:
+/// the identifier right before the first `(`, when words (types, modifiers) come before it
+/// and the line opens a body or ends the signature.
+fn typed_signature(t: &str) -> Option<&str> {
+    let paren = t.find('(')?;
+    let before = t[..paren].trim_end();
+    if before.contains('=') || before.contains('"') || before.contains('\'') {
+        return None;
+    }
+    let name_start = before
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .map_or(0, |k| k + 1);
+    // `Type name(`, not `obj.method(` or `ptr->call(` (calls).
+    if name_start > 0 && !before[..name_start].ends_with(|c: char| c.is_whitespace() || c == '*') {
+        return None;
+    }
+    let name = &before[name_start..];
+    let words_before = identifiers(&before[..name_start]).count();
+    let ends = t.trim_end();
+    if ends.ends_with(';') {
+        return None;
+    }
+    let opens = ends.ends_with('{')
+        || ends.ends_with(')')
+        || ends.ends_with("=>")
+        || ends.ends_with('=')
+        || ends.ends_with(':')
+        || ends.ends_with(',')
+        || ends.ends_with('(');
+    (!name.is_empty()
+        && words_before >= 1
+        && opens
+        && !name.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && !CONTROL_WORDS.contains(&name))
+    .then_some(name)
+}
+
+/// The file's definitions by name: header lines, computed on first use.
+pub(crate) struct FileDefs {
+    by_name: HashMap<String, Vec<usize>>,
+}
+
+impl FileDefs {
+    /// Index the headers of a file.
+    pub(crate) fn new(file: &FileIndex<'_>) -> FileDefs {
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (j, line) in file.lines.iter().enumerate() {
+            if let Some(name) = header_name(line) {
+                by_name.entry(name.to_string()).or_default().push(j);
+            }
+        }
+        FileDefs { by_name }
+    }
+
+    /// The header lines defining `name`.
+    pub(crate) fn headers(&self, name: &str) -> &[usize] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The file lines (half-open) of the definition whose header is line `h`, from its header
+/// (attached comments and decorators excluded) to its closing line.
+pub(crate) fn file_extent(file: &FileIndex<'_>, h: usize) -> (usize, usize) {
+    let (_, end) = outline::block_extent(file.lines, h);
+    (h, end.max(h + 1))
+}
+
+/// Net bracket depth change of a line (brackets in strings and `//` comments ignored).
+fn depth_change(line: &str) -> (i64, bool) {
+    let mut depth = 0i64;
+    let mut opened_brace = false;
+    for c in outline::code_chars(line) {
+        match c {
+            '{' | '(' | '[' => {
+                depth += 1;
+                opened_brace |= c == '{';
+            }
+            '}' | ')' | ']' => depth -= 1,
+            _ => {}
+        }
+    }
+    (depth, opened_brace)
+}
+
+/// Whether a line closes an indentation block by keyword (`end` in Ruby and Lua).
+fn is_end_keyword(line: &str) -> bool {
+    let t = line.trim();
+    t == "end" || t == "end;" || t == "end)" || t == "end," || t.starts_with("end ")
+}
+
+/// The last line of the unit whose header is segment line `h`, when the segment shows it
+/// whole: through the bracket that closes the header's body, or (for indented bodies)
+/// through its last deeper line — which needs the segment to end, or a shallower line to
+/// follow, at most as deep as the header. `gap_after` is the indentation of the placeholder
+/// after the segment (`None` at the snippet's end).
+pub(crate) fn snippet_unit_end(
+    lines: &[SLine],
+    h: usize,
+    seg_end: usize,
+    gap_after: Option<u32>,
+) -> Option<usize> {
+    let base = lines[h].indent;
+    let mut depth = 0i64;
+    let mut braced = false;
+    let mut k = h;
+    // The signature: until brackets balance and a body opens.
+    while k < seg_end {
+        let (d, brace) = depth_change(&lines[k].text);
+        depth += d;
+        braced |= brace;
+        if braced && depth <= 0 {
+            return Some(k);
+        }
+        if !braced && depth <= 0 {
+            break;
+        }
+        k += 1;
+    }
+    if braced {
+        return None;
+    }
+    if k >= seg_end {
+        return None;
+    }
+    // An indented body: the lines deeper than the header.
+    let mut last = None;
+    for (at, l) in lines.iter().enumerate().take(seg_end).skip(k + 1) {
+        if l.blank {
+            continue;
+        }
+        if l.indent > base {
+            last = Some(at);
+            continue;
+        }
+        if l.indent == base && is_end_keyword(&l.text) {
+            return Some(at);
+        }
+        return last;
+    }
+    // The segment ends inside the body: whole only when the placeholder after it is not
+    // deeper than the header (it keeps what follows the unit, not the rest of its body).
+    match gap_after {
+        Some(g) if g > base => None,
+        _ => last,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_names_across_languages() {
+        for (line, name) in [
+            ("def get_adapter(self, url: str) -> BaseAdapter:", "get_adapter"),
+            ("func (c *Command) RegisterFlagCompletionFunc(flagName string) error {", "RegisterFlagCompletionFunc"),
+            ("function M.head(file)", "head"),
+            ("function Range:matches(version)", "matches"),
+            ("    public async Task IsolateAsync(CancellationToken cancellationToken = default)", "IsolateAsync"),
+            ("private fun Char.isBase64Whitespace(): Boolean =", "isBase64Whitespace"),
+            ("res.status = function status(code) {", "status"),
+            ("exports.compileTrust = function(val) {", "compileTrust"),
+            ("  fun generateGradient(width: Int = 1920, height: Int = 1080): Bitmap {", "generateGradient"),
+            ("class Base", "Base"),
+            ("    def with_stream_params(temp_params)", "with_stream_params"),
+        ] {
+            assert_eq!(header_name(line), Some(name), "{line}");
+        }
+        for line in [
+            "if (x) {",
+            "app.get('/whoami', restrict, function(req, res){",
+            "return foo(bar);",
+            "// def old(x):",
+            "foo(bar)",
+            "x = compute(a, b)",
+        ] {
+            assert_eq!(header_name(line), None, "{line}");
+        }
+    }
+}

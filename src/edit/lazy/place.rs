@@ -143,7 +143,9 @@ impl Signature {
 /// Place one segment.
 pub(crate) fn place(ctx: &Context<'_>, seg: &Segment) -> Placed {
     let lines = ctx.lines();
-    let all = runs::find(lines, seg.lines.clone(), ctx.file);
+    let mut all = runs::find(lines, seg.lines.clone(), ctx.file);
+    let fresh = new_units(ctx, seg, &all);
+    all.retain(|r| !fresh.iter().any(|u| r.i < u.end && u.start < r.i_end()));
     let unique: Vec<Run> = all.iter().filter(|r| r.unique).copied().collect();
     if !unique.is_empty() {
         let weight = |r: &Run, trim: usize| -> f32 {
@@ -223,6 +225,47 @@ fn one_within(lines: &[SLine], file: &FileIndex<'_>, i: usize, window: Range<usi
         (Some(p), None) => Some(p),
         _ => None,
     }
+}
+
+/// Share of a new-named unit's lines that unique runs must cover for it to be a rename of
+/// that code rather than new code repeating some of its lines.
+const RENAME_COVER: f32 = 0.4;
+
+/// The line ranges of units the segment shows whole whose name the file does not define:
+/// new code, whatever file lines it repeats (a new test repeats lines of the tests beside
+/// it). A unit whose lines are mostly unique file lines is kept out: it renames them.
+fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run]) -> Vec<Range<usize>> {
+    let lines = ctx.lines();
+    let mut out = Vec::new();
+    let mut i = seg.lines.start;
+    while i < seg.lines.end {
+        let name = match units::header_name(&lines[i].text) {
+            Some(n) if lines[i].count == 0 && ctx.defs().headers(n).is_empty() => n,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let _ = name;
+        // Only a unit shown whole: a placeholder inside a unit keeps a body the file has,
+        // so the lines shown around it are the file's.
+        let Some(last) = units::snippet_unit_end(lines, i, seg.lines.end, seg.gap_after) else {
+            i += 1;
+            continue;
+        };
+        let end = last + 1;
+        let solid = (i..end).filter(|&k| !lines[k].blank).count().max(1);
+        let covered: usize = all
+            .iter()
+            .filter(|r| r.unique)
+            .map(|r| (r.i.max(i)..r.i_end().min(end)).filter(|&k| !lines[k].blank).count())
+            .sum();
+        if (covered as f32) < RENAME_COVER * solid as f32 {
+            out.push(i..end);
+        }
+        i = end.max(i + 1);
+    }
+    out
 }
 
 /// Non-trivial lines of a run.

@@ -69,11 +69,8 @@ fn starts_with_ellipsis(s: &str) -> bool {
 }
 
 fn ends_with_ellipsis(s: &str) -> bool {
-    let s = s.trim_end_matches([']', ')', '.', ':']).trim_end();
-    s.ends_with("...") || s.ends_with('…') || {
-        let t = s.trim_end_matches([']', ')']);
-        t.ends_with("...") || t.ends_with('…')
-    }
+    let s = s.trim_end().trim_end_matches([']', ')', ':']).trim_end();
+    s.ends_with("...") || s.ends_with('…')
 }
 
 /// Words that, after an ellipsis, make a comment a placeholder.
@@ -281,6 +278,7 @@ mod tests {
             "# ... (header docs unchanged until the directive note) ...",
             "// keep the other handlers as is",
             "-- ... rest of config.lua unchanged ...",
+            "// ... (top of file: requires) ...",
         ] {
             assert!(is_placeholder(line, false), "{line}");
         }

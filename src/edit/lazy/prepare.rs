@@ -137,6 +137,22 @@ fn has_space_column(raw: &[&str], file: &FileIndex<'_>) -> bool {
     with > without
 }
 
+/// Whether a diff-style context line starting with a space carries the diff's space column:
+/// when only one of the line with and without that space sits at an indentation its text
+/// has in the file, that one; else what most context lines do.
+fn strip_column(line: &str, space_column: bool, file: &FileIndex<'_>) -> bool {
+    let positions = file.positions(lines::key(line));
+    if positions.is_empty() || positions.len() > 64 {
+        return space_column;
+    }
+    let at = |indent: u32| positions.iter().any(|&j| file.indent(j as usize) == indent);
+    match (at(lines::indent_of(&line[1..])), at(lines::indent_of(line))) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => space_column,
+    }
+}
+
 /// Classify the lines of a snippet body against the file.
 pub(crate) fn read(body: &str, file: &FileIndex<'_>) -> Prepared {
     let mut raw: Vec<&str> = body.split('\n').collect();
@@ -193,7 +209,10 @@ fn classify(
     let (text, kind) = match (diff_style, mark) {
         (true, DiffMark::Plus) => (&line[1..], Kind::Added),
         (true, DiffMark::Minus) => (&line[1..], Kind::Removed),
-        (true, DiffMark::None) if space_column && line.starts_with(' ') && !in_file => {
+        // A bare `-` or `+`: a removed or added blank line.
+        (true, DiffMark::None) if line.trim_end() == "-" => ("", Kind::Removed),
+        (true, DiffMark::None) if line.trim_end() == "+" => ("", Kind::Added),
+        (true, DiffMark::None) if line.starts_with(' ') && strip_column(line, space_column, file) => {
             (&line[1..], Kind::Plain)
         }
         _ => (line, Kind::Plain),

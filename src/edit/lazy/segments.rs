@@ -31,9 +31,34 @@ pub(crate) struct Snippet {
     pub(crate) has_gap: bool,
 }
 
+/// Narration lines next to a placeholder (or the snippet's edge) are part of the gap:
+/// "// and at the top of the file:" says where the next code goes, it is not code.
+fn narration_to_gaps(pieces: Vec<Piece>) -> Vec<Piece> {
+    let is_gap = |p: Option<&Piece>| !matches!(p, Some(Piece::Line(_)));
+    let solid = |p: &Piece| !matches!(p, Piece::Line(l) if l.blank);
+    let mut out: Vec<Piece> = Vec::with_capacity(pieces.len());
+    for (k, piece) in pieces.iter().enumerate() {
+        let Piece::Line(l) = piece else {
+            out.push(piece.clone());
+            continue;
+        };
+        if l.narration {
+            let before = pieces[..k].iter().rev().find(|p| solid(p));
+            let after = pieces[k + 1..].iter().find(|p| solid(p));
+            if is_gap(before) || is_gap(after) {
+                out.push(Piece::Gap { indent: l.indent });
+                continue;
+            }
+        }
+        out.push(piece.clone());
+    }
+    out
+}
+
 impl Snippet {
     /// Cut prepared pieces into segments. Segments of blank lines only are dropped.
     pub(crate) fn cut(prepared: Prepared) -> Snippet {
+        let pieces = narration_to_gaps(prepared.pieces);
         let mut lines = Vec::new();
         let mut segments = Vec::new();
         let mut removals = Vec::new();
@@ -49,7 +74,7 @@ impl Snippet {
                 });
             }
         };
-        for piece in prepared.pieces {
+        for piece in pieces {
             match piece {
                 Piece::Line(l) => {
                     if open.is_none() {

@@ -171,17 +171,27 @@ fn is_end_keyword(line: &str) -> bool {
     t == "end" || t == "end;" || t == "end)" || t == "end," || t.starts_with("end ")
 }
 
-/// The last line of the unit whose header is segment line `h`, when the segment shows it
-/// whole: through the bracket that closes the header's body, or (for indented bodies)
-/// through its last deeper line — which needs the segment to end, or a shallower line to
-/// follow, at most as deep as the header. `gap_after` is the indentation of the placeholder
-/// after the segment (`None` at the snippet's end).
-pub(crate) fn snippet_unit_end(
+/// How far a unit the snippet shows reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnitEnd {
+    /// Shown whole, through this line.
+    Whole(usize),
+    /// A placeholder inside it keeps the rest of its body.
+    Open,
+}
+
+/// The extent of the unit whose header is segment line `h`: whole through the bracket that
+/// closes the header's body, or (for indented bodies) through its last deeper line, which
+/// needs a line at most as deep as the header to follow, or the segment to end at a
+/// placeholder no deeper than the header; open when a placeholder inside keeps the rest.
+/// `None` when the header opens no body at all. `gap_after` is the indentation of the
+/// placeholder after the segment (`None` at the snippet's end).
+pub(crate) fn snippet_unit(
     lines: &[SLine],
     h: usize,
     seg_end: usize,
     gap_after: Option<u32>,
-) -> Option<usize> {
+) -> Option<UnitEnd> {
     let base = lines[h].indent;
     let mut depth = 0i64;
     let mut braced = false;
@@ -192,18 +202,15 @@ pub(crate) fn snippet_unit_end(
         depth += d;
         braced |= brace;
         if braced && depth <= 0 {
-            return Some(k);
+            return Some(UnitEnd::Whole(k));
         }
         if !braced && depth <= 0 {
             break;
         }
         k += 1;
     }
-    if braced {
-        return None;
-    }
-    if k >= seg_end {
-        return None;
+    if braced || k >= seg_end {
+        return Some(UnitEnd::Open);
     }
     // An indented body: the lines deeper than the header.
     let mut last = None;
@@ -216,15 +223,28 @@ pub(crate) fn snippet_unit_end(
             continue;
         }
         if l.indent == base && is_end_keyword(&l.text) {
-            return Some(at);
+            return Some(UnitEnd::Whole(at));
         }
-        return last;
+        return last.map(UnitEnd::Whole);
     }
-    // The segment ends inside the body: whole only when the placeholder after it is not
-    // deeper than the header (it keeps what follows the unit, not the rest of its body).
+    // The segment ends inside the body (or right after the header).
     match gap_after {
-        Some(g) if g > base => None,
-        _ => last,
+        Some(g) if g > base => Some(UnitEnd::Open),
+        _ => last.map(UnitEnd::Whole),
+    }
+}
+
+/// The last line of the unit whose header is segment line `h`, when the segment shows it
+/// whole (see [`snippet_unit`]).
+pub(crate) fn snippet_unit_end(
+    lines: &[SLine],
+    h: usize,
+    seg_end: usize,
+    gap_after: Option<u32>,
+) -> Option<usize> {
+    match snippet_unit(lines, h, seg_end, gap_after)? {
+        UnitEnd::Whole(e) => Some(e),
+        UnitEnd::Open => None,
     }
 }
 

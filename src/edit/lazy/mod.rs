@@ -170,6 +170,16 @@ fn start_of(p: &Planned) -> usize {
 /// The edits of all planned segments, aligned in file order so that each segment's edges
 /// stop where its neighbours' begin.
 fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<Vec<Edit>> {
+    // A segment with no unchanged line of its own sits at the snippet's usual offset.
+    let all_pins: Vec<Pin> = planned
+        .iter()
+        .filter_map(|p| match &p.at {
+            Where::Pins(pins) => Some(pins.iter().copied()),
+            Where::Insert { .. } => None,
+        })
+        .flatten()
+        .collect();
+    let usual = shift_of(ctx, &all_pins).unwrap_or(0);
     let mut order: Vec<usize> = (0..planned.len()).collect();
     order.sort_by_key(|&k| start_of(&planned[k]));
     let mut edits = Vec::with_capacity(planned.len());
@@ -178,7 +188,7 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<Vec<Edit>> {
         let hi = order
             .get(n + 1)
             .map_or(ctx.file.len(), |&next| start_of(&planned[next]));
-        let e = edit_of(ctx, &planned[k], lo..hi)?;
+        let e = edit_of(ctx, &planned[k], lo..hi, usual)?;
         lo = lo.max(e.span.end);
         edits.push(e);
     }
@@ -186,7 +196,7 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<Vec<Edit>> {
 }
 
 /// The edit of one planned segment, its edges within `bounds`.
-fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>) -> Result<Edit> {
+fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual: i64) -> Result<Edit> {
     let lines = ctx.lines();
     match &p.at {
         Where::Pins(pins) => {
@@ -194,7 +204,7 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>) -> Re
                 lines,
                 file: ctx.file,
                 diff_style: ctx.snippet.diff_style,
-                shift: shift_of(ctx, pins),
+                shift: shift_of(ctx, pins).unwrap_or(usual),
             };
             aligner.align(p.seg.lines.clone(), pins, bounds)
         }
@@ -229,7 +239,8 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>) -> Re
 /// Columns a segment's lines sit deeper in the file than in the snippet: the offset that
 /// nearly all (four in five) of its non-trivial unchanged lines share — a snippet written
 /// at another depth as a whole — else 0 (lines at other depths were re-indented on purpose).
-fn shift_of(ctx: &Context<'_>, pins: &[Pin]) -> i64 {
+/// `None` when the pins hold no such line.
+fn shift_of(ctx: &Context<'_>, pins: &[Pin]) -> Option<i64> {
     let lines = ctx.lines();
     let mut counts: Vec<(i64, usize)> = Vec::new();
     for p in pins.iter().filter(|p| !p.replace && !lines[p.i].trivial) {
@@ -240,11 +251,16 @@ fn shift_of(ctx: &Context<'_>, pins: &[Pin]) -> i64 {
         }
     }
     let total: usize = counts.iter().map(|(_, c)| c).sum();
-    counts
-        .into_iter()
-        .max_by_key(|&(d, c)| (c, -d.abs()))
-        .filter(|&(_, c)| c * 5 >= total * 4)
-        .map_or(0, |(d, _)| d)
+    if total == 0 {
+        return None;
+    }
+    Some(
+        counts
+            .into_iter()
+            .max_by_key(|&(d, c)| (c, -d.abs()))
+            .filter(|&(_, c)| c * 5 >= total * 4)
+            .map_or(0, |(d, _)| d),
+    )
 }
 
 /// Edits deleting the definitions `remove NAME` directives and the instruction name. A

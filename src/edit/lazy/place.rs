@@ -145,7 +145,13 @@ pub(crate) fn place(ctx: &Context<'_>, seg: &Segment) -> Placed {
     let lines = ctx.lines();
     let mut all = runs::find(lines, seg.lines.clone(), ctx.file);
     let fresh = new_units(ctx, seg, &all);
-    all.retain(|r| !fresh.iter().any(|u| r.i < u.end && u.start < r.i_end()));
+    if !fresh.is_empty() {
+        all = all
+            .iter()
+            .flat_map(|r| outside(r, &fresh).into_iter().map(move |part| (r, part)))
+            .filter_map(|(r, part)| runs::shrink(lines, r, part, ctx.file))
+            .collect();
+    }
     let unique: Vec<Run> = all.iter().filter(|r| r.unique).copied().collect();
     if !unique.is_empty() {
         let weight = |r: &Run, trim: usize| -> f32 {
@@ -257,8 +263,8 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run]) -> Vec<Range<usize>>
         let solid = (i..end).filter(|&k| !lines[k].blank).count().max(1);
         let covered: usize = all
             .iter()
-            .filter(|r| r.unique)
-            .map(|r| (r.i.max(i)..r.i_end().min(end)).filter(|&k| !lines[k].blank).count())
+            .filter(|r| r.unique && r.i >= i && r.i_end() <= end)
+            .map(|r| (r.i..r.i_end()).filter(|&k| !lines[k].blank).count())
             .sum();
         if (covered as f32) < RENAME_COVER * solid as f32 {
             out.push(i..end);
@@ -266,6 +272,27 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run]) -> Vec<Range<usize>>
         i = end.max(i + 1);
     }
     out
+}
+
+/// The parts (snippet line ranges) of run `r` outside the `fresh` ranges.
+fn outside(r: &Run, fresh: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut parts = vec![(r.i, r.i_end())];
+    for u in fresh {
+        parts = parts
+            .into_iter()
+            .flat_map(|(a, b)| {
+                let mut out = Vec::new();
+                if a < u.start.min(b) {
+                    out.push((a, u.start.min(b)));
+                }
+                if u.end.max(a) < b {
+                    out.push((u.end.max(a), b));
+                }
+                out
+            })
+            .collect();
+    }
+    parts.into_iter().map(|(a, b)| a..b).collect()
 }
 
 /// Non-trivial lines of a run.
@@ -404,29 +431,52 @@ pub(crate) fn unit_pins(
     let lines = ctx.lines();
     let mut i = seg.lines.start;
     while i < seg.lines.end {
-        let Some(last) = unit_at(ctx, seg, i) else {
-            i += 1;
-            continue;
-        };
-        if let Some((hj, end)) = file_unit_for(ctx, i, pins, renames)
-            && add_unit(pins, i, last, hj, end, lines, ctx.file)
-        {
-            i = last + 1;
-            continue;
+        match unit_at(ctx, seg, i) {
+            Some(units::UnitEnd::Whole(last)) => {
+                if let Some((hj, end)) = file_unit_for(ctx, i, pins, renames)
+                    && add_unit(pins, i, last, hj, end, lines, ctx.file)
+                {
+                    i = last + 1;
+                    continue;
+                }
+            }
+            Some(units::UnitEnd::Open) => {
+                // A placeholder keeps the rest of its body: only the header is placed, by
+                // its name (its signature may have changed).
+                if !pins.iter().any(|p| p.i == i)
+                    && let Some((hj, end)) = file_unit_for(ctx, i, pins, renames)
+                {
+                    let pin = Pin {
+                        i,
+                        j: hj,
+                        replace: lines[i].key != ctx.file.key(hj),
+                        sure: true,
+                    };
+                    let before = pins.iter().all(|p| (p.i < i) == (p.j < hj));
+                    let inside_ok = pins.iter().all(|p| p.i <= i || p.j > hj && p.j < end);
+                    if before && inside_ok {
+                        pins.push(pin);
+                        pins.sort_by_key(|p| (p.i, p.j));
+                    }
+                }
+            }
+            None => {}
         }
         i += 1;
     }
 }
 
-/// The last line of the unit whose header is snippet line `i`, when the segment shows it
-/// whole.
-fn unit_at(ctx: &Context<'_>, seg: &Segment, i: usize) -> Option<usize> {
+/// How far the unit whose header is snippet line `i` reaches in the segment.
+fn unit_at(ctx: &Context<'_>, seg: &Segment, i: usize) -> Option<units::UnitEnd> {
     let lines = ctx.lines();
     if lines[i].kind == Kind::Removed {
         return None;
     }
     units::header_name(&lines[i].text)?;
-    units::snippet_unit_end(lines, i, seg.lines.end, seg.gap_after).filter(|&l| l > i)
+    match units::snippet_unit(lines, i, seg.lines.end, seg.gap_after)? {
+        units::UnitEnd::Whole(l) if l <= i => None,
+        end => Some(end),
+    }
 }
 
 /// The file definition a snippet header stands for: the header it is pinned to, or the one

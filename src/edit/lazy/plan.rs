@@ -67,6 +67,14 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
             _ => None,
         });
     }
+    for k in 1..segs.len() {
+        if out[k].is_none()
+            && let Some(Where::Pins(prev)) = &out[k - 1]
+            && let Some(pin) = closer_pin(ctx, &segs[k - 1], prev, &segs[k])
+        {
+            out[k] = Some(Where::Pins(vec![pin]));
+        }
+    }
     settle_open(ctx, &segs, &placed, &mut out, instruction)?;
     Ok(segs
         .into_iter()
@@ -76,6 +84,40 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
             at: at.expect("every open segment was settled or refused"),
         })
         .collect())
+}
+
+/// A segment that starts by closing a block: when the segment before it opened that block
+/// (at the closer's depth) on a pinned line and a placeholder kept the rest of its body, the
+/// closer is the file block's closing line.
+fn closer_pin(ctx: &Context<'_>, prev: &Segment, prev_pins: &[Pin], seg: &Segment) -> Option<Pin> {
+    let lines = ctx.lines();
+    let c = seg.lines.clone().find(|&i| !lines[i].blank)?;
+    if !super::lines::is_closer(&lines[c].text) {
+        return None;
+    }
+    let mut open: Vec<usize> = Vec::new();
+    for i in prev.lines.clone() {
+        let (d, _) = super::units::depth_change(&lines[i].text);
+        if d > 0 {
+            open.push(i);
+        } else if d < 0 {
+            for _ in 0..(-d) {
+                open.pop();
+            }
+        }
+    }
+    let o = *open.iter().rev().find(|&&o| lines[o].indent == lines[c].indent)?;
+    let jo = prev_pins.iter().find(|p| p.i == o)?.j;
+    let (_, end) = super::outline::block_extent(ctx.file.lines, jo);
+    let close = end.checked_sub(1).filter(|&j| j > jo)?;
+    let fits = super::lines::is_closer(ctx.file.lines[close])
+        && ctx.file.indent(close) == ctx.file.indent(jo);
+    fits.then_some(Pin {
+        i: c,
+        j: close,
+        replace: lines[c].key != ctx.file.key(close),
+        sure: true,
+    })
 }
 
 /// Split a segment whose unique runs `a` and `b` disagree in order at a narration line
@@ -109,7 +151,8 @@ fn conflict(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Error {
     let lines = ctx.lines();
     let show = |r: &Run| {
         format!(
-            "snippet line `{}` stands at file line {}",
+            "snippet line {} `{}` stands at file line {}",
+            lines[r.i].at,
             lines[r.i].text.trim(),
             r.j + 1
         )
@@ -246,15 +289,22 @@ fn first_code_line(ctx: &Context<'_>, seg: &Segment) -> String {
         .unwrap_or_default()
 }
 
+/// The snippet's own line numbers of a segment, as `a-b`.
+fn seg_lines(ctx: &Context<'_>, seg: &Segment) -> String {
+    let lines = ctx.lines();
+    let a = lines[seg.lines.start].at;
+    let b = lines[seg.lines.end - 1].at;
+    if a == b { format!("line {a}") } else { format!("lines {a}-{b}") }
+}
+
 fn no_anchor(ctx: &Context<'_>, seg: &Segment) -> Error {
     Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
-            "snippet lines {}-{} (starting `{}`) contain no line from the file, so nothing says \
-             where they go; add 1-3 unchanged lines from just above or below the place, or say \
-             where in the instruction (\"after NAME\", \"at the end\")",
-            seg.lines.start + 1,
-            seg.lines.end,
+            "snippet {} (starting `{}`) contain no line from the file, so nothing says where \
+             they go; add 1-3 unchanged lines from just above or below the place, or say where \
+             in the instruction (\"after NAME\", \"at the end\")",
+            seg_lines(ctx, seg),
             first_code_line(ctx, seg)
         ),
     )
@@ -272,11 +322,10 @@ fn ambiguous(ctx: &Context<'_>, seg: &Segment, cands: &[Candidate]) -> Error {
     Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
-            "snippet lines {}-{} (starting `{}`) fit {} places equally well: {}; add 1-3 \
-             unchanged lines that occur only around the intended place, or name it in the \
-             instruction (\"in NAME\")",
-            seg.lines.start + 1,
-            seg.lines.end,
+            "snippet {} (starting `{}`) fit {} places equally well: {}; add 1-3 unchanged \
+             lines that occur only around the intended place, or name it in the instruction \
+             (\"in NAME\")",
+            seg_lines(ctx, seg),
             first_code_line(ctx, seg),
             cands.len(),
             places.join(", ")

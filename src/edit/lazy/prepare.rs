@@ -38,6 +38,8 @@ pub(crate) struct SLine {
     pub(crate) count: usize,
     /// A comment line the file lacks that may narrate ("// and at the top of the file:").
     pub(crate) narration: bool,
+    /// The line's number in the snippet (1-based), for messages.
+    pub(crate) at: usize,
 }
 
 impl SLine {
@@ -52,6 +54,7 @@ impl SLine {
             count: file.count(key),
             narration: kind == Kind::Plain && !file.contains(key) && placeholder::is_narration(&text),
             text,
+            at: 0,
         }
     }
 
@@ -171,8 +174,11 @@ pub(crate) fn read(body: &str, file: &FileIndex<'_>) -> Prepared {
             && raw.iter().any(|l| l.starts_with(' ') || l.starts_with('-'));
     let space_column = diff_style && has_space_column(&raw, file);
     let mut pieces: Vec<Piece> = Vec::with_capacity(raw.len());
-    for (line, mark) in raw.iter().zip(&marks) {
-        let piece = classify(line, *mark, diff_style, space_column, file);
+    for (n, (line, mark)) in raw.iter().zip(&marks).enumerate() {
+        let mut piece = classify(line, *mark, diff_style, space_column, file);
+        if let Piece::Line(l) = &mut piece {
+            l.at = n + 1;
+        }
         if matches!(piece, Piece::Gap { .. }) && matches!(pieces.last(), Some(Piece::Gap { .. })) {
             continue;
         }

@@ -117,6 +117,34 @@ pub(crate) fn find(lines: &[SLine], seg: Range<usize>, file: &FileIndex<'_>) -> 
     runs
 }
 
+/// The part of `run` on snippet lines `part`, without trivial lines at its ends, its weight
+/// and uniqueness computed anew; `None` when nothing of substance is left.
+pub(crate) fn shrink(lines: &[SLine], run: &Run, part: Range<usize>, file: &FileIndex<'_>) -> Option<Run> {
+    let (mut a, mut b) = (part.start.max(run.i), part.end.min(run.i_end()));
+    while a < b && lines[a].trivial {
+        a += 1;
+    }
+    while b > a && lines[b - 1].trivial {
+        b -= 1;
+    }
+    if a >= b {
+        return None;
+    }
+    if (a, b) == (run.i, run.i_end()) {
+        return Some(*run);
+    }
+    let mut r = Run {
+        i: a,
+        j: run.j + (a - run.i),
+        len: b - a,
+        weight: lines[a..b].iter().map(line_weight).sum(),
+        unique: false,
+        changed: run.changed,
+    };
+    r.unique = is_unique(lines, &r, file);
+    Some(r)
+}
+
 /// Whether the run's lines occur together only at its place (and hold a non-trivial line).
 fn is_unique(lines: &[SLine], run: &Run, file: &FileIndex<'_>) -> bool {
     let Some(rarest) = (run.i..run.i_end())

@@ -148,8 +148,9 @@ pub(crate) fn file_extent(file: &FileIndex<'_>, h: usize) -> (usize, usize) {
     (h, end.max(h + 1))
 }
 
-/// Net bracket depth change of a line (brackets in strings and `//` comments ignored).
-fn depth_change(line: &str) -> (i64, bool) {
+/// Net bracket depth change of a line (brackets in strings and `//` comments ignored), and
+/// whether it opens a brace.
+pub(crate) fn depth_change(line: &str) -> (i64, bool) {
     let mut depth = 0i64;
     let mut opened_brace = false;
     for c in outline::code_chars(line) {
@@ -204,7 +205,11 @@ pub(crate) fn snippet_unit(
         if braced && depth <= 0 {
             return Some(UnitEnd::Whole(k));
         }
-        if !braced && depth <= 0 {
+        let brace_next = lines[k + 1..seg_end]
+            .iter()
+            .find(|l| !l.blank)
+            .is_some_and(|l| l.text.trim_start().starts_with('{'));
+        if !braced && depth <= 0 && !brace_next {
             break;
         }
         k += 1;

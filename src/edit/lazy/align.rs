@@ -129,7 +129,7 @@ impl Aligner<'_> {
     /// a row.
     fn tail(&self, snip: Range<usize>, room: Range<usize>) -> Result<(Vec<Op>, usize)> {
         let from = room.start;
-        let avail: Vec<usize> = room.take(snip.len()).collect();
+        let avail: Vec<usize> = room.take(2 * snip.len() + 8).collect();
         let ops = self.edge(&snip.clone().collect::<Vec<_>>(), &avail, true)?;
         let end = ops
             .iter()
@@ -147,7 +147,7 @@ impl Aligner<'_> {
     fn head(&self, snip: Range<usize>, room: Range<usize>) -> Result<(Vec<Op>, usize)> {
         let to = room.end;
         let rev: Vec<usize> = snip.clone().rev().collect();
-        let avail: Vec<usize> = room.rev().take(snip.len()).collect();
+        let avail: Vec<usize> = room.rev().take(2 * snip.len() + 8).collect();
         let mut ops = self.edge(&rev, &avail, false)?;
         ops.reverse();
         let start = ops
@@ -177,7 +177,47 @@ impl Aligner<'_> {
             .collect();
         let mut ops = self.edge_align(snip, avail, &late)?;
         settle(&mut ops, avail, self, forward);
+        self.check_outer(&ops, avail)?;
         Ok(ops)
+    }
+
+    /// The line next to the placeholder is the snippet's context, as a rule: when it is new
+    /// by the alignment but stands in the file a little further out, the lines in between
+    /// are either deleted or kept, and the snippet does not say which.
+    fn check_outer(&self, ops: &[Op], avail: &[usize]) -> Result<()> {
+        let Some(&Op::Add(i)) = ops.iter().rev().find(|op| !matches!(op, Op::Add(i) if self.lines[*i].blank)) else {
+            return Ok(());
+        };
+        let l = &self.lines[i];
+        if l.trivial || l.count == 0 {
+            return Ok(());
+        }
+        let consumed = ops
+            .iter()
+            .filter(|op| matches!(op, Op::Same { .. } | Op::Change { .. } | Op::Drop(_)))
+            .count();
+        let Some(k) = avail[consumed.min(avail.len())..]
+            .iter()
+            .position(|&j| self.file.key(j) == l.key)
+        else {
+            return Ok(());
+        };
+        let j = avail[consumed + k];
+        let between = &avail[consumed..consumed + k];
+        let (a, b) = (between.iter().min().copied().unwrap_or(j), between.iter().max().copied().unwrap_or(j));
+        Err(Error::new(
+            ErrorCode::NeedsMoreContext,
+            format!(
+                "snippet line {} `{}` is file line {}, but the snippet does not show file lines \
+                 {}-{} between it and the lines placed next to it: are they deleted or kept? \
+                 Show them, or put a placeholder where they are kept",
+                l.at,
+                l.text.trim(),
+                j + 1,
+                a + 1,
+                b + 1
+            ),
+        ))
     }
 
     /// Align snippet lines `snip` against file lines `avail` taken in a row from the first:

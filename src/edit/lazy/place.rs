@@ -140,10 +140,30 @@ impl Signature {
     }
 }
 
-/// Place one segment.
-pub(crate) fn place(ctx: &Context<'_>, seg: &Segment) -> Placed {
+/// Place one segment; `floor`, when known, is a pin that the segment's other pins must
+/// follow (its first line closing a block the segment before opened).
+pub(crate) fn place(ctx: &Context<'_>, seg: &Segment, floor: Option<Pin>) -> Placed {
+    let placed = place_free(ctx, seg, floor);
+    let Some(f) = floor else {
+        return placed;
+    };
+    match placed {
+        Placed::Pins(mut pins) => {
+            pins.insert(0, f);
+            Placed::Pins(pins)
+        }
+        Placed::Open(_) => Placed::Pins(vec![f]),
+        conflict @ Placed::Conflict(..) => conflict,
+    }
+}
+
+/// [`place`] without the floor pin itself.
+fn place_free(ctx: &Context<'_>, seg: &Segment, floor: Option<Pin>) -> Placed {
     let lines = ctx.lines();
     let mut all = runs::find(lines, seg.lines.clone(), ctx.file);
+    if let Some(f) = floor {
+        all.retain(|r| r.i > f.i && r.j > f.j);
+    }
     let fresh = new_units(ctx, seg, &all);
     if !fresh.is_empty() {
         all = all
@@ -175,7 +195,7 @@ pub(crate) fn place(ctx: &Context<'_>, seg: &Segment) -> Placed {
         extend_locally(lines, seg, ctx.file, &mut pins);
         return Placed::Pins(pins);
     }
-    weak(ctx, seg, all)
+    weak(ctx, seg, all, floor)
 }
 
 /// How far past a sure pin a repeated line may be found, per snippet line between them.
@@ -314,10 +334,14 @@ const TIE: f32 = 0.5;
 
 /// A segment without unique runs: its best place by repeated lines and changed lines, or
 /// open when none, or several, fit.
-fn weak(ctx: &Context<'_>, seg: &Segment, all: Vec<Run>) -> Placed {
+fn weak(ctx: &Context<'_>, seg: &Segment, all: Vec<Run>, floor: Option<Pin>) -> Placed {
     let lines = ctx.lines();
     let mut runs: Vec<Run> = all.into_iter().filter(|r| r.weight >= 1.0).collect();
-    runs.extend(changed_anchors(ctx, seg));
+    runs.extend(
+        changed_anchors(ctx, seg)
+            .into_iter()
+            .filter(|r| floor.is_none_or(|f| r.i > f.i && r.j > f.j)),
+    );
     runs.sort_by_key(|r| (r.i, r.j));
     if runs.is_empty() {
         return Placed::Open(Open::NoAnchor);
@@ -560,7 +584,7 @@ mod tests {
         let index = FileIndex::new(file);
         let snip = Snippet::cut(prepare::read(snippet, &index));
         let ctx = Context::new(&index, &snip);
-        place(&ctx, &snip.segments[0])
+        place(&ctx, &snip.segments[0], None)
     }
 
     #[test]

@@ -38,7 +38,13 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
     let mut placed: Vec<Placed> = Vec::with_capacity(segs.len());
     let mut k = 0;
     while k < segs.len() {
-        match place::place(ctx, &segs[k]) {
+        // A segment that closes the block the one before it opened starts at that block's
+        // closing line.
+        let floor = match (k.checked_sub(1), placed.last()) {
+            (Some(prev), Some(Placed::Pins(pins))) => closer_pin(ctx, &segs[prev], pins, &segs[k]),
+            _ => None,
+        };
+        match place::place(ctx, &segs[k], floor) {
             Placed::Conflict(a, b) => match split(ctx, &segs[k], &a, &b) {
                 Some((left, right)) => {
                     segs[k] = left;
@@ -46,6 +52,11 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
                 }
                 None => return Err(conflict(ctx, &segs[k], &a, &b)),
             },
+            Placed::Pins(mut pins) => {
+                place::unit_pins(ctx, &segs[k], &mut pins, &instruction.renames);
+                placed.push(Placed::Pins(pins));
+                k += 1;
+            }
             p => {
                 placed.push(p);
                 k += 1;
@@ -55,10 +66,7 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
     let mut out: Vec<Option<Where>> = Vec::with_capacity(segs.len());
     for (seg, p) in segs.iter().zip(placed.iter_mut()) {
         out.push(match p {
-            Placed::Pins(pins) => {
-                place::unit_pins(ctx, seg, pins, &instruction.renames);
-                Some(Where::Pins(pins.clone()))
-            }
+            Placed::Pins(pins) => Some(Where::Pins(pins.clone())),
             Placed::Open(Open::NoAnchor) => {
                 let mut pins = Vec::new();
                 place::unit_pins(ctx, seg, &mut pins, &instruction.renames);
@@ -66,14 +74,6 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
             }
             _ => None,
         });
-    }
-    for k in 1..segs.len() {
-        if out[k].is_none()
-            && let Some(Where::Pins(prev)) = &out[k - 1]
-            && let Some(pin) = closer_pin(ctx, &segs[k - 1], prev, &segs[k])
-        {
-            out[k] = Some(Where::Pins(vec![pin]));
-        }
     }
     settle_open(ctx, &segs, &placed, &mut out, instruction)?;
     Ok(segs
@@ -110,12 +110,12 @@ fn closer_pin(ctx: &Context<'_>, prev: &Segment, prev_pins: &[Pin], seg: &Segmen
     let jo = prev_pins.iter().find(|p| p.i == o)?.j;
     let (_, end) = super::outline::block_extent(ctx.file.lines, jo);
     let close = end.checked_sub(1).filter(|&j| j > jo)?;
-    let fits = super::lines::is_closer(ctx.file.lines[close])
-        && ctx.file.indent(close) == ctx.file.indent(jo);
+    // The file's closing line of that block, the same as the snippet's.
+    let fits = lines[c].key == ctx.file.key(close) && ctx.file.indent(close) == ctx.file.indent(jo);
     fits.then_some(Pin {
         i: c,
         j: close,
-        replace: lines[c].key != ctx.file.key(close),
+        replace: false,
         sure: true,
     })
 }

@@ -40,10 +40,7 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
     while k < segs.len() {
         // A segment that closes the block the one before it opened starts at that block's
         // closing line.
-        let floor = match (k.checked_sub(1), placed.last()) {
-            (Some(prev), Some(Placed::Pins(pins))) => closer_pin(ctx, &segs[prev], pins, &segs[k]),
-            _ => None,
-        };
+        let floor = closer_pin(ctx, &segs[..k], &placed, &segs[k]);
         match place::place(ctx, &segs[k], floor) {
             Placed::Conflict(a, b) => match split(ctx, &segs[k], &a, &b) {
                 Some((left, right)) => {
@@ -86,28 +83,50 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
         .collect())
 }
 
-/// A segment that starts by closing a block: when the segment before it opened that block
-/// (at the closer's depth) on a pinned line and a placeholder kept the rest of its body, the
-/// closer is the file block's closing line.
-fn closer_pin(ctx: &Context<'_>, prev: &Segment, prev_pins: &[Pin], seg: &Segment) -> Option<Pin> {
+/// The blocks the snippet's lines before a segment leave open, innermost last, each with
+/// the file line of its opening (the opening line's pin, or for a lone `{` the pin of the
+/// header above it). Placeholders keep the rest of a block's body; they close nothing.
+fn open_blocks(ctx: &Context<'_>, segs: &[Segment], placed: &[Placed]) -> Vec<(usize, Option<usize>)> {
     let lines = ctx.lines();
-    let c = seg.lines.clone().find(|&i| !lines[i].blank)?;
-    if !super::lines::is_closer(&lines[c].text) {
-        return None;
-    }
-    let mut open: Vec<usize> = Vec::new();
-    for i in prev.lines.clone() {
-        let (d, _) = super::units::depth_change(&lines[i].text);
-        if d > 0 {
-            open.push(i);
-        } else if d < 0 {
-            for _ in 0..(-d) {
-                open.pop();
+    let mut open: Vec<(usize, Option<usize>)> = Vec::new();
+    for (seg, p) in segs.iter().zip(placed) {
+        let pins: &[Pin] = match p {
+            Placed::Pins(pins) => pins,
+            _ => &[],
+        };
+        let pin_of = |i: usize| pins.iter().find(|p| p.i == i).map(|p| p.j);
+        let mut header: Option<usize> = None;
+        for i in seg.lines.clone() {
+            let (d, _) = super::units::depth_change(&lines[i].text);
+            if d > 0 {
+                let lone_brace = lines[i].text.trim() == "{";
+                let j = pin_of(i).or(if lone_brace { header } else { None });
+                open.push((i, j));
+            } else if d < 0 {
+                for _ in 0..(-d) {
+                    open.pop();
+                }
+            }
+            if !lines[i].blank {
+                header = pin_of(i);
             }
         }
     }
-    let o = *open.iter().rev().find(|&&o| lines[o].indent == lines[c].indent)?;
-    let jo = prev_pins.iter().find(|p| p.i == o)?.j;
+    open
+}
+
+/// A segment that starts by closing a block: when an earlier segment opened that block (at
+/// the closer's depth) on a placed line and a placeholder kept the rest of its body, the
+/// closer is the file block's closing line.
+fn closer_pin(ctx: &Context<'_>, before: &[Segment], placed: &[Placed], seg: &Segment) -> Option<Pin> {
+    let lines = ctx.lines();
+    let c = seg.lines.clone().find(|&i| !lines[i].blank)?;
+    if !super::lines::is_closer(&lines[c].text) || before.is_empty() {
+        return None;
+    }
+    let open = open_blocks(ctx, before, placed);
+    let (_, jo) = *open.iter().rev().find(|(o, _)| lines[*o].indent == lines[c].indent)?;
+    let jo = jo?;
     let (_, end) = super::outline::block_extent(ctx.file.lines, jo);
     let close = end.checked_sub(1).filter(|&j| j > jo)?;
     // The file's closing line of that block, the same as the snippet's.

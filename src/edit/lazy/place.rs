@@ -195,7 +195,7 @@ fn place_free(ctx: &Context<'_>, seg: &Segment, floor: Option<Pin>) -> Placed {
         extend_locally(lines, seg, ctx.file, &mut pins);
         return Placed::Pins(pins);
     }
-    weak(ctx, seg, all, floor)
+    weak(ctx, seg, all, floor, &fresh)
 }
 
 /// How far past a sure pin a repeated line may be found, per snippet line between them.
@@ -334,13 +334,20 @@ const TIE: f32 = 0.5;
 
 /// A segment without unique runs: its best place by repeated lines and changed lines, or
 /// open when none, or several, fit.
-fn weak(ctx: &Context<'_>, seg: &Segment, all: Vec<Run>, floor: Option<Pin>) -> Placed {
+fn weak(
+    ctx: &Context<'_>,
+    seg: &Segment,
+    all: Vec<Run>,
+    floor: Option<Pin>,
+    fresh: &[Range<usize>],
+) -> Placed {
     let lines = ctx.lines();
     let mut runs: Vec<Run> = all.into_iter().filter(|r| r.weight >= 1.0).collect();
     runs.extend(
         changed_anchors(ctx, seg)
             .into_iter()
-            .filter(|r| floor.is_none_or(|f| r.i > f.i && r.j > f.j)),
+            .filter(|r| floor.is_none_or(|f| r.i > f.i && r.j > f.j))
+            .filter(|r| !fresh.iter().any(|u| u.contains(&r.i))),
     );
     runs.sort_by_key(|r| (r.i, r.j));
     if runs.is_empty() {

@@ -188,7 +188,9 @@ fn conflict(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Error {
     )
 }
 
-/// Settle the segments left open: by instruction, by neighbours, or refuse.
+/// Settle the segments left open: ambiguous ones by the instruction or their neighbours,
+/// closing lines by the block an earlier segment opened, new code by the instruction; what
+/// is still open is refused.
 fn settle_open(
     ctx: &Context<'_>,
     segs: &[Segment],
@@ -204,10 +206,7 @@ fn settle_open(
         .collect();
     let in_order = known.windows(2).all(|w| w[0].1.1 <= w[1].1.0);
     for k in 0..segs.len() {
-        if out[k].is_some() {
-            continue;
-        }
-        let Placed::Open(open) = &placed[k] else {
+        let (None, Placed::Open(Open::Ambiguous(cands))) = (&out[k], &placed[k]) else {
             continue;
         };
         let bounds = in_order.then(|| {
@@ -218,12 +217,31 @@ fn settle_open(
                 .map_or(ctx.file.len(), |(_, sp)| sp.0);
             (lo, hi)
         });
-        out[k] = Some(match open {
-            Open::NoAnchor => insert_by_instruction(ctx, &segs[k], instruction)
+        out[k] = choose(cands, instruction, bounds).map(|c| Where::Pins(c.pins.clone()));
+    }
+    for k in 1..segs.len() {
+        if out[k].is_some() {
+            continue;
+        }
+        let resolved: Vec<Placed> = out[..k]
+            .iter()
+            .map(|w| match w {
+                Some(Where::Pins(p)) => Placed::Pins(p.clone()),
+                _ => Placed::Open(Open::NoAnchor),
+            })
+            .collect();
+        if let Some(pin) = closer_pin(ctx, &segs[..k], &resolved, &segs[k]) {
+            out[k] = Some(Where::Pins(vec![pin]));
+        }
+    }
+    for k in 0..segs.len() {
+        if out[k].is_some() {
+            continue;
+        }
+        out[k] = Some(match &placed[k] {
+            Placed::Open(Open::Ambiguous(cands)) => return Err(ambiguous(ctx, &segs[k], cands)),
+            _ => insert_by_instruction(ctx, &segs[k], instruction)
                 .ok_or_else(|| no_anchor(ctx, &segs[k]))?,
-            Open::Ambiguous(cands) => choose(cands, instruction, bounds)
-                .map(|c| Where::Pins(c.pins.clone()))
-                .ok_or_else(|| ambiguous(ctx, &segs[k], cands))?,
         });
     }
     Ok(())

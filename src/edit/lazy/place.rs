@@ -178,12 +178,20 @@ fn place_free(ctx: &Context<'_>, seg: &Segment, floor: Option<Pin>) -> Placed {
             lines[r.i + trim..r.i_end()].iter().map(runs::line_weight).sum()
         };
         let (chain, _) = runs::chain(&unique, weight, |_, _| true);
+        // A run left out of the chain whose file lines the chain also matched repeats them:
+        // the snippet shows that code twice, once as context and once as a new copy.
+        let taken = |r: &Run| {
+            chain.iter().any(|l| {
+                let c = &unique[l.run];
+                r.j < c.j_end() && c.j < r.j_end()
+            })
+        };
         if let Some(out) = unique
             .iter()
             .enumerate()
             .filter(|(k, _)| !chain.iter().any(|l| l.run == *k))
             .map(|(_, r)| r)
-            .find(|r| nontrivial_lines(lines, r) >= 2)
+            .find(|r| nontrivial_lines(lines, r) >= 2 && !taken(r))
         {
             let anchor = unique[chain[0].run];
             return Placed::Conflict(anchor, *out);

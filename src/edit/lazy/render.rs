@@ -16,7 +16,8 @@ use crate::error::{Error, ErrorCode, Result};
 pub(crate) fn reindent(text: &str, shift: i64, style: Indent) -> Cow<'_, str> {
     let code = text.trim_start_matches([' ', '\t']);
     if code.is_empty() {
-        return Cow::Borrowed("");
+        // A blank line keeps its bytes unless the whole snippet moves.
+        return if shift == 0 { Cow::Borrowed(text) } else { Cow::Borrowed("") };
     }
     let ws = &text[..text.len() - code.len()];
     let mismatched = match style {
@@ -130,5 +131,6 @@ mod tests {
         assert_eq!(reindent("\tx()", 0, Indent::Tabs), "\tx()");
         assert_eq!(reindent("x", 8, Indent::Tabs), "\t\tx");
         assert_eq!(reindent("   ", 4, Indent::Spaces(2)), "");
+        assert_eq!(reindent("   ", 0, Indent::Spaces(2)), "   ");
     }
 }

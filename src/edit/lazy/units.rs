@@ -65,7 +65,32 @@ pub(crate) fn header_name(line: &str) -> Option<&str> {
         let name = last_part(lhs.trim().trim_start_matches("var ").trim_start_matches("const "));
         return (!name.is_empty() && identifiers(name).count() == 1).then_some(name);
     }
-    typed_signature(t)
+    typed_signature(t).or_else(|| call_block_name(t))
+}
+
+/// A call that opens a block and names it with a string literal — a test or route in most
+/// DSLs: `it('does x', function () {`, `describe "thing" do`, `t.Run("case", func(t *T) {`,
+/// `app.get('/path', (req, res) => {`. The name is the literal's text.
+fn call_block_name(t: &str) -> Option<&str> {
+    let opens = t.ends_with('{')
+        || t.ends_with(" do")
+        || (t.contains(" do |") && t.ends_with('|'))
+        || t.ends_with("=> {");
+    if !opens {
+        return None;
+    }
+    let q = t.find(['\'', '"', '`'])?;
+    let before = &t[..q];
+    // The literal is the call's first argument: `name(` or `name ` right before it.
+    let call = before.trim_end().ends_with('(') || before.ends_with(' ') && !before.contains('(');
+    if !call || before.contains('=') {
+        return None;
+    }
+    let quote = t[q..].chars().next()?;
+    let rest = &t[q + 1..];
+    let close = rest.find(quote)?;
+    let name = &rest[..close];
+    (!name.trim().is_empty() && name.len() <= 120).then_some(name)
 }
 
 /// A header that starts with declaring keywords (`def`, `fn`, `function`, `class` …),
@@ -149,21 +174,25 @@ pub(crate) fn file_extent(file: &FileIndex<'_>, h: usize) -> (usize, usize) {
 }
 
 /// Net bracket depth change of a line (brackets in strings and `//` comments ignored), and
-/// whether it opens a brace.
+/// whether it leaves a brace open.
 pub(crate) fn depth_change(line: &str) -> (i64, bool) {
     let mut depth = 0i64;
-    let mut opened_brace = false;
+    let mut braces = 0i64;
     for c in outline::code_chars(line) {
         match c {
             '{' | '(' | '[' => {
                 depth += 1;
-                opened_brace |= c == '{';
+                braces += i64::from(c == '{');
             }
-            '}' | ')' | ']' => depth -= 1,
+            '}' | ')' | ']' => {
+                depth -= 1;
+                braces -= i64::from(c == '}');
+            }
             _ => {}
         }
     }
-    (depth, opened_brace)
+    // A brace opened and closed on the line (`options={}`) opens no body.
+    (depth, braces > 0)
 }
 
 /// Whether a line closes an indentation block by keyword (`end` in Ruby and Lua).
@@ -271,12 +300,17 @@ mod tests {
             ("  fun generateGradient(width: Int = 1920, height: Int = 1080): Bitmap {", "generateGradient"),
             ("class Base", "Base"),
             ("    def with_stream_params(temp_params)", "with_stream_params"),
+            ("  it('should expose app.locals', function(){", "should expose app.locals"),
+            ("  it \"sets status and body\" do", "sets status and body"),
+            ("app.get('/whoami', restrict, function(req, res){", "/whoami"),
+            ("\tt.Run(\"empty\", func(t *testing.T) {", "empty"),
         ] {
             assert_eq!(header_name(line), Some(name), "{line}");
         }
         for line in [
             "if (x) {",
-            "app.get('/whoami', restrict, function(req, res){",
+            "if (x === 'foo') {",
+            "app.get('/whoami', restrict);",
             "return foo(bar);",
             "// def old(x):",
             "foo(bar)",

@@ -68,6 +68,10 @@ const MATCH_TRIVIAL: f32 = 0.3;
 const MATCH_BLANK: f32 = 0.1;
 /// Base score of a changed line replacing its old version (plus a share of the similarity).
 const CHANGE: f32 = 0.4;
+/// Score of a less similar changed line, allowed between matches at an edge.
+const LOOSE_CHANGE: f32 = 0.05;
+/// The least similarity of such a line to the line it replaces.
+const LOOSE_CHANGE_SIMILARITY: f32 = 0.25;
 const NEG: f32 = -1.0e30;
 
 impl Aligner<'_> {
@@ -85,13 +89,43 @@ impl Aligner<'_> {
         })
     }
 
-    fn change_score(&self, i: usize, j: usize) -> Option<f32> {
+    /// The score of snippet line `i` replacing file line `j` as its new version. `loose`
+    /// also admits less similar non-trivial lines, at a token score: the caller accepts them
+    /// only between matches.
+    fn change_score(&self, i: usize, j: usize, loose: bool) -> Option<f32> {
         let s = &self.lines[i];
         if s.kind != Kind::Plain || s.count > 0 || s.blank || self.file.is_blank(j) {
             return None;
         }
         let sim = lines::similarity(&s.text, self.file.lines[j]);
-        (sim >= EDGE_CHANGE_SIMILARITY).then_some(CHANGE + 0.2 * sim)
+        if sim >= EDGE_CHANGE_SIMILARITY {
+            Some(CHANGE + 0.2 * sim)
+        } else if loose && sim >= LOOSE_CHANGE_SIMILARITY && !s.trivial && !self.file.is_trivial(j) {
+            Some(LOOSE_CHANGE)
+        } else {
+            None
+        }
+    }
+
+    /// Whether every loosely changed line in an edge is followed by matches that confirm its
+    /// place: two matched lines in a row, or one non-trivial.
+    fn loose_changes_confirmed(&self, ops: &[Op]) -> bool {
+        ops.iter().enumerate().all(|(k, op)| {
+            let Op::Change { i, j } = *op else {
+                return true;
+            };
+            if lines::similarity(&self.lines[i].text, self.file.lines[j]) >= EDGE_CHANGE_SIMILARITY {
+                return true;
+            }
+            let after: Vec<usize> = ops[k + 1..]
+                .iter()
+                .map_while(|op| match op {
+                    Op::Same { i, .. } => Some(*i),
+                    _ => None,
+                })
+                .collect();
+            after.len() >= 2 || after.iter().any(|&i| !self.lines[i].trivial)
+        })
     }
 
     fn pin_op(&self, p: &Pin) -> Op {
@@ -175,7 +209,10 @@ impl Aligner<'_> {
                 if forward { !closer && !l.blank } else { closer }
             })
             .collect();
-        let mut ops = self.edge_align(snip, avail, &late)?;
+        let mut ops = self.edge_align(snip, avail, &late, true)?;
+        if !self.loose_changes_confirmed(&ops) {
+            ops = self.edge_align(snip, avail, &late, false)?;
+        }
         settle(&mut ops, avail, self, forward);
         self.check_outer(&ops, avail)?;
         Ok(ops)
@@ -223,7 +260,7 @@ impl Aligner<'_> {
     /// Align snippet lines `snip` against file lines `avail` taken in a row from the first:
     /// each snippet line matches the next file line, replaces it, or is new; the file lines
     /// consumed are a prefix of `avail`. Ties follow `late`, per snippet line.
-    fn edge_align(&self, snip: &[usize], avail: &[usize], late: &[bool]) -> Result<Vec<Op>> {
+    fn edge_align(&self, snip: &[usize], avail: &[usize], late: &[bool], loose: bool) -> Result<Vec<Op>> {
         let n = snip.len();
         if n == 0 {
             return Ok(Vec::new());
@@ -253,7 +290,7 @@ impl Aligner<'_> {
                     let at = (a + 1) * w + k + 1;
                     if let Some(s) = self.match_score(i, j) {
                         relax_pref(&mut score, &mut from, at, here + s, SAME, pref);
-                    } else if !removed && let Some(s) = self.change_score(i, j) {
+                    } else if !removed && let Some(s) = self.change_score(i, j, loose) {
                         relax_pref(&mut score, &mut from, at, here + s, CHANGE_OP, pref);
                     }
                 }
@@ -367,7 +404,7 @@ impl Aligner<'_> {
                     let j = file.start + b;
                     if let Some(s) = self.match_score(i, j) {
                         relax(&mut score, &mut from, (a + 1) * w + b + 1, here + s, SAME);
-                    } else if !delete && !removed && let Some(s) = self.change_score(i, j) {
+                    } else if !delete && !removed && let Some(s) = self.change_score(i, j, false) {
                         relax(&mut score, &mut from, (a + 1) * w + b + 1, here + s, CHANGE_OP);
                     }
                 }

@@ -544,11 +544,11 @@ fn weak(lines: &[SLine], i: usize) -> bool {
 /// 1. weak context that opens a paragraph in the file (closes one, for a head) and is followed
 ///    only by new code is the new code's own first line; the edge's outer lines may then
 ///    match the file lines it freed;
-/// 2. blank lines matched after new code are new (the placeholder keeps the file's), once
-///    a blank line right before the new code matched (the junction between units was
-///    entered);
-/// 3. blank lines between context and the placeholder are separators, not new code; after
-///    new code, no more of them than the file has at that junction between two units.
+/// 2. when new code ends the edge, it goes into the junction between two units: the file's
+///    blank lines there stay beyond it (the placeholder keeps them), the snippet's blank
+///    lines between its context and the new code are the new code's own, and its blank
+///    lines after the new code are separators;
+/// 3. when context ends the edge, blank lines after it are separators.
 fn settle(ops: &mut Vec<Op>, avail: &[usize], al: &Aligner<'_>, forward: bool) {
     let (lines, file) = (al.lines, al.file);
     let is_new_code = |op: &Op| matches!(op, Op::Add(i) if !lines[*i].blank);
@@ -574,55 +574,32 @@ fn settle(ops: &mut Vec<Op>, avail: &[usize], al: &Aligner<'_>, forward: bool) {
             rematch_outer(ops, avail, al);
         }
     }
-    // 2. Blank lines matched after the last new code line, when context before the new code
-    //    already entered the junction of blank lines.
-    let last_solid = ops.iter().rposition(|op| !matches!(op, Op::Same { i, .. } | Op::Add(i) if lines[*i].blank));
-    let entered = ops
-        .iter()
-        .position(is_new_code)
-        .is_some_and(|k| k > 0 && matches!(ops[k - 1], Op::Same { i, .. } if lines[i].blank));
-    if let Some(k) = last_solid
-        && is_new_code(&ops[k])
-        && entered
-    {
-        for op in &mut ops[k + 1..] {
+    // 2. and 3. Blank lines around the new code at the far end of the edge.
+    let solid = |op: &Op| match op {
+        Op::Same { i, .. } | Op::Change { i, .. } => !lines[*i].blank,
+        _ => false,
+    };
+    let from = ops.iter().rposition(solid).map_or(0, |q| q + 1);
+    if ops[from..].iter().any(is_new_code) {
+        // The edge ends with new code: it goes in the junction between units, whose blank
+        // lines the placeholder keeps (beyond the new code); the blank lines the snippet
+        // shows between its context and the new code are the new code's own.
+        for op in &mut ops[from..] {
             if let Op::Same { i, .. } = *op {
                 *op = Op::Add(i);
             }
         }
+        let code_end = ops.iter().rposition(is_new_code).map_or(0, |k| k + 1);
+        ops.truncate(code_end);
+    } else {
+        // Context at the far end: blank lines after it are separators.
+        let trailing = ops[from..]
+            .iter()
+            .rev()
+            .take_while(|op| matches!(op, Op::Add(i) if lines[*i].blank))
+            .count();
+        ops.truncate(ops.len() - trailing);
     }
-    // 3. Blank lines after context, next to the placeholder.
-    let trailing = ops
-        .iter()
-        .rev()
-        .take_while(|op| matches!(op, Op::Add(i) if lines[*i].blank))
-        .count();
-    let before = ops.len() - trailing;
-    if trailing > 0 && (before == 0 || !is_new_code(&ops[before - 1])) {
-        ops.truncate(before);
-    } else if trailing > 0 {
-        let keep = junction_blanks(ops, avail, file).min(trailing);
-        ops.truncate(before + keep);
-    }
-}
-
-/// How many blank lines the file has at the junction where an edge's new code ends: the run
-/// of blank lines around the first file line the edge leaves unconsumed.
-fn junction_blanks(ops: &[Op], avail: &[usize], file: &FileIndex<'_>) -> usize {
-    let consumed = ops
-        .iter()
-        .filter(|op| matches!(op, Op::Same { .. } | Op::Change { .. } | Op::Drop(_)))
-        .count();
-    let back = avail[..consumed.min(avail.len())]
-        .iter()
-        .rev()
-        .take_while(|&&j| file.is_blank(j))
-        .count();
-    let ahead = avail[consumed.min(avail.len())..]
-        .iter()
-        .take_while(|&&j| file.is_blank(j))
-        .count();
-    back + ahead
 }
 
 /// After context was handed to new code, the edge's outermost new lines may be the file

@@ -186,31 +186,53 @@ pub(crate) fn looks_like_marker(line: &str) -> bool {
 
 /// Phrases a narration line uses to say where the next code goes.
 const NARRATION_PHRASES: &[&str] = &[
-    "top of",
     "of the file",
     "of file",
-    "bottom of",
     "at the top",
-    "at the end",
     "at the bottom",
-    "end of",
+    "at the very end",
+    "top of",
 ];
 
 /// Whether a comment line the file does not have narrates the snippet rather than being new
 /// code: `// and at the top of the file:`, `// Props:`, `# imports (top of file)`. Such a
 /// line separates two parts of the snippet when they belong to different places.
-pub(crate) fn is_narration(line: &str) -> bool {
+pub(crate) fn narration(line: &str) -> Narration {
     let (body, commented) = comment_body(line);
     if !commented || body.is_empty() {
-        return false;
+        return Narration::No;
     }
     let ws = words(body);
     if ws.is_empty() || ws.len() > 12 {
-        return false;
+        return Narration::No;
     }
-    let colon = body.trim_end().ends_with(':');
     let joined = ws.join(" ");
-    colon || NARRATION_PHRASES.iter().any(|p| joined.contains(p))
+    let lower = body.to_ascii_lowercase();
+    if NARRATION_PHRASES.iter().any(|p| joined.contains(p)) || lower.contains("(top") {
+        Narration::Place
+    } else if body.trim_end().ends_with(':') {
+        Narration::Heading
+    } else {
+        Narration::No
+    }
+}
+
+/// How surely a comment line narrates the snippet instead of being code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Narration {
+    /// Not narration.
+    No,
+    /// Ends with a colon ("// Props:"): narration where it stands next to a placeholder, or
+    /// where it separates parts that belong to different places.
+    Heading,
+    /// Names a place ("// imports (top of file)"): always narration.
+    Place,
+}
+
+/// Whether a comment line the file does not have narrates the snippet (see [`narration`]).
+#[cfg(test)]
+fn is_narration(line: &str) -> bool {
+    narration(line) != Narration::No
 }
 
 /// Words of a `remove …` directive that are not the name.
@@ -312,7 +334,12 @@ mod tests {
         ] {
             assert!(is_narration(line), "{line}");
         }
-        for line in ["// mark the transfer as finished", "x = 1 // top", "// the file is read"] {
+        for line in [
+            "// mark the transfer as finished",
+            "x = 1 // top",
+            "// the file is read",
+            "# the end of the hostname, both with and without the port.",
+        ] {
             assert!(!is_narration(line), "{line}");
         }
     }

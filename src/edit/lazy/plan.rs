@@ -150,7 +150,7 @@ fn split(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Option<(Segment,
     let between = x.i_end()..y.i;
     let at = between
         .clone()
-        .find(|&k| lines[k].narration)
+        .find(|&k| lines[k].narration != super::placeholder::Narration::No)
         .or_else(|| between.clone().rev().find(|&k| lines[k].blank))?;
     let left = Segment {
         lines: seg.lines.start..at,

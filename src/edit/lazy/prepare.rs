@@ -10,7 +10,7 @@
 
 use super::index::FileIndex;
 use super::lines;
-use super::placeholder;
+use super::placeholder::{self, Narration};
 use crate::edit::text::normalize_newlines;
 
 /// What the snippet says about a line.
@@ -37,7 +37,7 @@ pub(crate) struct SLine {
     /// How many file lines have this line's key.
     pub(crate) count: usize,
     /// A comment line the file lacks that may narrate ("// and at the top of the file:").
-    pub(crate) narration: bool,
+    pub(crate) narration: Narration,
     /// The line's number in the snippet (1-based), for messages.
     pub(crate) at: usize,
 }
@@ -52,7 +52,11 @@ impl SLine {
             blank: lines::is_blank(&text),
             trivial: lines::is_trivial(&text),
             count: file.count(key),
-            narration: kind == Kind::Plain && !file.contains(key) && placeholder::is_narration(&text),
+            narration: if kind == Kind::Plain && !file.contains(key) {
+                placeholder::narration(&text)
+            } else {
+                Narration::No
+            },
             text,
             at: 0,
         }

@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use super::placeholder::Narration;
 use super::prepare::{Piece, Prepared, SLine};
 
 /// A run of code lines between two placeholders (or a placeholder and an open edge).
@@ -31,8 +32,9 @@ pub(crate) struct Snippet {
     pub(crate) has_gap: bool,
 }
 
-/// Narration lines next to a placeholder (or the snippet's edge) are part of the gap:
-/// "// and at the top of the file:" says where the next code goes, it is not code.
+/// Narration lines are part of a gap: "// imports (top of file)" says where the next code
+/// goes, it is not code; a heading ("// Props:") only next to a placeholder or the
+/// snippet's edge.
 fn narration_to_gaps(pieces: Vec<Piece>) -> Vec<Piece> {
     let is_gap = |p: Option<&Piece>| !matches!(p, Some(Piece::Line(_)));
     let solid = |p: &Piece| !matches!(p, Piece::Line(l) if l.blank);
@@ -42,7 +44,11 @@ fn narration_to_gaps(pieces: Vec<Piece>) -> Vec<Piece> {
             out.push(piece.clone());
             continue;
         };
-        if l.narration {
+        if l.narration == Narration::Place {
+            out.push(Piece::Gap { indent: l.indent });
+            continue;
+        }
+        if l.narration == Narration::Heading {
             let before = pieces[..k].iter().rev().find(|p| solid(p));
             let after = pieces[k + 1..].iter().find(|p| solid(p));
             if is_gap(before) || is_gap(after) {

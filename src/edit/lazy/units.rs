@@ -34,7 +34,7 @@ fn last_part(path: &str) -> &str {
 /// `class Name`, `fun Type.name(): T =`. Comments, calls and control statements define
 /// nothing.
 pub(crate) fn header_name(line: &str) -> Option<&str> {
-    let t = line.trim();
+    let t = strip_annotations(line.trim());
     if t.is_empty()
         || t.starts_with("//")
         || t.starts_with('#')
@@ -91,6 +91,29 @@ fn call_block_name(t: &str) -> Option<&str> {
     let close = rest.find(quote)?;
     let name = &rest[..close];
     (!name.trim().is_empty() && name.len() <= 120).then_some(name)
+}
+
+/// A line without the annotations that start it (`@Test fun f() {` → `fun f() {`): the rest
+/// of the line is the header. A line of annotations only stays as it is.
+fn strip_annotations(t: &str) -> &str {
+    let mut rest = t;
+    while let Some(after) = rest.strip_prefix('@') {
+        let name_len = after
+            .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | ':')))
+            .unwrap_or(after.len());
+        let mut next = &after[name_len..];
+        if next.starts_with('(') {
+            let Some(close) = next.find(')') else {
+                return t;
+            };
+            next = &next[close + 1..];
+        }
+        if !next.starts_with(char::is_whitespace) {
+            return t;
+        }
+        rest = next.trim_start();
+    }
+    if rest.is_empty() { t } else { rest }
 }
 
 /// A header that starts with declaring keywords (`def`, `fn`, `function`, `class` …),
@@ -299,6 +322,8 @@ mod tests {
             ("exports.compileTrust = function(val) {", "compileTrust"),
             ("  fun generateGradient(width: Int = 1920, height: Int = 1080): Bitmap {", "generateGradient"),
             ("class Base", "Base"),
+            ("  @Test fun intersectWithRestoresTimeout() {", "intersectWithRestoresTimeout"),
+            ("@Override public String toString() {", "toString"),
             ("    def with_stream_params(temp_params)", "with_stream_params"),
             ("  it('should expose app.locals', function(){", "should expose app.locals"),
             ("  it \"sets status and body\" do", "sets status and body"),

@@ -107,14 +107,20 @@ impl Aligner<'_> {
         }
     }
 
-    /// Whether every loosely changed line in an edge is followed by matches that confirm its
-    /// place: two matched lines in a row, or one non-trivial.
+    /// Whether every loosely changed line in an edge — and every header given another name —
+    /// is followed by matches that confirm its place: two matched lines in a row, or one
+    /// non-trivial. (A new definition shaped like the one beside it is not its rename.)
     fn loose_changes_confirmed(&self, ops: &[Op]) -> bool {
         ops.iter().enumerate().all(|(k, op)| {
             let Op::Change { i, j } = *op else {
                 return true;
             };
-            if lines::similarity(&self.lines[i].text, self.file.lines[j]) >= EDGE_CHANGE_SIMILARITY {
+            let (new, old) = (&self.lines[i].text, self.file.lines[j]);
+            let renamed = matches!(
+                (super::units::header_name(new), super::units::header_name(old)),
+                (Some(a), Some(b)) if a != b
+            );
+            if !renamed && lines::similarity(new, old) >= EDGE_CHANGE_SIMILARITY {
                 return true;
             }
             let after: Vec<usize> = ops[k + 1..]

@@ -16,7 +16,7 @@ const CONTROL_WORDS: &[&str] = &[
     "match", "when", "with", "new", "await", "throw", "case", "assert", "print", "yield",
     "using", "lock", "do", "try", "unless", "until", "and", "or", "not", "in", "is", "typeof",
     "sizeof", "delete", "go", "defer", "select", "raise", "puts", "require", "include",
-    "import", "from", "export", "super", "this", "self",
+    "import", "from", "super", "this", "self",
 ];
 
 fn identifiers(line: &str) -> impl Iterator<Item = &str> {
@@ -65,7 +65,30 @@ pub(crate) fn header_name(line: &str) -> Option<&str> {
         let name = last_part(lhs.trim().trim_start_matches("var ").trim_start_matches("const "));
         return (!name.is_empty() && identifiers(name).count() == 1).then_some(name);
     }
-    typed_signature(t).or_else(|| call_block_name(t))
+    typed_signature(t)
+        .or_else(|| call_block_name(t))
+        .or_else(|| key_opener(t))
+}
+
+/// A key that opens a value spanning lines: `name: (state) => {`, `name: function (x) {`,
+/// `"name": {`, `name = {`, `name: [`. The name is the key.
+fn key_opener(t: &str) -> Option<&str> {
+    let quoted = t.starts_with(['"', '\'']);
+    let body = t.trim_start_matches(['"', '\'']);
+    let end = body.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '$' | '-')))?;
+    let name = &body[..end];
+    let mut rest = &body[end..];
+    if quoted {
+        rest = rest.strip_prefix(['"', '\''])?;
+    }
+    let rest = rest.trim_start();
+    let value = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=').filter(|r| !r.starts_with('=')))?;
+    let value = value.trim();
+    let opens = matches!(value, "{" | "[" | "(")
+        || value.starts_with("function")
+        || value.starts_with("async")
+        || (value.starts_with('(') && value.ends_with('{') && value.contains("=>"));
+    (!name.is_empty() && opens && !CONTROL_WORDS.contains(&name)).then_some(name)
 }
 
 /// A call that opens a block and names it with a string literal — a test or route in most
@@ -322,6 +345,10 @@ mod tests {
             ("exports.compileTrust = function(val) {", "compileTrust"),
             ("  fun generateGradient(width: Int = 1920, height: Int = 1080): Bitmap {", "generateGradient"),
             ("class Base", "Base"),
+            ("export function myersDiffStats(", "myersDiffStats"),
+            ("    closeOtherTabs: (state, action: PayloadAction<string>) => {", "closeOtherTabs"),
+            ("  git = {", "git"),
+            ("  \"devDependencies\": {", "devDependencies"),
             ("  @Test fun intersectWithRestoresTimeout() {", "intersectWithRestoresTimeout"),
             ("@Override public String toString() {", "toString"),
             ("    def with_stream_params(temp_params)", "with_stream_params"),

@@ -98,7 +98,15 @@ impl Aligner<'_> {
             return None;
         }
         let sim = lines::similarity(&s.text, self.file.lines[j]);
-        if sim >= EDGE_CHANGE_SIMILARITY {
+        // A header with another name is a new definition unless what follows confirms a
+        // rename (the loose pass, checked by the caller).
+        let renamed = || {
+            matches!(
+                (super::units::header_name(&s.text), super::units::header_name(self.file.lines[j])),
+                (Some(a), Some(b)) if a != b
+            )
+        };
+        if sim >= EDGE_CHANGE_SIMILARITY && (loose || !renamed()) {
             Some(CHANGE + 0.2 * sim)
         } else if loose && sim >= LOOSE_CHANGE_SIMILARITY && !s.trivial && !self.file.is_trivial(j) {
             Some(LOOSE_CHANGE)

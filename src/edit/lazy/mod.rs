@@ -200,6 +200,18 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual
     let lines = ctx.lines();
     match &p.at {
         Where::Pins(pins) => {
+            if pins.windows(2).any(|w| w[0].i >= w[1].i || w[0].j >= w[1].j) {
+                // Anchors out of order: the snippet's parts do not fit the file in one way.
+                return Err(Error::new(
+                    ErrorCode::NeedsMoreContext,
+                    format!(
+                        "snippet lines {}-{} match file lines out of order; put a placeholder \
+                         between the parts that belong to different places",
+                        lines[pins[0].i].at,
+                        lines[pins[pins.len() - 1].i].at
+                    ),
+                ));
+            }
             let aligner = Aligner {
                 lines,
                 file: ctx.file,

@@ -288,6 +288,17 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run]) -> Vec<Range<usize>>
             continue;
         };
         let end = last + 1;
+        // The comment and annotations right above a new definition are new too.
+        let mut start = i;
+        while start > seg.lines.start && {
+            let t = lines[start - 1].text.trim_start();
+            !lines[start - 1].blank
+                && (t.starts_with('*') || t.starts_with("/*") || t.starts_with("//")
+                    || t.starts_with('#') || t.starts_with('@') || t.starts_with('[')
+                    || t.starts_with("--"))
+        } {
+            start -= 1;
+        }
         let solid = (i..end).filter(|&k| !lines[k].blank).count().max(1);
         let covered: usize = all
             .iter()
@@ -295,7 +306,7 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run]) -> Vec<Range<usize>>
             .map(|r| (r.i..r.i_end()).filter(|&k| !lines[k].blank).count())
             .sum();
         if (covered as f32) < RENAME_COVER * solid as f32 {
-            out.push(i..end);
+            out.push(start..end);
         }
         i = end.max(i + 1);
     }
@@ -556,7 +567,13 @@ fn add_unit(
     let fits = pins.iter().all(|p| {
         let inside_s = p.i >= i && p.i <= last;
         let inside_f = p.j >= hj && p.j < end;
-        inside_s == inside_f && (p.i != i || p.j == hj) && (p.i != last || p.j == end - 1)
+        let ordered = (p.i >= i || p.j < hj) && (p.i <= last || p.j >= end);
+        ordered
+            && inside_s == inside_f
+            && (p.i != i || p.j == hj)
+            && (p.i != last || p.j == end - 1)
+            && (p.j != hj || p.i == i)
+            && (p.j != end - 1 || p.i == last)
     });
     if !fits || end - 1 < hj {
         return false;

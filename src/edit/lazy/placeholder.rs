@@ -90,6 +90,8 @@ fn words(s: &str) -> Vec<String> {
 
 /// Most words a placeholder comment has.
 const PLACEHOLDER_MAX_WORDS: usize = 16;
+/// Most words a placeholder comment without an ellipsis has.
+const PHRASE_MAX_WORDS: usize = 8;
 
 /// Whether `line` is a placeholder. `in_file` says whether the same line (ignoring
 /// whitespace) is in the file, in which case only an unmistakable placeholder counts.
@@ -119,7 +121,9 @@ pub(crate) fn is_placeholder(line: &str, in_file: bool) -> bool {
         return (starts && ends)
             || ((starts || ends) && ws.iter().any(|w| PLACEHOLDER_WORDS.contains(&w.as_str())));
     }
-    commented && strong
+    // Without an ellipsis only a short comment is a placeholder: a sentence that mentions
+    // unchanged data is documentation.
+    commented && strong && ws.len() <= PHRASE_MAX_WORDS
 }
 
 /// A line that is not a comment but reads as a placeholder: `... rest of code ...`,
@@ -181,7 +185,7 @@ pub(crate) fn looks_like_marker(line: &str) -> bool {
     if ws.is_empty() {
         return commented && has_ellipsis(body);
     }
-    strong_phrase(&ws) || is_placeholder(line, false)
+    (strong_phrase(&ws) && ws.len() <= PHRASE_MAX_WORDS) || is_placeholder(line, false)
 }
 
 /// Phrases a narration line uses to say where the next code goes.
@@ -314,6 +318,7 @@ mod tests {
             "# wait for it...",
             "console.log('...')",
             "// TODO: handle errors",
+            "// Currently, only the Authorization header is sanitized. All other headers and request data remain unchanged.",
             "  ...props,",
             "...rest",
         ] {

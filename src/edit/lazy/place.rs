@@ -481,6 +481,10 @@ pub(crate) fn unit_pins(
     let lines = ctx.lines();
     let mut i = seg.lines.start;
     while i < seg.lines.end {
+        if inside_new_unit(ctx, seg, i) {
+            i += 1;
+            continue;
+        }
         match unit_at(ctx, seg, i) {
             Some(units::UnitEnd::Whole(last)) => {
                 if let Some((hj, end)) = file_unit_for(ctx, i, pins, renames)
@@ -516,6 +520,16 @@ pub(crate) fn unit_pins(
     }
 }
 
+/// Whether snippet line `i` lies inside a unit the segment shows whole whose name the file
+/// does not define (its nested definitions are new too, whatever their names).
+fn inside_new_unit(ctx: &Context<'_>, seg: &Segment, i: usize) -> bool {
+    let lines = ctx.lines();
+    (seg.lines.start..i).any(|h| {
+        units::header_name(&lines[h].text).is_some_and(|n| lines[h].count == 0 && ctx.defs().headers(n).is_empty())
+            && units::snippet_unit_end(lines, h, seg.lines.end, seg.gap_after).is_some_and(|e| e >= i)
+    })
+}
+
 /// How far the unit whose header is snippet line `i` reaches in the segment.
 fn unit_at(ctx: &Context<'_>, seg: &Segment, i: usize) -> Option<units::UnitEnd> {
     let lines = ctx.lines();
@@ -548,10 +562,27 @@ fn file_unit_for(
         .find(|(_, b)| b == name)
         .map_or(name, |(a, _)| a.as_str());
     match ctx.defs().headers(old) {
+        [] => None,
         [h] => Some(units::file_extent(ctx.file, *h)),
-        _ => None,
+        several => closest_header(ctx, &lines[i].text, several)
+            .map(|h| units::file_extent(ctx.file, h)),
     }
 }
+
+/// Of several definitions of one name (overloads, a class and its constructor), the one whose
+/// header is clearly the most like the snippet's.
+fn closest_header(ctx: &Context<'_>, header: &str, candidates: &[usize]) -> Option<usize> {
+    let mut scored: Vec<(f32, usize)> = candidates
+        .iter()
+        .map(|&h| (super::lines::similarity(header, ctx.file.lines[h]), h))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let (best, h) = scored[0];
+    (best >= HEADER_SIMILARITY && best - scored[1].0 >= PLACING_CHANGE_MARGIN).then_some(h)
+}
+
+/// How alike a changed header must be to the one definition of its name it is taken for.
+const HEADER_SIMILARITY: f32 = 0.5;
 
 /// Add the pins of a unit (header `i`..=`last` for file lines `hj..end`) when they agree with
 /// the pins already there; mark the pins inside it sure.

@@ -21,13 +21,14 @@ fn line_count(text: &str) -> usize {
 }
 
 /// Check a merged result against the original. `deletes` says whether the snippet asked to
-/// delete definitions (`remove NAME`), which may shrink a file legitimately.
+/// delete definitions (`remove NAME`), which may shrink a file legitimately. `new_lines` are
+/// the lines the result may hold that the file did not (the snippet's); `None` means any.
 pub(crate) fn check(
     original: &str,
     file: &FileIndex<'_>,
     merged: String,
     deletes: bool,
-    warnings: Vec<String>,
+    new_lines: Option<&[&str]>,
 ) -> Result<Merged> {
     if merged == original {
         return Err(Error::new(
@@ -37,10 +38,12 @@ pub(crate) fn check(
              copied from the current file",
         ));
     }
-    if let Some(line) = merged
-        .lines()
-        .find(|l| placeholder::looks_like_marker(l) && !file.contains(lines::key(l)))
-    {
+    let leaked = |l: &&str| placeholder::looks_like_marker(l) && !file.contains(lines::key(l));
+    let leak = match new_lines {
+        Some(candidates) => candidates.iter().copied().find(|l| leaked(l) && merged.contains(l.trim())),
+        None => merged.lines().find(leaked),
+    };
+    if let Some(line) = leak {
         return Err(Error::new(
             ErrorCode::MarkerLeakage,
             format!(
@@ -81,7 +84,7 @@ pub(crate) fn check(
     }
     Ok(Merged {
         content: merged,
-        warnings,
+        warnings: Vec::new(),
         applied: 1,
     })
 }

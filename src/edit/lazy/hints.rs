@@ -78,7 +78,7 @@ fn quoted_after(s: &str, from: usize) -> Option<&str> {
 }
 
 /// Read an instruction against the file.
-pub(crate) fn read(instruction: &str, file: &FileIndex<'_>, defs: &FileDefs) -> Instruction {
+pub(crate) fn read(instruction: &str, file: &FileIndex<'_>, defs: &FileDefs<'_>) -> Instruction {
     let lower = instruction.to_ascii_lowercase();
     let ws = words(instruction);
     let mut out = Instruction {
@@ -121,7 +121,7 @@ fn renames(ws: &[String]) -> Vec<(String, String)> {
 
 /// "remove/delete (the) [adjectives] NAME function" or "… the NAME helper": a definition the
 /// file has once, named next to a kind word.
-fn removes(ws: &[String], defs: &FileDefs) -> Vec<String> {
+fn removes(ws: &[String], defs: &FileDefs<'_>) -> Vec<String> {
     let mut out = Vec::new();
     for (k, w) in ws.iter().enumerate() {
         let lw = w.to_ascii_lowercase();
@@ -153,7 +153,7 @@ fn place(
     instruction: &str,
     lower: &str,
     file: &FileIndex<'_>,
-    defs: &FileDefs,
+    defs: &FileDefs<'_>,
 ) -> Option<Place> {
     if lower.contains("at the top")
         || lower.contains("top of the file")
@@ -184,8 +184,8 @@ fn place(
         let rest = words(&instruction[at + marker.len()..]);
         for w in rest.iter().take(4) {
             let name = w.trim_end_matches("()");
-            if let [h] = defs.headers(last_part(name)) {
-                let (a, b) = file_extent(file, *h);
+            if let [h] = *defs.headers(last_part(name)) {
+                let (a, b) = file_extent(file, h);
                 return Some(Place::Within(a, b));
             }
         }
@@ -203,7 +203,7 @@ fn named_unit(
     instruction: &str,
     from: usize,
     file: &FileIndex<'_>,
-    defs: &FileDefs,
+    defs: &FileDefs<'_>,
 ) -> Option<(usize, usize)> {
     if let Some(q) = quoted_after(instruction, from)
         && let Some(j) = unique_line_with(file, q)
@@ -222,8 +222,8 @@ fn named_unit(
             break;
         }
         let name = last_part(w.trim_end_matches("()"));
-        if let [h] = defs.headers(name) {
-            return Some(file_extent(file, *h));
+        if let [h] = *defs.headers(name) {
+            return Some(file_extent(file, h));
         }
         if (is_identifier_like(w) || w.starts_with('/'))
             && let Some(j) = unique_line_with(file, w)

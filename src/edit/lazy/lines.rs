@@ -7,11 +7,28 @@ pub(crate) use crate::edit::matching::line_key as key;
 /// Lines whose content says little about where they are: blank lines, lines without letters
 /// or digits (`}`, `});`, `*/`), and bare keyword lines (`else`, `end`, `return;` …).
 pub(crate) fn is_trivial(line: &str) -> bool {
-    let nonblank: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-    if !nonblank.chars().any(char::is_alphanumeric) {
+    // Without allocating: the first TRIVIAL_KEY_MAX non-blank bytes of an ASCII line go to a
+    // buffer; a longer line is trivial only when it has no letter or digit.
+    let mut buf = [0u8; TRIVIAL_KEY_MAX];
+    let mut n = 0;
+    let mut alnum = false;
+    let mut long = false;
+    for c in line.chars().filter(|c| !c.is_whitespace()) {
+        alnum |= c.is_alphanumeric();
+        if c.is_ascii() && n < TRIVIAL_KEY_MAX {
+            buf[n] = c as u8;
+            n += 1;
+        } else {
+            long = true;
+            if alnum {
+                return false;
+            }
+        }
+    }
+    if !alnum {
         return true;
     }
-    nonblank.len() <= TRIVIAL_KEY_MAX && is_trivial_key(&nonblank)
+    !long && std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key)
 }
 
 /// The longest key [`is_trivial_key`] accepts.

@@ -156,7 +156,13 @@ pub fn merge_indented(
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
     let out = render::render(&file, &snippet.lines, edits, indent())?;
     let merged = join_lines(&out, final_newline || out.is_empty());
-    guards::check(content, &file, merged, deletes, Vec::new())
+    let new_lines: Vec<&str> = snippet
+        .lines
+        .iter()
+        .filter(|l| l.count == 0 && !l.blank)
+        .map(|l| l.text.as_str())
+        .collect();
+    guards::check(content, &file, merged, deletes, Some(&new_lines))
 }
 
 /// The first file line a planned segment is tied to.
@@ -289,7 +295,7 @@ fn removal_edits(ctx: &Context<'_>, instruction: &Instruction, edits: &mut Vec<E
     let spoken = instruction.removes.iter().map(|n| (n, false));
     for (name, directive) in directives.chain(spoken) {
         let headers = ctx.defs().headers(name);
-        let [h] = headers else {
+        let [h] = *headers else {
             if directive {
                 return Err(Error::new(
                     ErrorCode::NeedsMoreContext,
@@ -302,7 +308,7 @@ fn removal_edits(ctx: &Context<'_>, instruction: &Instruction, edits: &mut Vec<E
             }
             continue;
         };
-        let (a, mut b) = outline::block_extent(ctx.file.lines, *h);
+        let (a, mut b) = outline::block_extent(ctx.file.lines, h);
         while b < ctx.file.len() && ctx.file.is_blank(b) && (a == 0 || ctx.file.is_blank(a - 1)) {
             b += 1;
             if b < ctx.file.len() && !ctx.file.is_blank(b) {
@@ -365,7 +371,7 @@ pub fn check_external(
         &file,
         merged.to_string(),
         !snippet.removals.is_empty(),
-        Vec::new(),
+        None,
     )?;
     result
         .warnings

@@ -78,7 +78,7 @@ pub(crate) enum Placed {
 pub(crate) struct Context<'a> {
     pub(crate) file: &'a FileIndex<'a>,
     pub(crate) snippet: &'a Snippet,
-    defs: OnceCell<FileDefs>,
+    defs: OnceCell<FileDefs<'a>>,
     sigs: OnceCell<Vec<Signature>>,
 }
 
@@ -93,7 +93,7 @@ impl<'a> Context<'a> {
     }
 
     /// The file's definitions by name.
-    pub(crate) fn defs(&self) -> &FileDefs {
+    pub(crate) fn defs(&self) -> &FileDefs<'a> {
         self.defs.get_or_init(|| FileDefs::new(self.file))
     }
 
@@ -561,7 +561,7 @@ fn file_unit_for(
         .iter()
         .find(|(_, b)| b == name)
         .map_or(name, |(a, _)| a.as_str());
-    match ctx.defs().headers(old) {
+    match &*ctx.defs().headers(old) {
         [] => None,
         [h] => Some(units::file_extent(ctx.file, *h)),
         several => closest_header(ctx, &lines[i].text, several)

@@ -4,7 +4,9 @@
 //! step 4); a header whose name the file defines once places its segment even when its
 //! signature changed.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::index::FileIndex;
 use super::outline;
@@ -189,26 +191,40 @@ fn typed_signature(t: &str) -> Option<&str> {
     .then_some(name)
 }
 
-/// The file's definitions by name: header lines, computed on first use.
-pub(crate) struct FileDefs {
-    by_name: HashMap<String, Vec<usize>>,
+/// The file's definitions by name: the header lines of each name asked for, found on first
+/// asking (a byte search for the name, then a look at the lines that hold it).
+pub(crate) struct FileDefs<'a> {
+    lines: &'a [&'a str],
+    by_name: RefCell<HashMap<String, Rc<[usize]>>>,
 }
 
-impl FileDefs {
-    /// Index the headers of a file.
-    pub(crate) fn new(file: &FileIndex<'_>) -> FileDefs {
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        for (j, line) in file.lines.iter().enumerate() {
-            if let Some(name) = header_name(line) {
-                by_name.entry(name.to_string()).or_default().push(j);
-            }
+impl<'a> FileDefs<'a> {
+    /// Definitions of the file whose index is `file`.
+    pub(crate) fn new(file: &FileIndex<'a>) -> FileDefs<'a> {
+        FileDefs {
+            lines: file.lines,
+            by_name: RefCell::new(HashMap::new()),
         }
-        FileDefs { by_name }
     }
 
     /// The header lines defining `name`.
-    pub(crate) fn headers(&self, name: &str) -> &[usize] {
-        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    pub(crate) fn headers(&self, name: &str) -> Rc<[usize]> {
+        if let Some(found) = self.by_name.borrow().get(name) {
+            return Rc::clone(found);
+        }
+        let finder = memchr::memmem::Finder::new(name.as_bytes());
+        let found: Rc<[usize]> = self
+            .lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| finder.find(l.as_bytes()).is_some())
+            .filter(|(_, l)| header_name(l) == Some(name))
+            .map(|(j, _)| j)
+            .collect();
+        self.by_name
+            .borrow_mut()
+            .insert(name.to_string(), Rc::clone(&found));
+        found
     }
 }
 

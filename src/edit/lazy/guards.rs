@@ -23,12 +23,15 @@ fn line_count(text: &str) -> usize {
 /// Check a merged result against the original. `deletes` says whether the snippet asked to
 /// delete definitions (`remove NAME`), which may shrink a file legitimately. `new_lines` are
 /// the lines the result may hold that the file did not (the snippet's); `None` means any.
+/// `changed` is how many file lines the merge deleted or replaced, when known (else a line
+/// diff counts them).
 pub(crate) fn check(
     original: &str,
     file: &FileIndex<'_>,
     merged: String,
     deletes: bool,
     new_lines: Option<&[&str]>,
+    changed: Option<usize>,
 ) -> Result<Merged> {
     if merged == original {
         return Err(Error::new(
@@ -70,8 +73,7 @@ pub(crate) fn check(
         }
     }
     if n >= GUARD_MIN_LINES {
-        let (new_lines, _) = split_lines(&merged);
-        let changed = changed_old_lines(file.lines, &new_lines);
+        let changed = changed.unwrap_or_else(|| changed_old_lines(file.lines, &split_lines(&merged).0));
         if changed as f64 > BLAST_RADIUS * n as f64 {
             return Err(Error::new(
                 ErrorCode::BlastRadiusExceeded,

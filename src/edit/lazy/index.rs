@@ -32,15 +32,17 @@ pub(crate) struct FileIndex<'a> {
 impl<'a> FileIndex<'a> {
     /// Index the lines of a file.
     pub(crate) fn new(file: &'a [&'a str]) -> FileIndex<'a> {
-        let keys: Vec<u64> = file.iter().map(|l| lines::key(l)).collect();
-        let facts = file
-            .iter()
-            .map(|l| Facts {
-                indent: lines::indent_of(l),
-                blank: lines::is_blank(l),
-                trivial: lines::is_trivial(l),
-            })
-            .collect();
+        let mut keys: Vec<u64> = Vec::with_capacity(file.len());
+        let mut facts: Vec<Facts> = Vec::with_capacity(file.len());
+        for l in file {
+            let (key, indent, blank, trivial) = lines::facts(l);
+            keys.push(key);
+            facts.push(Facts {
+                indent,
+                blank,
+                trivial,
+            });
+        }
         let mut counts: HashMap<u64, (u32, u32), BuildHasherDefault<KeyHasher>> =
             HashMap::with_capacity_and_hasher(file.len(), Default::default());
         for k in &keys {

@@ -103,6 +103,37 @@ fn is_trivial_key(key: &str) -> bool {
     )
 }
 
+/// A line's facts in one pass: its key, indentation (columns), blankness and triviality.
+pub(crate) fn facts(line: &str) -> (u64, u32, bool, bool) {
+    if !line.is_ascii() {
+        return (key(line), indent_of(line), is_blank(line), is_trivial(line));
+    }
+    let bytes = line.as_bytes();
+    let mut indent = 0u32;
+    let mut at = 0;
+    while at < bytes.len() && (bytes[at] == b' ' || bytes[at] == b'\t') {
+        indent = if bytes[at] == b'\t' { (indent / 4 + 1) * 4 } else { indent + 1 };
+        at += 1;
+    }
+    let mut h = crate::edit::matching::KEY_SEED;
+    let mut buf = [0u8; TRIVIAL_KEY_MAX];
+    let (mut n, mut alnum) = (0usize, false);
+    for &b in &bytes[at..] {
+        if b.is_ascii_whitespace() || b == 0x0B {
+            continue;
+        }
+        h = crate::edit::matching::key_step(h, u32::from(b));
+        alnum |= b.is_ascii_alphanumeric();
+        if n < TRIVIAL_KEY_MAX {
+            buf[n] = b;
+        }
+        n += 1;
+    }
+    let blank = n == 0;
+    let trivial = !alnum || (n <= TRIVIAL_KEY_MAX && std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key));
+    (h, indent, blank, trivial)
+}
+
 /// Indentation width in columns, a tab reaching the next multiple of 4.
 pub(crate) fn indent_of(line: &str) -> u32 {
     line.bytes()
@@ -271,6 +302,13 @@ mod tests {
         }
         for t in ["return x;", "x = 1", "def f():", "}) // done", "end # of loop"] {
             assert!(!is_trivial(t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn facts_in_one_pass_agree_with_the_separate_ones() {
+        for l in ["", "  }", "\treturn x;", "   else {", "foo(bar) // x", "  é = 1", "*", "\t\t}"] {
+            assert_eq!(facts(l), (key(l), indent_of(l), is_blank(l), is_trivial(l)), "{l:?}");
         }
     }
 

@@ -154,6 +154,11 @@ pub fn merge_indented(
     }
     let mut edits = edits;
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
+    let changed = edits
+        .iter()
+        .flat_map(|e| &e.ops)
+        .filter(|op| matches!(op, Op::Drop(_) | Op::Change { .. }))
+        .count();
     let out = render::render(&file, &snippet.lines, edits, indent())?;
     let merged = join_lines(&out, final_newline || out.is_empty());
     let new_lines: Vec<&str> = snippet
@@ -162,7 +167,7 @@ pub fn merge_indented(
         .filter(|l| l.count == 0 && !l.blank)
         .map(|l| l.text.as_str())
         .collect();
-    guards::check(content, &file, merged, deletes, Some(&new_lines))
+    guards::check(content, &file, merged, deletes, Some(&new_lines), Some(changed))
 }
 
 /// The first file line a planned segment is tied to.
@@ -371,6 +376,7 @@ pub fn check_external(
         &file,
         merged.to_string(),
         !snippet.removals.is_empty(),
+        None,
         None,
     )?;
     result

@@ -44,13 +44,13 @@ pub(crate) struct SLine {
 
 impl SLine {
     fn new(text: String, kind: Kind, file: &FileIndex<'_>) -> SLine {
-        let key = lines::key(&text);
+        let (key, indent, blank, trivial) = lines::facts(&text);
         SLine {
             key,
             kind,
-            indent: lines::indent_of(&text),
-            blank: lines::is_blank(&text),
-            trivial: lines::is_trivial(&text),
+            indent,
+            blank,
+            trivial,
             count: file.count(key),
             narration: if kind == Kind::Plain && !file.contains(key) {
                 placeholder::narration(&text)

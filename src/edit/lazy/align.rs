@@ -229,7 +229,50 @@ impl Aligner<'_> {
         }
         settle(&mut ops, avail, self, forward);
         self.check_outer(&ops, avail)?;
+        self.check_outer_blank(snip, &ops, avail)?;
         Ok(ops)
+    }
+
+    /// A blank line next to the placeholder after a changed line reads as a separator —
+    /// unless the file has a blank line just beyond a few unshown lines of code: then the
+    /// snippet may mean those lines replaced too (the blank its context) or kept.
+    fn check_outer_blank(&self, snip: &[usize], ops: &[Op], avail: &[usize]) -> Result<()> {
+        let Some(&outer) = snip.last() else {
+            return Ok(());
+        };
+        let last = ops.iter().rev().find(|op| !matches!(op, Op::Add(i) if self.lines[*i].blank));
+        // (Only after a changed line: more old lines before the file's blank line may be
+        // replaced too.)
+        let context_ends = matches!(last, Some(Op::Change { .. }));
+        // The snippet's blank lines next to the placeholder, none of them matched.
+        let blanks: Vec<usize> = snip.iter().rev().copied().take_while(|&i| self.lines[i].blank).collect();
+        let outer_unmatched = !ops.iter().any(|op| matches!(op, Op::Same { i, .. } if blanks.contains(i)));
+        if !self.lines[outer].blank || !context_ends || !outer_unmatched {
+            return Ok(());
+        }
+        let consumed = ops
+            .iter()
+            .filter(|op| matches!(op, Op::Same { .. } | Op::Change { .. } | Op::Drop(_)))
+            .count();
+        let beyond = &avail[consumed.min(avail.len())..];
+        let Some(k) = beyond.iter().take(4).position(|&j| self.file.is_blank(j)) else {
+            return Ok(());
+        };
+        if k == 0 || beyond[..k].iter().any(|&j| self.file.is_trivial(j)) {
+            return Ok(());
+        }
+        let (a, b) = (beyond[0].min(beyond[k - 1]), beyond[0].max(beyond[k - 1]));
+        Err(Error::new(
+            ErrorCode::NeedsMoreContext,
+            format!(
+                "snippet line {} is blank where the file has lines {}-{} before its next blank \
+                 line: are they deleted or kept? Show them, or put a placeholder where they are \
+                 kept",
+                self.lines[outer].at,
+                a + 1,
+                b + 1
+            ),
+        ))
     }
 
     /// The line next to the placeholder is the snippet's context, as a rule: when it is new

@@ -229,7 +229,23 @@ pub(crate) fn similarity(a: &str, b: &str) -> f32 {
     } else {
         dice(&wa, &wb)
     };
-    ((chars + words) / 2.0).max(shared_ends(a, b))
+    let same_key = matches!((setting_key(a), setting_key(b)), (Some(x), Some(y)) if x == y);
+    let floor = if same_key { SAME_KEY_SIMILARITY } else { 0.0 };
+    ((chars + words) / 2.0).max(shared_ends(a, b)).max(floor)
+}
+
+/// How alike two settings of one key are (`uses: a@v1` and `uses: a@v2`), whatever the
+/// values: as alike as a changed line must be at its place.
+const SAME_KEY_SIMILARITY: f32 = 0.6;
+
+/// The key of a `key: value` or `key = value` line (a YAML list's `- ` and quotes aside).
+fn setting_key(line: &str) -> Option<&str> {
+    let t = line.trim().trim_start_matches("- ");
+    let end = t.find([':', '='])?;
+    let (key, rest) = (t[..end].trim().trim_matches(['"', '\'']), &t[end + 1..]);
+    let word = key.len() >= 2
+        && key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    (word && !rest.starts_with(['=', ':']) && !rest.trim().is_empty()).then_some(key)
 }
 
 /// Lines shorter than this (without whitespace) are not compared by their shared ends.
@@ -321,6 +337,9 @@ mod tests {
         let d2 = "/// Gets or sets a predicate that determines whether the outcome should be handled by the circuit breaker.";
         assert!(similarity(d1, d2) < 0.6, "{}", similarity(d1, d2));
         assert_eq!(similarity("", "x"), 0.0);
+        let u1 = "      uses: actions/checkout@f43a0e5ff2bd294095638e18286ca9a3d1956744 # v3.6.0";
+        let u2 = "      uses: actions/checkout@c85c95e3d7251135ab7dc9ce3241c5835cc595a9 # v3.5.3";
+        assert!(similarity(u1, u2) >= 0.6);
     }
 
     #[test]

@@ -71,7 +71,7 @@ const CHANGE: f32 = 0.4;
 /// Score of a less similar changed line, allowed between matches at an edge.
 const LOOSE_CHANGE: f32 = 0.05;
 /// The least similarity of such a line to the line it replaces.
-const LOOSE_CHANGE_SIMILARITY: f32 = 0.25;
+const LOOSE_CHANGE_SIMILARITY: f32 = 0.0;
 const NEG: f32 = -1.0e30;
 
 impl Aligner<'_> {
@@ -116,8 +116,9 @@ impl Aligner<'_> {
     }
 
     /// Whether every loosely changed line in an edge — and every header given another name —
-    /// is followed by matches that confirm its place: two matched lines in a row, or one
-    /// non-trivial. (A new definition shaped like the one beside it is not its rename.)
+    /// is followed by matches that confirm its place: a match right after it (one line for
+    /// one between matches), or, after more new lines, two matches or a non-trivial one. (A
+    /// new definition shaped like the one beside it is not its rename.)
     fn loose_changes_confirmed(&self, ops: &[Op]) -> bool {
         ops.iter().enumerate().all(|(k, op)| {
             let Op::Change { i, j } = *op else {
@@ -131,14 +132,30 @@ impl Aligner<'_> {
             if !renamed && lines::similarity(new, old) >= EDGE_CHANGE_SIMILARITY {
                 return true;
             }
-            let after: Vec<usize> = ops[k + 1..]
+            // Blank lines confirm nothing.
+            let rest: Vec<&Op> = ops[k + 1..]
                 .iter()
-                .map_while(|op| match op {
+                .filter(|op| !matches!(op, Op::Same { i, .. } | Op::Add(i) if self.lines[*i].blank))
+                .collect();
+            let next_consumed = rest.iter().find(|op| !matches!(op, Op::Add(_)));
+            if !matches!(next_consumed, Some(Op::Same { .. })) {
+                return false;
+            }
+            // Right between matches (one line for one), or followed by enough of them.
+            let sames: Vec<usize> = rest
+                .iter()
+                .filter_map(|op| match op {
                     Op::Same { i, .. } => Some(*i),
                     _ => None,
                 })
                 .collect();
-            after.len() >= 2 || after.iter().any(|&i| !self.lines[i].trivial)
+            // A closer shallower than the changed line closes the block both versions are in.
+            let closes_block = |j: usize| {
+                lines::is_closer(&self.lines[j].text) && self.lines[j].indent < self.lines[i].indent
+            };
+            matches!(rest.first(), Some(Op::Same { .. }))
+                || sames.len() >= 2
+                || sames.iter().any(|&j| !self.lines[j].trivial || closes_block(j))
         })
     }
 

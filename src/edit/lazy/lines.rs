@@ -245,6 +245,7 @@ fn setting_key(line: &str) -> Option<&str> {
     let (key, rest) = (t[..end].trim().trim_matches(['"', '\'']), &t[end + 1..]);
     let word = key.len() >= 2
         && key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    let rest = if t[end..].starts_with(":=") { &rest[1..] } else { rest };
     (word && !rest.starts_with(['=', ':']) && !rest.trim().is_empty()).then_some(key)
 }
 

@@ -141,9 +141,15 @@ impl Signature {
 }
 
 /// Place one segment; `floor`, when known, is a pin that the segment's other pins must
-/// follow (its first line closing a block the segment before opened).
-pub(crate) fn place(ctx: &Context<'_>, seg: &Segment, floor: Option<Pin>) -> Placed {
-    let placed = place_free(ctx, seg, floor);
+/// follow (its first line closing a block the segment before opened); `window`, when given,
+/// the file lines its anchors must lie in.
+pub(crate) fn place(
+    ctx: &Context<'_>,
+    seg: &Segment,
+    floor: Option<Pin>,
+    window: Option<Range<usize>>,
+) -> Placed {
+    let placed = place_free(ctx, seg, floor, window);
     let Some(f) = floor else {
         return placed;
     };
@@ -158,11 +164,19 @@ pub(crate) fn place(ctx: &Context<'_>, seg: &Segment, floor: Option<Pin>) -> Pla
 }
 
 /// [`place`] without the floor pin itself.
-fn place_free(ctx: &Context<'_>, seg: &Segment, floor: Option<Pin>) -> Placed {
+fn place_free(
+    ctx: &Context<'_>,
+    seg: &Segment,
+    floor: Option<Pin>,
+    window: Option<Range<usize>>,
+) -> Placed {
     let lines = ctx.lines();
     let mut all = runs::find(lines, seg.lines.clone(), ctx.file);
     if let Some(f) = floor {
         all.retain(|r| r.i > f.i && r.j > f.j);
+    }
+    if let Some(w) = &window {
+        all.retain(|r| r.j >= w.start && r.j_end() <= w.end);
     }
     let fresh = new_units(ctx, seg, &all);
     if !fresh.is_empty() {
@@ -203,7 +217,7 @@ fn place_free(ctx: &Context<'_>, seg: &Segment, floor: Option<Pin>) -> Placed {
         extend_locally(lines, seg, ctx.file, &mut pins);
         return Placed::Pins(pins);
     }
-    weak(ctx, seg, all, floor, &fresh)
+    weak(ctx, seg, all, floor, &fresh, window)
 }
 
 /// How far past a sure pin a repeated line may be found, per snippet line between them.
@@ -359,6 +373,7 @@ fn weak(
     all: Vec<Run>,
     floor: Option<Pin>,
     fresh: &[Range<usize>],
+    window: Option<Range<usize>>,
 ) -> Placed {
     let lines = ctx.lines();
     let mut runs: Vec<Run> = all.into_iter().filter(|r| r.weight >= 1.0).collect();
@@ -366,7 +381,8 @@ fn weak(
         changed_anchors(ctx, seg)
             .into_iter()
             .filter(|r| floor.is_none_or(|f| r.i > f.i && r.j > f.j))
-            .filter(|r| !fresh.iter().any(|u| u.contains(&r.i))),
+            .filter(|r| !fresh.iter().any(|u| u.contains(&r.i)))
+            .filter(|r| window.as_ref().is_none_or(|w| w.contains(&r.j))),
     );
     runs.sort_by_key(|r| (r.i, r.j));
     if runs.is_empty() {
@@ -647,7 +663,7 @@ mod tests {
         let index = FileIndex::new(file);
         let snip = Snippet::cut(prepare::read(snippet, &index));
         let ctx = Context::new(&index, &snip);
-        place(&ctx, &snip.segments[0], None)
+        place(&ctx, &snip.segments[0], None, None)
     }
 
     #[test]

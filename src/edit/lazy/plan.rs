@@ -41,7 +41,7 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
         // A segment that closes the block the one before it opened starts at that block's
         // closing line.
         let floor = closer_pin(ctx, &segs[..k], &placed, &segs[k]);
-        match place::place(ctx, &segs[k], floor) {
+        match place::place(ctx, &segs[k], floor, None) {
             Placed::Conflict(a, b) => match split(ctx, &segs[k], &a, &b) {
                 Some((left, right)) => {
                     segs[k] = left;
@@ -60,6 +60,7 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
             }
         }
     }
+    repair_overlaps(ctx, &segs, &mut placed, instruction);
     let mut out: Vec<Option<Where>> = Vec::with_capacity(segs.len());
     for (seg, p) in segs.iter().zip(placed.iter_mut()) {
         out.push(match p {
@@ -81,6 +82,49 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
             at: at.expect("every open segment was settled or refused"),
         })
         .collect())
+}
+
+/// The file lines a placed segment's pins span.
+fn pin_span(p: &Placed) -> Option<std::ops::Range<usize>> {
+    match p {
+        Placed::Pins(pins) if !pins.is_empty() => Some(pins[0].j..pins[pins.len() - 1].j + 1),
+        _ => None,
+    }
+}
+
+/// Two segments whose anchors overlap in the file cannot both be right. When the segments
+/// before and after one in the snippet leave it a window between them, it is placed again
+/// within that window (the snippet being in file order around it).
+fn repair_overlaps(
+    ctx: &Context<'_>,
+    segs: &[Segment],
+    placed: &mut [Placed],
+    instruction: &Instruction,
+) {
+    for k in 0..segs.len() {
+        let Some(span) = pin_span(&placed[k]) else {
+            continue;
+        };
+        let overlaps = (0..segs.len()).any(|o| {
+            o != k && pin_span(&placed[o]).is_some_and(|s| s.start < span.end && span.start < s.end)
+        });
+        if !overlaps {
+            continue;
+        }
+        let lo = (0..k).rev().find_map(|o| pin_span(&placed[o])).map_or(0, |s| s.end);
+        let hi = (k + 1..segs.len())
+            .find_map(|o| pin_span(&placed[o]))
+            .map_or(ctx.file.len(), |s| s.start);
+        if lo >= hi || (span.start >= lo && span.end <= hi) {
+            continue;
+        }
+        if let Placed::Pins(mut pins) = place::place(ctx, &segs[k], None, Some(lo..hi)) {
+            place::unit_pins(ctx, &segs[k], &mut pins, &instruction.renames);
+            if pins.first().is_some_and(|p| p.j >= lo) && pins.last().is_some_and(|p| p.j < hi) {
+                placed[k] = Placed::Pins(pins);
+            }
+        }
+    }
 }
 
 /// The blocks the snippet's lines before a segment leave open, innermost last, each with
@@ -152,8 +196,10 @@ fn split(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Option<(Segment,
         .clone()
         .find(|&k| lines[k].narration != super::placeholder::Narration::No)
         .or_else(|| between.clone().rev().find(|&k| lines[k].blank))?;
+    // A narration line goes; a blank line stays with the part above it.
+    let keep = usize::from(lines[at].blank);
     let left = Segment {
-        lines: seg.lines.start..at,
+        lines: seg.lines.start..at + keep,
         gap_before: seg.gap_before,
         gap_after: Some(lines[at].indent),
     };

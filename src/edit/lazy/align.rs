@@ -94,7 +94,12 @@ impl Aligner<'_> {
     /// only between matches.
     fn change_score(&self, i: usize, j: usize, loose: bool) -> Option<f32> {
         let s = &self.lines[i];
-        if s.kind != Kind::Plain || s.count > 0 || s.blank || self.file.is_blank(j) {
+        if s.kind != Kind::Plain || s.blank || self.file.is_blank(j) {
+            return None;
+        }
+        // A line the file holds elsewhere is a copy of that line, not a new version of this
+        // one — unless both set the same key (`required: false` → `required: true`).
+        if s.count > 0 && !lines::same_setting(&s.text, self.file.lines[j]) {
             return None;
         }
         let sim = lines::similarity(&s.text, self.file.lines[j]);

@@ -234,6 +234,11 @@ pub(crate) fn similarity(a: &str, b: &str) -> f32 {
     ((chars + words) / 2.0).max(shared_ends(a, b)).max(floor)
 }
 
+/// Whether two lines set the same key (`uses: a@v1`, `uses: a@v2`).
+pub(crate) fn same_setting(a: &str, b: &str) -> bool {
+    matches!((setting_key(a), setting_key(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// How alike two settings of one key are (`uses: a@v1` and `uses: a@v2`), whatever the
 /// values: as alike as a changed line must be at its place.
 const SAME_KEY_SIMILARITY: f32 = 0.6;

@@ -142,6 +142,7 @@ pub fn merge_indented(
         .instruction
         .map(|i| hints::read(i, &file, ctx.defs()))
         .unwrap_or_default();
+    ctx.set_renames(instruction.renames.clone());
     let planned = plan::plan(&ctx, &instruction)?;
     let edits = align_all(&ctx, &planned)?;
     if std::env::var_os("PG_DEBUG").is_some() {

@@ -80,6 +80,8 @@ pub(crate) struct Context<'a> {
     pub(crate) snippet: &'a Snippet,
     defs: OnceCell<FileDefs<'a>>,
     sigs: OnceCell<Vec<Signature>>,
+    /// `rename A to B` pairs from the instruction.
+    renames: OnceCell<Vec<(String, String)>>,
 }
 
 impl<'a> Context<'a> {
@@ -89,7 +91,18 @@ impl<'a> Context<'a> {
             snippet,
             defs: OnceCell::new(),
             sigs: OnceCell::new(),
+            renames: OnceCell::new(),
         }
+    }
+
+    /// Record the renames the instruction names (once).
+    pub(crate) fn set_renames(&self, renames: Vec<(String, String)>) {
+        let _ = self.renames.set(renames);
+    }
+
+    /// The renames the instruction names.
+    pub(crate) fn renames(&self) -> &[(String, String)] {
+        self.renames.get().map_or(&[], Vec::as_slice)
     }
 
     /// The file's definitions by name.
@@ -276,8 +289,10 @@ fn one_within(lines: &[SLine], file: &FileIndex<'_>, i: usize, window: Range<usi
 }
 
 /// Share of a new-named unit's lines that unique runs must cover for it to be a rename of
-/// that code rather than new code repeating some of its lines.
-const RENAME_COVER: f32 = 0.4;
+/// that code rather than new code repeating its lines: nearly all (the same body), or, when
+/// the instruction says the name is a rename, a good part.
+const RENAME_COVER: f32 = 0.9;
+const RENAME_COVER_NAMED: f32 = 0.4;
 
 /// The line ranges of units the segment shows whole whose name the file does not define:
 /// new code, whatever file lines it repeats (a new test repeats lines of the tests beside
@@ -319,7 +334,9 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run]) -> Vec<Range<usize>>
             .filter(|r| r.unique && r.i >= i && r.i_end() <= end)
             .map(|r| (r.i..r.i_end()).filter(|&k| !lines[k].blank).count())
             .sum();
-        if (covered as f32) < RENAME_COVER * solid as f32 {
+        let named = ctx.renames().iter().any(|(_, b)| b == name);
+        let cover = if named { RENAME_COVER_NAMED } else { RENAME_COVER };
+        if (covered as f32) < cover * solid as f32 {
             out.push(start..end);
         }
         i = end.max(i + 1);

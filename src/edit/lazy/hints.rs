@@ -20,6 +20,8 @@ pub(crate) enum Place {
     Top,
     /// At the end of the file.
     End,
+    /// At the end of the body of the definition at these file lines (before its closing line).
+    EndOf(usize, usize),
 }
 
 /// What an instruction says, resolved against the file.
@@ -169,6 +171,13 @@ fn place(
     {
         return Some(Place::End);
     }
+    for marker in ["at the end of ", "to the end of ", "at the bottom of "] {
+        if let Some(at) = lower.find(marker)
+            && let Some((a, b)) = named_unit(instruction, at + marker.len(), file, defs)
+        {
+            return Some(Place::EndOf(a, b));
+        }
+    }
     for (verb, after) in [(" after ", true), (" before ", false)] {
         let Some(at) = lower.find(verb) else {
             continue;
@@ -283,6 +292,10 @@ mod tests {
     fn top_end_and_within() {
         assert_eq!(read_with("add it at the top of the file", FILE).place, Some(Place::Top));
         assert_eq!(read_with("append at the very end", FILE).place, Some(Place::End));
+        assert_eq!(
+            read_with("add a case at the end of second", FILE).place,
+            Some(Place::EndOf(3, 5))
+        );
         assert_eq!(
             read_with("change the return value in second", FILE).place,
             Some(Place::Within(3, 5))

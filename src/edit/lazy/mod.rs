@@ -236,6 +236,7 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual
             at,
             gap_above,
             gap_below,
+            depth,
         } => {
             let core: Vec<usize> = {
                 let r = p.seg.lines.clone();
@@ -251,10 +252,15 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual
             if *gap_below {
                 ops.push(Op::Sep);
             }
+            let first = p.seg.lines.clone().find(|&i| !lines[i].blank);
+            let shift = match (depth, first) {
+                (Some(d), Some(i)) => i64::from(*d) - i64::from(lines[i].indent),
+                _ => 0,
+            };
             Ok(Edit {
                 span: *at..*at,
                 ops,
-                shift: 0,
+                shift,
             })
         }
     }

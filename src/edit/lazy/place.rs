@@ -191,14 +191,21 @@ fn place_free(
     if let Some(w) = &window {
         all.retain(|r| r.j >= w.start && r.j_end() <= w.end);
     }
-    let fresh = new_units(ctx, seg, &all);
-    if !fresh.is_empty() {
-        all = all
-            .iter()
-            .flat_map(|r| outside(r, &fresh).into_iter().map(move |part| (r, part)))
+    // New definitions are new code, whatever lines they repeat — unless nothing else in
+    // the segment places it and the definition reads as a rename of the one it repeats.
+    let mut fresh = new_units(ctx, seg, &all, false);
+    let cut = |fresh: &[Range<usize>]| -> Vec<Run> {
+        all.iter()
+            .flat_map(|r| outside(r, fresh).into_iter().map(move |part| (r, part)))
             .filter_map(|(r, part)| runs::shrink(lines, r, part, ctx.file))
-            .collect();
+            .collect()
+    };
+    let mut kept = cut(&fresh);
+    if !fresh.is_empty() && !kept.iter().any(|r| r.unique) {
+        fresh = new_units(ctx, seg, &all, true);
+        kept = cut(&fresh);
     }
+    let all = kept;
     let unique: Vec<Run> = all.iter().filter(|r| r.unique).copied().collect();
     if !unique.is_empty() {
         let weight = |r: &Run, trim: usize| -> f32 {
@@ -296,8 +303,10 @@ const RENAME_COVER_NAMED: f32 = 0.4;
 
 /// The line ranges of units the segment shows whole whose name the file does not define:
 /// new code, whatever file lines it repeats (a new test repeats lines of the tests beside
-/// it). A unit whose lines are mostly unique file lines is kept out: it renames them.
-fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run]) -> Vec<Range<usize>> {
+/// it). A unit whose lines are nearly all unique file lines is kept out: it renames them; so
+/// is one the instruction renames, or (with `renames`) one whose header is much like the
+/// header of the definition its body repeats.
+fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Vec<Range<usize>> {
     let lines = ctx.lines();
     let mut out = Vec::new();
     let mut i = seg.lines.start;
@@ -334,7 +343,11 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run]) -> Vec<Range<usize>>
             .filter(|r| r.unique && r.i >= i && r.i_end() <= end)
             .map(|r| (r.i..r.i_end()).filter(|&k| !lines[k].blank).count())
             .sum();
-        let named = ctx.renames().iter().any(|(_, b)| b == name);
+        // A rename: the instruction says so, or the header is much like the header of the
+        // definition its body comes from.
+        let named = ctx.renames().iter().any(|(_, b)| b == name)
+            || (renames
+                && old_header_like(ctx, i, all.iter().find(|r| r.unique && r.i > i && r.i_end() <= end)));
         let cover = if named { RENAME_COVER_NAMED } else { RENAME_COVER };
         if (covered as f32) < cover * solid as f32 {
             out.push(start..end);
@@ -343,6 +356,24 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run]) -> Vec<Range<usize>>
     }
     out
 }
+
+/// Whether the definition around the file lines of `run` (a run inside the unit whose
+/// header is snippet line `h`) has a header much like `h`'s: then the unit renames it.
+fn old_header_like(ctx: &Context<'_>, h: usize, run: Option<&Run>) -> bool {
+    let Some(run) = run else {
+        return false;
+    };
+    let lines = ctx.lines();
+    let depth = run.i - h;
+    let from = run.j.saturating_sub(depth + REACH_SLACK);
+    (from..run.j).rev().any(|j| {
+        units::header_name(ctx.file.lines[j]).is_some()
+            && super::lines::similarity(&lines[h].text, ctx.file.lines[j]) >= RENAMED_HEADER_SIMILARITY
+    })
+}
+
+/// How alike a new header and an old one must be for the new one to rename it.
+const RENAMED_HEADER_SIMILARITY: f32 = 0.7;
 
 /// The parts (snippet line ranges) of run `r` outside the `fresh` ranges.
 fn outside(r: &Run, fresh: &[Range<usize>]) -> Vec<Range<usize>> {

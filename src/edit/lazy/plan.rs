@@ -22,6 +22,8 @@ pub(crate) enum Where {
         at: usize,
         gap_above: bool,
         gap_below: bool,
+        /// The indentation (columns) the code's first line gets, when the place says.
+        depth: Option<u32>,
     },
 }
 
@@ -337,6 +339,7 @@ fn insert_by_instruction(
             at,
             gap_above: false,
             gap_below: gap_above,
+            depth: None,
         }
     };
     match instruction.place? {
@@ -346,6 +349,7 @@ fn insert_by_instruction(
                 at: file.len(),
                 gap_above: file.len() > 0 && !file.is_blank(file.len() - 1),
                 gap_below: false,
+                depth: None,
             },
         }),
         Place::Before(a) => Some(at(a)),
@@ -353,14 +357,33 @@ fn insert_by_instruction(
             at: 0,
             gap_above: false,
             gap_below: false,
+            depth: None,
         }),
+        Place::EndOf(a, b) => end_of(ctx, a, b),
         Place::End => Some(Where::Insert {
             at: file.len(),
             gap_above: file.len() > 0 && !file.is_blank(file.len() - 1),
             gap_below: false,
+            depth: None,
         }),
         Place::Within(..) => None,
     }
+}
+
+/// New code at the end of a definition's body: before its closing line, one level deeper
+/// than the definition, after a blank line when its members are separated by them.
+fn end_of(ctx: &Context<'_>, a: usize, b: usize) -> Option<Where> {
+    let file = ctx.file;
+    let close = b.checked_sub(1).filter(|&c| c > a && super::lines::is_closer(file.lines[c]))?;
+    let member = (a + 1..close)
+        .find(|&j| !file.is_blank(j) && file.lines[j].trim() != "{")
+        .map_or(file.indent(a) + 4, |j| file.indent(j));
+    Some(Where::Insert {
+        at: close,
+        gap_above: close > 0 && !file.is_blank(close - 1),
+        gap_below: false,
+        depth: Some(member),
+    })
 }
 
 fn first_code_line(ctx: &Context<'_>, seg: &Segment) -> String {

@@ -78,7 +78,11 @@ impl Aligner<'_> {
     fn match_score(&self, i: usize, j: usize) -> Option<f32> {
         let s = &self.lines[i];
         if !same(s, self.file, j, self.shift) {
-            return None;
+            let shortened = s.count == 0
+                && s.is_old()
+                && !s.trivial
+                && lines::truncated_comment(&s.text, self.file.lines[j]);
+            return shortened.then_some(MATCH);
         }
         Some(if s.blank {
             MATCH_BLANK

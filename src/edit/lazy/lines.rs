@@ -279,6 +279,22 @@ fn shared_ends(a: &str, b: &str) -> f32 {
     (prefix + suffix).min(shorter) as f32 / sa.len().max(sb.len()) as f32
 }
 
+/// Whether snippet line `snip` is file line `file` with (part of) its trailing comment left
+/// off — context the model shortened, not a change (`x = 1,` for `x = 1, -- note`).
+pub(crate) fn truncated_comment(snip: &str, file: &str) -> bool {
+    let (s, f) = (snip.trim(), file.trim());
+    if s.is_empty() || s.len() >= f.len() || !f.starts_with(s) {
+        return false;
+    }
+    let rest = &f[s.len()..];
+    let rest_trim = rest.trim_start();
+    // The cut is at a comment, or inside one the snippet already shows.
+    let at_comment = ["#", "//", "--", "/*"].iter().any(|m| rest_trim.starts_with(m))
+        && (rest.len() > rest_trim.len() || s.ends_with([',', ';', ')', '}', ']']));
+    let inside_comment = without_trailing_comment(s).is_some() && rest.starts_with(char::is_whitespace);
+    at_comment || inside_comment
+}
+
 /// The code of a line without a trailing comment (`x = 1  # note` → `x = 1`), for lines
 /// whose comment the snippet shortened or dropped; `None` when there is no trailing comment.
 pub(crate) fn without_trailing_comment(line: &str) -> Option<&str> {
@@ -346,6 +362,17 @@ mod tests {
         let u1 = "      uses: actions/checkout@f43a0e5ff2bd294095638e18286ca9a3d1956744 # v3.6.0";
         let u2 = "      uses: actions/checkout@c85c95e3d7251135ab7dc9ce3241c5835cc595a9 # v3.5.3";
         assert!(similarity(u1, u2) >= 0.6);
+    }
+
+    #[test]
+    fn a_shortened_trailing_comment_is_the_same_line() {
+        assert!(truncated_comment(r#"    log = { "-8" },"#, r#"    log = { "-8" }, -- show the last 8 commits"#));
+        assert!(truncated_comment(
+            "body=request.body,  # type: ignore[arg-type]",
+            "body=request.body,  # type: ignore[arg-type]  # urllib3 stubs"
+        ));
+        assert!(!truncated_comment("x = 1", "x = 10  # ten"));
+        assert!(!truncated_comment("foo(a)", "foo(a).bar()"));
     }
 
     #[test]

@@ -234,6 +234,10 @@ fn place_free(
             .iter()
             .flat_map(|l| run_pins(&unique[l.run], l.trim, true))
             .collect();
+        if let Some(other) = loose_elsewhere(ctx, &pins) {
+            let here = Candidate { pins, score: 1.0 };
+            return Placed::Open(Open::Ambiguous(vec![here, other]));
+        }
         extend_locally(lines, seg, ctx.file, &mut pins);
         return Placed::Pins(pins);
     }
@@ -244,6 +248,36 @@ fn place_free(
 const REACH_PER_LINE: usize = 2;
 /// And in any case.
 const REACH_SLACK: usize = 8;
+
+/// When every line that anchors a segment is repeated in the file (only their adjacency is
+/// unique), another place that holds the same lines in the same order, a few lines apart,
+/// is a second reading: the snippet may have left out the lines between them there.
+fn loose_elsewhere(ctx: &Context<'_>, pins: &[Pin]) -> Option<Candidate> {
+    let lines = ctx.lines();
+    let solid: Vec<&Pin> = pins.iter().filter(|p| !lines[p.i].trivial).collect();
+    if solid.len() < 2 || solid.iter().any(|p| lines[p.i].count < 2) {
+        return None;
+    }
+    let span = pins[0].j..pins[pins.len() - 1].j + 1;
+    let reach = 2 * span.len() + REACH_SLACK;
+    let first = solid[0];
+    ctx.file.positions(lines[first.i].key).iter().find_map(|&p| {
+        let mut at = p as usize;
+        if span.contains(&at) {
+            return None;
+        }
+        let mut found = vec![Pin { j: at, ..*first }];
+        for q in &solid[1..] {
+            let next = ctx.file.positions(lines[q.i].key).iter().map(|&x| x as usize).find(|&x| x > at && x <= p as usize + reach)?;
+            if span.contains(&next) {
+                return None;
+            }
+            found.push(Pin { j: next, ..**q });
+            at = next;
+        }
+        Some(Candidate { pins: found, score: 1.0 })
+    })
+}
 
 /// A sure pin for each of the segment's outermost lines (its first and last non-blank
 /// line, the context next to a placeholder) that is repeated in the file but occurs only

@@ -583,6 +583,10 @@ pub(crate) fn unit_pins(
             i += 1;
             continue;
         }
+        if let Some(next) = group_pins(ctx, seg, i, pins) {
+            i = next;
+            continue;
+        }
         match unit_at(ctx, seg, i) {
             Some(units::UnitEnd::Whole(last)) => {
                 if let Some((hj, end)) = file_unit_for(ctx, i, pins, renames)
@@ -616,6 +620,30 @@ pub(crate) fn unit_pins(
         }
         i += 1;
     }
+}
+
+/// A header group (a selector list, `.a,` / `.b {`) shown whole whose names the file defines
+/// once each, in adjacent rules: the group replaces all of them (one rule for several).
+/// Returns the line after the group's unit when it pinned it.
+fn group_pins(ctx: &Context<'_>, seg: &Segment, i: usize, pins: &mut Vec<Pin>) -> Option<usize> {
+    let lines = ctx.lines();
+    let (names, brace) = units::header_group(lines, i, seg.lines.end)?;
+    let last = units::snippet_unit_end(lines, brace, seg.lines.end, seg.gap_after)?;
+    let mut extents = Vec::new();
+    for name in names {
+        match &*ctx.defs().headers(name) {
+            [h] => extents.push(units::file_extent(ctx.file, *h)),
+            _ => return None,
+        }
+    }
+    extents.sort_unstable();
+    extents.dedup();
+    // The rules are neighbours: only blank lines between them.
+    let adjacent = extents
+        .windows(2)
+        .all(|w| w[0].1 <= w[1].0 && (w[0].1..w[1].0).all(|j| ctx.file.is_blank(j)));
+    let (hj, end) = (extents.first()?.0, extents.last()?.1);
+    (adjacent && add_unit(pins, i, last, hj, end, lines, ctx.file)).then_some(last + 1)
 }
 
 /// Whether snippet line `i` lies inside a unit the segment shows whole whose name the file

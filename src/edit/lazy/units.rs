@@ -70,6 +70,35 @@ pub(crate) fn header_name(line: &str) -> Option<&str> {
     typed_signature(t)
         .or_else(|| call_block_name(t))
         .or_else(|| key_opener(t))
+        .or_else(|| selector(t.strip_suffix('{')?))
+}
+
+/// A CSS-style selector naming a rule: `.badge`, `#main`, `.list > li:hover` (a class or id
+/// selector, so that code blocks are not taken for rules).
+fn selector(t: &str) -> Option<&str> {
+    let sel = t.trim();
+    let ok = sel.starts_with(['.', '#'])
+        && sel.len() >= 2
+        && sel
+            .chars()
+            .all(|c| c.is_alphanumeric() || " _-.#:>*+~[]=\"'".contains(c));
+    ok.then_some(sel)
+}
+
+/// The names of a header that spans lines, as a selector list does (`.a,` / `.b {`): each
+/// line's selector, and the line that opens the body. `None` unless there are several.
+pub(crate) fn header_group(lines: &[SLine], i: usize, end: usize) -> Option<(Vec<&str>, usize)> {
+    let mut names = Vec::new();
+    for (k, l) in lines.iter().enumerate().take(end).skip(i) {
+        let t = l.text.trim();
+        if let Some(first) = t.strip_suffix(',') {
+            names.push(selector(first)?);
+        } else {
+            names.push(selector(t.strip_suffix('{')?)?);
+            return (names.len() >= 2).then_some((names, k));
+        }
+    }
+    None
 }
 
 /// A key that opens a value spanning lines: `name: (state) => {`, `name: function (x) {`,
@@ -365,6 +394,7 @@ mod tests {
             ("    closeOtherTabs: (state, action: PayloadAction<string>) => {", "closeOtherTabs"),
             ("  git = {", "git"),
             ("  \"devDependencies\": {", "devDependencies"),
+            (".mention {", ".mention"),
             ("  @Test fun intersectWithRestoresTimeout() {", "intersectWithRestoresTimeout"),
             ("@Override public String toString() {", "toString"),
             ("    def with_stream_params(temp_params)", "with_stream_params"),

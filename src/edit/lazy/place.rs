@@ -622,6 +622,45 @@ pub(crate) fn unit_pins(
     }
 }
 
+/// Rule 3: an open edge of the snippet reaches the file's first or last line when the
+/// snippet's own first or last line is that line — a sure anchor, however common the line
+/// (a closing brace), since the file has one first and one last line.
+pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pin>) {
+    let lines = ctx.lines();
+    let file = ctx.file;
+    let solid_file = |j: &usize| !file.is_blank(*j);
+    // The offsets the segment's other anchors sit at: the edge line must share one.
+    let offsets: Vec<i64> = pins
+        .iter()
+        .map(|p| i64::from(file.indent(p.j)) - i64::from(lines[p.i].indent))
+        .collect();
+    let at_edge = |i: usize, j: usize| {
+        let l = &lines[i];
+        let d = i64::from(file.indent(j)) - i64::from(l.indent);
+        l.is_old() && l.key == file.key(j) && (offsets.is_empty() || offsets.contains(&d))
+    };
+    if seg.gap_after.is_none()
+        && let (Some(i), Some(j)) = (
+            seg.lines.clone().rev().find(|&i| !lines[i].blank),
+            (0..file.len()).rev().find(solid_file),
+        )
+        && pins.last().is_none_or(|p| p.i < i && p.j < j)
+        && at_edge(i, j)
+    {
+        pins.push(Pin { i, j, replace: false, sure: true });
+    }
+    if seg.gap_before.is_none()
+        && let (Some(i), Some(j)) = (
+            seg.lines.clone().find(|&i| !lines[i].blank),
+            (0..file.len()).find(solid_file),
+        )
+        && pins.first().is_none_or(|p| p.i > i && p.j > j)
+        && at_edge(i, j)
+    {
+        pins.insert(0, Pin { i, j, replace: false, sure: true });
+    }
+}
+
 /// A header group (a selector list, `.a,` / `.b {`) shown whole whose names the file defines
 /// once each, in adjacent rules: the group replaces all of them (one rule for several).
 /// Returns the line after the group's unit when it pinned it.

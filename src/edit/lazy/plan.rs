@@ -53,6 +53,7 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
             },
             Placed::Pins(mut pins) => {
                 place::unit_pins(ctx, &segs[k], &mut pins, &instruction.renames);
+                place::file_edge_pins(ctx, &segs[k], &mut pins);
                 placed.push(Placed::Pins(pins));
                 k += 1;
             }

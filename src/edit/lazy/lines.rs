@@ -248,7 +248,8 @@ fn setting_key(line: &str) -> Option<&str> {
     let t = line.trim().trim_start_matches("- ");
     let end = t.find([':', '='])?;
     let (key, rest) = (t[..end].trim().trim_matches(['"', '\'']), &t[end + 1..]);
-    let word = key.len() >= 2
+    let word = !key.is_empty()
+        && key.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
         && key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
     let rest = if t[end..].starts_with(":=") { &rest[1..] } else { rest };
     (word && !rest.starts_with(['=', ':']) && !rest.trim().is_empty()).then_some(key)

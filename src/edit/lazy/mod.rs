@@ -266,31 +266,30 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual
     }
 }
 
-/// Columns a segment's lines sit deeper in the file than in the snippet: the offset that
-/// nearly all (four in five) of its non-trivial unchanged lines share — a snippet written
-/// at another depth as a whole — else 0 (lines at other depths were re-indented on purpose).
-/// `None` when the pins hold no such line.
+/// Columns a segment's lines sit deeper in the file than in the snippet: the offset of its
+/// outermost non-trivial unchanged lines (those the snippet indents least), which a snippet
+/// written at another depth as a whole moves with everything else, and a deliberate
+/// re-indent inside the segment (a block wrapped in a new `if`) leaves alone. `None` when
+/// the pins hold no such line.
 fn shift_of(ctx: &Context<'_>, pins: &[Pin]) -> Option<i64> {
     let lines = ctx.lines();
+    let solid: Vec<&Pin> = pins
+        .iter()
+        .filter(|p| !p.replace && !lines[p.i].trivial)
+        .collect();
+    let outer = solid.iter().map(|p| lines[p.i].indent).min()?;
     let mut counts: Vec<(i64, usize)> = Vec::new();
-    for p in pins.iter().filter(|p| !p.replace && !lines[p.i].trivial) {
+    for p in solid.iter().filter(|p| lines[p.i].indent == outer) {
         let d = i64::from(ctx.file.indent(p.j)) - i64::from(lines[p.i].indent);
         match counts.iter_mut().find(|(k, _)| *k == d) {
             Some((_, c)) => *c += 1,
             None => counts.push((d, 1)),
         }
     }
-    let total: usize = counts.iter().map(|(_, c)| c).sum();
-    if total == 0 {
-        return None;
-    }
-    Some(
-        counts
-            .into_iter()
-            .max_by_key(|&(d, c)| (c, -d.abs()))
-            .filter(|&(_, c)| c * 5 >= total * 4)
-            .map_or(0, |(d, _)| d),
-    )
+    counts
+        .into_iter()
+        .max_by_key(|&(d, c)| (c, -d.abs()))
+        .map(|(d, _)| d)
 }
 
 /// Edits deleting the definitions `remove NAME` directives and the instruction name. A

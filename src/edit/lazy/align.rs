@@ -24,6 +24,7 @@ use super::lines;
 use super::place::Pin;
 use super::prepare::{Kind, SLine};
 use super::runs::same;
+use crate::edit::text::Indent;
 use crate::error::{Error, ErrorCode, Result};
 
 /// One step of a segment's edit.
@@ -50,6 +51,8 @@ pub(crate) struct Edit {
     pub(crate) ops: Vec<Op>,
     /// Columns the segment's lines sit deeper in the file than in the snippet.
     pub(crate) shift: i64,
+    /// The indentation the file uses where the segment goes, when its lines tell.
+    pub(crate) style: Option<Indent>,
 }
 
 /// What aligning a segment needs.
@@ -192,10 +195,12 @@ impl Aligner<'_> {
         ops.push(self.pin_op(&last));
         let (tail, tail_end) = self.tail(last.i + 1..seg.end, last.j + 1..bounds.end.max(last.j + 1))?;
         ops.extend(tail);
+        let style = local_style(self.file, &ops);
         Ok(Edit {
             span: head_start..tail_end,
             ops,
             shift: self.shift,
+            style,
         })
     }
 
@@ -579,6 +584,26 @@ impl Aligner<'_> {
             }
         }
         Ok(ops)
+    }
+}
+
+/// The indentation style of the indented file lines an edit keeps or replaces: tabs or
+/// spaces when they agree, else `None` (the file's own style decides).
+fn local_style(file: &FileIndex<'_>, ops: &[Op]) -> Option<Indent> {
+    let (mut tabs, mut spaces) = (0usize, 0usize);
+    for op in ops {
+        if let Op::Same { j, .. } | Op::Change { j, .. } | Op::Drop(j) | Op::Keep(j) = *op {
+            match file.lines[j].as_bytes().first() {
+                Some(b'\t') => tabs += 1,
+                Some(b' ') => spaces += 1,
+                _ => {}
+            }
+        }
+    }
+    match (tabs, spaces) {
+        (t, 0) if t > 0 => Some(Indent::Tabs),
+        (0, s) if s > 0 => Some(Indent::Spaces(4)),
+        _ => None,
     }
 }
 

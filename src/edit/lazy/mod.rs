@@ -261,6 +261,7 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual
                 span: *at..*at,
                 ops,
                 shift,
+                style: None,
             })
         }
     }
@@ -340,6 +341,7 @@ fn removal_edits(ctx: &Context<'_>, instruction: &Instruction, edits: &mut Vec<E
             span: a..b,
             ops: (a..b).map(Op::Drop).collect(),
             shift: 0,
+            style: None,
         });
         any = true;
     }

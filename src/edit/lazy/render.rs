@@ -58,6 +58,7 @@ pub(crate) fn render<'a>(
     let mut pos = 0;
     for e in &edits {
         out.extend(file.lines[pos..e.span.start].iter().map(|&l| Cow::Borrowed(l)));
+        let style = e.style.unwrap_or(style);
         for op in &e.ops {
             match *op {
                 Op::Same { i, j } => out.push(same_line(file, lines, i, j, e.shift, style)),

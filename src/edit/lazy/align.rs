@@ -61,6 +61,9 @@ pub(crate) struct Aligner<'a> {
     pub(crate) file: &'a FileIndex<'a>,
     pub(crate) diff_style: bool,
     pub(crate) shift: i64,
+    /// Keys of the segment's non-trivial lines that the file also holds: a file line with one
+    /// of these keys that an edge passes over was moved by the snippet, and may go.
+    pub(crate) moved: Vec<u64>,
 }
 
 /// Score of a matched non-trivial line.
@@ -71,6 +74,8 @@ const MATCH_TRIVIAL: f32 = 0.3;
 const MATCH_BLANK: f32 = 0.1;
 /// Base score of a changed line replacing its old version (plus a share of the similarity).
 const CHANGE: f32 = 0.4;
+/// File lines an edge may pass over because the snippet moved them.
+const MOVED_SKIPS: usize = 4;
 /// Score of a less similar changed line, allowed between matches at an edge.
 const LOOSE_CHANGE: f32 = 0.05;
 /// The least similarity of such a line to the line it replaces.
@@ -259,7 +264,7 @@ impl Aligner<'_> {
             ops = self.edge_align(snip, avail, &late, false)?;
         }
         settle(&mut ops, avail, self, forward);
-        self.check_outer(&ops, avail)?;
+        self.check_outer(&ops, avail, forward)?;
         self.check_outer_blank(snip, &ops, avail)?;
         Ok(ops)
     }
@@ -309,12 +314,12 @@ impl Aligner<'_> {
     /// The line next to the placeholder is the snippet's context, as a rule: when it is new
     /// by the alignment but stands in the file a little further out, the lines in between
     /// are either deleted or kept, and the snippet does not say which.
-    fn check_outer(&self, ops: &[Op], avail: &[usize]) -> Result<()> {
+    fn check_outer(&self, ops: &[Op], avail: &[usize], forward: bool) -> Result<()> {
         let Some(&Op::Add(i)) = ops.iter().rev().find(|op| !matches!(op, Op::Add(i) if self.lines[*i].blank)) else {
             return Ok(());
         };
         let l = &self.lines[i];
-        if l.trivial || l.count == 0 {
+        if l.count == 0 || l.blank {
             return Ok(());
         }
         let consumed = ops
@@ -328,6 +333,12 @@ impl Aligner<'_> {
             return Ok(());
         };
         let j = avail[consumed + k];
+        // A trivial line says little, but one that starts the next unit there (`/**` after a
+        // blank line) is that unit's first line.
+        let starts_unit = if forward { self.file.starts_paragraph(j) } else { self.file.ends_paragraph(j) };
+        if l.trivial && !(starts_unit && !lines::is_closer(&l.text)) {
+            return Ok(());
+        }
         let between = &avail[consumed..consumed + k];
         let (a, b) = (between.iter().min().copied().unwrap_or(j), between.iter().max().copied().unwrap_or(j));
         Err(Error::new(
@@ -356,16 +367,31 @@ impl Aligner<'_> {
         if n > EDGE_ALIGN_MAX {
             return self.edge_greedy(snip, avail);
         }
-        let m = avail.len().min(n);
+        let m = avail.len().min(n + MOVED_SKIPS);
         let w = m + 1;
         let mut score = vec![NEG; (n + 1) * w];
         let mut from = vec![0u8; (n + 1) * w];
         score[0] = 0.0;
-        for a in 0..n {
+        let movable = |k: usize| {
+            let j = avail[k];
+            !self.file.is_trivial(j) && self.moved.contains(&self.file.key(j))
+        };
+        for a in 0..=n {
+            // A file line the snippet moved elsewhere may be passed over (and goes).
+            for k in 0..m {
+                let here = score[a * w + k];
+                if here > NEG / 2.0 && movable(k) && here > score[a * w + k + 1] {
+                    score[a * w + k + 1] = here;
+                    from[a * w + k + 1] = SKIP;
+                }
+            }
+            if a == n {
+                break;
+            }
             let i = snip[a];
             let removed = self.lines[i].kind == Kind::Removed;
             let pref = late[a];
-            for k in 0..=m.min(a) {
+            for k in 0..=m {
                 let here = score[a * w + k];
                 if here <= NEG / 2.0 {
                     continue;
@@ -393,7 +419,15 @@ impl Aligner<'_> {
         }
         let mut ops = Vec::with_capacity(n);
         let (mut a, mut k) = (n, best_k);
-        while a > 0 {
+        while a > 0 || k > 0 {
+            if from[a * w + k] == SKIP {
+                k -= 1;
+                ops.push(Op::Drop(avail[k]));
+                continue;
+            }
+            if a == 0 {
+                break;
+            }
             let i = snip[a - 1];
             match from[a * w + k] {
                 SAME => {

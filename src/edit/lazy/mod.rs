@@ -224,11 +224,22 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual
                     ),
                 ));
             }
+            // A file line counts as moved only when the snippet shows every copy of it.
+            let copies = |key: u64| lines.iter().filter(|l| l.key == key).count();
+            let moved = p
+                .seg
+                .lines
+                .clone()
+                .filter(|&i| !lines[i].trivial && lines[i].count > 0 && lines[i].is_old())
+                .filter(|&i| copies(lines[i].key) >= lines[i].count)
+                .map(|i| lines[i].key)
+                .collect();
             let aligner = Aligner {
                 lines,
                 file: ctx.file,
                 diff_style: ctx.snippet.diff_style,
                 shift: shift_of(ctx, pins).unwrap_or(usual),
+                moved,
             };
             aligner.align(p.seg.lines.clone(), pins, bounds)
         }

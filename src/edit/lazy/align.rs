@@ -74,6 +74,8 @@ const MATCH_TRIVIAL: f32 = 0.3;
 const MATCH_BLANK: f32 = 0.1;
 /// Base score of a changed line replacing its old version (plus a share of the similarity).
 const CHANGE: f32 = 0.4;
+/// Extra score of a match whose lines are byte-identical.
+const EXACT_BONUS: f32 = 0.001;
 /// File lines an edge may pass over because the snippet moved them.
 const MOVED_SKIPS: usize = 4;
 /// Score of a less similar changed line, allowed between matches at an edge.
@@ -92,13 +94,16 @@ impl Aligner<'_> {
                 && lines::truncated_comment(&s.text, self.file.lines[j]);
             return shortened.then_some(MATCH);
         }
-        Some(if s.blank {
+        let base = if s.blank {
             MATCH_BLANK
         } else if s.trivial {
             MATCH_TRIVIAL
         } else {
             MATCH
-        })
+        };
+        // Of equal readings, the one pairing byte-identical lines (blank lines' whitespace).
+        let exact = if s.text == self.file.lines[j] { EXACT_BONUS } else { 0.0 };
+        Some(base + exact)
     }
 
     /// The score of snippet line `i` replacing file line `j` as its new version. `loose`

@@ -20,9 +20,11 @@ pub(crate) fn reindent(text: &str, shift: i64, style: Indent) -> Cow<'_, str> {
         return if shift == 0 { Cow::Borrowed(text) } else { Cow::Borrowed("") };
     }
     let ws = &text[..text.len() - code.len()];
+    // Whitespace of the other kind only (spaces where the file uses tabs); mixed whitespace
+    // is the author's own layout.
     let mismatched = match style {
-        Indent::Tabs => ws.starts_with(' '),
-        Indent::Spaces(_) => ws.contains('\t'),
+        Indent::Tabs => !ws.contains('\t') && ws.len() >= 2,
+        Indent::Spaces(_) => !ws.contains(' '),
     };
     if shift == 0 && !mismatched {
         return Cow::Borrowed(text);
@@ -89,8 +91,12 @@ fn same_line<'a>(
 ) -> Cow<'a, str> {
     let l = &lines[i];
     let f = file.lines[j];
-    if l.blank || i64::from(l.indent) + shift != i64::from(file.indent(j)) {
-        return if l.blank { Cow::Borrowed(f) } else { reindent(&l.text, shift, style) };
+    if l.blank {
+        // A blank line's whitespace is the snippet's when it has any, else the file's.
+        return if l.text.is_empty() || shift != 0 { Cow::Borrowed(f) } else { Cow::Borrowed(&l.text) };
+    }
+    if i64::from(l.indent) + shift != i64::from(file.indent(j)) {
+        return reindent(&l.text, shift, style);
     }
     // Same indentation: the file's bytes, unless the snippet respaced the line's inside
     // (an aligned column, a dropped trailing space) — look-alike characters stay the file's.

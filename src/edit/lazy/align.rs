@@ -64,6 +64,8 @@ pub(crate) struct Aligner<'a> {
     /// Keys of the segment's non-trivial lines that the file also holds: a file line with one
     /// of these keys that an edge passes over was moved by the snippet, and may go.
     pub(crate) moved: Vec<u64>,
+    /// Snippet lines of new definitions: new code, never a file line or its new version.
+    pub(crate) fresh: Vec<Range<usize>>,
 }
 
 /// Score of a matched non-trivial line.
@@ -85,8 +87,15 @@ const LOOSE_CHANGE_SIMILARITY: f32 = 0.0;
 const NEG: f32 = -1.0e30;
 
 impl Aligner<'_> {
+    fn is_fresh(&self, i: usize) -> bool {
+        self.fresh.iter().any(|r| r.contains(&i))
+    }
+
     fn match_score(&self, i: usize, j: usize) -> Option<f32> {
         let s = &self.lines[i];
+        if self.is_fresh(i) {
+            return None;
+        }
         if !same(s, self.file, j, self.shift) {
             let shortened = s.count == 0
                 && s.is_old()
@@ -111,7 +120,7 @@ impl Aligner<'_> {
     /// only between matches.
     fn change_score(&self, i: usize, j: usize, loose: bool) -> Option<f32> {
         let s = &self.lines[i];
-        if s.kind != Kind::Plain || s.blank || self.file.is_blank(j) {
+        if s.kind != Kind::Plain || s.blank || self.file.is_blank(j) || self.is_fresh(i) {
             return None;
         }
         // A line the file holds elsewhere is a copy of that line, not a new version of this
@@ -159,8 +168,13 @@ impl Aligner<'_> {
                 .iter()
                 .filter(|op| !matches!(op, Op::Same { i, .. } | Op::Add(i) if self.lines[*i].blank))
                 .collect();
+            // The next file line the edge takes is context, or a clearly changed line.
+            let clear_change = |op: &Op| {
+                matches!(*op, Op::Change { i, j }
+                    if lines::similarity(&self.lines[i].text, self.file.lines[j]) >= EDGE_CHANGE_SIMILARITY)
+            };
             let next_consumed = rest.iter().find(|op| !matches!(op, Op::Add(_)));
-            if !matches!(next_consumed, Some(Op::Same { .. })) {
+            if !next_consumed.is_some_and(|op| matches!(op, Op::Same { .. }) || clear_change(op)) {
                 return false;
             }
             // Right between matches (one line for one), or followed by enough of them.
@@ -176,6 +190,7 @@ impl Aligner<'_> {
                 lines::is_closer(&self.lines[j].text) && self.lines[j].indent < self.lines[i].indent
             };
             matches!(rest.first(), Some(Op::Same { .. }))
+                || rest.first().is_some_and(|op| clear_change(op))
                 || sames.len() >= 2
                 || sames.iter().any(|&j| !self.lines[j].trivial || closes_block(j))
         })

@@ -240,6 +240,7 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual
                 diff_style: ctx.snippet.diff_style,
                 shift: shift_of(ctx, pins).unwrap_or(usual),
                 moved,
+                fresh: ctx.fresh_lines(&p.seg),
             };
             aligner.align(p.seg.lines.clone(), pins, bounds)
         }

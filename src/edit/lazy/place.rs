@@ -82,6 +82,8 @@ pub(crate) struct Context<'a> {
     sigs: OnceCell<Vec<Signature>>,
     /// `rename A to B` pairs from the instruction.
     renames: OnceCell<Vec<(String, String)>>,
+    /// For each segment placed (by its line range), the new definitions it shows.
+    fresh: std::cell::RefCell<std::collections::HashMap<(usize, usize), Vec<Range<usize>>>>,
 }
 
 impl<'a> Context<'a> {
@@ -92,7 +94,18 @@ impl<'a> Context<'a> {
             defs: OnceCell::new(),
             sigs: OnceCell::new(),
             renames: OnceCell::new(),
+            fresh: Default::default(),
         }
+    }
+
+    /// The snippet lines of the new definitions the segment `seg` shows (as its last
+    /// placement found them): new code that matches or replaces no file line.
+    pub(crate) fn fresh_lines(&self, seg: &Segment) -> Vec<Range<usize>> {
+        self.fresh
+            .borrow()
+            .get(&(seg.lines.start, seg.lines.end))
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Record the renames the instruction names (once).
@@ -205,6 +218,9 @@ fn place_free(
         fresh = new_units(ctx, seg, &all, true);
         kept = cut(&fresh);
     }
+    ctx.fresh
+        .borrow_mut()
+        .insert((seg.lines.start, seg.lines.end), fresh.clone());
     let all = kept;
     let unique: Vec<Run> = all.iter().filter(|r| r.unique).copied().collect();
     if !unique.is_empty() {

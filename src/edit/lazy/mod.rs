@@ -32,6 +32,7 @@ mod prepare;
 mod render;
 mod runs;
 mod segments;
+mod slide;
 mod units;
 
 pub use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
@@ -200,11 +201,42 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<Vec<Edit>> {
         let hi = order
             .get(n + 1)
             .map_or(ctx.file.len(), |&next| start_of(&planned[next]));
-        let e = edit_of(ctx, &planned[k], lo..hi, usual)?;
+        let mut e = edit_of(ctx, &planned[k], lo..hi, usual)?;
+        if matches!(planned[k].at, Where::Pins(_)) {
+            balance_gaps(ctx, planned, k, &mut e);
+        }
         lo = lo.max(e.span.end);
         edits.push(e);
     }
     Ok(edits)
+}
+
+/// New code cut off by a placeholder that leaves a block open (closes one at the head) is
+/// slid to balance — unless the neighbouring segment across the placeholder closes (opens)
+/// that block itself: then the placeholder stands for the wrapped lines.
+fn balance_gaps(ctx: &Context<'_>, planned: &[Planned], k: usize, e: &mut Edit) {
+    let lines = ctx.lines();
+    let seg = &planned[k].seg;
+    let solid = |r: std::ops::Range<usize>| r.filter(|&i| !lines[i].blank).collect::<Vec<_>>();
+    if seg.gap_after.is_some() {
+        let next_closes = planned.get(k + 1).is_some_and(|n| {
+            solid(n.seg.lines.clone())
+                .first()
+                .is_some_and(|&i| units::depth_change(&lines[i].text).0 < 0)
+        });
+        if !next_closes {
+            slide::balance_at_gap(e, lines, true);
+        }
+    }
+    if seg.gap_before.is_some() {
+        let prev_opens = k > 0
+            && solid(planned[k - 1].seg.lines.clone())
+                .last()
+                .is_some_and(|&i| units::depth_change(&lines[i].text).0 > 0);
+        if !prev_opens {
+            slide::balance_at_gap(e, lines, false);
+        }
+    }
 }
 
 /// The edit of one planned segment, its edges within `bounds`.

@@ -392,10 +392,12 @@ impl Aligner<'_> {
         let mut score = vec![NEG; (n + 1) * w];
         let mut from = vec![0u8; (n + 1) * w];
         score[0] = 0.0;
-        let movable = |k: usize| {
+        let moved = |k: usize| {
             let j = avail[k];
             !self.file.is_trivial(j) && self.moved.contains(&self.file.key(j))
         };
+        // A blank line that set a moved line apart goes with it.
+        let movable = |k: usize| moved(k) || (self.file.is_blank(avail[k]) && k + 1 < m && moved(k + 1));
         for a in 0..=n {
             // A file line the snippet moved elsewhere may be passed over (and goes).
             for k in 0..m {

@@ -145,11 +145,13 @@ pub fn merge_indented(
         .unwrap_or_default();
     ctx.set_renames(instruction.renames.clone());
     let planned = plan::plan(&ctx, &instruction)?;
-    let edits = align_all(&ctx, &planned)?;
     if std::env::var_os("PG_DEBUG").is_some() {
         for p in &planned {
             eprintln!("SEG {:?} at {:?}", p.seg, p.at);
         }
+    }
+    let edits = align_all(&ctx, &planned)?;
+    if std::env::var_os("PG_DEBUG").is_some() {
         for e in &edits {
             eprintln!("EDIT {:?} shift {} ops {:?}", e.span, e.shift, e.ops);
         }

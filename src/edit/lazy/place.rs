@@ -166,13 +166,31 @@ impl Signature {
     }
 }
 
-/// Place one segment; `floor`, when known, is a pin that the segment's other pins must
-/// follow (its first line closing a block the segment before opened); `window`, when given,
-/// the file lines its anchors must lie in.
+/// A segment's line that closes a block an earlier segment opened, pinned to the file
+/// block's closing line: the segment's lines before it lie inside the block (after the
+/// file line `opened`), its lines after it after the block.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Floor {
+    pub(crate) pin: Pin,
+    pub(crate) opened: usize,
+}
+
+impl Floor {
+    /// Whether snippet lines `i..i_end` may stand at file lines `j..j_end`.
+    fn admits(&self, i: usize, i_end: usize, j: usize, j_end: usize) -> bool {
+        let f = self.pin;
+        let through = (i..i_end).contains(&f.i) && j + (f.i - i) == f.j;
+        // Lines after the closer may belong elsewhere (the segment then splits).
+        i > f.i || (j > self.opened && (through || (i_end <= f.i && j_end <= f.j)))
+    }
+}
+
+/// Place one segment; `floor`, when known, pins a line closing a block an earlier segment
+/// opened; `window`, when given, the file lines its anchors must lie in.
 pub(crate) fn place(
     ctx: &Context<'_>,
     seg: &Segment,
-    floor: Option<Pin>,
+    floor: Option<Floor>,
     window: Option<Range<usize>>,
 ) -> Placed {
     let placed = place_free(ctx, seg, floor, window);
@@ -181,10 +199,16 @@ pub(crate) fn place(
     };
     match placed {
         Placed::Pins(mut pins) => {
-            pins.insert(0, f);
-            Placed::Pins(pins)
+            pins.retain(|p| p.i != f.pin.i);
+            let at = pins.partition_point(|p| p.i < f.pin.i);
+            pins.insert(at, f.pin);
+            match pins[at + 1..].iter().find(|p| p.j <= f.pin.j) {
+                // Lines after the closer that stand before it: another place.
+                Some(p) => Placed::Conflict(Run::at(f.pin.i, f.pin.j), Run::at(p.i, p.j)),
+                None => Placed::Pins(pins),
+            }
         }
-        Placed::Open(_) => Placed::Pins(vec![f]),
+        Placed::Open(_) => Placed::Pins(vec![f.pin]),
         conflict @ Placed::Conflict(..) => conflict,
     }
 }
@@ -193,13 +217,16 @@ pub(crate) fn place(
 fn place_free(
     ctx: &Context<'_>,
     seg: &Segment,
-    floor: Option<Pin>,
+    floor: Option<Floor>,
     window: Option<Range<usize>>,
 ) -> Placed {
     let lines = ctx.lines();
     let mut all = runs::find(lines, seg.lines.clone(), ctx.file);
     if let Some(f) = floor {
-        all.retain(|r| r.i > f.i && r.j > f.j);
+        // Lines inside the block sit at the closer's offset.
+        let offset = |i: usize, j: usize| i64::from(ctx.file.indent(j)) - i64::from(lines[i].indent);
+        let at_offset = |r: &Run| r.i > f.pin.i || offset(r.i, r.j) == offset(f.pin.i, f.pin.j);
+        all.retain(|r| f.admits(r.i, r.i_end(), r.j, r.j_end()) && at_offset(r));
     }
     if let Some(w) = &window {
         all.retain(|r| r.j >= w.start && r.j_end() <= w.end);
@@ -469,7 +496,7 @@ fn weak(
     ctx: &Context<'_>,
     seg: &Segment,
     all: Vec<Run>,
-    floor: Option<Pin>,
+    floor: Option<Floor>,
     fresh: &[Range<usize>],
     window: Option<Range<usize>>,
 ) -> Placed {
@@ -478,7 +505,7 @@ fn weak(
     runs.extend(
         changed_anchors(ctx, seg)
             .into_iter()
-            .filter(|r| floor.is_none_or(|f| r.i > f.i && r.j > f.j))
+            .filter(|r| floor.is_none_or(|f| f.admits(r.i, r.i_end(), r.j, r.j_end())))
             .filter(|r| !fresh.iter().any(|u| u.contains(&r.i)))
             .filter(|r| window.as_ref().is_none_or(|w| w.contains(&r.j))),
     );

@@ -7,7 +7,7 @@
 
 use super::costs::PLACES_LISTED;
 use super::hints::{Instruction, Place};
-use super::place::{self, Candidate, Context, Open, Pin, Placed};
+use super::place::{self, Candidate, Context, Floor, Open, Pin, Placed};
 use super::runs::Run;
 use super::segments::Segment;
 use crate::error::{Error, ErrorCode, Result};
@@ -132,7 +132,8 @@ fn repair_overlaps(
 
 /// The blocks the snippet's lines before a segment leave open, innermost last, each with
 /// the file line of its opening (the opening line's pin, or for a lone `{` the pin of the
-/// header above it). Placeholders keep the rest of a block's body; they close nothing.
+/// header above it). Placeholders keep the rest of a block's body; they close nothing but
+/// the blocks that code after them stands outside of.
 fn open_blocks(ctx: &Context<'_>, segs: &[Segment], placed: &[Placed]) -> Vec<(usize, Option<usize>)> {
     let lines = ctx.lines();
     let mut open: Vec<(usize, Option<usize>)> = Vec::new();
@@ -145,6 +146,13 @@ fn open_blocks(ctx: &Context<'_>, segs: &[Segment], placed: &[Placed]) -> Vec<(u
         let mut header: Option<usize> = None;
         for i in seg.lines.clone() {
             let (d, _) = super::units::depth_change(&lines[i].text);
+            // Code as far out as a block's opening line is past the block: a placeholder
+            // closed it.
+            if !lines[i].blank && !super::lines::is_closer(&lines[i].text) {
+                while open.last().is_some_and(|&(o, _)| lines[o].indent >= lines[i].indent) {
+                    open.pop();
+                }
+            }
             if d > 0 {
                 let lone_brace = lines[i].text.trim() == "{";
                 let j = pin_of(i).or(if lone_brace { header } else { None });
@@ -158,17 +166,32 @@ fn open_blocks(ctx: &Context<'_>, segs: &[Segment], placed: &[Placed]) -> Vec<(u
                 header = pin_of(i);
             }
         }
+        // A placeholder written as far out as a block's opening line may hold its end.
+        if let Some(g) = seg.gap_after {
+            while open.last().is_some_and(|&(o, _)| lines[o].indent >= g) {
+                open.pop();
+            }
+        }
     }
     open
 }
 
-/// A segment that starts by closing a block: when an earlier segment opened that block (at
-/// the closer's depth) on a placed line and a placeholder kept the rest of its body, the
-/// closer is the file block's closing line.
-fn closer_pin(ctx: &Context<'_>, before: &[Segment], placed: &[Placed], seg: &Segment) -> Option<Pin> {
+/// A segment that closes a block it did not open: when an earlier segment opened that
+/// block (at the closer's depth) on a placed line and a placeholder kept the rest of its
+/// body, the closer is the file block's closing line, and the segment's lines before it lie
+/// inside that block.
+fn closer_pin(ctx: &Context<'_>, before: &[Segment], placed: &[Placed], seg: &Segment) -> Option<Floor> {
     let lines = ctx.lines();
-    let c = seg.lines.clone().find(|&i| !lines[i].blank)?;
-    if !super::lines::is_closer(&lines[c].text) || before.is_empty() {
+    if before.is_empty() {
+        return None;
+    }
+    // The first line that closes more than the segment opened so far.
+    let mut depth = 0i64;
+    let c = seg.lines.clone().find(|&i| {
+        depth += super::units::depth_change(&lines[i].text).0;
+        depth < 0
+    })?;
+    if !super::lines::is_closer(&lines[c].text) {
         return None;
     }
     let open = open_blocks(ctx, before, placed);
@@ -178,11 +201,14 @@ fn closer_pin(ctx: &Context<'_>, before: &[Segment], placed: &[Placed], seg: &Se
     let close = end.checked_sub(1).filter(|&j| j > jo)?;
     // The file's closing line of that block, the same as the snippet's.
     let fits = lines[c].key == ctx.file.key(close) && ctx.file.indent(close) == ctx.file.indent(jo);
-    fits.then_some(Pin {
-        i: c,
-        j: close,
-        replace: false,
-        sure: true,
+    fits.then_some(Floor {
+        pin: Pin {
+            i: c,
+            j: close,
+            replace: false,
+            sure: true,
+        },
+        opened: jo,
     })
 }
 
@@ -279,8 +305,8 @@ fn settle_open(
                 _ => Placed::Open(Open::NoAnchor),
             })
             .collect();
-        if let Some(pin) = closer_pin(ctx, &segs[..k], &resolved, &segs[k]) {
-            out[k] = Some(Where::Pins(vec![pin]));
+        if let Some(floor) = closer_pin(ctx, &segs[..k], &resolved, &segs[k]) {
+            out[k] = Some(Where::Pins(vec![floor.pin]));
         }
     }
     for k in 0..segs.len() {

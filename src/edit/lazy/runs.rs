@@ -27,6 +27,18 @@ pub(crate) struct Run {
 }
 
 impl Run {
+    /// A one-line run, the place of a single pinned line.
+    pub(crate) fn at(i: usize, j: usize) -> Run {
+        Run {
+            i,
+            j,
+            len: 1,
+            weight: 1.0,
+            unique: true,
+            changed: false,
+        }
+    }
+
     /// One past the run's last segment line.
     pub(crate) fn i_end(&self) -> usize {
         self.i + self.len

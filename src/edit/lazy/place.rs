@@ -199,7 +199,8 @@ pub(crate) fn place(
     };
     match placed {
         Placed::Pins(mut pins) => {
-            pins.retain(|p| p.i != f.pin.i);
+            // Lines before the closer stand inside its block.
+            pins.retain(|p| p.i > f.pin.i || (p.i < f.pin.i && p.j > f.opened && p.j < f.pin.j));
             let at = pins.partition_point(|p| p.i < f.pin.i);
             pins.insert(at, f.pin);
             match pins[at + 1..].iter().find(|p| p.j <= f.pin.j) {

@@ -325,10 +325,17 @@ pub(crate) fn snippet_unit(
         if braced && depth <= 0 {
             return Some(UnitEnd::Whole(k));
         }
-        let brace_next = lines[k + 1..seg_end]
-            .iter()
-            .find(|l| !l.blank)
-            .is_some_and(|l| l.text.trim_start().starts_with('{'));
+        // The body's brace on a line of its own, or ending a continued signature
+        // (`implements Foo {` under `class Bar`).
+        let next = lines[k + 1..seg_end].iter().find(|l| !l.blank);
+        let brace_next = next.is_some_and(|l| {
+            let t = l.text.trim();
+            t.starts_with('{')
+                || (l.indent > lines[k].indent
+                    && t.ends_with('{')
+                    && depth_change(t).0 == 1
+                    && !lines[k].text.trim_end().ends_with([':', ';', '{', '}']))
+        });
         if !braced && depth <= 0 && !brace_next {
             break;
         }

@@ -66,6 +66,9 @@ pub(crate) struct Aligner<'a> {
     pub(crate) moved: Vec<u64>,
     /// Snippet lines of new definitions: new code, never a file line or its new version.
     pub(crate) fresh: Vec<Range<usize>>,
+    /// Whether the segment was cut from its neighbour before (after) it, with no
+    /// placeholder between (see [`super::segments::Segment::cut_before`]).
+    pub(crate) cut: (bool, bool),
 }
 
 /// Score of a matched non-trivial line.
@@ -753,10 +756,13 @@ fn settle(ops: &mut Vec<Op>, avail: &[usize], al: &Aligner<'_>, forward: bool) {
                 *op = Op::Add(i);
             }
         }
-        let code_end = ops.iter().rposition(is_new_code).map_or(0, |k| k + 1);
-        ops.truncate(code_end);
-    } else {
-        // Context at the far end: blank lines after it are separators.
+        if !(if forward { al.cut.1 } else { al.cut.0 }) {
+            let code_end = ops.iter().rposition(is_new_code).map_or(0, |k| k + 1);
+            ops.truncate(code_end);
+        }
+    } else if !(if forward { al.cut.1 } else { al.cut.0 }) {
+        // Context at the far end: blank lines after it are separators (unless no
+        // placeholder follows, the segment cut from the next at its blank line).
         let trailing = ops[from..]
             .iter()
             .rev()

@@ -207,6 +207,14 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<Vec<Edit>> {
         if matches!(planned[k].at, Where::Pins(_)) {
             balance_gaps(ctx, planned, k, &mut e);
         }
+        // A segment cut from the next at its blank line keeps that line, unless the file
+        // line after it is blank already.
+        if planned[k].seg.cut_after
+            && (e.span.end >= ctx.file.len() || ctx.file.is_blank(e.span.end))
+            && matches!(e.ops.last(), Some(Op::Add(i)) if ctx.lines()[*i].blank)
+        {
+            e.ops.pop();
+        }
         lo = lo.max(e.span.end);
         edits.push(e);
     }
@@ -275,6 +283,7 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual
                 shift: shift_of(ctx, pins).unwrap_or(usual),
                 moved,
                 fresh: ctx.fresh_lines(&p.seg),
+                cut: (p.seg.cut_before, p.seg.cut_after),
             };
             aligner.align(p.seg.lines.clone(), pins, bounds)
         }

@@ -231,11 +231,15 @@ fn split(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Option<(Segment,
         lines: seg.lines.start..at + keep,
         gap_before: seg.gap_before,
         gap_after: Some(lines[at].indent),
+        cut_before: seg.cut_before,
+        cut_after: keep == 1,
     };
     let right = Segment {
         lines: at + 1..seg.lines.end,
         gap_before: Some(lines[at].indent),
         gap_after: seg.gap_after,
+        cut_before: keep == 1,
+        cut_after: seg.cut_after,
     };
     Some((left, right))
 }

@@ -17,6 +17,10 @@ pub(crate) struct Segment {
     pub(crate) gap_before: Option<u32>,
     /// The indentation of the placeholder written after it; `None` at an open edge.
     pub(crate) gap_after: Option<u32>,
+    /// Whether the segment was cut from the one before (after) it at a blank line, with no
+    /// placeholder between: that blank line is the snippet's own, not a separator.
+    pub(crate) cut_before: bool,
+    pub(crate) cut_after: bool,
 }
 
 /// The snippet, read and cut into segments.
@@ -77,6 +81,8 @@ impl Snippet {
                     lines: start..lines.len(),
                     gap_before: before,
                     gap_after: after,
+                    cut_before: false,
+                    cut_after: false,
                 });
             }
         };

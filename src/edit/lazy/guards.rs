@@ -1,12 +1,15 @@
 //! Stage 6, guards: last checks on a merged result, whoever computed it (the deterministic
 //! merge or a fallback model). A result that changes nothing is `APPLY_NOOP`; one that holds
 //! placeholder text the file did not have is `MARKER_LEAKAGE`; one that loses most of the
-//! file is `TRUNCATION_DETECTED`; one that rewrites most of it is `BLAST_RADIUS_EXCEEDED`.
+//! file is `TRUNCATION_DETECTED`; one that rewrites most of it is `BLAST_RADIUS_EXCEEDED`;
+//! a deterministic merge that unbalances the file's brackets is `NEEDS_MORE_CONTEXT`.
 
+use super::align::{Edit, Op};
 use super::costs::{BLAST_RADIUS, GUARD_MIN_LINES, TRUNCATION_CHARS, TRUNCATION_LINES};
 use super::index::FileIndex;
 use super::lines;
 use super::placeholder;
+use super::prepare::SLine;
 use crate::edit::Merged;
 use crate::edit::matching::changed_old_lines;
 use crate::edit::text::split_lines;
@@ -89,4 +92,50 @@ pub(crate) fn check(
         warnings: Vec::new(),
         applied: 1,
     })
+}
+
+/// Net brackets a code line opens, for the balance check: comment lines open none.
+fn bracket_delta(line: &str) -> i64 {
+    let t = line.trim_start();
+    let comment = ["#", "//", "/*", "*", "--", "<!--", ";"].iter().any(|m| t.starts_with(m));
+    if comment {
+        return 0;
+    }
+    super::units::depth_change(line).0
+}
+
+/// A merge that leaves brackets unbalanced in a file that had them balanced read the
+/// snippet wrongly (a closing line doubled, a block cut off): `NEEDS_MORE_CONTEXT`. The
+/// check counts only the lines the edits add and delete, and the whole file only when
+/// those do not balance. Prose files are not checked.
+pub(crate) fn check_balance(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit], prose: bool) -> Result<()> {
+    if prose {
+        return Ok(());
+    }
+    let mut delta = 0i64;
+    for op in edits.iter().flat_map(|e| &e.ops) {
+        delta += match *op {
+            Op::Add(i) => bracket_delta(&lines[i].text),
+            Op::Change { i, j } => bracket_delta(&lines[i].text) - bracket_delta(file.lines[j]),
+            Op::Drop(j) => -bracket_delta(file.lines[j]),
+            Op::Same { .. } | Op::Keep(_) | Op::Sep => 0,
+        };
+    }
+    if delta == 0 {
+        return Ok(());
+    }
+    let before: i64 = file.lines.iter().map(|l| bracket_delta(l)).sum();
+    if before != 0 {
+        return Ok(());
+    }
+    let (more, fewer) = if delta > 0 { ("opens", "closes") } else { ("closes", "opens") };
+    Err(Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "the merge would leave the file's brackets unbalanced: it {more} {} more than it \
+             {fewer}, so a closing line was most likely read at the wrong place; show the \
+             lines around the block's end, or its whole body",
+            delta.abs()
+        ),
+    ))
 }

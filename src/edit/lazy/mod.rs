@@ -47,6 +47,9 @@ use self::segments::Snippet;
 use super::text::{Indent, join_lines, split_lines};
 use super::{Error, ErrorCode, Hints, Merged, Result};
 
+/// Extensions of text that is not code: brackets there need not balance.
+const PROSE: [&str; 5] = ["txt", "rst", "adoc", "org", "tex"];
+
 fn extension(hints: &Hints<'_>) -> Option<String> {
     let path = hints.path?;
     let name = path.rsplit(['/', '\\']).next()?;
@@ -163,6 +166,8 @@ pub fn merge_indented(
         .flat_map(|e| &e.ops)
         .filter(|op| matches!(op, Op::Drop(_) | Op::Change { .. }))
         .count();
+    let prose = is_markdown(extension(hints).as_deref()) || extension(hints).is_some_and(|e| PROSE.contains(&e.as_str()));
+    guards::check_balance(&file, &snippet.lines, &edits, prose)?;
     let out = render::render(&file, &snippet.lines, edits, indent())?;
     let merged = join_lines(&out, final_newline || out.is_empty());
     let new_lines: Vec<&str> = snippet

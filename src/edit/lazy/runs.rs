@@ -202,6 +202,19 @@ fn overlap(a: &Run, b: &Run) -> Option<usize> {
     (trim < b.len).then_some(trim)
 }
 
+/// Of two chains of equal weight, the one whose runs keep the snippet's distances in the
+/// file is the reading: a link costs a little for each line the distances differ by.
+fn displacement(a: &Run, b: &Run) -> f32 {
+    let di = b.i.saturating_sub(a.i_end());
+    let dj = b.j.saturating_sub(a.j_end());
+    DISPLACEMENT_COST * di.abs_diff(dj).min(DISPLACEMENT_CAP) as f32
+}
+
+/// What a link pays per line of displacement, and the most lines it pays for: together
+/// less than any line's weight, so that displacement only decides between equals.
+const DISPLACEMENT_COST: f32 = 0.0005;
+const DISPLACEMENT_CAP: usize = 100;
+
 /// The heaviest chain of runs in snippet and file order (no two sharing a line; a run that
 /// overlaps its predecessor loses its first lines), by dynamic programming over the runs.
 /// `weight(run, trim)` is what a run trimmed by `trim` lines is worth; `link(a, b)` says
@@ -225,7 +238,7 @@ pub(crate) fn chain(
             if !link(ra, rb) {
                 continue;
             }
-            let s = best[a] + weight(rb, trim);
+            let s = best[a] + weight(rb, trim) - displacement(ra, rb);
             if s > best[b] {
                 best[b] = s;
                 prev[b] = Some((a, trim));

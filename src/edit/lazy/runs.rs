@@ -70,9 +70,16 @@ pub(crate) fn line_weight(s: &SLine) -> f32 {
     } else if s.trivial {
         TRIVIAL_WEIGHT
     } else {
-        1.0
+        // A longer line says more: of two otherwise equal anchors, the longer wins.
+        let len = s.text.bytes().filter(|b| !b.is_ascii_whitespace()).count();
+        1.0 + LENGTH_WEIGHT * len.min(LENGTH_CAP) as f32
     }
 }
+
+/// What a non-trivial line's length adds to its weight, per byte, up to a cap: together
+/// less than a trivial line weighs.
+const LENGTH_WEIGHT: f32 = 0.001;
+const LENGTH_CAP: usize = 60;
 
 /// Every maximal run of the segment `seg` of `lines` against the file.
 pub(crate) fn find(lines: &[SLine], seg: Range<usize>, file: &FileIndex<'_>) -> Vec<Run> {

@@ -359,7 +359,7 @@ impl Aligner<'_> {
         // A trivial line says little, but one that starts the next unit there (`/**` after a
         // blank line) is that unit's first line.
         let starts_unit = if forward { self.file.starts_paragraph(j) } else { self.file.ends_paragraph(j) };
-        if l.trivial && !(starts_unit && !lines::is_closer(&l.text)) {
+        if l.trivial && (!starts_unit || lines::is_closer(&l.text)) {
             return Ok(());
         }
         let between = &avail[consumed..consumed + k];

@@ -32,10 +32,6 @@ pub(crate) const EDGE_ALIGN_MAX: usize = 3000;
 /// with weights; larger ones with Myers' diff on line keys (linear memory).
 pub(crate) const INTERIOR_DP_MAX_CELLS: usize = 1 << 20;
 
-/// A deletion between two anchors that are adjacent in the snippet is licensed, but one this
-/// long (file lines beyond the snippet lines that replace them) deletes more than a snippet
-/// plausibly means without a placeholder: the merge asks which reading was meant.
-pub(crate) const LONG_DELETION_LINES: usize = 60;
 
 /// Share of characters a merge may lose before it counts as truncation (with lines below).
 pub(crate) const TRUNCATION_CHARS: f64 = 0.6;

@@ -148,17 +148,7 @@ pub fn merge_indented(
         .unwrap_or_default();
     ctx.set_renames(instruction.renames.clone());
     let planned = plan::plan(&ctx, &instruction)?;
-    if std::env::var_os("PG_DEBUG").is_some() {
-        for p in &planned {
-            eprintln!("SEG {:?} at {:?}", p.seg, p.at);
-        }
-    }
     let edits = align_all(&ctx, &planned)?;
-    if std::env::var_os("PG_DEBUG").is_some() {
-        for e in &edits {
-            eprintln!("EDIT {:?} shift {} ops {:?}", e.span, e.shift, e.ops);
-        }
-    }
     let mut edits = edits;
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
     let changed = edits
@@ -304,13 +294,17 @@ fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual
                 let last = r.clone().rev().find(|&i| !lines[i].blank).unwrap_or(first);
                 (first..=last).collect()
             };
-            let mut ops = Vec::with_capacity(core.len() + 2);
+            // Separating blank lines: as many as the snippet shows there, at least one.
+            let r = p.seg.lines.clone();
+            let above = r.clone().take_while(|&i| lines[i].blank).count().max(1);
+            let below = r.rev().take_while(|&i| lines[i].blank).count().max(1);
+            let mut ops = Vec::with_capacity(core.len() + above + below);
             if *gap_above {
-                ops.push(Op::Sep);
+                ops.extend(std::iter::repeat_n(Op::Sep, above));
             }
             ops.extend(core.into_iter().map(Op::Add));
             if *gap_below {
-                ops.push(Op::Sep);
+                ops.extend(std::iter::repeat_n(Op::Sep, below));
             }
             let first = p.seg.lines.clone().find(|&i| !lines[i].blank);
             let shift = match (depth, first) {

@@ -83,8 +83,11 @@ pub(crate) struct Context<'a> {
     /// `rename A to B` pairs from the instruction.
     renames: OnceCell<Vec<(String, String)>>,
     /// For each segment placed (by its line range), the new definitions it shows.
-    fresh: std::cell::RefCell<std::collections::HashMap<(usize, usize), Vec<Range<usize>>>>,
+    fresh: std::cell::RefCell<FreshBySegment>,
 }
+
+/// New definitions' snippet lines, by the line range of the segment that shows them.
+type FreshBySegment = std::collections::HashMap<(usize, usize), Vec<Range<usize>>>;
 
 impl<'a> Context<'a> {
     pub(crate) fn new(file: &'a FileIndex<'a>, snippet: &'a Snippet) -> Context<'a> {
@@ -673,15 +676,29 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
     let lines = ctx.lines();
     let file = ctx.file;
     let solid_file = |j: &usize| !file.is_blank(*j);
+    let fresh = ctx.fresh_lines(seg);
     // The offsets the segment's other anchors sit at: the edge line must share one.
     let offsets: Vec<i64> = pins
         .iter()
         .map(|p| i64::from(file.indent(p.j)) - i64::from(lines[p.i].indent))
         .collect();
-    let at_edge = |i: usize, j: usize| {
+    // The edge line is the file's (`Some(false)`), or its new version (`Some(true)`): the
+    // snippet's last line a changed version of the file's last line. A line of a new
+    // definition is neither.
+    let at_edge = |i: usize, j: usize| -> Option<bool> {
         let l = &lines[i];
         let d = i64::from(file.indent(j)) - i64::from(l.indent);
-        l.is_old() && l.key == file.key(j) && (offsets.is_empty() || offsets.contains(&d))
+        if fresh.iter().any(|r| r.contains(&i)) || !(offsets.is_empty() || offsets.contains(&d)) {
+            return None;
+        }
+        if l.is_old() && l.key == file.key(j) {
+            return Some(false);
+        }
+        let changed = l.kind != Kind::Removed
+            && !l.trivial
+            && !file.is_trivial(j)
+            && lines::similarity(&l.text, file.lines[j]) >= PLACING_CHANGE_SIMILARITY;
+        changed.then_some(true)
     };
     if seg.gap_after.is_none()
         && let (Some(i), Some(j)) = (
@@ -689,9 +706,9 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
             (0..file.len()).rev().find(solid_file),
         )
         && pins.last().is_none_or(|p| p.i < i && p.j < j)
-        && at_edge(i, j)
+        && let Some(replace) = at_edge(i, j)
     {
-        pins.push(Pin { i, j, replace: false, sure: true });
+        pins.push(Pin { i, j, replace, sure: true });
     }
     if seg.gap_before.is_none()
         && let (Some(i), Some(j)) = (
@@ -699,9 +716,9 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
             (0..file.len()).find(solid_file),
         )
         && pins.first().is_none_or(|p| p.i > i && p.j > j)
-        && at_edge(i, j)
+        && let Some(replace) = at_edge(i, j)
     {
-        pins.insert(0, Pin { i, j, replace: false, sure: true });
+        pins.insert(0, Pin { i, j, replace, sure: true });
     }
 }
 

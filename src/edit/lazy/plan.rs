@@ -71,6 +71,7 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
             Placed::Open(Open::NoAnchor) => {
                 let mut pins = Vec::new();
                 place::unit_pins(ctx, seg, &mut pins, &instruction.renames);
+                place::file_edge_pins(ctx, seg, &mut pins);
                 (!pins.is_empty()).then_some(Where::Pins(pins))
             }
             _ => None,
@@ -320,6 +321,7 @@ fn settle_open(
         out[k] = Some(match &placed[k] {
             Placed::Open(Open::Ambiguous(cands)) => return Err(ambiguous(ctx, &segs[k], cands)),
             _ => insert_by_instruction(ctx, &segs[k], instruction)
+                .or_else(|| insert_at_open_edge(ctx, segs, k))
                 .ok_or_else(|| no_anchor(ctx, &segs[k]))?,
         });
     }
@@ -399,6 +401,50 @@ fn insert_by_instruction(
         }),
         Place::Within(..) => None,
     }
+}
+
+/// New code that a placeholder separates from the rest of the file and that reaches the
+/// snippet's own end (start) goes at the file's end (start): the placeholder keeps all the
+/// file, and nothing follows (precedes) the new code.
+fn insert_at_open_edge(ctx: &Context<'_>, segs: &[Segment], k: usize) -> Option<Where> {
+    let (file, lines) = (ctx.file, ctx.lines());
+    let seg = &segs[k];
+    let solid = |i: &usize| !lines[*i].blank;
+    let file_solid = |j: &usize| !file.is_blank(*j);
+    // The new code's line next to the placeholder may be the file's own edge line.
+    let same = |i: usize, j: usize| Where::Pins(vec![Pin { i, j, replace: false, sure: true }]);
+    if k + 1 == segs.len() && seg.gap_after.is_none() && seg.gap_before.is_some() {
+        let first = seg.lines.clone().find(solid)?;
+        if let Some(j) = (0..file.len()).rev().find(file_solid)
+            && lines[first].is_old()
+            && lines[first].key == file.key(j)
+        {
+            return Some(same(first, j));
+        }
+        let end = file.len();
+        return Some(Where::Insert {
+            at: end,
+            gap_above: end > 0 && !file.is_blank(end - 1),
+            gap_below: false,
+            depth: None,
+        });
+    }
+    if k == 0 && seg.gap_before.is_none() && seg.gap_after.is_some() {
+        let last = seg.lines.clone().rev().find(solid)?;
+        if let Some(j) = (0..file.len()).find(file_solid)
+            && lines[last].is_old()
+            && lines[last].key == file.key(j)
+        {
+            return Some(same(last, j));
+        }
+        return Some(Where::Insert {
+            at: 0,
+            gap_above: false,
+            gap_below: file.len() > 0 && !file.is_blank(0),
+            depth: None,
+        });
+    }
+    None
 }
 
 /// New code at the end of a definition's body: before its closing line, one level deeper

@@ -32,8 +32,6 @@ pub(crate) struct Snippet {
     /// Names of `remove NAME` directives.
     pub(crate) removals: Vec<String>,
     pub(crate) diff_style: bool,
-    /// Whether the agent wrote any placeholder or directive.
-    pub(crate) has_gap: bool,
 }
 
 /// Narration lines are part of a gap: "// imports (top of file)" says where the next code
@@ -72,7 +70,6 @@ impl Snippet {
         let mut lines = Vec::new();
         let mut segments = Vec::new();
         let mut removals = Vec::new();
-        let mut has_gap = false;
         let mut open: Option<(usize, Option<u32>)> = None;
         let mut last_gap: Option<u32> = None;
         let close = |segments: &mut Vec<Segment>, lines: &[SLine], start: usize, before, after| {
@@ -95,7 +92,6 @@ impl Snippet {
                     lines.push(l);
                 }
                 other => {
-                    has_gap = true;
                     let indent = match other {
                         Piece::Gap { indent } => indent,
                         Piece::Remove(name) => {
@@ -119,7 +115,6 @@ impl Snippet {
             segments,
             removals,
             diff_style: prepared.diff_style,
-            has_gap,
         }
     }
 }
@@ -139,7 +134,6 @@ mod tests {
         assert_eq!(s.segments[0].gap_before, None);
         assert_eq!(s.segments[0].gap_after, Some(0));
         assert_eq!(s.segments[1].gap_after, None);
-        assert!(s.has_gap);
         let s = Snippet::cut(prepare::read("  // ...\nb\n# remove c\n", &index));
         assert_eq!(s.segments.len(), 1);
         assert_eq!(s.segments[0].gap_before, Some(2));

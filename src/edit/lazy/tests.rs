@@ -1,4 +1,552 @@
-//! Unit tests of the lazy merge, each named for the rule or the failure it shows.
+//! Unit tests of the lazy merge, each named for what it shows.
 
 use super::*;
+use crate::edit::text::Text;
 
+fn hints(path: &str) -> Hints<'_> {
+    Hints {
+        path: Some(path),
+        instruction: None,
+    }
+}
+
+fn lazy(file: &str, snippet: &str) -> Result<String> {
+    merge(file, snippet, &hints("x.py")).map(|m| m.content)
+}
+
+const PY: &str = "import os\n\n\ndef first():\n    a = 1\n    b = 2\n    c = 3\n    return a + b + c\n\n\ndef helper(x):\n    return x * 2\n\n\ndef last():\n    return helper(first())\n";
+
+#[test]
+fn a_deletion_expressed_by_context_above_and_below() {
+    let snippet = "# ... existing code ...\n    a = 1\n    c = 3\n    return a + b + c\n# ... existing code ...\n";
+    let out = lazy(PY, snippet).unwrap();
+    assert_eq!(out, PY.replace("    b = 2\n", ""));
+}
+
+#[test]
+fn remove_directive_deletes_a_function() {
+    let snippet = "# ... existing code ...\n# remove helper\n# ... existing code ...\n";
+    let out = lazy(PY, snippet).unwrap();
+    assert_eq!(
+        out,
+        PY.replace("def helper(x):\n    return x * 2\n\n\n", "")
+    );
+}
+
+#[test]
+fn a_placeholder_free_snippet_replaces_one_method_of_a_class() {
+    let file = "class Calc:\n    def add(self, a, b):\n        return a + b\n\n    def sub(self, a, b):\n        return a - b\n\n    def mul(self, a, b):\n        return a * b\n";
+    let snippet = "    def sub(self, a, b):\n        result = a - b\n        return result\n";
+    let out = merge(file, snippet, &hints("calc.py")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "        return a - b\n",
+            "        result = a - b\n        return result\n"
+        )
+    );
+}
+
+#[test]
+fn a_snippet_whose_only_anchors_are_braces_in_two_places_needs_more_context() {
+    let file = "function a() {\n  one();\n}\n\nfunction b() {\n  two();\n}\n\nfunction c() {\n  three();\n}\n";
+    let snippet = "// ... existing code ...\n}\n\nfunction added() {}\n// ... existing code ...\n";
+    let e = merge(file, snippet, &hints("x.js")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        e.message.contains("line 3") || e.message.contains("lines 3-"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("line 7") || e.message.contains("lines 7-"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_crlf_file_stays_crlf() {
+    let bytes = PY.replace('\n', "\r\n").into_bytes();
+    let text = Text::decode(&bytes).unwrap();
+    let snippet = "# ... existing code ...\r\ndef helper(x):\r\n    return x * 3\r\n# ... existing code ...\r\n";
+    let merged = merge(text.content(), snippet, &hints("x.py")).unwrap();
+    let out = text.encode(&merged.content).unwrap();
+    assert_eq!(
+        out,
+        PY.replace("x * 2", "x * 3")
+            .replace('\n', "\r\n")
+            .into_bytes()
+    );
+}
+
+#[test]
+fn slash_and_block_comment_placeholders() {
+    let file =
+        "const a = 1;\nconst b = 2;\n\nfunction f() {\n  return a;\n}\n\nexport default f;\n";
+    let slash = "// ...\nfunction f() {\n  return a + b;\n}\n// ...\n";
+    let block = "/* ... */\nfunction f() {\n  return a + b;\n}\n/* ... */\n";
+    let expected = file.replace("  return a;\n", "  return a + b;\n");
+    assert_eq!(
+        merge(file, slash, &hints("x.js")).unwrap().content,
+        expected
+    );
+    assert_eq!(
+        merge(file, block, &hints("x.js")).unwrap().content,
+        expected
+    );
+}
+
+#[test]
+fn placeholders_in_a_foreign_comment_syntax_are_recognised() {
+    let file = "local x = 1\nlocal y = 2\nreturn x + y\n";
+    let snippet = "// ... existing code ...\nlocal y = 3\n// ... existing code ...\n";
+    assert_eq!(
+        merge(file, snippet, &hints("init.lua")).unwrap().content,
+        "local x = 1\nlocal y = 3\nreturn x + y\n"
+    );
+}
+
+#[test]
+fn a_markdown_target_keeps_its_fences() {
+    let file = "# Title\n\nIntro.\n\n## Usage\n\nOld usage.\n";
+    let snippet = "## Usage\n\n```sh\nrun it\n```\n";
+    let out = merge(file, snippet, &hints("README.md")).unwrap().content;
+    assert_eq!(out, "# Title\n\nIntro.\n\n## Usage\n\n```sh\nrun it\n```\n");
+    // The same snippet for a code file loses its outer fence.
+    let code = "x = 1\n";
+    let fenced = "```python\nx = 2\n```\n";
+    assert_eq!(
+        merge(code, fenced, &hints("x.py")).unwrap().content,
+        "x = 2\n"
+    );
+}
+
+#[test]
+fn adding_an_import_at_the_top_with_no_leading_placeholder() {
+    let snippet = "import sys\nimport os\n# ... existing code ...\n";
+    assert_eq!(lazy(PY, snippet).unwrap(), format!("import sys\n{PY}"));
+}
+
+#[test]
+fn appending_at_the_end() {
+    let snippet = "# ... existing code ...\ndef last():\n    return helper(first())\n\n\ndef newest():\n    return 0\n";
+    assert_eq!(
+        lazy(PY, snippet).unwrap(),
+        format!("{PY}\n\ndef newest():\n    return 0\n")
+    );
+}
+
+#[test]
+fn a_dedented_method_body_is_reindented() {
+    let file = "class A:\n    def run(self):\n        x = 1\n        y = 2\n        return x + y\n";
+    let snippet = "# ... existing code ...\nx = 1\nz = 5\ny = 2\n# ... existing code ...\n";
+    let merged = merge(file, snippet, &hints("a.py")).unwrap();
+    assert_eq!(
+        merged.content,
+        "class A:\n    def run(self):\n        x = 1\n        z = 5\n        y = 2\n        return x + y\n"
+    );
+    assert!(
+        merged.warnings.iter().any(|w| w.contains("re-indented")),
+        "{:?}",
+        merged.warnings
+    );
+}
+
+#[test]
+fn a_placeholder_only_snippet_lists_the_top_level_definitions() {
+    let e = lazy(PY, "# ... existing code ...\n").unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(e.message.contains("4: def first():"), "{}", e.message);
+    assert!(e.message.contains("11: def helper(x):"), "{}", e.message);
+}
+
+#[test]
+fn a_new_file_with_placeholders_is_invalid_input() {
+    let e = merge(
+        "",
+        "def f():\n    pass\n# ... existing code ...\n",
+        &hints("new.py"),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    let ok = merge("", "def f():\n    pass\n", &hints("new.py")).unwrap();
+    assert_eq!(ok.content, "def f():\n    pass\n");
+}
+
+#[test]
+fn an_unrecognised_placeholder_is_marker_leakage() {
+    let snippet = "# ... existing code ...\ndef helper(x):\n    # rest of the code remains the same as before, see above\n    return x * 3\n# ... existing code ...\n";
+    let e = lazy(PY, snippet).unwrap_err();
+    assert_eq!(e.code, ErrorCode::MarkerLeakage, "{}", e.message);
+}
+
+#[test]
+fn losing_most_of_the_file_is_truncation() {
+    let long: String = (0..40)
+        .map(|i| format!("value_{i} = compute({i}, 'some longer text')\n"))
+        .collect();
+    let snippet = "value_0 = compute(0, 'some longer text')\nvalue_1 = 2\n";
+    let e = merge(&long, snippet, &hints("v.py")).unwrap_err();
+    assert!(
+        matches!(
+            e.code,
+            ErrorCode::TruncationDetected | ErrorCode::NeedsMoreContext
+        ),
+        "{:?}: {}",
+        e.code,
+        e.message
+    );
+}
+
+#[test]
+fn changing_nearly_every_line_is_blast_radius() {
+    let file: String = (0..20).map(|i| format!("setting_{i} = {i}\n")).collect();
+    let snippet: String = (0..20)
+        .map(|i| format!("setting_{i} = {}\n", i * 10))
+        .collect();
+    let e = merge(&file, &snippet, &hints("s.py")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::BlastRadiusExceeded, "{}", e.message);
+}
+
+#[test]
+fn new_lines_that_change_nothing_are_apply_noop() {
+    // `x = 2` is new, but it lands where the file already says the same.
+    let file = "x = 1\ny = 2\n";
+    let snippet = "# remove nothing_here\n";
+    assert!(merge(file, snippet, &hints("a.py")).is_err());
+    let same = merge(file, "# ... existing code ...\ny = 2\n", &hints("a.py")).unwrap();
+    assert_eq!(same.content, file);
+    assert_eq!(same.applied, 0);
+}
+
+#[test]
+fn the_instruction_places_new_code_at_the_end() {
+    let h = Hints {
+        path: Some("x.py"),
+        instruction: Some("append it at the end of the file"),
+    };
+    let out = merge(
+        PY,
+        "# ... existing code ...\ndef tail():\n    pass\n# ... existing code ...\n",
+        &h,
+    )
+    .unwrap()
+    .content;
+    assert_eq!(out, format!("{PY}def tail():\n    pass\n"));
+}
+
+#[test]
+fn the_instruction_names_the_function_to_edit() {
+    let file = "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    return x\n";
+    let snippet = "    x = 1\n    y = 2\n    return x\n";
+    let ambiguous = merge(file, snippet, &hints("ab.py")).unwrap_err();
+    assert_eq!(ambiguous.code, ErrorCode::NeedsMoreContext);
+    let h = Hints {
+        path: Some("ab.py"),
+        instruction: Some("in function b"),
+    };
+    let out = merge(file, snippet, &h).unwrap().content;
+    assert_eq!(
+        out,
+        "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    y = 2\n    return x\n"
+    );
+}
+
+#[test]
+fn an_instruction_naming_a_definition_does_not_confine_a_snippet_reaching_past_it() {
+    // Caught by the demo: "simplify total" named `total`, and merging inside `total` alone
+    // duplicated the closing brace of the impl.
+    let file = "impl Stock {\n    fn add(&mut self) {\n        self.n += 1;\n    }\n\n    fn total(&self) -> u64 {\n        let mut t = 0;\n        t += self.n;\n        t\n    }\n}\n";
+    let snippet = "// ... existing code ...\n    fn total(&self) -> u64 {\n        self.n\n    }\n\n    fn low(&self) -> bool {\n        self.n < 3\n    }\n}\n";
+    let h = Hints {
+        path: Some("stock.rs"),
+        instruction: Some("simplify total and add low"),
+    };
+    let m = merge(file, snippet, &h).unwrap();
+    assert_eq!(
+        m.content,
+        "impl Stock {\n    fn add(&mut self) {\n        self.n += 1;\n    }\n\n    fn total(&self) -> u64 {\n        self.n\n    }\n\n    fn low(&self) -> bool {\n        self.n < 3\n    }\n}\n"
+    );
+}
+
+/// Four functions alike but for their numbers.
+fn alike() -> String {
+    (0..4)
+        .map(|i| {
+            format!(
+                "pub fn item_{i}(input: &[u32], scale: u32) -> u32 {{\n    \
+                 let total: u32 = input.iter().map(|v| v * scale).sum();\n    \
+                 if total > {i} {{ return total - {i}; }}\n    \
+                 total + {i}\n}}\n\n"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_placeholder_before_a_closing_brace_keeps_the_rest_of_that_block() {
+    let file = alike();
+    let snippet = "pub fn item_1(input: &[u32], scale: u32) -> u32 {\n    \
+                   let total: u32 = input.iter().map(|v| v * scale * 3).sum();\n    \
+                   // ... existing code ...\n}\n";
+    let out = lazy(&file, snippet).unwrap();
+    let want = file.replacen(
+        "pub fn item_1(input: &[u32], scale: u32) -> u32 {\n    let total: u32 = input.iter().map(|v| v * scale).sum();",
+        "pub fn item_1(input: &[u32], scale: u32) -> u32 {\n    let total: u32 = input.iter().map(|v| v * scale * 3).sum();",
+        1,
+    );
+    assert_eq!(out, want);
+}
+
+#[test]
+fn a_closing_context_line_matches_a_brace_at_its_own_indentation() {
+    // The snippet un-nests an `else`: its last `}` is the function's, not the `if`'s.
+    let file = "package p\n\nfunc get(m map[string]string, k string) (string, bool) {\n\tif v, ok := m[k]; ok {\n\t\treturn v, true\n\t} else {\n\t\treturn \"\", false\n\t}\n}\n\nfunc other() {\n\tprintln(1)\n}\n";
+    let snippet = "// ... existing code ...\n\tif v, ok := m[k]; ok && v != \"\" {\n\t\treturn v, true\n\t}\n\treturn \"\", false\n}\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("x.go")).unwrap().content;
+    assert_eq!(
+        out,
+        "package p\n\nfunc get(m map[string]string, k string) (string, bool) {\n\tif v, ok := m[k]; ok && v != \"\" {\n\t\treturn v, true\n\t}\n\treturn \"\", false\n}\n\nfunc other() {\n\tprintln(1)\n}\n"
+    );
+}
+
+#[test]
+fn new_code_repeating_the_function_above_goes_between_the_snippets_context_lines() {
+    // The added test copies most lines of the one before it; those copies must not drag the
+    // edit onto the old test.
+    let file = "func TestA(t *testing.T) {\n\tw := newRecorder()\n\tbody := \"raw data\"\n\theaders := map[string]string{\"X\": \"y\"}\n\trender(w, body, headers)\n\tassert.Equal(t, body, w.Body())\n\tassert.Equal(t, \"y\", w.Header(\"X\"))\n}\n\ntype Recorder struct {\n\tclosed chan bool\n}\n";
+    let snippet = "// ... existing code ...\n\tassert.Equal(t, \"y\", w.Header(\"X\"))\n}\n\nfunc TestANoHeaders(t *testing.T) {\n\tw := newRecorder()\n\tbody := \"raw data\"\n\trender(w, body, nil)\n\tassert.Equal(t, body, w.Body())\n}\n\ntype Recorder struct {\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("x_test.go")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "}\n\ntype Recorder",
+            "}\n\nfunc TestANoHeaders(t *testing.T) {\n\tw := newRecorder()\n\tbody := \"raw data\"\n\trender(w, body, nil)\n\tassert.Equal(t, body, w.Body())\n}\n\ntype Recorder"
+        )
+    );
+}
+
+#[test]
+fn a_changed_declaration_replaces_the_old_declaration_of_that_name() {
+    let file = "const first = [\n\t1,\n];\n\nconst kinds = [\n\t'json',\n\t'text',\n];\n\nconst retry = new Set([\n\t'get',\n]);\n";
+    let snippet = "// ... existing code ...\n];\n\nconst kinds = {\n\tjson: 'application/json',\n\ttext: 'text/*',\n};\n\nconst retry = new Set([\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("x.js")).unwrap().content;
+    assert_eq!(
+        out,
+        "const first = [\n\t1,\n];\n\nconst kinds = {\n\tjson: 'application/json',\n\ttext: 'text/*',\n};\n\nconst retry = new Set([\n\t'get',\n]);\n"
+    );
+}
+
+#[test]
+fn a_changed_line_goes_to_its_closest_old_version() {
+    // Both doc comments are similar to the new one; only the first differs by one word.
+    let file = "enum Token {\n  /**\n   * The opening of an array, read by beginObject.\n   */\n  BEGIN_ARRAY,\n\n  /**\n   * The closing of an array, read by endArray.\n   */\n  END_ARRAY,\n}\n";
+    let snippet =
+        "// ...\n  /**\n   * The opening of an array, read by beginArray.\n   */\n// ...\n";
+    let out = merge(file, snippet, &hints("x.java")).unwrap().content;
+    assert_eq!(out, file.replace("by beginObject", "by beginArray"));
+}
+
+#[test]
+fn a_blank_separator_before_a_placeholder_keeps_the_files_whitespace() {
+    let file = "class A {\n  int f() {\n    int x = 1;\n    \n    return x;\n  }\n}\n";
+    let snippet =
+        "// ... existing code ...\n  int f() {\n    int x = 2;\n\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("A.java")).unwrap().content;
+    assert_eq!(out, file.replace("int x = 1;", "int x = 2;"));
+}
+
+/// `collect` is used once; the edit inlines its body into `setup`.
+const MOVED: &str = "import x\n\n\ndef collect(cls):\n    found = set()\n    for key in KEYS:\n        if hasattr(cls, key):\n            found.add(key.upper())\n    found.discard(\"TRACE\")\n    return sorted(found)\n\n\nclass Base:\n    methods = None\n\n\nclass Dispatch(Base):\n    def setup(self):\n        self.methods = collect(type(self))\n\n    def dispatch(self):\n        return 2\n";
+
+const INLINED: &str = "class Dispatch(Base):\n    def setup(self):\n        found = set()\n        for key in KEYS:\n            if hasattr(type(self), key):\n                found.add(key.upper())\n        found.discard(\"TRACE\")\n        self.methods = sorted(found)\n\n    def dispatch(self):\n        # ... existing code ...\n";
+
+#[test]
+fn code_moved_out_of_a_kept_definition_whose_last_use_goes_needs_more_context() {
+    let snippet = format!("# ... existing code ...\n{INLINED}");
+    let e = lazy(MOVED, &snippet).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        e.message.contains("`collect` (lines 4-10)") && e.message.contains("remove collect"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_remove_directive_settles_moved_code() {
+    let snippet = format!("# ... existing code ...\n# remove collect\n\n\n{INLINED}");
+    let out = lazy(MOVED, &snippet).unwrap();
+    let (body, _) = INLINED.split_once("    def dispatch").unwrap();
+    let expected = format!(
+        "import x\n\n\nclass Base:\n    methods = None\n\n\n{body}    def dispatch(self):\n        return 2\n"
+    );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn showing_the_kept_definition_settles_copied_code() {
+    let snippet = format!(
+        "# ... existing code ...\ndef collect(cls):\n    # ... existing code ...\n\n\n{INLINED}"
+    );
+    let out = lazy(MOVED, &snippet).unwrap();
+    assert!(
+        out.starts_with("import x\n\n\ndef collect(cls):\n    found = set()\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("        self.methods = sorted(found)\n\n    def dispatch"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_indented_placeholder_does_not_keep_a_shallower_definition_before_the_next_anchor() {
+    let file = "class A:\n    def run(self):\n        one()\n        two()\n        return 3\n\n\ndef gone(x):\n    return x\n\n\nclass B:\n    pass\n";
+    let snippet = "        # ... existing code ...\n\n\nclass B:\n    x = 1\n";
+    let out = lazy(file, snippet).unwrap();
+    assert_eq!(
+        out,
+        "class A:\n    def run(self):\n        one()\n        two()\n        return 3\n\n\nclass B:\n    x = 1\n"
+    );
+}
+
+#[test]
+fn an_indented_placeholder_keeps_the_closer_of_its_block() {
+    let file = "func a() {\n\tif x {\n\t\tone()\n\t}\n}\n\nfunc b() {\n\ttwo()\n}\n";
+    let snippet = "\t\t// ... existing code ...\n\nfunc b() {\n\tthree()\n}\n";
+    let out = merge(file, snippet, &hints("x.go")).unwrap().content;
+    assert_eq!(out, file.replace("two()", "three()"));
+}
+
+#[test]
+fn a_long_line_with_its_tail_rewritten_places_a_snippet_with_only_braces_around_it() {
+    let file = "function a(options) {\n\tconst x = 1;\n\treturn x;\n}\n\nfunction backoff(options, count) {\n\tcheck(options);\n\n\tconst FACTOR = 0.3;\n\treturn Math.min(options.retry.backoffLimit, FACTOR * (2 ** (count - 1)) * 1000);\n}\n\nfunction c() {\n\treturn 3;\n}\n";
+    let snippet = "\t// ...\n\n\tconst delay = options.retry.delay(count);\n\treturn Math.min(options.retry.backoffLimit, delay);\n}\n// ...\n";
+    let out = merge(file, snippet, &hints("x.js")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "\tconst FACTOR = 0.3;\n\treturn Math.min(options.retry.backoffLimit, FACTOR * (2 ** (count - 1)) * 1000);\n",
+            "\tconst delay = options.retry.delay(count);\n\treturn Math.min(options.retry.backoffLimit, delay);\n"
+        )
+    );
+}
+
+#[test]
+fn closing_lines_that_occur_together_once_place_a_snippet() {
+    let file = "export function a() {\n\tcall(x, () => {\n\t\tone();\n\t});\n}\n\nexport function b() {\n\treturn wrap(\n\t\tnew Stream({\n\t\t\tstart() {},\n\t\t}),\n\t);\n}\n";
+    let snippet = "// ...\n\t\t}),\n\t\t{\n\t\t\tstatus: 200,\n\t\t},\n\t);\n// ...\n";
+    let out = merge(file, snippet, &hints("x.ts")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace("\t\t}),\n", "\t\t}),\n\t\t{\n\t\t\tstatus: 200,\n\t\t},\n")
+    );
+    // `}` then `}` occur together in two places: no telling which.
+    let twice = "function a() {\n\tif (x) {\n\t\tone();\n\t}\n}\n\nfunction b() {\n\tif (y) {\n\t\ttwo();\n\t}\n}\n";
+    let e = merge(twice, "// ...\n\t}\n\tdone();\n}\n// ...\n", &hints("x.js")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+}
+
+#[test]
+fn last_lines_shown_before_a_closer_belong_to_the_block_the_snippet_opened() {
+    let file = "class A {\n  static Map first() {\n    Map map = new Map();\n    map.put(1);\n\n    map.freeze();\n    return map;\n  }\n\n  static Map second() {\n    Map map = new Map();\n    map.put(2);\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return null;\n  }\n}\n";
+    let snippet = "  // ... existing code ...\n  static Map first() {\n    // ... existing code ...\n\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n  // ... existing code ...\n";
+    let out = merge(file, snippet, &hints("A.java")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "  static Map second() {\n    Map map = new Map();\n    map.put(2);\n    map.freeze();\n    return map;\n  }\n\n",
+            ""
+        )
+    );
+}
+
+#[test]
+fn braces_at_another_depth_do_not_make_a_segment_of_braces_ambiguous() {
+    // `    }` then `  }` occurs once; the same braces one level deeper (lines 12-13) and one
+    // level shallower (lines 15-16) are other lines.
+    let file = "class Shapes {\n  area(kind) {\n    if (kind === 'square') {\n      return this.side * this.side;\n    }\n  }\n\n  scale(factor) {\n    for (const p of this.points) {\n      if (p.active) {\n        p.x *= factor;\n      }\n    }\n    this.scaled = true;\n  }\n}\n";
+    let snippet = "// ... existing code ...\n    if (kind === 'square') {\n      this.count += 1;\n      return this.side * this.side;\n      // ... existing code ...\n    }\n  }\n\n  perimeter() {\n    return 4 * this.side;\n  }\n\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("shapes.js")).unwrap().content;
+    let expected = file
+        .replace(
+            "      return this.side",
+            "      this.count += 1;\n      return this.side",
+        )
+        .replace(
+            "  }\n\n  scale",
+            "  }\n\n  perimeter() {\n    return 4 * this.side;\n  }\n\n  scale",
+        );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn a_context_line_without_its_trailing_whitespace_loses_it() {
+    let file = "def first():\n    a = 1  \n    return a\n\n\ndef last():\n    return 2\n";
+    let snippet = "def first():\n    a = 1\n    b = 2\n    return a\n# ... existing code ...\n";
+    let out = lazy(file, snippet).unwrap();
+    assert_eq!(out, file.replace("    a = 1  \n", "    a = 1\n    b = 2\n"));
+}
+
+const JS: &str = "import fs from 'fs';\n\nexport function read(dir) {\n  if (!fs.existsSync(dir)) {\n    return {};\n  }\n  return fs.readFileSync(dir);\n}\n\nexport function main() {\n  const config = read(process.cwd());\n  console.log(config);\n}\n";
+
+#[test]
+fn a_new_function_after_a_placeholder_is_appended_not_written_over_the_last_one() {
+    let snippet =
+        "// ... existing code ...\n\nexport function reset(dir) {\n  fs.rmSync(dir);\n}\n";
+    let out = merge(JS, snippet, &hints("app.js")).unwrap().content;
+    assert_eq!(
+        out,
+        format!("{JS}\nexport function reset(dir) {{\n  fs.rmSync(dir);\n}}\n")
+    );
+}
+
+#[test]
+fn a_new_python_function_after_a_placeholder_is_appended() {
+    let snippet = "# ... existing code ...\n\n\ndef newest():\n    return 4\n";
+    assert_eq!(
+        lazy(PY, snippet).unwrap(),
+        format!("{PY}\n\ndef newest():\n    return 4\n")
+    );
+}
+
+#[test]
+fn a_new_function_before_a_placeholder_goes_first_without_deleting_anything() {
+    let snippet = "export function helper() {\n  return 1;\n}\n\n// ... existing code ...\n";
+    let out = merge(JS, snippet, &hints("app.js")).unwrap().content;
+    assert!(
+        out.starts_with("export function helper() {\n  return 1;\n}\n"),
+        "{out}"
+    );
+    assert!(out.ends_with(JS), "{out}");
+}
+
+#[test]
+fn a_new_method_before_the_closing_brace_of_a_class_goes_inside_it() {
+    let file = "export class Store {\n  add(item) {\n    this.items.push(item);\n  }\n\n  size() {\n    return this.items.length;\n  }\n}\n";
+    let snippet = "// ... existing code ...\n\n  clear() {\n    this.items = [];\n  }\n}\n";
+    let out = merge(file, snippet, &hints("store.js")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "    return this.items.length;\n  }\n}\n",
+            "    return this.items.length;\n  }\n\n  clear() {\n    this.items = [];\n  }\n}\n"
+        )
+    );
+}
+
+#[test]
+fn a_placeholder_free_method_with_a_changed_signature_replaces_that_method() {
+    let file = "import math\n\n\nclass Calc:\n    def add(self, a, b):\n        return a + b\n\n    def mul(self, a, b):\n        return a * b\n";
+    let snippet = "    def mul(self, a, b, c=1):\n        return a * b * c\n";
+    let out = merge(file, snippet, &hints("calc.py")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "    def mul(self, a, b):\n        return a * b\n",
+            "    def mul(self, a, b, c=1):\n        return a * b * c\n"
+        )
+    );
+}

@@ -756,7 +756,14 @@ fn settle(ops: &mut Vec<Op>, avail: &[usize], al: &Aligner<'_>, forward: bool) {
                 *op = Op::Add(i);
             }
         }
-        if !(if forward { al.cut.1 } else { al.cut.0 }) {
+        // Its blank lines beyond it separate it from the file's next code, when the file
+        // has no blank line there.
+        let consumed = ops
+            .iter()
+            .filter(|op| matches!(op, Op::Same { .. } | Op::Change { .. } | Op::Drop(_)))
+            .count();
+        let next_is_code = avail.get(consumed).is_some_and(|&j| !file.is_blank(j));
+        if !(if forward { al.cut.1 } else { al.cut.0 }) && !next_is_code {
             let code_end = ops.iter().rposition(is_new_code).map_or(0, |k| k + 1);
             ops.truncate(code_end);
         }

@@ -88,7 +88,8 @@ pub(crate) fn read(instruction: &str, file: &FileIndex<'_>, defs: &FileDefs<'_>)
         removes: removes(&ws, defs),
         ..Instruction::default()
     };
-    out.place = place(instruction, &lower, file, defs);
+    // A leading space lets " in NAME" and the like match at the instruction's start.
+    out.place = place(&format!(" {instruction}"), &format!(" {lower}"), file, defs);
     out
 }
 

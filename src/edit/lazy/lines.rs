@@ -243,9 +243,19 @@ pub(crate) fn same_setting(a: &str, b: &str) -> bool {
 /// values: as alike as a changed line must be at its place.
 const SAME_KEY_SIMILARITY: f32 = 0.6;
 
+/// Keywords that may start a `NAME = value` declaration.
+const DECLARATION_WORDS: [&str; 8] = ["export", "local", "let", "const", "var", "val", "my", "readonly"];
+
 /// The key of a `key: value` or `key = value` line (a YAML list's `- ` and quotes aside).
-fn setting_key(line: &str) -> Option<&str> {
-    let t = line.trim().trim_start_matches("- ");
+pub(crate) fn setting_key(line: &str) -> Option<&str> {
+    let mut t = line.trim().trim_start_matches("- ");
+    // A declaration's keyword is not part of its name (`local y = 2`, `const x = 1`).
+    for word in DECLARATION_WORDS {
+        if let Some(rest) = t.strip_prefix(word).and_then(|r| r.strip_prefix(' ')) {
+            t = rest.trim_start();
+            break;
+        }
+    }
     let end = t.find([':', '='])?;
     let (key, rest) = (t[..end].trim().trim_matches(['"', '\'']), &t[end + 1..]);
     let word = !key.is_empty()

@@ -148,7 +148,17 @@ pub fn merge_indented(
         .unwrap_or_default();
     ctx.set_renames(instruction.renames.clone());
     let planned = plan::plan(&ctx, &instruction)?;
+    if std::env::var_os("PG_DEBUG").is_some() {
+        for p in &planned {
+            eprintln!("SEG {:?} at {:?}", p.seg, p.at);
+        }
+    }
     let edits = align_all(&ctx, &planned)?;
+    if std::env::var_os("PG_DEBUG").is_some() {
+        for e in &edits {
+            eprintln!("EDIT {:?} shift {} ops {:?}", e.span, e.shift, e.ops);
+        }
+    }
     let mut edits = edits;
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
     let changed = edits

@@ -567,14 +567,20 @@ fn changed_anchors(ctx: &Context<'_>, seg: &Segment) -> Vec<Run> {
     for i in seg.lines.clone() {
         let l = &lines[i];
         let chars = l.text.chars().filter(|c| !c.is_whitespace()).count();
-        if l.kind != Kind::Plain || l.count > 0 || l.trivial || chars < PLACING_CHANGE_MIN_CHARS {
+        if l.kind != Kind::Plain || l.count > 0 || l.trivial {
             continue;
         }
         tried += 1;
         if tried > 16 {
             break;
         }
-        if let Some((j, sim)) = closest_old_version(ctx, &l.text) {
+        // A short line is alike to others by chance, unless it sets a key the file sets once.
+        let found = if chars < PLACING_CHANGE_MIN_CHARS {
+            only_setting(ctx, &l.text)
+        } else {
+            closest_old_version(ctx, &l.text)
+        };
+        if let Some((j, sim)) = found {
             out.push(Run {
                 i,
                 j,
@@ -586,6 +592,22 @@ fn changed_anchors(ctx: &Context<'_>, seg: &Segment) -> Vec<Run> {
         }
     }
     out
+}
+
+/// The one file line that sets the key `text` sets, if exactly one does.
+fn only_setting(ctx: &Context<'_>, text: &str) -> Option<(usize, f32)> {
+    let key = lines::setting_key(text)?;
+    let mut hits = ctx
+        .file
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| lines::setting_key(l) == Some(key))
+        .map(|(j, _)| j);
+    match (hits.next(), hits.next()) {
+        (Some(j), None) => Some((j, PLACING_CHANGE_SIMILARITY)),
+        _ => None,
+    }
 }
 
 /// The file line a changed line is a version of: the most similar line, when it reaches

@@ -212,8 +212,15 @@ fn typed_signature(t: &str) -> Option<&str> {
         || ends.ends_with(':')
         || ends.ends_with(',')
         || ends.ends_with('(');
+    // With no word before the name, a method shorthand (`clear() {`, `size(): number {`):
+    // the parameters are followed by the body's brace, or a return type and the brace.
+    let shorthand = || {
+        let close = t.rfind(')')?;
+        let rest = t[close + 1..].trim();
+        (ends.ends_with('{') && (rest == "{" || (rest.starts_with(':') && !rest.contains('=')))).then_some(())
+    };
     (!name.is_empty()
-        && words_before >= 1
+        && (words_before >= 1 || shorthand().is_some())
         && opens
         && !name.chars().next().is_some_and(|c| c.is_ascii_digit())
         && !CONTROL_WORDS.contains(&name))

@@ -153,7 +153,7 @@ impl Aligner<'_> {
     /// is followed by matches that confirm its place: a match right after it (one line for
     /// one between matches), or, after more new lines, two matches or a non-trivial one. (A
     /// new definition shaped like the one beside it is not its rename.)
-    fn loose_changes_confirmed(&self, ops: &[Op]) -> bool {
+    fn loose_changes_confirmed(&self, ops: &[Op], pin_changed: bool) -> bool {
         ops.iter().enumerate().all(|(k, op)| {
             let Op::Change { i, j } = *op else {
                 return true;
@@ -176,6 +176,15 @@ impl Aligner<'_> {
                 matches!(*op, Op::Change { i, j }
                     if lines::similarity(&self.lines[i].text, self.file.lines[j]) >= EDGE_CHANGE_SIMILARITY)
             };
+            // Only a blank line beyond it, the one next to the placeholder, and a changed
+            // line before it: the snippet rewrites the lines between the file's blank line
+            // it shows and the changed one.
+            if rest.is_empty()
+                && matches!(ops[k + 1..], [Op::Same { i, .. }] if self.lines[i].blank)
+                && (if k == 0 { pin_changed } else { matches!(ops[k - 1], Op::Change { .. }) })
+            {
+                return true;
+            }
             let next_consumed = rest.iter().find(|op| !matches!(op, Op::Add(_)));
             if !next_consumed.is_some_and(|op| matches!(op, Op::Same { .. }) || clear_change(op)) {
                 return false;
@@ -214,14 +223,14 @@ impl Aligner<'_> {
     pub(crate) fn align(&self, seg: Range<usize>, pins: &[Pin], bounds: Range<usize>) -> Result<Edit> {
         let first = pins[0];
         let last = pins[pins.len() - 1];
-        let (mut ops, head_start) = self.head(seg.start..first.i, bounds.start.min(first.j)..first.j)?;
+        let (mut ops, head_start) = self.head(seg.start..first.i, bounds.start.min(first.j)..first.j, first.replace)?;
         for w in pins.windows(2) {
             ops.push(self.pin_op(&w[0]));
             let delete = w[0].sure && w[1].sure && !self.diff_style;
             ops.extend(self.interior(w[0].i + 1..w[1].i, w[0].j + 1..w[1].j, delete)?);
         }
         ops.push(self.pin_op(&last));
-        let (tail, tail_end) = self.tail(last.i + 1..seg.end, last.j + 1..bounds.end.max(last.j + 1))?;
+        let (tail, tail_end) = self.tail(last.i + 1..seg.end, last.j + 1..bounds.end.max(last.j + 1), last.replace)?;
         ops.extend(tail);
         let style = local_style(self.file, &ops);
         Ok(Edit {
@@ -234,10 +243,10 @@ impl Aligner<'_> {
 
     /// Lines after the last pin: matched against the file lines `room` from its start, in
     /// a row.
-    fn tail(&self, snip: Range<usize>, room: Range<usize>) -> Result<(Vec<Op>, usize)> {
+    fn tail(&self, snip: Range<usize>, room: Range<usize>, pin_changed: bool) -> Result<(Vec<Op>, usize)> {
         let from = room.start;
         let avail: Vec<usize> = room.take(2 * snip.len() + 8).collect();
-        let ops = self.edge(&snip.clone().collect::<Vec<_>>(), &avail, true)?;
+        let ops = self.edge(&snip.clone().collect::<Vec<_>>(), &avail, true, pin_changed)?;
         let end = ops
             .iter()
             .filter_map(|op| match op {
@@ -251,11 +260,11 @@ impl Aligner<'_> {
 
     /// Lines before the first pin: matched against the file lines `room` from its end, in a
     /// row (the tail's alignment, mirrored).
-    fn head(&self, snip: Range<usize>, room: Range<usize>) -> Result<(Vec<Op>, usize)> {
+    fn head(&self, snip: Range<usize>, room: Range<usize>, pin_changed: bool) -> Result<(Vec<Op>, usize)> {
         let to = room.end;
         let rev: Vec<usize> = snip.clone().rev().collect();
         let avail: Vec<usize> = room.rev().take(2 * snip.len() + 8).collect();
-        let mut ops = self.edge(&rev, &avail, false)?;
+        let mut ops = self.edge(&rev, &avail, false, pin_changed)?;
         ops.reverse();
         let start = ops
             .iter()
@@ -270,7 +279,7 @@ impl Aligner<'_> {
 
     /// An edge, in outward order (away from the pin): `snip` against `avail` taken in a row,
     /// then settled. `forward` says whether outward is down the file (a tail) or up (a head).
-    fn edge(&self, snip: &[usize], avail: &[usize], forward: bool) -> Result<Vec<Op>> {
+    fn edge(&self, snip: &[usize], avail: &[usize], forward: bool, pin_changed: bool) -> Result<Vec<Op>> {
         // Of two equally good readings, closing lines go with the unit above (the earlier
         // copy in the file matches), blank lines with the context next to the pin, other
         // lines with the unit below.
@@ -283,7 +292,7 @@ impl Aligner<'_> {
             })
             .collect();
         let mut ops = self.edge_align(snip, avail, &late, true)?;
-        if !self.loose_changes_confirmed(&ops) {
+        if !self.loose_changes_confirmed(&ops, pin_changed) {
             ops = self.edge_align(snip, avail, &late, false)?;
         }
         settle(&mut ops, avail, self, forward);

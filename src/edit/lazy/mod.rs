@@ -153,7 +153,7 @@ pub fn merge_indented(
             eprintln!("SEG {:?} at {:?}", p.seg, p.at);
         }
     }
-    let edits = align_all(&ctx, &planned)?;
+    let (edits, shifts) = align_all(&ctx, &planned)?;
     if std::env::var_os("PG_DEBUG").is_some() {
         for e in &edits {
             eprintln!("EDIT {:?} shift {} ops {:?}", e.span, e.shift, e.ops);
@@ -176,7 +176,29 @@ pub fn merge_indented(
         .filter(|l| l.count == 0 && !l.blank)
         .map(|l| l.text.as_str())
         .collect();
-    guards::check(content, &file, merged, deletes, Some(&new_lines), Some(changed))
+    let mut merged = guards::check(content, &file, merged, deletes, Some(&new_lines), Some(changed))?;
+    merged.warnings.extend(reindented(&planned, &shifts, &snippet.lines));
+    Ok(merged)
+}
+
+/// Warnings for the segments written at another depth than the file's: their lines were
+/// re-indented (by `shifts`, one per planned segment).
+fn reindented(planned: &[Planned], shifts: &[i64], lines: &[prepare::SLine]) -> Vec<String> {
+    planned
+        .iter()
+        .zip(shifts)
+        .filter(|&(_, &shift)| shift != 0)
+        .filter_map(|(p, &shift)| {
+            let mut code = p.seg.lines.clone().filter(|&i| !lines[i].blank);
+            let first = code.next()?;
+            let last = code.last().unwrap_or(first);
+            let (deeper, n) = if shift > 0 { ("deeper", shift) } else { ("shallower", -shift) };
+            Some(format!(
+                "snippet lines {}-{} were re-indented {n} columns {deeper}, to the file's depth",
+                lines[first].at, lines[last].at
+            ))
+        })
+        .collect()
 }
 
 /// The first file line a planned segment is tied to.
@@ -188,8 +210,8 @@ fn start_of(p: &Planned) -> usize {
 }
 
 /// The edits of all planned segments, aligned in file order so that each segment's edges
-/// stop where its neighbours' begin.
-fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<Vec<Edit>> {
+/// stop where its neighbours' begin; and each planned segment's re-indentation.
+fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i64>)> {
     // A segment with no unchanged line of its own sits at the snippet's usual offset.
     let all_pins: Vec<Pin> = planned
         .iter()
@@ -203,6 +225,7 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<Vec<Edit>> {
     let mut order: Vec<usize> = (0..planned.len()).collect();
     order.sort_by_key(|&k| start_of(&planned[k]));
     let mut edits = Vec::with_capacity(planned.len());
+    let mut shifts = vec![0; planned.len()];
     let mut lo = 0;
     for (n, &k) in order.iter().enumerate() {
         let hi = order
@@ -221,9 +244,12 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<Vec<Edit>> {
             e.ops.pop();
         }
         lo = lo.max(e.span.end);
+        if matches!(planned[k].at, Where::Pins(_)) {
+            shifts[k] = e.shift;
+        }
         edits.push(e);
     }
-    Ok(edits)
+    Ok((edits, shifts))
 }
 
 /// New code cut off by a placeholder that leaves a block open (closes one at the head) is

@@ -84,6 +84,8 @@ pub(crate) struct Context<'a> {
     renames: OnceCell<Vec<(String, String)>>,
     /// For each segment placed (by its line range), the new definitions it shows.
     fresh: std::cell::RefCell<FreshBySegment>,
+    /// The file lines of the definitions `remove NAME` directives delete.
+    removed: OnceCell<Vec<Range<usize>>>,
 }
 
 /// New definitions' snippet lines, by the line range of the segment that shows them.
@@ -98,7 +100,26 @@ impl<'a> Context<'a> {
             sigs: OnceCell::new(),
             renames: OnceCell::new(),
             fresh: Default::default(),
+            removed: OnceCell::new(),
         }
+    }
+
+    /// The file lines of the definitions the snippet's `remove NAME` directives delete (each
+    /// defined once): lines the snippet repeats there are moved code, not anchors.
+    pub(crate) fn removed(&self) -> &[Range<usize>] {
+        self.removed.get_or_init(|| {
+            self.snippet
+                .removals
+                .iter()
+                .filter_map(|name| match *self.defs().headers(name) {
+                    [h] => {
+                        let (s, e) = units::file_extent(self.file, h);
+                        Some(s..e)
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
     }
 
     /// The snippet lines of the new definitions the segment `seg` shows (as its last
@@ -226,6 +247,10 @@ fn place_free(
 ) -> Placed {
     let lines = ctx.lines();
     let mut all = runs::find(lines, seg.lines.clone(), ctx.file);
+    let removed = ctx.removed();
+    if !removed.is_empty() {
+        all.retain(|r| !removed.iter().any(|d| d.start < r.j_end() && r.j < d.end));
+    }
     if let Some(f) = floor {
         // Lines inside the block sit at the closer's offset.
         let offset = |i: usize, j: usize| i64::from(ctx.file.indent(j)) - i64::from(lines[i].indent);

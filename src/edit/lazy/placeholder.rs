@@ -175,6 +175,15 @@ fn strong_phrase(ws: &[String]) -> bool {
     PHRASES.iter().any(|p| joined.contains(p)) || ws.last().is_some_and(|w| w == "unchanged")
 }
 
+/// Phrases that mean a placeholder however long the comment around them: documentation
+/// does not say them.
+const UNMISTAKABLE_PHRASES: &[&str] = &[
+    "rest of the code",
+    "rest of code",
+    "code remains the same",
+    "code remains unchanged",
+];
+
 /// A looser test for text that looks like a placeholder, for the leakage guard.
 pub(crate) fn looks_like_marker(line: &str) -> bool {
     let (body, commented) = comment_body(line);
@@ -185,7 +194,10 @@ pub(crate) fn looks_like_marker(line: &str) -> bool {
     if ws.is_empty() {
         return commented && has_ellipsis(body);
     }
-    (strong_phrase(&ws) && ws.len() <= PHRASE_MAX_WORDS) || is_placeholder(line, false)
+    let joined = ws.join(" ");
+    (strong_phrase(&ws) && ws.len() <= PHRASE_MAX_WORDS)
+        || (commented && UNMISTAKABLE_PHRASES.iter().any(|p| joined.contains(p)))
+        || is_placeholder(line, false)
 }
 
 /// Phrases a narration line uses to say where the next code goes.

@@ -49,7 +49,7 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
                     segs[k] = left;
                     segs.insert(k + 1, right);
                 }
-                None => return Err(conflict(ctx, &segs[k], &a, &b)),
+                None => return Err(conflict(ctx, &a, &b)),
             },
             Placed::Pins(mut pins) => {
                 place::unit_pins(ctx, &segs[k], &mut pins, &instruction.renames);
@@ -245,8 +245,7 @@ fn split(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Option<(Segment,
     Some((left, right))
 }
 
-fn conflict(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Error {
-    let _ = seg;
+fn conflict(ctx: &Context<'_>, a: &Run, b: &Run) -> Error {
     let lines = ctx.lines();
     let show = |r: &Run| {
         format!(
@@ -256,16 +255,37 @@ fn conflict(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Error {
             r.j + 1
         )
     };
+    // The definition the earlier file lines are in: where moved code would come from.
+    let from = if a.j < b.j { a } else { b };
+    let source = enclosing_definition(ctx, from.j).map_or(String::new(), |(name, s, e)| {
+        format!(
+            "; file line {} is in `{name}` (lines {}-{}): if the code moved out of it, add \
+             `remove {name}` (or show `{name}` with a placeholder to keep it)",
+            from.j + 1,
+            s + 1,
+            e
+        )
+    });
     Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
             "the snippet's lines are out of the file's order ({}, {}): is the code moved or \
              copied? Put a placeholder between the parts that belong to different places, show \
-             the old place too (to move), or `remove NAME`",
+             the old place too (to move), or `remove NAME`{source}",
             show(a),
             show(b)
         ),
     )
+}
+
+/// The outermost named definition holding file line `j`: its name and lines.
+fn enclosing_definition<'f>(ctx: &Context<'f>, j: usize) -> Option<(&'f str, usize, usize)> {
+    let file = ctx.file;
+    (0..=j).rev().filter(|&h| file.indent(h) == 0).find_map(|h| {
+        let name = super::units::header_name(file.lines[h])?;
+        let (s, e) = super::units::file_extent(file, h);
+        (s <= j && j < e && e > s + 1).then_some((name, s, e))
+    })
 }
 
 /// Settle the segments left open: ambiguous ones by the instruction or their neighbours,

@@ -273,10 +273,10 @@ mod tests {
             k,
             [
                 "gap",
-                "Plain: def f():",
+                "Plain:def f():",
                 "Removed:    x = 1",
                 "Added:    x = 2",
-                "Plain:     return x"
+                "Plain:    return x"
             ]
         );
     }

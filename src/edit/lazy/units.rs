@@ -215,7 +215,16 @@ fn typed_signature(t: &str) -> Option<&str> {
     // With no word before the name, a method shorthand (`clear() {`, `size(): number {`):
     // the parameters are followed by the body's brace, or a return type and the brace.
     let shorthand = || {
-        let close = t.rfind(')')?;
+        // The parenthesis that closes the parameter list.
+        let mut depth = 0i32;
+        let close = t[paren..].char_indices().find_map(|(k, c)| {
+            depth += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            (depth == 0).then_some(paren + k)
+        })?;
         let rest = t[close + 1..].trim();
         (ends.ends_with('{') && (rest == "{" || (rest.starts_with(':') && !rest.contains('=')))).then_some(())
     };
@@ -416,6 +425,8 @@ mod tests {
             ("  it \"sets status and body\" do", "sets status and body"),
             ("app.get('/whoami', restrict, function(req, res){", "/whoami"),
             ("\tt.Run(\"empty\", func(t *testing.T) {", "empty"),
+            ("  clear() {", "clear"),
+            ("  size(): number {", "size"),
         ] {
             assert_eq!(header_name(line), Some(name), "{line}");
         }

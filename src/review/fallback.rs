@@ -134,8 +134,7 @@ pub async fn merge_lazy(
         }
     };
     let mut merged = normalize_newlines(&answer).into_owned();
-    let markdown =
-        lazy::is_markdown(hints.path.and_then(|p| p.rsplit_once('.')).map(|(_, e)| e));
+    let markdown = lazy::is_markdown(hints.path.and_then(|p| p.rsplit_once('.')).map(|(_, e)| e));
     if !markdown {
         merged = lazy::strip_fence(&merged).to_string();
     }

@@ -32,7 +32,14 @@ pub fn run(args: &[&str], stdin: &str) -> Output {
 
 /// The shared corpus of real edits (`../shared/corpus/git-history` beside the checkout).
 pub fn corpus_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/git-history");
+    corpus("git-history")
+}
+
+/// One of the shared corpora by name (`git-history`, `git-history-wide`, `model-snippets`).
+pub fn corpus(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus")
+        .join(name);
     assert!(
         dir.is_dir(),
         "the corpus is missing at {}: CI checks out ../shared beside the repository",

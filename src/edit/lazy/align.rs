@@ -114,7 +114,11 @@ impl Aligner<'_> {
             MATCH
         };
         // Of equal readings, the one pairing byte-identical lines (blank lines' whitespace).
-        let exact = if s.text == self.file.lines[j] { EXACT_BONUS } else { 0.0 };
+        let exact = if s.text == self.file.lines[j] {
+            EXACT_BONUS
+        } else {
+            0.0
+        };
         Some(base + exact)
     }
 
@@ -142,7 +146,8 @@ impl Aligner<'_> {
         };
         if sim >= EDGE_CHANGE_SIMILARITY && (loose || !renamed()) {
             Some(CHANGE + 0.2 * sim)
-        } else if loose && sim >= LOOSE_CHANGE_SIMILARITY && !s.trivial && !self.file.is_trivial(j) {
+        } else if loose && sim >= LOOSE_CHANGE_SIMILARITY && !s.trivial && !self.file.is_trivial(j)
+        {
             Some(LOOSE_CHANGE)
         } else {
             None
@@ -220,17 +225,30 @@ impl Aligner<'_> {
 
     /// The edit of segment lines `seg` pinned by `pins` (ascending, non-empty); its edges
     /// may reach file lines `bounds` only (the neighbouring segments own the rest).
-    pub(crate) fn align(&self, seg: Range<usize>, pins: &[Pin], bounds: Range<usize>) -> Result<Edit> {
+    pub(crate) fn align(
+        &self,
+        seg: Range<usize>,
+        pins: &[Pin],
+        bounds: Range<usize>,
+    ) -> Result<Edit> {
         let first = pins[0];
         let last = pins[pins.len() - 1];
-        let (mut ops, head_start) = self.head(seg.start..first.i, bounds.start.min(first.j)..first.j, first.replace)?;
+        let (mut ops, head_start) = self.head(
+            seg.start..first.i,
+            bounds.start.min(first.j)..first.j,
+            first.replace,
+        )?;
         for w in pins.windows(2) {
             ops.push(self.pin_op(&w[0]));
             let delete = w[0].sure && w[1].sure && !self.diff_style;
             ops.extend(self.interior(w[0].i + 1..w[1].i, w[0].j + 1..w[1].j, delete)?);
         }
         ops.push(self.pin_op(&last));
-        let (tail, tail_end) = self.tail(last.i + 1..seg.end, last.j + 1..bounds.end.max(last.j + 1), last.replace)?;
+        let (tail, tail_end) = self.tail(
+            last.i + 1..seg.end,
+            last.j + 1..bounds.end.max(last.j + 1),
+            last.replace,
+        )?;
         ops.extend(tail);
         let style = local_style(self.file, &ops);
         Ok(Edit {
@@ -243,14 +261,21 @@ impl Aligner<'_> {
 
     /// Lines after the last pin: matched against the file lines `room` from its start, in
     /// a row.
-    fn tail(&self, snip: Range<usize>, room: Range<usize>, pin_changed: bool) -> Result<(Vec<Op>, usize)> {
+    fn tail(
+        &self,
+        snip: Range<usize>,
+        room: Range<usize>,
+        pin_changed: bool,
+    ) -> Result<(Vec<Op>, usize)> {
         let from = room.start;
         let avail: Vec<usize> = room.take(2 * snip.len() + 8).collect();
         let ops = self.edge(&snip.clone().collect::<Vec<_>>(), &avail, true, pin_changed)?;
         let end = ops
             .iter()
             .filter_map(|op| match op {
-                Op::Same { j, .. } | Op::Change { j, .. } | Op::Drop(j) | Op::Keep(j) => Some(*j + 1),
+                Op::Same { j, .. } | Op::Change { j, .. } | Op::Drop(j) | Op::Keep(j) => {
+                    Some(*j + 1)
+                }
                 Op::Add(_) | Op::Sep => None,
             })
             .max()
@@ -260,7 +285,12 @@ impl Aligner<'_> {
 
     /// Lines before the first pin: matched against the file lines `room` from its end, in a
     /// row (the tail's alignment, mirrored).
-    fn head(&self, snip: Range<usize>, room: Range<usize>, pin_changed: bool) -> Result<(Vec<Op>, usize)> {
+    fn head(
+        &self,
+        snip: Range<usize>,
+        room: Range<usize>,
+        pin_changed: bool,
+    ) -> Result<(Vec<Op>, usize)> {
         let to = room.end;
         let rev: Vec<usize> = snip.clone().rev().collect();
         let avail: Vec<usize> = room.rev().take(2 * snip.len() + 8).collect();
@@ -279,7 +309,13 @@ impl Aligner<'_> {
 
     /// An edge, in outward order (away from the pin): `snip` against `avail` taken in a row,
     /// then settled. `forward` says whether outward is down the file (a tail) or up (a head).
-    fn edge(&self, snip: &[usize], avail: &[usize], forward: bool, pin_changed: bool) -> Result<Vec<Op>> {
+    fn edge(
+        &self,
+        snip: &[usize],
+        avail: &[usize],
+        forward: bool,
+        pin_changed: bool,
+    ) -> Result<Vec<Op>> {
         // Of two equally good readings, closing lines go with the unit above (the earlier
         // copy in the file matches), blank lines with the context next to the pin, other
         // lines with the unit below.
@@ -308,13 +344,23 @@ impl Aligner<'_> {
         let Some(&outer) = snip.last() else {
             return Ok(());
         };
-        let last = ops.iter().rev().find(|op| !matches!(op, Op::Add(i) if self.lines[*i].blank));
+        let last = ops
+            .iter()
+            .rev()
+            .find(|op| !matches!(op, Op::Add(i) if self.lines[*i].blank));
         // (Only after a changed line: more old lines before the file's blank line may be
         // replaced too.)
         let context_ends = matches!(last, Some(Op::Change { .. }));
         // The snippet's blank lines next to the placeholder, none of them matched.
-        let blanks: Vec<usize> = snip.iter().rev().copied().take_while(|&i| self.lines[i].blank).collect();
-        let outer_unmatched = !ops.iter().any(|op| matches!(op, Op::Same { i, .. } if blanks.contains(i)));
+        let blanks: Vec<usize> = snip
+            .iter()
+            .rev()
+            .copied()
+            .take_while(|&i| self.lines[i].blank)
+            .collect();
+        let outer_unmatched = !ops
+            .iter()
+            .any(|op| matches!(op, Op::Same { i, .. } if blanks.contains(i)));
         if !self.lines[outer].blank || !context_ends || !outer_unmatched {
             return Ok(());
         }
@@ -347,7 +393,11 @@ impl Aligner<'_> {
     /// by the alignment but stands in the file a little further out, the lines in between
     /// are either deleted or kept, and the snippet does not say which.
     fn check_outer(&self, ops: &[Op], avail: &[usize], forward: bool) -> Result<()> {
-        let Some(&Op::Add(i)) = ops.iter().rev().find(|op| !matches!(op, Op::Add(i) if self.lines[*i].blank)) else {
+        let Some(&Op::Add(i)) = ops
+            .iter()
+            .rev()
+            .find(|op| !matches!(op, Op::Add(i) if self.lines[*i].blank))
+        else {
             return Ok(());
         };
         let l = &self.lines[i];
@@ -367,12 +417,19 @@ impl Aligner<'_> {
         let j = avail[consumed + k];
         // A trivial line says little, but one that starts the next unit there (`/**` after a
         // blank line) is that unit's first line.
-        let starts_unit = if forward { self.file.starts_paragraph(j) } else { self.file.ends_paragraph(j) };
+        let starts_unit = if forward {
+            self.file.starts_paragraph(j)
+        } else {
+            self.file.ends_paragraph(j)
+        };
         if l.trivial && (!starts_unit || lines::is_closer(&l.text)) {
             return Ok(());
         }
         let between = &avail[consumed..consumed + k];
-        let (a, b) = (between.iter().min().copied().unwrap_or(j), between.iter().max().copied().unwrap_or(j));
+        let (a, b) = (
+            between.iter().min().copied().unwrap_or(j),
+            between.iter().max().copied().unwrap_or(j),
+        );
         Err(Error::new(
             ErrorCode::NeedsMoreContext,
             format!(
@@ -391,7 +448,13 @@ impl Aligner<'_> {
     /// Align snippet lines `snip` against file lines `avail` taken in a row from the first:
     /// each snippet line matches the next file line, replaces it, or is new; the file lines
     /// consumed are a prefix of `avail`. Ties follow `late`, per snippet line.
-    fn edge_align(&self, snip: &[usize], avail: &[usize], late: &[bool], loose: bool) -> Result<Vec<Op>> {
+    fn edge_align(
+        &self,
+        snip: &[usize],
+        avail: &[usize],
+        late: &[bool],
+        loose: bool,
+    ) -> Result<Vec<Op>> {
         let n = snip.len();
         if n == 0 {
             return Ok(Vec::new());
@@ -409,7 +472,8 @@ impl Aligner<'_> {
             !self.file.is_trivial(j) && self.moved.contains(&self.file.key(j))
         };
         // A blank line that set a moved line apart goes with it.
-        let movable = |k: usize| moved(k) || (self.file.is_blank(avail[k]) && k + 1 < m && moved(k + 1));
+        let movable =
+            |k: usize| moved(k) || (self.file.is_blank(avail[k]) && k + 1 < m && moved(k + 1));
         for a in 0..=n {
             // A file line the snippet moved elsewhere may be passed over (and goes).
             for k in 0..m {
@@ -448,9 +512,26 @@ impl Aligner<'_> {
             .map(|k| (k, score[n * w + k]))
             .fold((0, NEG), |acc, (k, s)| if s > acc.1 { (k, s) } else { acc });
         if best <= NEG / 2.0 {
-            let i = snip.iter().copied().find(|&i| self.lines[i].kind == Kind::Removed);
+            let i = snip
+                .iter()
+                .copied()
+                .find(|&i| self.lines[i].kind == Kind::Removed);
             return Err(removed_not_found(self.lines, i.unwrap_or(snip[0])));
         }
+        Ok(self.edge_trace(snip, avail, &from, w, best_k))
+    }
+
+    /// The operations of an edge alignment, traced back from its best end (`best_k` file
+    /// lines taken) through the `from` table of width `w`.
+    fn edge_trace(
+        &self,
+        snip: &[usize],
+        avail: &[usize],
+        from: &[u8],
+        w: usize,
+        best_k: usize,
+    ) -> Vec<Op> {
+        let n = snip.len();
         let mut ops = Vec::with_capacity(n);
         let (mut a, mut k) = (n, best_k);
         while a > 0 || k > 0 {
@@ -482,7 +563,7 @@ impl Aligner<'_> {
             a -= 1;
         }
         ops.reverse();
-        Ok(ops)
+        ops
     }
 
     /// A long edge: lines match the next file line while they can; the rest is new.
@@ -560,8 +641,17 @@ impl Aligner<'_> {
                     let j = file.start + b;
                     if let Some(s) = self.match_score(i, j) {
                         relax(&mut score, &mut from, (a + 1) * w + b + 1, here + s, SAME);
-                    } else if !delete && !removed && let Some(s) = self.change_score(i, j, false) {
-                        relax(&mut score, &mut from, (a + 1) * w + b + 1, here + s, CHANGE_OP);
+                    } else if !delete
+                        && !removed
+                        && let Some(s) = self.change_score(i, j, false)
+                    {
+                        relax(
+                            &mut score,
+                            &mut from,
+                            (a + 1) * w + b + 1,
+                            here + s,
+                            CHANGE_OP,
+                        );
                     }
                 }
             }
@@ -576,7 +666,11 @@ impl Aligner<'_> {
             match from[a * w + b] {
                 SKIP => {
                     b -= 1;
-                    ops.push(if delete { Op::Drop(file.start + b) } else { Op::Keep(file.start + b) });
+                    ops.push(if delete {
+                        Op::Drop(file.start + b)
+                    } else {
+                        Op::Keep(file.start + b)
+                    });
                 }
                 ADD => {
                     a -= 1;
@@ -599,25 +693,44 @@ impl Aligner<'_> {
     }
 
     /// A large interior by Myers' diff on line keys (linear memory).
-    fn interior_myers(&self, snip: Range<usize>, file: Range<usize>, delete: bool) -> Result<Vec<Op>> {
+    fn interior_myers(
+        &self,
+        snip: Range<usize>,
+        file: Range<usize>,
+        delete: bool,
+    ) -> Result<Vec<Op>> {
         let key_s: Vec<(u64, i64)> = snip
             .clone()
             .map(|i| {
                 let l = &self.lines[i];
-                (l.key, if l.trivial && !l.blank { i64::from(l.indent) + self.shift } else { 0 })
+                (
+                    l.key,
+                    if l.trivial && !l.blank {
+                        i64::from(l.indent) + self.shift
+                    } else {
+                        0
+                    },
+                )
             })
             .collect();
         let key_f: Vec<(u64, i64)> = file
             .clone()
             .map(|j| {
                 let t = self.file.is_trivial(j) && !self.file.is_blank(j);
-                (self.file.key(j), if t { i64::from(self.file.indent(j)) } else { 0 })
+                (
+                    self.file.key(j),
+                    if t { i64::from(self.file.indent(j)) } else { 0 },
+                )
             })
             .collect();
         let mut ops = Vec::with_capacity(key_s.len() + key_f.len());
         for d in capture_diff_slices(Algorithm::Myers, &key_f, &key_s) {
             match d {
-                DiffOp::Equal { old_index, new_index, len } => {
+                DiffOp::Equal {
+                    old_index,
+                    new_index,
+                    len,
+                } => {
                     for k in 0..len {
                         let (i, j) = (snip.start + new_index + k, file.start + old_index + k);
                         ops.push(if self.lines[i].kind == Kind::Removed {
@@ -627,11 +740,15 @@ impl Aligner<'_> {
                         });
                     }
                 }
-                DiffOp::Delete { old_index, old_len, .. } => {
+                DiffOp::Delete {
+                    old_index, old_len, ..
+                } => {
                     let js = file.start + old_index..file.start + old_index + old_len;
                     ops.extend(js.map(|j| if delete { Op::Drop(j) } else { Op::Keep(j) }));
                 }
-                DiffOp::Insert { new_index, new_len, .. } => {
+                DiffOp::Insert {
+                    new_index, new_len, ..
+                } => {
                     for i in snip.start + new_index..snip.start + new_index + new_len {
                         if self.lines[i].kind == Kind::Removed {
                             return Err(removed_not_found(self.lines, i));
@@ -639,7 +756,12 @@ impl Aligner<'_> {
                         ops.push(Op::Add(i));
                     }
                 }
-                DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_index,
+                    new_len,
+                } => {
                     let js = file.start + old_index..file.start + old_index + old_len;
                     ops.extend(js.map(|j| if delete { Op::Drop(j) } else { Op::Keep(j) }));
                     for i in snip.start + new_index..snip.start + new_index + new_len {
@@ -683,7 +805,14 @@ const SKIP: u8 = 4;
 /// [`relax`] where a tie between matching this line here and making it new is settled by
 /// `match_late`: true keeps the match (read back from the end, the line matches as late as
 /// it can), false makes the line new (an earlier copy of it matches instead).
-fn relax_pref(score: &mut [f32], from: &mut [u8], at: usize, value: f32, step: u8, match_late: bool) {
+fn relax_pref(
+    score: &mut [f32],
+    from: &mut [u8],
+    at: usize,
+    value: f32,
+    step: u8,
+    match_late: bool,
+) {
     if value > score[at] || (value == score[at] && (step == ADD) != match_late) {
         score[at] = value;
         from[at] = step;
@@ -728,7 +857,13 @@ fn weak(lines: &[SLine], i: usize) -> bool {
 fn settle(ops: &mut Vec<Op>, avail: &[usize], al: &Aligner<'_>, forward: bool) {
     let (lines, file) = (al.lines, al.file);
     let is_new_code = |op: &Op| matches!(op, Op::Add(i) if !lines[*i].blank);
-    let opens = |j: usize| if forward { file.starts_paragraph(j) } else { file.ends_paragraph(j) };
+    let opens = |j: usize| {
+        if forward {
+            file.starts_paragraph(j)
+        } else {
+            file.ends_paragraph(j)
+        }
+    };
     if let Some(first_new) = ops.iter().position(is_new_code)
         && !ops[first_new..]
             .iter()
@@ -795,7 +930,11 @@ fn rematch_outer(ops: &mut [Op], avail: &[usize], al: &Aligner<'_>) {
         .iter()
         .filter(|op| matches!(op, Op::Same { .. } | Op::Change { .. } | Op::Drop(_)))
         .count();
-    let adds = ops.iter().rev().take_while(|op| matches!(op, Op::Add(_))).count();
+    let adds = ops
+        .iter()
+        .rev()
+        .take_while(|op| matches!(op, Op::Add(_)))
+        .count();
     for r in (1..=adds).rev() {
         let tail = &ops[ops.len() - r..];
         let fits = tail.iter().enumerate().all(|(k, op)| {
@@ -808,7 +947,10 @@ fn rematch_outer(ops: &mut [Op], avail: &[usize], al: &Aligner<'_>) {
             let at = ops.len() - r;
             for (k, op) in ops[at..].iter_mut().enumerate() {
                 if let Op::Add(i) = *op {
-                    *op = Op::Same { i, j: avail[consumed + k] };
+                    *op = Op::Same {
+                        i,
+                        j: avail[consumed + k],
+                    };
                 }
             }
             return;

@@ -32,7 +32,6 @@ pub(crate) const EDGE_ALIGN_MAX: usize = 3000;
 /// with weights; larger ones with Myers' diff on line keys (linear memory).
 pub(crate) const INTERIOR_DP_MAX_CELLS: usize = 1 << 20;
 
-
 /// Share of characters a merge may lose before it counts as truncation (with lines below).
 pub(crate) const TRUNCATION_CHARS: f64 = 0.6;
 /// Share of lines a merge may lose before it counts as truncation (with chars above).

@@ -46,7 +46,10 @@ pub(crate) fn check(
     }
     let leaked = |l: &&str| placeholder::looks_like_marker(l) && !file.contains(lines::key(l));
     let leak = match new_lines {
-        Some(candidates) => candidates.iter().copied().find(|l| leaked(l) && merged.contains(l.trim())),
+        Some(candidates) => candidates
+            .iter()
+            .copied()
+            .find(|l| leaked(l) && merged.contains(l.trim())),
         None => merged.lines().find(leaked),
     };
     if let Some(line) = leak {
@@ -76,7 +79,8 @@ pub(crate) fn check(
         }
     }
     if n >= GUARD_MIN_LINES {
-        let changed = changed.unwrap_or_else(|| changed_old_lines(file.lines, &split_lines(&merged).0));
+        let changed =
+            changed.unwrap_or_else(|| changed_old_lines(file.lines, &split_lines(&merged).0));
         if changed as f64 > BLAST_RADIUS * n as f64 {
             return Err(Error::new(
                 ErrorCode::BlastRadiusExceeded,
@@ -97,7 +101,9 @@ pub(crate) fn check(
 /// Net brackets a code line opens, for the balance check: comment lines open none.
 fn bracket_delta(line: &str) -> i64 {
     let t = line.trim_start();
-    let comment = ["#", "//", "/*", "*", "--", "<!--", ";"].iter().any(|m| t.starts_with(m));
+    let comment = ["#", "//", "/*", "*", "--", "<!--", ";"]
+        .iter()
+        .any(|m| t.starts_with(m));
     if comment {
         return 0;
     }
@@ -108,7 +114,12 @@ fn bracket_delta(line: &str) -> i64 {
 /// snippet wrongly (a closing line doubled, a block cut off): `NEEDS_MORE_CONTEXT`. The
 /// check counts only the lines the edits add and delete, and the whole file only when
 /// those do not balance. Prose files are not checked.
-pub(crate) fn check_balance(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit], prose: bool) -> Result<()> {
+pub(crate) fn check_balance(
+    file: &FileIndex<'_>,
+    lines: &[SLine],
+    edits: &[Edit],
+    prose: bool,
+) -> Result<()> {
     if prose {
         return Ok(());
     }
@@ -128,7 +139,11 @@ pub(crate) fn check_balance(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit
     if before != 0 {
         return Ok(());
     }
-    let (more, fewer) = if delta > 0 { ("opens", "closes") } else { ("closes", "opens") };
+    let (more, fewer) = if delta > 0 {
+        ("opens", "closes")
+    } else {
+        ("closes", "opens")
+    };
     Err(Error::new(
         ErrorCode::NeedsMoreContext,
         format!(

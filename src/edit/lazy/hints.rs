@@ -36,22 +36,60 @@ pub(crate) struct Instruction {
 
 /// Words that describe the kind of thing named next to them.
 const KIND_WORDS: &[&str] = &[
-    "function", "method", "helper", "class", "field", "constant", "property", "variable",
-    "struct", "type", "interface", "enum", "test", "module", "macro", "def", "route",
-    "handler", "getter", "setter", "constructor",
+    "function",
+    "method",
+    "helper",
+    "class",
+    "field",
+    "constant",
+    "property",
+    "variable",
+    "struct",
+    "type",
+    "interface",
+    "enum",
+    "test",
+    "module",
+    "macro",
+    "def",
+    "route",
+    "handler",
+    "getter",
+    "setter",
+    "constructor",
 ];
 
 /// Filler between a verb and what it names.
 const FILLER: &[&str] = &[
-    "the", "a", "an", "right", "directly", "immediately", "just", "existing", "current",
-    "deprecated", "unused", "old", "private", "public", "local", "static", "stale",
+    "the",
+    "a",
+    "an",
+    "right",
+    "directly",
+    "immediately",
+    "just",
+    "existing",
+    "current",
+    "deprecated",
+    "unused",
+    "old",
+    "private",
+    "public",
+    "local",
+    "static",
+    "stale",
 ];
 
 fn is_identifier_like(w: &str) -> bool {
     let core = w.trim_end_matches("()");
     !core.is_empty()
-        && core.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | ':' | '#'))
-        && core.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && core
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | ':' | '#'))
+        && core
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
         && (core.contains('_')
             || core.contains('.')
             || core.chars().skip(1).any(char::is_uppercase)
@@ -62,7 +100,11 @@ fn is_identifier_like(w: &str) -> bool {
 fn words(instruction: &str) -> Vec<String> {
     instruction
         .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| matches!(c, ',' | ';' | '(' | ')' | '`' | '\'' | '"' | '.' | ':')))
+        .map(|w| {
+            w.trim_matches(|c: char| {
+                matches!(c, ',' | ';' | '(' | ')' | '`' | '\'' | '"' | '.' | ':')
+            })
+        })
         .filter(|w| !w.is_empty())
         .map(str::to_string)
         .collect()
@@ -132,7 +174,10 @@ fn removes(ws: &[String], defs: &FileDefs<'_>) -> Vec<String> {
             continue;
         }
         let mut at = k + 1;
-        while ws.get(at).is_some_and(|w| FILLER.contains(&w.to_ascii_lowercase().as_str())) {
+        while ws
+            .get(at)
+            .is_some_and(|w| FILLER.contains(&w.to_ascii_lowercase().as_str()))
+        {
             at += 1;
         }
         for name_at in [at, at + 1] {
@@ -140,9 +185,10 @@ fn removes(ws: &[String], defs: &FileDefs<'_>) -> Vec<String> {
                 continue;
             };
             let name = name.trim_end_matches("()");
-            let kind_next = kind.is_some_and(|k| KIND_WORDS.contains(&k.to_ascii_lowercase().as_str()));
-            let kind_before = name_at > at
-                && KIND_WORDS.contains(&ws[name_at - 1].to_ascii_lowercase().as_str());
+            let kind_next =
+                kind.is_some_and(|k| KIND_WORDS.contains(&k.to_ascii_lowercase().as_str()));
+            let kind_before =
+                name_at > at && KIND_WORDS.contains(&ws[name_at - 1].to_ascii_lowercase().as_str());
             if (kind_next || kind_before) && defs.headers(name).len() == 1 {
                 out.push(name.to_string());
                 break;
@@ -184,7 +230,11 @@ fn place(
             continue;
         };
         if let Some((a, b)) = named_unit(instruction, at + verb.len(), file, defs) {
-            return Some(if after { Place::After(b) } else { Place::Before(a) });
+            return Some(if after {
+                Place::After(b)
+            } else {
+                Place::Before(a)
+            });
         }
     }
     for marker in [" in ", " inside ", " into ", " to "] {
@@ -291,8 +341,14 @@ mod tests {
 
     #[test]
     fn top_end_and_within() {
-        assert_eq!(read_with("add it at the top of the file", FILE).place, Some(Place::Top));
-        assert_eq!(read_with("append at the very end", FILE).place, Some(Place::End));
+        assert_eq!(
+            read_with("add it at the top of the file", FILE).place,
+            Some(Place::Top)
+        );
+        assert_eq!(
+            read_with("append at the very end", FILE).place,
+            Some(Place::End)
+        );
         assert_eq!(
             read_with("add a case at the end of second", FILE).place,
             Some(Place::EndOf(3, 5))
@@ -306,7 +362,10 @@ mod tests {
     #[test]
     fn renames_and_removals() {
         let i = read_with("I am renaming with_params to with_stream_params", FILE);
-        assert_eq!(i.renames, [("with_params".to_string(), "with_stream_params".to_string())]);
+        assert_eq!(
+            i.renames,
+            [("with_params".to_string(), "with_stream_params".to_string())]
+        );
         let i = read_with("I'm deleting the deprecated first function", FILE);
         assert_eq!(i.removes, ["first"]);
         let i = read_with("removing the stale TODO on second", FILE);

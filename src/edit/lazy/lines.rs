@@ -112,7 +112,11 @@ pub(crate) fn facts(line: &str) -> (u64, u32, bool, bool) {
     let mut indent = 0u32;
     let mut at = 0;
     while at < bytes.len() && (bytes[at] == b' ' || bytes[at] == b'\t') {
-        indent = if bytes[at] == b'\t' { (indent / 4 + 1) * 4 } else { indent + 1 };
+        indent = if bytes[at] == b'\t' {
+            (indent / 4 + 1) * 4
+        } else {
+            indent + 1
+        };
         at += 1;
     }
     let mut h = crate::edit::matching::KEY_SEED;
@@ -130,7 +134,8 @@ pub(crate) fn facts(line: &str) -> (u64, u32, bool, bool) {
         n += 1;
     }
     let blank = n == 0;
-    let trivial = !alnum || (n <= TRIVIAL_KEY_MAX && std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key));
+    let trivial = !alnum
+        || (n <= TRIVIAL_KEY_MAX && std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key));
     (h, indent, blank, trivial)
 }
 
@@ -138,7 +143,13 @@ pub(crate) fn facts(line: &str) -> (u64, u32, bool, bool) {
 pub(crate) fn indent_of(line: &str) -> u32 {
     line.bytes()
         .take_while(|b| *b == b' ' || *b == b'\t')
-        .fold(0u32, |col, b| if b == b'\t' { (col / 4 + 1) * 4 } else { col + 1 })
+        .fold(0u32, |col, b| {
+            if b == b'\t' {
+                (col / 4 + 1) * 4
+            } else {
+                col + 1
+            }
+        })
 }
 
 /// Whether a line holds only whitespace.
@@ -171,7 +182,9 @@ pub(crate) fn bigrams(line: &str) -> Vec<u32> {
     let mut prev: Option<char> = None;
     for c in line.chars().filter(|c| !c.is_whitespace()) {
         if let Some(p) = prev {
-            out.push(u32::from(p).wrapping_mul(0x9E37_79B1) ^ u32::from(c).wrapping_mul(0x85EB_CA6B));
+            out.push(
+                u32::from(p).wrapping_mul(0x9E37_79B1) ^ u32::from(c).wrapping_mul(0x85EB_CA6B),
+            );
         }
         prev = Some(c);
     }
@@ -244,7 +257,9 @@ pub(crate) fn same_setting(a: &str, b: &str) -> bool {
 const SAME_KEY_SIMILARITY: f32 = 0.6;
 
 /// Keywords that may start a `NAME = value` declaration.
-const DECLARATION_WORDS: [&str; 8] = ["export", "local", "let", "const", "var", "val", "my", "readonly"];
+const DECLARATION_WORDS: [&str; 8] = [
+    "export", "local", "let", "const", "var", "val", "my", "readonly",
+];
 
 /// The key of a `key: value` or `key = value` line (a YAML list's `- ` and quotes aside).
 pub(crate) fn setting_key(line: &str) -> Option<&str> {
@@ -259,9 +274,18 @@ pub(crate) fn setting_key(line: &str) -> Option<&str> {
     let end = t.find([':', '='])?;
     let (key, rest) = (t[..end].trim().trim_matches(['"', '\'']), &t[end + 1..]);
     let word = !key.is_empty()
-        && key.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    let rest = if t[end..].starts_with(":=") { &rest[1..] } else { rest };
+        && key
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    let rest = if t[end..].starts_with(":=") {
+        &rest[1..]
+    } else {
+        rest
+    };
     (word && !rest.starts_with(['=', ':']) && !rest.trim().is_empty()).then_some(key)
 }
 
@@ -300,9 +324,12 @@ pub(crate) fn truncated_comment(snip: &str, file: &str) -> bool {
     let rest = &f[s.len()..];
     let rest_trim = rest.trim_start();
     // The cut is at a comment, or inside one the snippet already shows.
-    let at_comment = ["#", "//", "--", "/*"].iter().any(|m| rest_trim.starts_with(m))
+    let at_comment = ["#", "//", "--", "/*"]
+        .iter()
+        .any(|m| rest_trim.starts_with(m))
         && (rest.len() > rest_trim.len() || s.ends_with([',', ';', ')', '}', ']']));
-    let inside_comment = without_trailing_comment(s).is_some() && rest.starts_with(char::is_whitespace);
+    let inside_comment =
+        without_trailing_comment(s).is_some() && rest.starts_with(char::is_whitespace);
     at_comment || inside_comment
 }
 
@@ -346,18 +373,47 @@ mod tests {
 
     #[test]
     fn trivial_lines_are_bare_keywords_and_lines_without_letters_or_digits() {
-        for t in ["}", "  });", "", "   ", "end", "else {", "return;", "*/", "/// <summary>"] {
+        for t in [
+            "}",
+            "  });",
+            "",
+            "   ",
+            "end",
+            "else {",
+            "return;",
+            "*/",
+            "/// <summary>",
+        ] {
             assert!(is_trivial(t), "{t:?}");
         }
-        for t in ["return x;", "x = 1", "def f():", "}) // done", "end # of loop"] {
+        for t in [
+            "return x;",
+            "x = 1",
+            "def f():",
+            "}) // done",
+            "end # of loop",
+        ] {
             assert!(!is_trivial(t), "{t:?}");
         }
     }
 
     #[test]
     fn facts_in_one_pass_agree_with_the_separate_ones() {
-        for l in ["", "  }", "\treturn x;", "   else {", "foo(bar) // x", "  é = 1", "*", "\t\t}"] {
-            assert_eq!(facts(l), (key(l), indent_of(l), is_blank(l), is_trivial(l)), "{l:?}");
+        for l in [
+            "",
+            "  }",
+            "\treturn x;",
+            "   else {",
+            "foo(bar) // x",
+            "  é = 1",
+            "*",
+            "\t\t}",
+        ] {
+            assert_eq!(
+                facts(l),
+                (key(l), indent_of(l), is_blank(l), is_trivial(l)),
+                "{l:?}"
+            );
         }
     }
 
@@ -377,7 +433,10 @@ mod tests {
 
     #[test]
     fn a_shortened_trailing_comment_is_the_same_line() {
-        assert!(truncated_comment(r#"    log = { "-8" },"#, r#"    log = { "-8" }, -- show the last 8 commits"#));
+        assert!(truncated_comment(
+            r#"    log = { "-8" },"#,
+            r#"    log = { "-8" }, -- show the last 8 commits"#
+        ));
         assert!(truncated_comment(
             "body=request.body,  # type: ignore[arg-type]",
             "body=request.body,  # type: ignore[arg-type]  # urllib3 stubs"

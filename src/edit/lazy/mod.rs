@@ -148,17 +148,7 @@ pub fn merge_indented(
         .unwrap_or_default();
     ctx.set_renames(instruction.renames.clone());
     let planned = plan::plan(&ctx, &instruction)?;
-    if std::env::var_os("PG_DEBUG").is_some() {
-        for p in &planned {
-            eprintln!("SEG {:?} at {:?}", p.seg, p.at);
-        }
-    }
     let (edits, shifts) = align_all(&ctx, &planned)?;
-    if std::env::var_os("PG_DEBUG").is_some() {
-        for e in &edits {
-            eprintln!("EDIT {:?} shift {} ops {:?}", e.span, e.shift, e.ops);
-        }
-    }
     let mut edits = edits;
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
     let changed = edits
@@ -166,7 +156,8 @@ pub fn merge_indented(
         .flat_map(|e| &e.ops)
         .filter(|op| matches!(op, Op::Drop(_) | Op::Change { .. }))
         .count();
-    let prose = is_markdown(extension(hints).as_deref()) || extension(hints).is_some_and(|e| PROSE.contains(&e.as_str()));
+    let prose = is_markdown(extension(hints).as_deref())
+        || extension(hints).is_some_and(|e| PROSE.contains(&e.as_str()));
     guards::check_balance(&file, &snippet.lines, &edits, prose)?;
     let out = render::render(&file, &snippet.lines, edits, indent())?;
     let merged = join_lines(&out, final_newline || out.is_empty());
@@ -176,8 +167,17 @@ pub fn merge_indented(
         .filter(|l| l.count == 0 && !l.blank)
         .map(|l| l.text.as_str())
         .collect();
-    let mut merged = guards::check(content, &file, merged, deletes, Some(&new_lines), Some(changed))?;
-    merged.warnings.extend(reindented(&planned, &shifts, &snippet.lines));
+    let mut merged = guards::check(
+        content,
+        &file,
+        merged,
+        deletes,
+        Some(&new_lines),
+        Some(changed),
+    )?;
+    merged
+        .warnings
+        .extend(reindented(&planned, &shifts, &snippet.lines));
     Ok(merged)
 }
 
@@ -191,8 +191,12 @@ fn reindented(planned: &[Planned], shifts: &[i64], lines: &[prepare::SLine]) -> 
         .filter_map(|(p, &shift)| {
             let mut code = p.seg.lines.clone().filter(|&i| !lines[i].blank);
             let first = code.next()?;
-            let last = code.last().unwrap_or(first);
-            let (deeper, n) = if shift > 0 { ("deeper", shift) } else { ("shallower", -shift) };
+            let last = code.next_back().unwrap_or(first);
+            let (deeper, n) = if shift > 0 {
+                ("deeper", shift)
+            } else {
+                ("shallower", -shift)
+            };
             Some(format!(
                 "snippet lines {}-{} were re-indented {n} columns {deeper}, to the file's depth",
                 lines[first].at, lines[last].at
@@ -281,11 +285,19 @@ fn balance_gaps(ctx: &Context<'_>, planned: &[Planned], k: usize, e: &mut Edit) 
 }
 
 /// The edit of one planned segment, its edges within `bounds`.
-fn edit_of(ctx: &Context<'_>, p: &Planned, bounds: std::ops::Range<usize>, usual: i64) -> Result<Edit> {
+fn edit_of(
+    ctx: &Context<'_>,
+    p: &Planned,
+    bounds: std::ops::Range<usize>,
+    usual: i64,
+) -> Result<Edit> {
     let lines = ctx.lines();
     match &p.at {
         Where::Pins(pins) => {
-            if pins.windows(2).any(|w| w[0].i >= w[1].i || w[0].j >= w[1].j) {
+            if pins
+                .windows(2)
+                .any(|w| w[0].i >= w[1].i || w[0].j >= w[1].j)
+            {
                 // Anchors out of order: the snippet's parts do not fit the file in one way.
                 return Err(Error::new(
                     ErrorCode::NeedsMoreContext,
@@ -386,7 +398,11 @@ fn shift_of(ctx: &Context<'_>, pins: &[Pin]) -> Option<i64> {
 /// Edits deleting the definitions `remove NAME` directives and the instruction name. A
 /// directive whose name the file does not define once is refused; an instruction's removal
 /// only applies to a definition no segment shows or touches.
-fn removal_edits(ctx: &Context<'_>, instruction: &Instruction, edits: &mut Vec<Edit>) -> Result<bool> {
+fn removal_edits(
+    ctx: &Context<'_>,
+    instruction: &Instruction,
+    edits: &mut Vec<Edit>,
+) -> Result<bool> {
     let mut any = false;
     let shown = |name: &str| {
         ctx.lines()
@@ -424,7 +440,11 @@ fn removal_edits(ctx: &Context<'_>, instruction: &Instruction, edits: &mut Vec<E
         if overlaps {
             return Err(Error::new(
                 ErrorCode::NeedsMoreContext,
-                format!("`remove {name}` deletes lines {}-{}, which the snippet also edits", a + 1, b),
+                format!(
+                    "`remove {name}` deletes lines {}-{}, which the snippet also edits",
+                    a + 1,
+                    b
+                ),
             ));
         }
         edits.push(Edit {

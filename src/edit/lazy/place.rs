@@ -14,9 +14,7 @@
 use std::cell::OnceCell;
 use std::ops::Range;
 
-use super::costs::{
-    PLACING_CHANGE_MARGIN, PLACING_CHANGE_MIN_CHARS, PLACING_CHANGE_SIMILARITY,
-};
+use super::costs::{PLACING_CHANGE_MARGIN, PLACING_CHANGE_MIN_CHARS, PLACING_CHANGE_SIMILARITY};
 use super::index::FileIndex;
 use super::lines;
 use super::prepare::{Kind, SLine};
@@ -182,7 +180,9 @@ impl Signature {
         if 2.0 * a.min(b) < threshold * 0.6 * (a + b) {
             return false;
         }
-        let both: u32 = (0..4).map(|k| (self.bits[k] & other.bits[k]).count_ones()).sum();
+        let both: u32 = (0..4)
+            .map(|k| (self.bits[k] & other.bits[k]).count_ones())
+            .sum();
         let ones: u32 = (0..4)
             .map(|k| self.bits[k].count_ones() + other.bits[k].count_ones())
             .sum();
@@ -253,7 +253,8 @@ fn place_free(
     }
     if let Some(f) = floor {
         // Lines inside the block sit at the closer's offset.
-        let offset = |i: usize, j: usize| i64::from(ctx.file.indent(j)) - i64::from(lines[i].indent);
+        let offset =
+            |i: usize, j: usize| i64::from(ctx.file.indent(j)) - i64::from(lines[i].indent);
         let at_offset = |r: &Run| r.i > f.pin.i || offset(r.i, r.j) == offset(f.pin.i, f.pin.j);
         all.retain(|r| f.admits(r.i, r.i_end(), r.j, r.j_end()) && at_offset(r));
     }
@@ -281,7 +282,10 @@ fn place_free(
     let unique: Vec<Run> = all.iter().filter(|r| r.unique).copied().collect();
     if !unique.is_empty() {
         let weight = |r: &Run, trim: usize| -> f32 {
-            lines[r.i + trim..r.i_end()].iter().map(runs::line_weight).sum()
+            lines[r.i + trim..r.i_end()]
+                .iter()
+                .map(runs::line_weight)
+                .sum()
         };
         let (chain, _) = runs::chain(&unique, weight, |_, _| true);
         // A run left out of the chain whose file lines the chain also matched repeats them:
@@ -333,22 +337,33 @@ fn loose_elsewhere(ctx: &Context<'_>, pins: &[Pin]) -> Option<Candidate> {
     let span = pins[0].j..pins[pins.len() - 1].j + 1;
     let reach = 2 * span.len() + REACH_SLACK;
     let first = solid[0];
-    ctx.file.positions(lines[first.i].key).iter().find_map(|&p| {
-        let mut at = p as usize;
-        if span.contains(&at) {
-            return None;
-        }
-        let mut found = vec![Pin { j: at, ..*first }];
-        for q in &solid[1..] {
-            let next = ctx.file.positions(lines[q.i].key).iter().map(|&x| x as usize).find(|&x| x > at && x <= p as usize + reach)?;
-            if span.contains(&next) {
+    ctx.file
+        .positions(lines[first.i].key)
+        .iter()
+        .find_map(|&p| {
+            let mut at = p as usize;
+            if span.contains(&at) {
                 return None;
             }
-            found.push(Pin { j: next, ..**q });
-            at = next;
-        }
-        Some(Candidate { pins: found, score: 1.0 })
-    })
+            let mut found = vec![Pin { j: at, ..*first }];
+            for q in &solid[1..] {
+                let next = ctx
+                    .file
+                    .positions(lines[q.i].key)
+                    .iter()
+                    .map(|&x| x as usize)
+                    .find(|&x| x > at && x <= p as usize + reach)?;
+                if span.contains(&next) {
+                    return None;
+                }
+                found.push(Pin { j: next, ..**q });
+                at = next;
+            }
+            Some(Candidate {
+                pins: found,
+                score: 1.0,
+            })
+        })
 }
 
 /// A sure pin for each of the segment's outermost lines (its first and last non-blank
@@ -358,24 +373,48 @@ fn loose_elsewhere(ctx: &Context<'_>, pins: &[Pin]) -> Option<Candidate> {
 /// unit beside it.)
 fn extend_locally(lines: &[SLine], seg: &Segment, file: &FileIndex<'_>, pins: &mut Vec<Pin>) {
     let solid = |i: &usize| !lines[*i].blank;
-    let (Some(outer_first), Some(outer_last)) =
-        (seg.lines.clone().find(solid), seg.lines.clone().rev().find(solid))
-    else {
+    let (Some(outer_first), Some(outer_last)) = (
+        seg.lines.clone().find(solid),
+        seg.lines.clone().rev().find(solid),
+    ) else {
         return;
     };
     if let Some(&first) = pins.first()
         && outer_first < first.i
-        && let Some(j) = one_within(lines, file, outer_first, first.j.saturating_sub(reach(first.i - outer_first))..first.j)
+        && let Some(j) = one_within(
+            lines,
+            file,
+            outer_first,
+            first.j.saturating_sub(reach(first.i - outer_first))..first.j,
+        )
         && j + (first.i - outer_first) <= first.j
     {
-        pins.insert(0, Pin { i: outer_first, j, replace: false, sure: true });
+        pins.insert(
+            0,
+            Pin {
+                i: outer_first,
+                j,
+                replace: false,
+                sure: true,
+            },
+        );
     }
     if let Some(&last) = pins.last()
         && outer_last > last.i
-        && let Some(j) = one_within(lines, file, outer_last, last.j + 1..last.j + 1 + reach(outer_last - last.i))
+        && let Some(j) = one_within(
+            lines,
+            file,
+            outer_last,
+            last.j + 1..last.j + 1 + reach(outer_last - last.i),
+        )
         && j >= last.j + (outer_last - last.i)
     {
-        pins.push(Pin { i: outer_last, j, replace: false, sure: true });
+        pins.push(Pin {
+            i: outer_last,
+            j,
+            replace: false,
+            sure: true,
+        });
     }
 }
 
@@ -385,7 +424,12 @@ fn reach(d: usize) -> usize {
 }
 
 /// The one file line in `window` equal to non-trivial snippet line `i`, if exactly one is.
-fn one_within(lines: &[SLine], file: &FileIndex<'_>, i: usize, window: Range<usize>) -> Option<usize> {
+fn one_within(
+    lines: &[SLine],
+    file: &FileIndex<'_>,
+    i: usize,
+    window: Range<usize>,
+) -> Option<usize> {
     let l = &lines[i];
     if !l.is_old() || l.trivial {
         return None;
@@ -437,8 +481,12 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Ve
         while start > seg.lines.start && {
             let t = lines[start - 1].text.trim_start();
             !lines[start - 1].blank
-                && (t.starts_with('*') || t.starts_with("/*") || t.starts_with("//")
-                    || t.starts_with('#') || t.starts_with('@') || t.starts_with('[')
+                && (t.starts_with('*')
+                    || t.starts_with("/*")
+                    || t.starts_with("//")
+                    || t.starts_with('#')
+                    || t.starts_with('@')
+                    || t.starts_with('[')
                     || t.starts_with("--"))
         } {
             start -= 1;
@@ -453,8 +501,16 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Ve
         // definition its body comes from.
         let named = ctx.renames().iter().any(|(_, b)| b == name)
             || (renames
-                && old_header_like(ctx, i, all.iter().find(|r| r.unique && r.i > i && r.i_end() <= end)));
-        let cover = if named { RENAME_COVER_NAMED } else { RENAME_COVER };
+                && old_header_like(
+                    ctx,
+                    i,
+                    all.iter().find(|r| r.unique && r.i > i && r.i_end() <= end),
+                ));
+        let cover = if named {
+            RENAME_COVER_NAMED
+        } else {
+            RENAME_COVER
+        };
         if (covered as f32) < cover * solid as f32 {
             out.push(start..end);
         }
@@ -474,7 +530,8 @@ fn old_header_like(ctx: &Context<'_>, h: usize, run: Option<&Run>) -> bool {
     let from = run.j.saturating_sub(depth + REACH_SLACK);
     (from..run.j).rev().any(|j| {
         units::header_name(ctx.file.lines[j]).is_some()
-            && super::lines::similarity(&lines[h].text, ctx.file.lines[j]) >= RENAMED_HEADER_SIMILARITY
+            && super::lines::similarity(&lines[h].text, ctx.file.lines[j])
+                >= RENAMED_HEADER_SIMILARITY
     })
 }
 
@@ -554,7 +611,10 @@ fn weak(
         if r.changed {
             r.weight
         } else {
-            lines[r.i + trim..r.i_end()].iter().map(runs::line_weight).sum()
+            lines[r.i + trim..r.i_end()]
+                .iter()
+                .map(runs::line_weight)
+                .sum()
         }
     };
     let mut candidates: Vec<Candidate> = Vec::new();
@@ -577,7 +637,13 @@ fn weak(
         .filter(|c| c.score > best - TIE)
         .collect();
     if rivals.len() == 1 {
-        return Placed::Pins(rivals.into_iter().next().map(|c| c.pins).unwrap_or_default());
+        return Placed::Pins(
+            rivals
+                .into_iter()
+                .next()
+                .map(|c| c.pins)
+                .unwrap_or_default(),
+        );
     }
     Placed::Open(Open::Ambiguous(rivals))
 }
@@ -657,7 +723,9 @@ pub(crate) fn closest_old_version(ctx: &Context<'_>, text: &str) -> Option<(usiz
             }
         }
     }
-    best.filter(|&(_, sim)| sim >= PLACING_CHANGE_SIMILARITY && sim - second >= PLACING_CHANGE_MARGIN)
+    best.filter(|&(_, sim)| {
+        sim >= PLACING_CHANGE_SIMILARITY && sim - second >= PLACING_CHANGE_MARGIN
+    })
 }
 
 /// Pins for the units the segment shows whole: a header whose name the file defines once
@@ -755,7 +823,12 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
         && pins.last().is_none_or(|p| p.i < i && p.j < j)
         && let Some(replace) = at_edge(i, j)
     {
-        pins.push(Pin { i, j, replace, sure: true });
+        pins.push(Pin {
+            i,
+            j,
+            replace,
+            sure: true,
+        });
     }
     if seg.gap_before.is_none()
         && let (Some(i), Some(j)) = (
@@ -765,7 +838,15 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
         && pins.first().is_none_or(|p| p.i > i && p.j > j)
         && let Some(replace) = at_edge(i, j)
     {
-        pins.insert(0, Pin { i, j, replace, sure: true });
+        pins.insert(
+            0,
+            Pin {
+                i,
+                j,
+                replace,
+                sure: true,
+            },
+        );
     }
 }
 
@@ -798,8 +879,10 @@ fn group_pins(ctx: &Context<'_>, seg: &Segment, i: usize, pins: &mut Vec<Pin>) -
 fn inside_new_unit(ctx: &Context<'_>, seg: &Segment, i: usize) -> bool {
     let lines = ctx.lines();
     (seg.lines.start..i).any(|h| {
-        units::header_name(&lines[h].text).is_some_and(|n| lines[h].count == 0 && ctx.defs().headers(n).is_empty())
-            && units::snippet_unit_end(lines, h, seg.lines.end, seg.gap_after).is_some_and(|e| e >= i)
+        units::header_name(&lines[h].text)
+            .is_some_and(|n| lines[h].count == 0 && ctx.defs().headers(n).is_empty())
+            && units::snippet_unit_end(lines, h, seg.lines.end, seg.gap_after)
+                .is_some_and(|e| e >= i)
     })
 }
 
@@ -837,8 +920,9 @@ fn file_unit_for(
     match &*ctx.defs().headers(old) {
         [] => None,
         [h] => Some(units::file_extent(ctx.file, *h)),
-        several => closest_header(ctx, &lines[i].text, several)
-            .map(|h| units::file_extent(ctx.file, h)),
+        several => {
+            closest_header(ctx, &lines[i].text, several).map(|h| units::file_extent(ctx.file, h))
+        }
     }
 }
 
@@ -888,7 +972,8 @@ fn add_unit(
     let depth = |a: u32, b: u32| i64::from(a) - i64::from(b);
     if closes
         && (!super::lines::is_closer(&lines[last].text)
-            || depth(lines[last].indent, lines[i].indent) != depth(file.indent(end - 1), file.indent(hj)))
+            || depth(lines[last].indent, lines[i].indent)
+                != depth(file.indent(end - 1), file.indent(hj)))
     {
         return false;
     }
@@ -929,21 +1014,42 @@ mod tests {
         let Placed::Pins(p) = placed(&file, "b()\nnew()\n") else {
             panic!("not placed")
         };
-        assert_eq!(p, [Pin { i: 0, j: 1, replace: false, sure: true }]);
+        assert_eq!(
+            p,
+            [Pin {
+                i: 0,
+                j: 1,
+                replace: false,
+                sure: true
+            }]
+        );
     }
 
     #[test]
     fn a_repeated_context_is_ambiguous() {
         let file = ["x = 1", "y()", "", "x = 1", "z()"];
-        assert!(matches!(placed(&file, "x = 1\nnew()\n"), Placed::Open(Open::Ambiguous(c)) if c.len() == 2));
+        assert!(
+            matches!(placed(&file, "x = 1\nnew()\n"), Placed::Open(Open::Ambiguous(c)) if c.len() == 2)
+        );
     }
 
     #[test]
     fn a_changed_line_with_one_old_version_places_its_segment() {
         let file = ["}", "    total = compute_total(items, tax)", "}"];
-        let Placed::Pins(p) = placed(&file, "    total = compute_total(items, tax, discount)\n}\n") else {
+        let Placed::Pins(p) = placed(
+            &file,
+            "    total = compute_total(items, tax, discount)\n}\n",
+        ) else {
             panic!("not placed")
         };
-        assert_eq!(p[0], Pin { i: 0, j: 1, replace: true, sure: false });
+        assert_eq!(
+            p[0],
+            Pin {
+                i: 0,
+                j: 1,
+                replace: true,
+                sure: false
+            }
+        );
     }
 }

@@ -23,7 +23,9 @@ pub fn strip_fence(snippet: &str) -> &str {
         return snippet;
     };
     let fence = first.chars().take_while(|&c| c == mark).count();
-    let info_ok = first[fence..].chars().all(|c| !c.is_whitespace() || c == ' ');
+    let info_ok = first[fence..]
+        .chars()
+        .all(|c| !c.is_whitespace() || c == ' ');
     if fence >= 3
         && last.len() >= fence
         && last.chars().all(|c| c == mark)
@@ -75,10 +77,41 @@ fn ends_with_ellipsis(s: &str) -> bool {
 
 /// Words that, after an ellipsis, make a comment a placeholder.
 const PLACEHOLDER_WORDS: &[&str] = &[
-    "existing", "rest", "remaining", "unchanged", "omitted", "other", "others", "previous",
-    "same", "keep", "kept", "more", "etc", "code", "here", "lines", "implementation", "imports",
-    "methods", "functions", "fields", "body", "content", "contents", "stuff", "original",
-    "above", "below", "before", "after", "truncated", "elided", "skipped", "as", "is",
+    "existing",
+    "rest",
+    "remaining",
+    "unchanged",
+    "omitted",
+    "other",
+    "others",
+    "previous",
+    "same",
+    "keep",
+    "kept",
+    "more",
+    "etc",
+    "code",
+    "here",
+    "lines",
+    "implementation",
+    "imports",
+    "methods",
+    "functions",
+    "fields",
+    "body",
+    "content",
+    "contents",
+    "stuff",
+    "original",
+    "above",
+    "below",
+    "before",
+    "after",
+    "truncated",
+    "elided",
+    "skipped",
+    "as",
+    "is",
 ];
 
 fn words(s: &str) -> Vec<String> {
@@ -253,9 +286,27 @@ fn is_narration(line: &str) -> bool {
 
 /// Words of a `remove …` directive that are not the name.
 const DIRECTIVE_FILLER: &[&str] = &[
-    "the", "function", "method", "class", "block", "def", "fn", "func", "struct", "definition",
-    "entire", "whole", "this", "field", "property", "const", "constant", "variable", "type",
-    "interface", "enum",
+    "the",
+    "function",
+    "method",
+    "class",
+    "block",
+    "def",
+    "fn",
+    "func",
+    "struct",
+    "definition",
+    "entire",
+    "whole",
+    "this",
+    "field",
+    "property",
+    "const",
+    "constant",
+    "variable",
+    "type",
+    "interface",
+    "enum",
 ];
 
 /// `remove NAME` → `NAME` (an identifier), when the line is such a directive.
@@ -368,7 +419,10 @@ mod tests {
             remove_directive("// remove function `parseArgs`"),
             Some("parseArgs".into())
         );
-        assert_eq!(remove_directive("// remove the old cache and the lock"), None);
+        assert_eq!(
+            remove_directive("// remove the old cache and the lock"),
+            None
+        );
         assert_eq!(remove_directive("remove helper"), None);
     }
 

@@ -115,7 +115,10 @@ fn repair_overlaps(
         if !overlaps {
             continue;
         }
-        let lo = (0..k).rev().find_map(|o| pin_span(&placed[o])).map_or(0, |s| s.end);
+        let lo = (0..k)
+            .rev()
+            .find_map(|o| pin_span(&placed[o]))
+            .map_or(0, |s| s.end);
         let hi = (k + 1..segs.len())
             .find_map(|o| pin_span(&placed[o]))
             .map_or(ctx.file.len(), |s| s.start);
@@ -135,7 +138,11 @@ fn repair_overlaps(
 /// the file line of its opening (the opening line's pin, or for a lone `{` the pin of the
 /// header above it). Placeholders keep the rest of a block's body; they close nothing but
 /// the blocks that code after them stands outside of.
-fn open_blocks(ctx: &Context<'_>, segs: &[Segment], placed: &[Placed]) -> Vec<(usize, Option<usize>)> {
+fn open_blocks(
+    ctx: &Context<'_>,
+    segs: &[Segment],
+    placed: &[Placed],
+) -> Vec<(usize, Option<usize>)> {
     let lines = ctx.lines();
     let mut open: Vec<(usize, Option<usize>)> = Vec::new();
     for (seg, p) in segs.iter().zip(placed) {
@@ -150,7 +157,10 @@ fn open_blocks(ctx: &Context<'_>, segs: &[Segment], placed: &[Placed]) -> Vec<(u
             // Code as far out as a block's opening line is past the block: a placeholder
             // closed it.
             if !lines[i].blank && !super::lines::is_closer(&lines[i].text) {
-                while open.last().is_some_and(|&(o, _)| lines[o].indent >= lines[i].indent) {
+                while open
+                    .last()
+                    .is_some_and(|&(o, _)| lines[o].indent >= lines[i].indent)
+                {
                     open.pop();
                 }
             }
@@ -181,7 +191,12 @@ fn open_blocks(ctx: &Context<'_>, segs: &[Segment], placed: &[Placed]) -> Vec<(u
 /// block (at the closer's depth) on a placed line and a placeholder kept the rest of its
 /// body, the closer is the file block's closing line, and the segment's lines before it lie
 /// inside that block.
-fn closer_pin(ctx: &Context<'_>, before: &[Segment], placed: &[Placed], seg: &Segment) -> Option<Floor> {
+fn closer_pin(
+    ctx: &Context<'_>,
+    before: &[Segment],
+    placed: &[Placed],
+    seg: &Segment,
+) -> Option<Floor> {
     let lines = ctx.lines();
     if before.is_empty() {
         return None;
@@ -196,7 +211,10 @@ fn closer_pin(ctx: &Context<'_>, before: &[Segment], placed: &[Placed], seg: &Se
         return None;
     }
     let open = open_blocks(ctx, before, placed);
-    let (_, jo) = *open.iter().rev().find(|(o, _)| lines[*o].indent == lines[c].indent)?;
+    let (_, jo) = *open
+        .iter()
+        .rev()
+        .find(|(o, _)| lines[*o].indent == lines[c].indent)?;
     let jo = jo?;
     let (_, end) = super::outline::block_extent(ctx.file.lines, jo);
     let close = end.checked_sub(1).filter(|&j| j > jo)?;
@@ -281,11 +299,14 @@ fn conflict(ctx: &Context<'_>, a: &Run, b: &Run) -> Error {
 /// The outermost named definition holding file line `j`: its name and lines.
 fn enclosing_definition<'f>(ctx: &Context<'f>, j: usize) -> Option<(&'f str, usize, usize)> {
     let file = ctx.file;
-    (0..=j).rev().filter(|&h| file.indent(h) == 0).find_map(|h| {
-        let name = super::units::header_name(file.lines[h])?;
-        let (s, e) = super::units::file_extent(file, h);
-        (s <= j && j < e && e > s + 1).then_some((name, s, e))
-    })
+    (0..=j)
+        .rev()
+        .filter(|&h| file.indent(h) == 0)
+        .find_map(|h| {
+            let name = super::units::header_name(file.lines[h])?;
+            let (s, e) = super::units::file_extent(file, h);
+            (s <= j && j < e && e > s + 1).then_some((name, s, e))
+        })
 }
 
 /// Settle the segments left open: ambiguous ones by the instruction or their neighbours,
@@ -310,7 +331,11 @@ fn settle_open(
             continue;
         };
         let bounds = in_order.then(|| {
-            let lo = known.iter().rev().find(|(s, _)| *s < k).map_or(0, |(_, sp)| sp.1);
+            let lo = known
+                .iter()
+                .rev()
+                .find(|(s, _)| *s < k)
+                .map_or(0, |(_, sp)| sp.1);
             let hi = known
                 .iter()
                 .find(|(s, _)| *s > k)
@@ -432,7 +457,14 @@ fn insert_at_open_edge(ctx: &Context<'_>, segs: &[Segment], k: usize) -> Option<
     let solid = |i: &usize| !lines[*i].blank;
     let file_solid = |j: &usize| !file.is_blank(*j);
     // The new code's line next to the placeholder may be the file's own edge line.
-    let same = |i: usize, j: usize| Where::Pins(vec![Pin { i, j, replace: false, sure: true }]);
+    let same = |i: usize, j: usize| {
+        Where::Pins(vec![Pin {
+            i,
+            j,
+            replace: false,
+            sure: true,
+        }])
+    };
     if k + 1 == segs.len() && seg.gap_after.is_none() && seg.gap_before.is_some() {
         let first = seg.lines.clone().find(solid)?;
         if let Some(j) = (0..file.len()).rev().find(file_solid)
@@ -471,7 +503,9 @@ fn insert_at_open_edge(ctx: &Context<'_>, segs: &[Segment], k: usize) -> Option<
 /// than the definition, after a blank line when its members are separated by them.
 fn end_of(ctx: &Context<'_>, a: usize, b: usize) -> Option<Where> {
     let file = ctx.file;
-    let close = b.checked_sub(1).filter(|&c| c > a && super::lines::is_closer(file.lines[c]))?;
+    let close = b
+        .checked_sub(1)
+        .filter(|&c| c > a && super::lines::is_closer(file.lines[c]))?;
     let member = (a + 1..close)
         .find(|&j| !file.is_blank(j) && file.lines[j].trim() != "{")
         .map_or(file.indent(a) + 4, |j| file.indent(j));
@@ -497,7 +531,11 @@ fn seg_lines(ctx: &Context<'_>, seg: &Segment) -> String {
     let lines = ctx.lines();
     let a = lines[seg.lines.start].at;
     let b = lines[seg.lines.end - 1].at;
-    if a == b { format!("line {a}") } else { format!("lines {a}-{b}") }
+    if a == b {
+        format!("line {a}")
+    } else {
+        format!("lines {a}-{b}")
+    }
 }
 
 fn no_anchor(ctx: &Context<'_>, seg: &Segment) -> Error {

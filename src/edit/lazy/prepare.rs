@@ -167,11 +167,18 @@ pub(crate) fn read(body: &str, file: &FileIndex<'_>) -> Prepared {
         raw.pop();
     }
     let is_gap = |l: &str| {
-        placeholder::is_hunk_header(l) || placeholder::is_placeholder(l, file.contains(lines::key(l)))
+        placeholder::is_hunk_header(l)
+            || placeholder::is_placeholder(l, file.contains(lines::key(l)))
     };
     let marks: Vec<DiffMark> = raw
         .iter()
-        .map(|l| if is_gap(l) { DiffMark::None } else { diff_mark(l, file) })
+        .map(|l| {
+            if is_gap(l) {
+                DiffMark::None
+            } else {
+                diff_mark(l, file)
+            }
+        })
         .collect();
     let diff_style = marks.contains(&DiffMark::Minus)
         || marks.iter().filter(|m| **m == DiffMark::Plus).count() >= 1
@@ -207,7 +214,9 @@ fn classify(
     };
     if placeholder::is_hunk_header(line)
         || placeholder::is_placeholder(line, in_file)
-        || (diff_style && mark == DiffMark::None && placeholder::is_placeholder(unprefixed, in_file))
+        || (diff_style
+            && mark == DiffMark::None
+            && placeholder::is_placeholder(unprefixed, in_file))
     {
         return Piece::Gap {
             indent: lines::indent_of(line),
@@ -222,12 +231,18 @@ fn classify(
         // A bare `-` or `+`: a removed or added blank line.
         (true, DiffMark::None) if line.trim_end() == "-" => ("", Kind::Removed),
         (true, DiffMark::None) if line.trim_end() == "+" => ("", Kind::Added),
-        (true, DiffMark::None) if line.starts_with(' ') && strip_column(line, space_column, file) => {
+        (true, DiffMark::None)
+            if line.starts_with(' ') && strip_column(line, space_column, file) =>
+        {
             (&line[1..], Kind::Plain)
         }
         _ => (line, Kind::Plain),
     };
-    Piece::Line(SLine::new(text.trim_end_matches('\r').to_string(), kind, file))
+    Piece::Line(SLine::new(
+        text.trim_end_matches('\r').to_string(),
+        kind,
+        file,
+    ))
 }
 
 /// Blank lines at the snippet's very ends carry no meaning.
@@ -292,7 +307,10 @@ mod tests {
 
     #[test]
     fn a_byte_order_mark_and_fence_are_removed() {
-        assert_eq!(body("\u{feff}```rust\nfn a() {}\n```\n", false), "fn a() {}\n");
+        assert_eq!(
+            body("\u{feff}```rust\nfn a() {}\n```\n", false),
+            "fn a() {}\n"
+        );
         assert_eq!(body("```md\n# x\n```\n", true), "```md\n# x\n```\n");
     }
 }

@@ -17,7 +17,11 @@ pub(crate) fn reindent(text: &str, shift: i64, style: Indent) -> Cow<'_, str> {
     let code = text.trim_start_matches([' ', '\t']);
     if code.is_empty() {
         // A blank line keeps its bytes unless the whole snippet moves.
-        return if shift == 0 { Cow::Borrowed(text) } else { Cow::Borrowed("") };
+        return if shift == 0 {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Borrowed("")
+        };
     }
     let ws = &text[..text.len() - code.len()];
     // Whitespace of the other kind only (spaces where the file uses tabs); mixed whitespace
@@ -59,7 +63,11 @@ pub(crate) fn render<'a>(
     let mut out: Vec<Cow<'a, str>> = Vec::with_capacity(file.len() + lines.len());
     let mut pos = 0;
     for e in &edits {
-        out.extend(file.lines[pos..e.span.start].iter().map(|&l| Cow::Borrowed(l)));
+        out.extend(
+            file.lines[pos..e.span.start]
+                .iter()
+                .map(|&l| Cow::Borrowed(l)),
+        );
         let style = e.style.unwrap_or(style);
         for op in &e.ops {
             match *op {
@@ -93,14 +101,21 @@ fn same_line<'a>(
     let f = file.lines[j];
     if l.blank {
         // A blank line's whitespace is the snippet's when it has any, else the file's.
-        return if l.text.is_empty() || shift != 0 { Cow::Borrowed(f) } else { Cow::Borrowed(&l.text) };
+        return if l.text.is_empty() || shift != 0 {
+            Cow::Borrowed(f)
+        } else {
+            Cow::Borrowed(&l.text)
+        };
     }
     if i64::from(l.indent) + shift != i64::from(file.indent(j)) {
         return reindent(&l.text, shift, style);
     }
     // Same indentation: the file's bytes, unless the snippet respaced the line's inside
     // (an aligned column, a dropped trailing space) — look-alike characters stay the file's.
-    let (ft, st) = (f.trim_start_matches([' ', '\t']), l.text.trim_start_matches([' ', '\t']));
+    let (ft, st) = (
+        f.trim_start_matches([' ', '\t']),
+        l.text.trim_start_matches([' ', '\t']),
+    );
     if ft == st || !same_but_spacing(ft, st) {
         Cow::Borrowed(f)
     } else {
@@ -110,7 +125,9 @@ fn same_line<'a>(
 
 /// Whether two texts differ only in whitespace.
 fn same_but_spacing(a: &str, b: &str) -> bool {
-    a.chars().filter(|c| !c.is_whitespace()).eq(b.chars().filter(|c| !c.is_whitespace()))
+    a.chars()
+        .filter(|c| !c.is_whitespace())
+        .eq(b.chars().filter(|c| !c.is_whitespace()))
 }
 
 fn overlap(a: &Edit, b: &Edit) -> Error {

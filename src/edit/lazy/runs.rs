@@ -138,7 +138,12 @@ pub(crate) fn find(lines: &[SLine], seg: Range<usize>, file: &FileIndex<'_>) -> 
 
 /// The part of `run` on snippet lines `part`, without trivial lines at its ends, its weight
 /// and uniqueness computed anew; `None` when nothing of substance is left.
-pub(crate) fn shrink(lines: &[SLine], run: &Run, part: Range<usize>, file: &FileIndex<'_>) -> Option<Run> {
+pub(crate) fn shrink(
+    lines: &[SLine],
+    run: &Run,
+    part: Range<usize>,
+    file: &FileIndex<'_>,
+) -> Option<Run> {
     let (mut a, mut b) = (part.start.max(run.i), part.end.min(run.i_end()));
     while a < b && lines[a].trivial {
         a += 1;
@@ -205,7 +210,10 @@ fn overlap(a: &Run, b: &Run) -> Option<usize> {
     if b.i_end() <= a.i_end() || b.j_end() <= a.j_end() || b.i < a.i || b.j < a.j {
         return None;
     }
-    let trim = a.i_end().saturating_sub(b.i).max(a.j_end().saturating_sub(b.j));
+    let trim = a
+        .i_end()
+        .saturating_sub(b.i)
+        .max(a.j_end().saturating_sub(b.j));
     (trim < b.len).then_some(trim)
 }
 
@@ -252,10 +260,11 @@ pub(crate) fn chain(
             }
         }
     }
-    let (mut at, score) = best
-        .iter()
-        .enumerate()
-        .fold((0, f32::MIN), |acc, (k, &s)| if s > acc.1 { (k, s) } else { acc });
+    let (mut at, score) =
+        best.iter().enumerate().fold(
+            (0, f32::MIN),
+            |acc, (k, &s)| if s > acc.1 { (k, s) } else { acc },
+        );
     let mut out = Vec::new();
     loop {
         match prev[at] {

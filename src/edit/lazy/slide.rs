@@ -33,7 +33,10 @@ pub(crate) fn balance_at_gap(edit: &mut Edit, lines: &[SLine], tail: bool) {
     } else {
         (0..ops.len()).collect()
     };
-    let adds = order.iter().take_while(|&&k| matches!(ops[k], Op::Add(_))).count();
+    let adds = order
+        .iter()
+        .take_while(|&&k| matches!(ops[k], Op::Add(_)))
+        .count();
     let added: i64 = order[..adds]
         .iter()
         .map(|&k| match ops[k] {
@@ -98,7 +101,9 @@ fn echo(ops: &[Op], order: &[usize], adds: usize, from: usize, lines: &[SLine]) 
     order[..adds]
         .iter()
         .zip(&order[from..])
-        .take_while(|&(&a, &c)| matches!(ops[c], Op::Same { .. }) && text(a).is_some() && text(a) == text(c))
+        .take_while(|&(&a, &c)| {
+            matches!(ops[c], Op::Same { .. }) && text(a).is_some() && text(a) == text(c)
+        })
         .filter(|&(&a, _)| text(a).is_some_and(|t| !t.is_empty()))
         .count()
 }

@@ -350,7 +350,10 @@ fn a_changed_line_goes_to_its_closest_old_version() {
     let out = merge(file, snippet, &hints("x.java")).unwrap().content;
     assert_eq!(out, file.replace("by beginObject", "by beginArray"));
     // Two old versions about as close: no telling which one changed.
-    let twins = file.replace("Marks where a list of values ends.", "The closing of an array, read by endArray.");
+    let twins = file.replace(
+        "Marks where a list of values ends.",
+        "The closing of an array, read by endArray.",
+    );
     let e = merge(&twins, snippet, &hints("x.java")).unwrap_err();
     assert_eq!(e.code, ErrorCode::NeedsMoreContext, "{}", e.message);
 }
@@ -444,7 +447,8 @@ fn closing_lines_alone_do_not_place_a_snippet() {
     let e = merge(file, snippet, &hints("x.ts")).unwrap_err();
     assert_eq!(e.code, ErrorCode::NeedsMoreContext, "{}", e.message);
     // With a line of code it goes in.
-    let anchored = "// ...\n\t\t\tstart() {},\n\t\t}),\n\t\t{\n\t\t\tstatus: 200,\n\t\t},\n\t);\n// ...\n";
+    let anchored =
+        "// ...\n\t\t\tstart() {},\n\t\t}),\n\t\t{\n\t\t\tstatus: 200,\n\t\t},\n\t);\n// ...\n";
     let out = merge(file, anchored, &hints("x.ts")).unwrap().content;
     assert_eq!(
         out,
@@ -560,7 +564,10 @@ fn new_code_cut_off_by_a_placeholder_ends_like_the_block_before_it() {
     let file = "func TestA(t *testing.T) {\n\tw := get(\"/a\")\n\n\tassert.Equal(t, 200, w.Code)\n\tassert.Equal(t, \"a\", w.Body)\n\tassert.Equal(t, \"x\", w.Header)\n}\n\nfunc TestZ(t *testing.T) {\n\trun()\n}\n";
     let snippet = "// ... existing code ...\n\tassert.Equal(t, 200, w.Code)\n\tassert.Equal(t, \"a\", w.Body)\n\tassert.Equal(t, \"x\", w.Header)\n}\n\nfunc TestB(t *testing.T) {\n\tw := get(\"/b\")\n\n\tassert.Equal(t, 200, w.Code)\n\tassert.Equal(t, \"a\", w.Body)\n// ... existing code ...\n";
     let out = merge(file, snippet, &hints("x_test.go")).unwrap().content;
-    assert_eq!(out, "func TestA(t *testing.T) {\n\tw := get(\"/a\")\n\n\tassert.Equal(t, 200, w.Code)\n\tassert.Equal(t, \"a\", w.Body)\n\tassert.Equal(t, \"x\", w.Header)\n}\n\nfunc TestB(t *testing.T) {\n\tw := get(\"/b\")\n\n\tassert.Equal(t, 200, w.Code)\n\tassert.Equal(t, \"a\", w.Body)\n\tassert.Equal(t, \"x\", w.Header)\n}\n\nfunc TestZ(t *testing.T) {\n\trun()\n}\n");
+    assert_eq!(
+        out,
+        "func TestA(t *testing.T) {\n\tw := get(\"/a\")\n\n\tassert.Equal(t, 200, w.Code)\n\tassert.Equal(t, \"a\", w.Body)\n\tassert.Equal(t, \"x\", w.Header)\n}\n\nfunc TestB(t *testing.T) {\n\tw := get(\"/b\")\n\n\tassert.Equal(t, 200, w.Code)\n\tassert.Equal(t, \"a\", w.Body)\n\tassert.Equal(t, \"x\", w.Header)\n}\n\nfunc TestZ(t *testing.T) {\n\trun()\n}\n"
+    );
 }
 
 #[test]
@@ -569,7 +576,10 @@ fn a_moved_line_takes_the_blank_line_that_set_it_apart() {
     let file = "package gin\n\nimport (\n\t\"net/http\"\n\t\"path\"\n\n\t\"github.com/x/router\"\n)\n\ntype Group struct{}\n";
     let snippet = "// ... existing code ...\nimport (\n\t\"github.com/x/router\"\n\t\"net/http\"\n\t\"path\"\n)\n// ... existing code ...\n";
     let out = merge(file, snippet, &hints("x.go")).unwrap().content;
-    assert_eq!(out, "package gin\n\nimport (\n\t\"github.com/x/router\"\n\t\"net/http\"\n\t\"path\"\n)\n\ntype Group struct{}\n");
+    assert_eq!(
+        out,
+        "package gin\n\nimport (\n\t\"github.com/x/router\"\n\t\"net/http\"\n\t\"path\"\n)\n\ntype Group struct{}\n"
+    );
 }
 
 #[test]
@@ -579,7 +589,10 @@ fn a_closer_after_a_placeholder_ends_the_block_an_earlier_part_opened() {
     let file = "class Maps {\n  static Map first() {\n    Map map = new Map();\n    map.put(1);\n    map.freeze();\n    return map;\n  }\n\n  static Map second() {\n    Map map = new Map();\n    map.put(2);\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return null;\n  }\n}\n";
     let snippet = "  // ... existing code ...\n  static Map first() {\n    // ... existing code ...\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n  // ... existing code ...\n";
     let out = merge(file, snippet, &hints("Maps.java")).unwrap().content;
-    assert_eq!(out, "class Maps {\n  static Map first() {\n    Map map = new Map();\n    map.put(1);\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return null;\n  }\n}\n");
+    assert_eq!(
+        out,
+        "class Maps {\n  static Map first() {\n    Map map = new Map();\n    map.put(1);\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return null;\n  }\n}\n"
+    );
 }
 
 #[test]
@@ -588,8 +601,13 @@ fn a_class_header_continued_on_its_next_line_opens_the_body() {
     // method's closing brace is not the class's.
     let file = "final class Adapters {\n  private static final class NumberAdapter\n      implements Serializer<Number>, Deserializer<Number> {\n    public Element serialize(Number src) {\n      return new Primitive(src);\n    }\n\n    public Number deserialize(Element json) {\n      return json.getAsNumber();\n    }\n  }\n}\n";
     let snippet = "  private static final class NumberAdapter\n      implements Serializer<Number>, Deserializer<Number> {\n    public Element serialize(Number src) {\n      return new Primitive(src, true);\n    }\n\n// ... keep existing code ...\n";
-    let out = merge(file, snippet, &hints("Adapters.java")).unwrap().content;
-    assert_eq!(out, "final class Adapters {\n  private static final class NumberAdapter\n      implements Serializer<Number>, Deserializer<Number> {\n    public Element serialize(Number src) {\n      return new Primitive(src, true);\n    }\n\n    public Number deserialize(Element json) {\n      return json.getAsNumber();\n    }\n  }\n}\n");
+    let out = merge(file, snippet, &hints("Adapters.java"))
+        .unwrap()
+        .content;
+    assert_eq!(
+        out,
+        "final class Adapters {\n  private static final class NumberAdapter\n      implements Serializer<Number>, Deserializer<Number> {\n    public Element serialize(Number src) {\n      return new Primitive(src, true);\n    }\n\n    public Number deserialize(Element json) {\n      return json.getAsNumber();\n    }\n  }\n}\n"
+    );
 }
 
 #[test]
@@ -599,7 +617,10 @@ fn of_two_equal_anchors_the_one_keeping_the_snippets_distances_wins() {
     let file = "from time import time\nfrom threading import RLock\nfrom werkzeug.urls import url_quote\nfrom functools import update_wrapper\n\n\nfrom werkzeug.datastructures import Headers\nfrom werkzeug.exceptions import NotFound\n\ntry:\n    from werkzeug.wsgi import wrap_file\nexcept ImportError:\n    from werkzeug.utils import wrap_file\n";
     let snippet = "# ... existing code ...\nfrom threading import RLock\nfrom functools import update_wrapper\n\ntry:\n    from werkzeug.urls import url_quote\nexcept ImportError:\n    from urlparse import quote as url_quote\n\nfrom werkzeug.datastructures import Headers\n# ... existing code ...\n";
     let out = merge(file, snippet, &hints("x.py")).unwrap().content;
-    assert_eq!(out, "from time import time\nfrom threading import RLock\nfrom functools import update_wrapper\n\ntry:\n    from werkzeug.urls import url_quote\nexcept ImportError:\n    from urlparse import quote as url_quote\n\nfrom werkzeug.datastructures import Headers\nfrom werkzeug.exceptions import NotFound\n\ntry:\n    from werkzeug.wsgi import wrap_file\nexcept ImportError:\n    from werkzeug.utils import wrap_file\n");
+    assert_eq!(
+        out,
+        "from time import time\nfrom threading import RLock\nfrom functools import update_wrapper\n\ntry:\n    from werkzeug.urls import url_quote\nexcept ImportError:\n    from urlparse import quote as url_quote\n\nfrom werkzeug.datastructures import Headers\nfrom werkzeug.exceptions import NotFound\n\ntry:\n    from werkzeug.wsgi import wrap_file\nexcept ImportError:\n    from werkzeug.utils import wrap_file\n"
+    );
 }
 
 #[test]
@@ -609,7 +630,10 @@ fn of_two_single_line_anchors_the_longer_line_wins() {
     let file = "interface Ky {\n\t/**\n\tFetch the given `url` with the delete method.\n\n\t@returns A promise with body methods.\n\t*/\n\tdelete(url: string): ResponsePromise;\n\n\t/**\n\tCreate a new Ky instance with some defaults overridden with your own.\n\n\t@returns A new Ky instance.\n\t*/\n\textend(defaults: Options): Ky;\n}\n";
     let snippet = "// ... keep existing code ...\n\t/**\n\tCreate a new Ky instance with complete new defaults.\n\n\t@returns A new Ky instance.\n\t*/\n\tcreate(defaults: Options): Ky;\n\n\t/**\n\tCreate a new Ky instance with some defaults overridden with your own.\n\n\t// ... keep existing code ...\n";
     let out = merge(file, snippet, &hints("ky.ts")).unwrap().content;
-    assert_eq!(out, "interface Ky {\n\t/**\n\tFetch the given `url` with the delete method.\n\n\t@returns A promise with body methods.\n\t*/\n\tdelete(url: string): ResponsePromise;\n\n\t/**\n\tCreate a new Ky instance with complete new defaults.\n\n\t@returns A new Ky instance.\n\t*/\n\tcreate(defaults: Options): Ky;\n\n\t/**\n\tCreate a new Ky instance with some defaults overridden with your own.\n\n\t@returns A new Ky instance.\n\t*/\n\textend(defaults: Options): Ky;\n}\n");
+    assert_eq!(
+        out,
+        "interface Ky {\n\t/**\n\tFetch the given `url` with the delete method.\n\n\t@returns A promise with body methods.\n\t*/\n\tdelete(url: string): ResponsePromise;\n\n\t/**\n\tCreate a new Ky instance with complete new defaults.\n\n\t@returns A new Ky instance.\n\t*/\n\tcreate(defaults: Options): Ky;\n\n\t/**\n\tCreate a new Ky instance with some defaults overridden with your own.\n\n\t@returns A new Ky instance.\n\t*/\n\textend(defaults: Options): Ky;\n}\n"
+    );
 }
 
 #[test]
@@ -619,5 +643,8 @@ fn the_snippets_last_line_may_be_the_new_version_of_the_files_last_line() {
     let file = "def get(url):\n    \"\"\"Send a GET request.\"\"\"\n    return request(\"get\", url)\n\n\ndef delete(url):\n    \"\"\"Send a DELETE request.\"\"\"\n    return request(\"delete\", url)\n";
     let snippet = "# ... existing code ...\n\n    return request(\"DELETE\", url)\n";
     let out = merge(file, snippet, &hints("api.py")).unwrap().content;
-    assert_eq!(out, "def get(url):\n    \"\"\"Send a GET request.\"\"\"\n    return request(\"get\", url)\n\n\ndef delete(url):\n    \"\"\"Send a DELETE request.\"\"\"\n    return request(\"DELETE\", url)\n");
+    assert_eq!(
+        out,
+        "def get(url):\n    \"\"\"Send a GET request.\"\"\"\n    return request(\"get\", url)\n\n\ndef delete(url):\n    \"\"\"Send a DELETE request.\"\"\"\n    return request(\"DELETE\", url)\n"
+    );
 }

@@ -14,11 +14,11 @@ use super::prepare::SLine;
 
 /// Words that start a statement, never a definition.
 const CONTROL_WORDS: &[&str] = &[
-    "if", "for", "foreach", "while", "switch", "return", "else", "elif", "elsif", "catch",
-    "match", "when", "with", "new", "await", "throw", "case", "assert", "print", "yield",
-    "using", "lock", "do", "try", "unless", "until", "and", "or", "not", "in", "is", "typeof",
-    "sizeof", "delete", "go", "defer", "select", "raise", "puts", "require", "include",
-    "import", "from", "super", "this", "self",
+    "if", "for", "foreach", "while", "switch", "return", "else", "elif", "elsif", "catch", "match",
+    "when", "with", "new", "await", "throw", "case", "assert", "print", "yield", "using", "lock",
+    "do", "try", "unless", "until", "and", "or", "not", "in", "is", "typeof", "sizeof", "delete",
+    "go", "defer", "select", "raise", "puts", "require", "include", "import", "from", "super",
+    "this", "self",
 ];
 
 fn identifiers(line: &str) -> impl Iterator<Item = &str> {
@@ -64,7 +64,11 @@ pub(crate) fn header_name(line: &str) -> Option<&str> {
             r.starts_with("function") || (r.starts_with('(') && r.contains("=>"))
         }
     {
-        let name = last_part(lhs.trim().trim_start_matches("var ").trim_start_matches("const "));
+        let name = last_part(
+            lhs.trim()
+                .trim_start_matches("var ")
+                .trim_start_matches("const "),
+        );
         return (!name.is_empty() && identifiers(name).count() == 1).then_some(name);
     }
     typed_signature(t)
@@ -113,7 +117,9 @@ fn key_opener(t: &str) -> Option<&str> {
         rest = rest.strip_prefix(['"', '\''])?;
     }
     let rest = rest.trim_start();
-    let value = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=').filter(|r| !r.starts_with('=')))?;
+    let value = rest
+        .strip_prefix(':')
+        .or_else(|| rest.strip_prefix('=').filter(|r| !r.starts_with('=')))?;
     let value = value.trim();
     let opens = matches!(value, "{" | "[" | "(")
         || value.starts_with("function")
@@ -226,7 +232,8 @@ fn typed_signature(t: &str) -> Option<&str> {
             (depth == 0).then_some(paren + k)
         })?;
         let rest = t[close + 1..].trim();
-        (ends.ends_with('{') && (rest == "{" || (rest.starts_with(':') && !rest.contains('=')))).then_some(())
+        (ends.ends_with('{') && (rest == "{" || (rest.starts_with(':') && !rest.contains('='))))
+            .then_some(())
     };
     (!name.is_empty()
         && (words_before >= 1 || shorthand().is_some())
@@ -403,27 +410,57 @@ mod tests {
     #[test]
     fn header_names_across_languages() {
         for (line, name) in [
-            ("def get_adapter(self, url: str) -> BaseAdapter:", "get_adapter"),
-            ("func (c *Command) RegisterFlagCompletionFunc(flagName string) error {", "RegisterFlagCompletionFunc"),
+            (
+                "def get_adapter(self, url: str) -> BaseAdapter:",
+                "get_adapter",
+            ),
+            (
+                "func (c *Command) RegisterFlagCompletionFunc(flagName string) error {",
+                "RegisterFlagCompletionFunc",
+            ),
             ("function M.head(file)", "head"),
             ("function Range:matches(version)", "matches"),
-            ("    public async Task IsolateAsync(CancellationToken cancellationToken = default)", "IsolateAsync"),
-            ("private fun Char.isBase64Whitespace(): Boolean =", "isBase64Whitespace"),
+            (
+                "    public async Task IsolateAsync(CancellationToken cancellationToken = default)",
+                "IsolateAsync",
+            ),
+            (
+                "private fun Char.isBase64Whitespace(): Boolean =",
+                "isBase64Whitespace",
+            ),
             ("res.status = function status(code) {", "status"),
             ("exports.compileTrust = function(val) {", "compileTrust"),
-            ("  fun generateGradient(width: Int = 1920, height: Int = 1080): Bitmap {", "generateGradient"),
+            (
+                "  fun generateGradient(width: Int = 1920, height: Int = 1080): Bitmap {",
+                "generateGradient",
+            ),
             ("class Base", "Base"),
             ("export function myersDiffStats(", "myersDiffStats"),
-            ("    closeOtherTabs: (state, action: PayloadAction<string>) => {", "closeOtherTabs"),
+            (
+                "    closeOtherTabs: (state, action: PayloadAction<string>) => {",
+                "closeOtherTabs",
+            ),
             ("  git = {", "git"),
             ("  \"devDependencies\": {", "devDependencies"),
             (".mention {", ".mention"),
-            ("  @Test fun intersectWithRestoresTimeout() {", "intersectWithRestoresTimeout"),
+            (
+                "  @Test fun intersectWithRestoresTimeout() {",
+                "intersectWithRestoresTimeout",
+            ),
             ("@Override public String toString() {", "toString"),
-            ("    def with_stream_params(temp_params)", "with_stream_params"),
-            ("  it('should expose app.locals', function(){", "should expose app.locals"),
+            (
+                "    def with_stream_params(temp_params)",
+                "with_stream_params",
+            ),
+            (
+                "  it('should expose app.locals', function(){",
+                "should expose app.locals",
+            ),
             ("  it \"sets status and body\" do", "sets status and body"),
-            ("app.get('/whoami', restrict, function(req, res){", "/whoami"),
+            (
+                "app.get('/whoami', restrict, function(req, res){",
+                "/whoami",
+            ),
             ("\tt.Run(\"empty\", func(t *testing.T) {", "empty"),
             ("  clear() {", "clear"),
             ("  size(): number {", "size"),

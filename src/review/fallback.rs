@@ -107,6 +107,23 @@ impl Fallback {
     }
 }
 
+/// The deterministic merge, on a blocking thread: a large merge must not hold up the async
+/// runtime that serves the other clients meanwhile.
+async fn merge_blocking(original: &str, snippet: &str, hints: &Hints<'_>) -> Result<Merged> {
+    let (original, snippet) = (original.to_owned(), snippet.to_owned());
+    let path = hints.path.map(str::to_owned);
+    let instruction = hints.instruction.map(str::to_owned);
+    tokio::task::spawn_blocking(move || {
+        let hints = Hints {
+            path: path.as_deref(),
+            instruction: instruction.as_deref(),
+        };
+        lazy::merge(&original, &snippet, &hints)
+    })
+    .await
+    .map_err(|e| Error::new(ErrorCode::FsError, format!("the merge stopped: {e}")))?
+}
+
 /// Merge a lazy snippet deterministically, and when that declines ask the fallback (if any).
 /// The model's answer passes the same guards; when the model cannot help, the deterministic
 /// refusal is returned with a note.
@@ -116,9 +133,17 @@ pub async fn merge_lazy(
     snippet: &str,
     hints: &Hints<'_>,
 ) -> Result<Merged> {
-    let declined = match lazy::merge(original, snippet, hints) {
+    let declined = match merge_blocking(original, snippet, hints).await {
         Ok(merged) => return Ok(merged),
-        Err(e) if e.code == ErrorCode::InvalidInput || original.is_empty() => return Err(e),
+        // Nothing a model could do better: bad input, a new file, no change, too large.
+        Err(e)
+            if matches!(
+                e.code,
+                ErrorCode::InvalidInput | ErrorCode::ApplyNoop | ErrorCode::FileTooLarge
+            ) || original.is_empty() =>
+        {
+            return Err(e);
+        }
         Err(e) => e,
     };
     let Some(fallback) = fallback else {

@@ -153,3 +153,22 @@ fn an_unreachable_fallback_keeps_the_deterministic_refusal() {
         "{last}"
     );
 }
+
+#[test]
+fn a_snippet_that_changes_nothing_is_apply_noop_without_asking_the_model() {
+    let (url, seen) = fake_endpoint(FILE);
+    let dir = project(Some(&format!(
+        "[fallback]\nendpoint = \"{url}\"\nmodel = \"m\"\n"
+    )));
+    std::fs::write(
+        dir.path().join("edit.txt"),
+        "# ... existing code ...\ndef b():\n    x = 1\n    return x\n",
+    )
+    .unwrap();
+    let out = merge_in(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let json: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(json["code"], "APPLY_NOOP", "{stderr}");
+    assert!(seen.lock().unwrap().is_empty(), "the model was asked");
+}

@@ -600,7 +600,9 @@ async fn exercise(c: &Client, p: &Project) {
         &call(
             c,
             "fast_apply",
-            json!({"path": "long.py", "edit_snippet": "value_0 = compute(0, 'some longer text')\nvalue_1 = 2\n"}),
+            // First and last line adjacent around a new one, no placeholder: the snippet
+            // shows the file whole, so the 38 lines between would go.
+            json!({"path": "long.py", "edit_snippet": "value_0 = compute(0, 'some longer text')\nvalue_1 = 2\nvalue_39 = compute(39, 'some longer text')\n"}),
         )
         .await,
         "TRUNCATION_DETECTED",

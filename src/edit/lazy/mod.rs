@@ -20,6 +20,7 @@
 
 mod align;
 mod costs;
+mod depth;
 mod guards;
 mod hints;
 mod index;
@@ -238,6 +239,7 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i
         let mut e = edit_of(ctx, &planned[k], lo..hi, usual)?;
         if matches!(planned[k].at, Where::Pins(_)) {
             balance_gaps(ctx, planned, k, &mut e);
+            depth::check_gap_depth(ctx.file, &planned[k].seg, &e, ctx.snippet.diff_style)?;
         }
         // A segment cut from the next at its blank line keeps that line, unless the file
         // line after it is blank already.

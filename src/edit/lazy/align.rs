@@ -14,6 +14,7 @@
 //!   that close a paragraph before new code at the head likewise. A blank line between an
 //!   anchor and the placeholder is a separator, not new code.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
@@ -63,7 +64,7 @@ pub(crate) struct Aligner<'a> {
     pub(crate) shift: i64,
     /// Keys of the segment's non-trivial lines that the file also holds: a file line with one
     /// of these keys that an edge passes over was moved by the snippet, and may go.
-    pub(crate) moved: Vec<u64>,
+    pub(crate) moved: &'a HashSet<u64>,
     /// Snippet lines of new definitions: new code, never a file line or its new version.
     pub(crate) fresh: Vec<Range<usize>>,
     /// Whether the segment was cut from its neighbour before (after) it, with no

@@ -18,6 +18,8 @@
 //! is indexed once (linear), each segment is aligned only against the file lines around its
 //! anchors, with quadratic work only inside bounded windows.
 
+use std::collections::{HashMap, HashSet};
+
 mod align;
 mod costs;
 mod depth;
@@ -227,6 +229,7 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i
         .flatten()
         .collect();
     let usual = shift_of(ctx, &all_pins).unwrap_or(0);
+    let moved = moved_keys(ctx.lines());
     let mut order: Vec<usize> = (0..planned.len()).collect();
     order.sort_by_key(|&k| start_of(&planned[k]));
     let mut edits = Vec::with_capacity(planned.len());
@@ -236,7 +239,7 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i
         let hi = order
             .get(n + 1)
             .map_or(ctx.file.len(), |&next| start_of(&planned[next]));
-        let mut e = edit_of(ctx, &planned[k], lo..hi, usual)?;
+        let mut e = edit_of(ctx, &planned[k], lo..hi, usual, &moved)?;
         if matches!(planned[k].at, Where::Pins(_)) {
             balance_gaps(ctx, planned, k, &mut e);
             depth::check_gap_depth(ctx.file, &planned[k].seg, &e, ctx.snippet.diff_style)?;
@@ -256,6 +259,21 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i
         edits.push(e);
     }
     Ok((edits, shifts))
+}
+
+/// Keys of the snippet's non-trivial file lines of which it shows every copy the file has:
+/// a file line with such a key that an edge passes over was moved by the snippet (into
+/// another part of it, or within one) and may go.
+fn moved_keys(lines: &[prepare::SLine]) -> HashSet<u64> {
+    let mut copies: HashMap<u64, usize> = HashMap::new();
+    for l in lines {
+        *copies.entry(l.key).or_default() += 1;
+    }
+    lines
+        .iter()
+        .filter(|l| !l.trivial && l.count > 0 && l.is_old() && copies[&l.key] >= l.count)
+        .map(|l| l.key)
+        .collect()
 }
 
 /// New code cut off by a placeholder that leaves a block open (closes one at the head) is
@@ -292,6 +310,7 @@ fn edit_of(
     p: &Planned,
     bounds: std::ops::Range<usize>,
     usual: i64,
+    moved: &HashSet<u64>,
 ) -> Result<Edit> {
     let lines = ctx.lines();
     match &p.at {
@@ -311,16 +330,6 @@ fn edit_of(
                     ),
                 ));
             }
-            // A file line counts as moved only when the snippet shows every copy of it.
-            let copies = |key: u64| lines.iter().filter(|l| l.key == key).count();
-            let moved = p
-                .seg
-                .lines
-                .clone()
-                .filter(|&i| !lines[i].trivial && lines[i].count > 0 && lines[i].is_old())
-                .filter(|&i| copies(lines[i].key) >= lines[i].count)
-                .map(|i| lines[i].key)
-                .collect();
             let aligner = Aligner {
                 lines,
                 file: ctx.file,

@@ -656,3 +656,16 @@ fn the_snippets_last_line_may_be_the_new_version_of_the_files_last_line() {
         "def get(url):\n    \"\"\"Send a GET request.\"\"\"\n    return request(\"get\", url)\n\n\ndef delete(url):\n    \"\"\"Send a DELETE request.\"\"\"\n    return request(\"DELETE\", url)\n"
     );
 }
+
+#[test]
+fn lines_moved_into_another_part_of_the_snippet_leave_their_old_place() {
+    // The two fields reappear in a new struct further down: the edge after `Owner` passes
+    // over their old copies to the blank line the snippet shows, and they go.
+    let file = "package p\n\ntype Project struct {\n\tName    string\n\tOwner   string\n\tCmdName string\n\tCmdArgs string\n\n\tpath string\n}\n\nfunc (p *Project) Create() error {\n\treturn nil\n}\n";
+    let snippet = "// ... existing code ...\ntype Project struct {\n\tName    string\n\tOwner   string\n\n\t// ... existing code ...\n}\n\ntype Command struct {\n\tCmdName string\n\tCmdArgs string\n}\n\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("p.go")).unwrap().content;
+    assert_eq!(
+        out,
+        "package p\n\ntype Project struct {\n\tName    string\n\tOwner   string\n\n\tpath string\n}\n\ntype Command struct {\n\tCmdName string\n\tCmdArgs string\n}\n\nfunc (p *Project) Create() error {\n\treturn nil\n}\n"
+    );
+}

@@ -72,6 +72,9 @@ pub(crate) struct Aligner<'a> {
     pub(crate) cut: (bool, bool),
 }
 
+/// Snippet lines after a line shown without its trailing comment in which that comment may
+/// reappear.
+const COMMENT_LOOKAHEAD: usize = 3;
 /// Score of a matched non-trivial line.
 const MATCH: f32 = 1.0;
 /// Score of a matched trivial line.
@@ -95,6 +98,31 @@ impl Aligner<'_> {
         self.fresh.iter().any(|r| r.contains(&i))
     }
 
+    /// Whether the trailing comment file line `j` has beyond snippet line `i` (which shows
+    /// the line without it) reappears in the snippet's next lines: the comment was moved
+    /// onto lines of its own, so the line did change.
+    fn comment_moved_below(&self, i: usize, j: usize) -> bool {
+        let (s, f) = (self.lines[i].text.trim(), self.file.lines[j].trim());
+        let comment = f.get(s.len()..).unwrap_or("").trim();
+        let words = |t: &str| -> Vec<String> {
+            t.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.len() > 2)
+                .map(str::to_lowercase)
+                .collect()
+        };
+        let said = words(comment);
+        if said.is_empty() {
+            return false;
+        }
+        let below: Vec<String> = self.lines[i + 1..]
+            .iter()
+            .take(COMMENT_LOOKAHEAD)
+            .flat_map(|l| words(&l.text))
+            .collect();
+        let found = said.iter().filter(|w| below.contains(w)).count();
+        found * 2 > said.len()
+    }
+
     fn match_score(&self, i: usize, j: usize) -> Option<f32> {
         let s = &self.lines[i];
         if self.is_fresh(i) {
@@ -104,7 +132,8 @@ impl Aligner<'_> {
             let shortened = s.count == 0
                 && s.is_old()
                 && !s.trivial
-                && lines::truncated_comment(&s.text, self.file.lines[j]);
+                && lines::truncated_comment(&s.text, self.file.lines[j])
+                && !self.comment_moved_below(i, j);
             return shortened.then_some(MATCH);
         }
         let base = if s.blank {

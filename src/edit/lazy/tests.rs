@@ -669,3 +669,23 @@ fn lines_moved_into_another_part_of_the_snippet_leave_their_old_place() {
         "package p\n\ntype Project struct {\n\tName    string\n\tOwner   string\n\n\tpath string\n}\n\ntype Command struct {\n\tCmdName string\n\tCmdArgs string\n}\n\nfunc (p *Project) Create() error {\n\treturn nil\n}\n"
     );
 }
+
+#[test]
+fn a_trailing_comment_moved_onto_its_own_line_changes_the_line() {
+    let file = "def run():\n    setup()\n    total = compute(items)  # cache the items for the next run\n    return total\n";
+    // Shown without its comment, the line is the file's (the comment kept)...
+    let shortened = "# ... existing code ...\n    setup()\n    total = compute(items)\n    report(total)\n    return total\n";
+    assert_eq!(
+        merge(file, shortened, &hints("r.py")).unwrap().content,
+        file.replace(
+            "    return total\n",
+            "    report(total)\n    return total\n"
+        )
+    );
+    // ...unless the comment follows on a line of its own: then it moved.
+    let moved = "# ... existing code ...\n    setup()\n    total = compute(items)\n    # cache the items for the next run\n    return total\n";
+    assert_eq!(
+        merge(file, moved, &hints("r.py")).unwrap().content,
+        "def run():\n    setup()\n    total = compute(items)\n    # cache the items for the next run\n    return total\n"
+    );
+}

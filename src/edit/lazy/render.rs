@@ -69,8 +69,12 @@ pub(crate) fn render<'a>(
                 .map(|&l| Cow::Borrowed(l)),
         );
         let style = e.style.unwrap_or(style);
-        for op in &e.ops {
+        for (k, op) in e.ops.iter().enumerate() {
             match *op {
+                // A blank line between code lines takes the snippet's whitespace.
+                Op::Same { i, .. } if lines[i].blank && between_code(&e.ops, k, lines) => {
+                    out.push(Cow::Borrowed(&lines[i].text));
+                }
                 Op::Same { i, j } => out.push(same_line(file, lines, i, j, e.shift, style)),
                 Op::Change { i, .. } | Op::Add(i) => {
                     out.push(reindent(&lines[i].text, e.shift, style));
@@ -84,6 +88,18 @@ pub(crate) fn render<'a>(
     }
     out.extend(file.lines[pos..].iter().map(|&l| Cow::Borrowed(l)));
     Ok(out)
+}
+
+/// Whether the blank line at `ops[k]` sits between code lines of the edit (blank lines
+/// aside): the snippet shows it as it is to be, whitespace included. (A blank line at the
+/// edit's edge, next to a placeholder, is a separator that keeps the file's bytes.)
+fn between_code(ops: &[Op], k: usize, lines: &[SLine]) -> bool {
+    let solid = |op: &&Op| match op {
+        Op::Same { i, .. } | Op::Change { i, .. } | Op::Add(i) => !lines[*i].blank,
+        Op::Drop(_) => false,
+        Op::Keep(_) | Op::Sep => true,
+    };
+    ops[..k].iter().rev().any(|op| solid(&op)) && ops[k + 1..].iter().any(|op| solid(&op))
 }
 
 /// A line the snippet shows unchanged: the file's bytes, unless the snippet moved the line

@@ -689,3 +689,13 @@ fn a_trailing_comment_moved_onto_its_own_line_changes_the_line() {
         "def run():\n    setup()\n    total = compute(items)\n    # cache the items for the next run\n    return total\n"
     );
 }
+
+#[test]
+fn a_blank_line_between_shown_code_takes_the_snippets_whitespace() {
+    let file = "def f():\n    a = 1\n    \n    b = 2\n    return a + b\n";
+    let snippet = "# ... existing code ...\n    a = 1\n\n    b = 3\n    return a + b\n";
+    assert_eq!(
+        merge(file, snippet, &hints("f.py")).unwrap().content,
+        "def f():\n    a = 1\n\n    b = 3\n    return a + b\n"
+    );
+}

@@ -63,7 +63,7 @@ fn eval_blocks_on_the_corpus_is_never_wrong_and_refuses_only_true_ambiguity() {
 #[test]
 fn eval_lazy_on_git_history_holds_its_floor() {
     let (stdout, s) = eval("lazy");
-    assert!(s["correct"] >= 89.6, "{stdout}");
+    assert!(s["correct"] >= 89.2, "{stdout}");
     assert!(s["wrong"] <= 1.9, "{stdout}");
 }
 
@@ -72,8 +72,8 @@ fn eval_lazy_on_git_history_holds_its_floor() {
 fn eval_lazy_on_git_history_wide_holds_its_floor() {
     let (stdout, s) = eval_dir(&corpus("git-history-wide"), "lazy");
     assert_eq!(s["n"], 240.0, "{stdout}");
-    assert!(s["correct"] >= 82.9, "{stdout}");
-    assert!(s["wrong"] <= 3.3, "{stdout}");
+    assert!(s["correct"] >= 83.3, "{stdout}");
+    assert!(s["wrong"] <= 2.9, "{stdout}");
 }
 
 /// Snippets written the way models write them meet issue 14's bars: at least 90% of the

@@ -280,6 +280,8 @@ impl Aligner<'_> {
             last.replace,
         )?;
         ops.extend(tail);
+        self.check_reconnect(&ops, tail_end..bounds.end.max(tail_end), true)?;
+        self.check_reconnect(&ops, bounds.start.min(head_start)..head_start, false)?;
         let style = local_style(self.file, &ops);
         Ok(Edit {
             span: head_start..tail_end,
@@ -287,6 +289,47 @@ impl Aligner<'_> {
             shift: self.shift,
             style,
         })
+    }
+
+    /// The segment's outermost line next to a placeholder (its last at the tail, first at
+    /// the head), new by the alignment although the file has that very line further on in
+    /// `room`: the snippet reconnects to the file there, deleting the lines between, or
+    /// copies the line. Two readings: `NEEDS_MORE_CONTEXT`.
+    fn check_reconnect(&self, ops: &[Op], room: Range<usize>, tail: bool) -> Result<()> {
+        let solid = |op: &&Op| !matches!(op, Op::Add(i) if self.lines[*i].blank);
+        let outer = if tail {
+            ops.iter().rev().find(solid)
+        } else {
+            ops.iter().find(solid)
+        };
+        let Some(&Op::Add(i)) = outer else {
+            return Ok(());
+        };
+        let l = &self.lines[i];
+        if l.trivial || !l.is_old() || l.count == 0 || self.is_fresh(i) {
+            return Ok(());
+        }
+        let found = self
+            .file
+            .positions(l.key)
+            .iter()
+            .map(|&p| p as usize)
+            .filter(|p| room.contains(p))
+            .min_by_key(|&p| if tail { p - room.start } else { room.end - p });
+        let Some(p) = found else {
+            return Ok(());
+        };
+        Err(Error::new(
+            ErrorCode::NeedsMoreContext,
+            format!(
+                "snippet line {} `{}` is new where it stands, but the file has it at line {}: \
+                 are the file lines between deleted, or is the line a copy? Show the lines \
+                 between, or a placeholder for them",
+                l.at,
+                l.text.trim(),
+                p + 1
+            ),
+        ))
     }
 
     /// Lines after the last pin: matched against the file lines `room` from its start, in

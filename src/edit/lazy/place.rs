@@ -1010,8 +1010,8 @@ mod tests {
 
     #[test]
     fn a_unique_line_is_a_sure_anchor() {
-        let file = ["a()", "b()", "c()"];
-        let Placed::Pins(p) = placed(&file, "b()\nnew()\n") else {
+        let file = ["call_alpha()", "call_beta()", "call_gamma()"];
+        let Placed::Pins(p) = placed(&file, "call_beta()\nnew_call()\n") else {
             panic!("not placed")
         };
         assert_eq!(

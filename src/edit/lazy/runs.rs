@@ -169,8 +169,20 @@ pub(crate) fn shrink(
     Some(r)
 }
 
+/// The fewest non-blank characters of a run's non-trivial lines for it to be unique.
+const UNIQUE_MIN_CHARS: usize = 10;
+
 /// Whether the run's lines occur together only at its place (and hold a non-trivial line).
 fn is_unique(lines: &[SLine], run: &Run, file: &FileIndex<'_>) -> bool {
+    // A short fragment (`.Should()`, `end)`) is once in the file by chance.
+    let chars: usize = lines[run.i..run.i_end()]
+        .iter()
+        .filter(|l| !l.trivial)
+        .map(|l| l.text.bytes().filter(|b| !b.is_ascii_whitespace()).count())
+        .sum();
+    if chars < UNIQUE_MIN_CHARS {
+        return false;
+    }
     let Some(rarest) = (run.i..run.i_end())
         .filter(|&i| !lines[i].trivial)
         .min_by_key(|&i| lines[i].count)
@@ -300,19 +312,28 @@ mod tests {
 
     #[test]
     fn a_run_is_unique_when_its_lines_occur_together_once() {
-        let file = ["a = 1", "b = 2", "}", "a = 1", "c = 3", "}"];
+        let file = ["alpha = 1", "beta = 2", "}", "alpha = 1", "gamma = 3", "}"];
         let index = FileIndex::new(&file);
-        let lines = seg_lines("a = 1\nc = 3\n}\n", &index);
+        let lines = seg_lines("alpha = 1\ngamma = 3\n}\n", &index);
         let runs = find(&lines, 0..lines.len(), &index);
         let unique: Vec<(usize, usize, usize)> = runs
             .iter()
             .filter(|r| r.unique)
             .map(|r| (r.i, r.j, r.len))
             .collect();
-        // The run `a = 1`, `c = 3`, `}` loses its trivial last line: a closing brace says
+        // The run `alpha = 1`, `gamma = 3`, `}` loses its trivial last line: a closing brace says
         // nothing of the place.
         assert_eq!(unique, [(0, 3, 2)]);
         assert!(runs.iter().any(|r| !r.unique && r.j == 0 && r.len == 1));
+        // A fragment this short is once in a file by chance: not unique.
+        let short = ["a = 1", "b = 2", "c = 3"];
+        let index = FileIndex::new(&short);
+        let lines = seg_lines("b = 2\n", &index);
+        assert!(
+            find(&lines, 0..lines.len(), &index)
+                .iter()
+                .all(|r| !r.unique)
+        );
     }
 
     #[test]

@@ -699,3 +699,24 @@ fn a_blank_line_between_shown_code_takes_the_snippets_whitespace() {
         "def f():\n    a = 1\n\n    b = 3\n    return a + b\n"
     );
 }
+
+#[test]
+fn a_short_fragment_far_away_licenses_no_deletion() {
+    // `done()` occurs once, but a line that short is once by chance: it does not pin the
+    // snippet 20 lines down and delete everything between. Shown right after new code, it
+    // is either the file's line (the steps deleted) or a copy: the merge asks.
+    let steps: String = (0..20).map(|k| format!("    step_{k}(items);\n")).collect();
+    let file = format!(
+        "fn a(items: &[u32]) -> u32 {{\n    let total = compute(items);\n{steps}    done()\n}}\n"
+    );
+    let snippet = "// ... existing code ...\n    let total = compute(items);\n    let y = 2;\n    done()\n// ... existing code ...\n";
+    let e = merge(&file, snippet, &hints("a.rs")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext, "{}", e.message);
+    assert!(e.message.contains("line 23"), "{}", e.message);
+    // Next to the anchor it is the file's line: the three lines between go.
+    let near = "fn a(items: &[u32]) -> u32 {\n    let total = compute(items);\n    step_one();\n    step_two();\n    step_three();\n    done()\n}\n";
+    assert_eq!(
+        merge(near, snippet, &hints("a.rs")).unwrap().content,
+        "fn a(items: &[u32]) -> u32 {\n    let total = compute(items);\n    let y = 2;\n    done()\n}\n"
+    );
+}

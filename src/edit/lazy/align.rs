@@ -23,6 +23,7 @@ use super::costs::{EDGE_ALIGN_MAX, EDGE_CHANGE_SIMILARITY, INTERIOR_DP_MAX_CELLS
 use super::index::FileIndex;
 use super::lines;
 use super::place::Pin;
+use super::placeholder;
 use super::prepare::{Kind, SLine};
 use super::runs::same;
 use crate::edit::text::Indent;
@@ -70,6 +71,8 @@ pub(crate) struct Aligner<'a> {
     /// Whether the segment was cut from its neighbour before (after) it, with no
     /// placeholder between (see [`super::segments::Segment::cut_before`]).
     pub(crate) cut: (bool, bool),
+    /// Whether the segment starts the snippet with no placeholder before it.
+    pub(crate) open_start: bool,
 }
 
 /// Snippet lines after a line shown without its trailing comment in which that comment may
@@ -282,6 +285,7 @@ impl Aligner<'_> {
         ops.extend(tail);
         self.check_reconnect(&ops, tail_end..bounds.end.max(tail_end), true)?;
         self.check_reconnect(&ops, bounds.start.min(head_start)..head_start, false)?;
+        self.check_header(&ops, head_start)?;
         let style = local_style(self.file, &ops);
         Ok(Edit {
             span: head_start..tail_end,
@@ -328,6 +332,44 @@ impl Aligner<'_> {
                 l.at,
                 l.text.trim(),
                 p + 1
+            ),
+        ))
+    }
+
+    /// A snippet that opens, with no placeholder, on a new comment block above lines it
+    /// anchors near the file's top, where the file's own lines above are only its header
+    /// comment: the new block replaces that header, or goes below it. Two readings.
+    fn check_header(&self, ops: &[Op], head_start: usize) -> Result<()> {
+        if !self.open_start || head_start == 0 {
+            return Ok(());
+        }
+        let added: Vec<usize> = ops
+            .iter()
+            .take_while(|op| matches!(op, Op::Add(_)))
+            .filter_map(|op| match op {
+                Op::Add(i) if !self.lines[*i].blank => Some(*i),
+                _ => None,
+            })
+            .collect();
+        let comment = |t: &str| placeholder::comment_body(t).1;
+        let header = (0..head_start).all(|j| self.file.is_blank(j) || comment(self.file.lines[j]));
+        let Some(header_end) = (0..head_start).rev().find(|&j| !self.file.is_blank(j)) else {
+            return Ok(());
+        };
+        if added.is_empty() || !header || !added.iter().all(|&i| comment(&self.lines[i].text)) {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorCode::NeedsMoreContext,
+            format!(
+                "the snippet opens with a new comment block (lines {}-{}) above file line {}, \
+                 and the file's header comment (lines 1-{}) is not shown: does the new block \
+                 replace it or go below it? Show the old header, or start the snippet with a \
+                 placeholder to keep it",
+                self.lines[added[0]].at,
+                self.lines[added[added.len() - 1]].at,
+                head_start + 1,
+                header_end + 1
             ),
         ))
     }
@@ -474,7 +516,8 @@ impl Aligner<'_> {
             return Ok(());
         };
         let l = &self.lines[i];
-        if l.count == 0 || l.blank {
+        // A line of a new definition is new code, whatever file line it repeats.
+        if l.count == 0 || l.blank || self.is_fresh(i) {
             return Ok(());
         }
         let consumed = ops

@@ -338,6 +338,9 @@ fn edit_of(
                 moved,
                 fresh: ctx.fresh_lines(&p.seg),
                 cut: (p.seg.cut_before, p.seg.cut_after),
+                open_start: p.seg.gap_before.is_none()
+                    && !p.seg.cut_before
+                    && p.seg.lines.start == 0,
             };
             aligner.align(p.seg.lines.clone(), pins, bounds)
         }

@@ -314,7 +314,7 @@ fn place_free(
             let here = Candidate { pins, score: 1.0 };
             return Placed::Open(Open::Ambiguous(vec![here, other]));
         }
-        extend_locally(lines, seg, ctx.file, &mut pins);
+        extend_locally(lines, seg, ctx.file, &fresh, &mut pins);
         return Placed::Pins(pins);
     }
     weak(ctx, seg, all, floor, &fresh, window)
@@ -370,9 +370,16 @@ fn loose_elsewhere(ctx: &Context<'_>, pins: &[Pin]) -> Option<Candidate> {
 /// line, the context next to a placeholder) that is repeated in the file but occurs only
 /// once within reach of the nearest sure pin: near its anchors such a line has one place.
 /// (Lines further in are not pinned this way: new code often repeats the lines of the
-/// unit beside it.)
-fn extend_locally(lines: &[SLine], seg: &Segment, file: &FileIndex<'_>, pins: &mut Vec<Pin>) {
+/// unit beside it; nor are lines of new definitions, `fresh`, for the same reason.)
+fn extend_locally(
+    lines: &[SLine],
+    seg: &Segment,
+    file: &FileIndex<'_>,
+    fresh: &[Range<usize>],
+    pins: &mut Vec<Pin>,
+) {
     let solid = |i: &usize| !lines[*i].blank;
+    let new = |i: usize| fresh.iter().any(|u| u.contains(&i));
     let (Some(outer_first), Some(outer_last)) = (
         seg.lines.clone().find(solid),
         seg.lines.clone().rev().find(solid),
@@ -381,13 +388,14 @@ fn extend_locally(lines: &[SLine], seg: &Segment, file: &FileIndex<'_>, pins: &m
     };
     if let Some(&first) = pins.first()
         && outer_first < first.i
+        && !new(outer_first)
         && let Some(j) = one_within(
             lines,
             file,
             outer_first,
             first.j.saturating_sub(reach(first.i - outer_first))..first.j,
         )
-        && j + (first.i - outer_first) <= first.j
+        && j < first.j
     {
         pins.insert(
             0,
@@ -401,13 +409,14 @@ fn extend_locally(lines: &[SLine], seg: &Segment, file: &FileIndex<'_>, pins: &m
     }
     if let Some(&last) = pins.last()
         && outer_last > last.i
+        && !new(outer_last)
         && let Some(j) = one_within(
             lines,
             file,
             outer_last,
             last.j + 1..last.j + 1 + reach(outer_last - last.i),
         )
-        && j >= last.j + (outer_last - last.i)
+        && j > last.j
     {
         pins.push(Pin {
             i: outer_last,

@@ -720,3 +720,55 @@ fn a_short_fragment_far_away_licenses_no_deletion() {
         "fn a(items: &[u32]) -> u32 {\n    let total = compute(items);\n    let y = 2;\n    done()\n}\n"
     );
 }
+
+#[test]
+fn a_short_edge_line_near_its_anchor_holds_even_with_new_lines_between() {
+    // `"reflect"` is too short to anchor on its own, but it is the one such line within
+    // reach of the segment's first sure anchor: it pins the segment's edge there, though
+    // the snippet adds lines between the two.
+    let file = "package p\n\nimport (\n\t\"bytes\"\n\t\"reflect\"\n)\n\nconst (\n\tKindAlpha = 1\n\tKindBeta  = 2\n\n\tKindEverything = KindAlpha | KindBeta\n)\n\ntype Holder struct {\n\tvalue int\n}\n\nfunc (h *Holder) Value() int {\n\treturn h.value\n}\n";
+    let snippet = "\t// ...\n\t\"reflect\"\n)\n\ntype Kind uint64\n\nconst (\n\tKindAlpha Kind = 1 << 63 // set when binding fails\n\tKindBeta  Kind = 1 << 62 // set when rendering fails\n\n\tKindEverything = KindAlpha | KindBeta\n)\n// ...\n";
+    let out = merge(file, snippet, &hints("p.go")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace("const (\n\tKindAlpha = 1\n\tKindBeta  = 2\n", "type Kind uint64\n\nconst (\n\tKindAlpha Kind = 1 << 63 // set when binding fails\n\tKindBeta  Kind = 1 << 62 // set when rendering fails\n")
+    );
+}
+
+#[test]
+fn the_last_line_of_a_new_function_is_not_pinned_to_a_look_alike() {
+    // The snippet ends with a new function whose `return red` is also the last line of the
+    // function after the shown one: that line is new code, not the place of the snippet's
+    // end, and `tail` is kept.
+    let file = "def fix(red):\n    red = fix_one(red)\n    return red\n\n\ndef tail(red):\n    red = tail_step(red)\n    return red\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    let snippet = "def fix(red):\n    red = fix_one(red)\n    return red\n\n\ndef fix_two(red):\n    red = step(red)\n    return red\n\n\n# ... existing code ...\n";
+    let out = lazy(file, snippet).map_err(|e| e.message).unwrap();
+    assert_eq!(
+        out,
+        file.replace(
+            "\n\n\ndef tail",
+            "\n\n\ndef fix_two(red):\n    red = step(red)\n    return red\n\n\ndef tail"
+        )
+    );
+}
+
+#[test]
+fn a_new_header_comment_over_an_unshown_one_asks() {
+    // The snippet opens on a new comment block right above the file's first code line; the
+    // file's own header comment above is not shown: replaced, or kept above the new one?
+    let file = "# old header\n# of the module\n\nimport sys\n\n\ndef main():\n    run(sys.argv)\n";
+    let snippet = "# A tool that rewrites imports.\n# Run it on one file.\n\nimport sys\n\n\ndef main():\n    run_all(sys.argv)\n";
+    let e = lazy(file, snippet).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext, "{}", e.message);
+    assert!(
+        e.message.contains("header comment (lines 1-2)"),
+        "{}",
+        e.message
+    );
+    // Above code, not a header, the new comment simply goes in.
+    let coded = "import os\n\nimport sys\n\n\ndef main():\n    run(sys.argv)\n";
+    assert_eq!(
+        lazy(coded, snippet).unwrap(),
+        "import os\n\n# A tool that rewrites imports.\n# Run it on one file.\n\nimport sys\n\n\ndef main():\n    run_all(sys.argv)\n"
+    );
+}

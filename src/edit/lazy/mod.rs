@@ -23,6 +23,7 @@ use std::collections::{HashMap, HashSet};
 mod align;
 mod costs;
 mod depth;
+mod docs;
 mod guards;
 mod hints;
 mod index;

@@ -15,6 +15,7 @@ use std::cell::OnceCell;
 use std::ops::Range;
 
 use super::costs::{PLACING_CHANGE_MARGIN, PLACING_CHANGE_MIN_CHARS, PLACING_CHANGE_SIMILARITY};
+use super::docs;
 use super::index::FileIndex;
 use super::lines;
 use super::prepare::{Kind, SLine};
@@ -310,6 +311,10 @@ fn place_free(
             .iter()
             .flat_map(|l| run_pins(&unique[l.run], l.trim, true))
             .collect();
+        docs::drop_stray_doc_pins(lines, ctx.file, &mut pins);
+        if pins.is_empty() {
+            return weak(ctx, seg, all, floor, &fresh, window);
+        }
         if let Some(other) = loose_elsewhere(ctx, &pins) {
             let here = Candidate { pins, score: 1.0 };
             return Placed::Open(Open::Ambiguous(vec![here, other]));

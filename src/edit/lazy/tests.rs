@@ -772,3 +772,21 @@ fn a_new_header_comment_over_an_unshown_one_asks() {
         "import os\n\n# A tool that rewrites imports.\n# Run it on one file.\n\nimport sys\n\n\ndef main():\n    run_all(sys.argv)\n"
     );
 }
+
+#[test]
+fn a_doc_line_copied_from_another_definition_licenses_no_deletion() {
+    // The new doc comment reuses a line of `Alpha`'s: pinned there, it would license
+    // deleting `Alpha` whole up to `Beta`'s body. A doc comment documents the definition
+    // below it, and `Alpha` is not `Gamma`: the line is new, `Alpha` stays.
+    let file = "package p\n\n// Alpha does alpha.\n// It is called automatically by the runner at start.\nfunc Alpha() {\n\talphaStep()\n\talphaCheck()\n}\n\n// Beta does beta work for the runner.\nfunc Beta() {\n\tbetaStepOne()\n\tbetaStepTwo()\n\tbetaStepThree()\n}\n";
+    let snippet = "// ... existing code ...\n\n// Gamma does beta work.\n// It is called automatically by the runner at start.\nfunc Gamma() {\n\tbetaStepOne()\n\tbetaStepTwo()\n\t// ... existing code ...\n";
+    match merge(file, snippet, &hints("p.go")) {
+        Ok(m) => assert!(
+            m.content
+                .contains("func Alpha() {\n\talphaStep()\n\talphaCheck()\n}\n"),
+            "{}",
+            m.content
+        ),
+        Err(e) => assert_eq!(e.code, ErrorCode::NeedsMoreContext, "{}", e.message),
+    }
+}

@@ -9,6 +9,7 @@ pub mod diff;
 pub mod edit;
 pub mod error;
 pub mod eval;
+pub mod inert;
 pub mod log;
 pub mod mcp;
 pub mod review;

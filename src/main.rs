@@ -1,6 +1,7 @@
 //! The `patchgate` binary: parse the command line, run the command, map outcomes to exit codes
 //! (0 success, 1 refused, 2 usage, I/O or internal error).
 
+use std::borrow::Cow;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
@@ -13,6 +14,7 @@ use patchgate::cli::{
 };
 use patchgate::diff::unified_diff;
 use patchgate::edit::{self, Format, text::Text};
+use patchgate::inert::{inert, inert_line};
 use patchgate::review::fallback::{Fallback, merge_lazy};
 use patchgate::review::journal::Journal;
 use patchgate::workspace::Workspace;
@@ -213,7 +215,7 @@ fn log(args: LogArgs) -> Result<ExitCode> {
             writeln!(out, "{}", serde_json::to_string(e)?)?;
             continue;
         }
-        let files: Vec<&str> = e.files.iter().map(|f| f.path.as_str()).collect();
+        let files: Vec<Cow<'_, str>> = e.files.iter().map(|f| inert_line(&f.path)).collect();
         let hunks = match e.hunks {
             Some((a, t)) if a != t => format!(" ({a}/{t} hunks)"),
             _ => String::new(),
@@ -223,18 +225,19 @@ fn log(args: LogArgs) -> Result<ExitCode> {
         } else {
             ""
         };
+        // A note's further lines go below, indented.
         let note = if e.note.is_empty() {
             String::new()
         } else {
-            format!(" — {}", e.note)
+            format!(" — {}", inert(e.note.trim()).replace('\n', "\n      "))
         };
         writeln!(
             out,
             "{}  {:<8} {}  {:<18} {}{hunks}{edited}{note}",
             utc(e.ts),
-            e.action,
-            e.run_id,
-            e.tool,
+            inert_line(&e.action),
+            inert_line(&e.run_id),
+            inert_line(&e.tool),
             files.join(", ")
         )?;
     }
@@ -246,8 +249,13 @@ fn undo(args: UndoArgs) -> Result<ExitCode> {
     let journal = Journal::for_root(&ws.root);
     match journal.undo(args.run_id.as_deref(), ws.config.max_file_bytes) {
         Ok(entry) => {
-            let files: Vec<&str> = entry.files.iter().map(|f| f.path.as_str()).collect();
-            println!("undid run {}: restored {}", entry.run_id, files.join(", "));
+            let files: Vec<Cow<'_, str>> =
+                entry.files.iter().map(|f| inert_line(&f.path)).collect();
+            println!(
+                "undid run {}: restored {}",
+                inert_line(&entry.run_id),
+                files.join(", ")
+            );
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -631,6 +639,8 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
     use patchgate::workspace::config::PolicyName;
 
     let (name, text) = read_patch(args.patch.as_deref())?;
+    // The patch's name is shown only; paths in it may carry control characters.
+    let name = inert_line(&name).into_owned();
     let set = match &args.file {
         Some(path) => patchfile::lazy(path, &text, args.instruction.as_deref()),
         None => match patchfile::parse(&text, args.strip, args.reverse) {
@@ -659,7 +669,11 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
     let print_failures = || {
         for c in &failed {
             if let Err(e) = &c.result {
-                eprintln!("  does not apply  {}: {e}", c.path);
+                eprintln!(
+                    "  does not apply  {}: {}",
+                    inert_line(&c.path),
+                    inert(&e.to_string())
+                );
             }
         }
     };
@@ -667,9 +681,14 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
     if args.check {
         for c in &checked {
             if let Ok(ok) = &c.result {
-                println!("  applies  {}  +{} -{}", c.path, ok.added, ok.removed);
+                println!(
+                    "  applies  {}  +{} -{}",
+                    inert_line(&c.path),
+                    ok.added,
+                    ok.removed
+                );
                 for w in &ok.warnings {
-                    println!("           {w}");
+                    println!("           {}", inert_line(w));
                 }
             }
         }
@@ -700,7 +719,12 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
             Ok(Outcome::Applied(s)) => {
                 for c in &checked {
                     if let Ok(ok) = &c.result {
-                        println!("  applied  {}  +{} -{}", c.path, ok.added, ok.removed);
+                        println!(
+                            "  applied  {}  +{} -{}",
+                            inert_line(&c.path),
+                            ok.added,
+                            ok.removed
+                        );
                     }
                 }
                 println!(
@@ -802,12 +826,12 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
                         }
                     }
                     patchgate::review::proposal::State::Rejected => "rejected".to_string(),
-                    s => format!("not applied ({})", format!("{s:?}").to_lowercase()),
+                    s => format!("not applied ({})", s.name()),
                 }
             }
             None => "not applied".to_string(),
         };
-        println!("  {path}: {line}");
+        println!("  {}: {line}", inert_line(path));
     }
     print_failures();
     println!(

@@ -127,6 +127,18 @@ impl State {
     pub fn is_open(self) -> bool {
         matches!(self, State::DryRun | State::Pending)
     }
+
+    /// Its wire name, as people read it too (`dry-run`, `applied`).
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Pending => "pending",
+            State::DryRun => "dry-run",
+            State::Applied => "applied",
+            State::Rejected => "rejected",
+            State::Expired => "expired",
+            State::Failed => "failed",
+        }
+    }
 }
 
 /// What a person decided.

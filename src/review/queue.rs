@@ -125,6 +125,19 @@ pub struct Request {
 struct Slot {
     proposal: Proposal,
     outcome: watch::Sender<Option<Outcome>>,
+    /// A decision holds the proposal (it is being written): nothing else may close it, and
+    /// a second decision is refused. The first decision wins.
+    deciding: bool,
+}
+
+/// Who closes a proposal in [`Gate::settle`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Closer {
+    /// The decision that claimed it.
+    Claimant,
+    /// Anything else (expiry, withdrawal, the reviewer leaving): only while it is open and
+    /// no decision holds it.
+    Other,
 }
 
 #[derive(Default)]
@@ -220,6 +233,7 @@ impl Gate {
             Slot {
                 proposal,
                 outcome: tx,
+                deciding: false,
             },
         );
         // Forget the oldest closed proposals beyond the limit.
@@ -387,8 +401,21 @@ impl Gate {
         }
     }
 
+    /// Close proposal `run_id` as `state` and tell its waiting agent; by `Closer::Other`,
+    /// only when it is still open and unclaimed (else its current outcome, unchanged).
     fn settle(
         &self,
+        run_id: &str,
+        state: State,
+        review: Option<Review>,
+        outcome: impl FnOnce(Summary) -> Outcome,
+    ) -> Outcome {
+        self.settle_by(Closer::Other, run_id, state, review, outcome)
+    }
+
+    fn settle_by(
+        &self,
+        by: Closer,
         run_id: &str,
         state: State,
         review: Option<Review>,
@@ -399,6 +426,15 @@ impl Gate {
             let Some(slot) = slots.map.get_mut(run_id) else {
                 return Outcome::Failed(None, not_found(run_id));
             };
+            let allowed = match by {
+                Closer::Claimant => slot.deciding,
+                Closer::Other => !slot.deciding && slot.proposal.state.is_open(),
+            };
+            if !allowed {
+                let current = slot.outcome.borrow().clone();
+                return current.unwrap_or_else(|| outcome(Summary::of(&slot.proposal)));
+            }
+            slot.deciding = false;
             slot.proposal.state = state;
             if review.is_some() {
                 slot.proposal.review = review;
@@ -409,6 +445,41 @@ impl Gate {
         };
         self.emit(Event::Decided(run_id.to_string()));
         result
+    }
+
+    /// Take the decision of open proposal `run_id`: the first decision wins, a later (or
+    /// concurrent) one is `RUN_ALREADY_USED`. The claim ends when the decision settles it
+    /// (or [`Gate::release`] gives it back).
+    fn claim(&self, run_id: &str) -> Result<Proposal> {
+        let mut slots = self.slots();
+        let slot = slots.map.get_mut(run_id).ok_or_else(|| not_found(run_id))?;
+        if slot.deciding || !slot.proposal.state.is_open() {
+            let what = if slot.deciding {
+                "is being decided".to_string()
+            } else {
+                format!("was already decided ({})", slot.proposal.state.name())
+            };
+            return Err(Error::new(
+                ErrorCode::RunAlreadyUsed,
+                format!("run {run_id} {what}: the first decision stands"),
+            ));
+        }
+        if slot.proposal.is_expired(SystemTime::now()) {
+            drop(slots);
+            self.settle(run_id, State::Expired, None, |s| {
+                Outcome::Failed(Some(s), expired(run_id))
+            });
+            return Err(expired(run_id));
+        }
+        slot.deciding = true;
+        Ok(slot.proposal.clone())
+    }
+
+    /// Give back a claim whose decision could not be taken (the proposal stays open).
+    fn release(&self, run_id: &str) {
+        if let Some(slot) = self.slots().map.get_mut(run_id) {
+            slot.deciding = false;
+        }
     }
 
     /// Decide an open proposal (pending, or a dry-run a person commits). Returns the outcome
@@ -437,28 +508,14 @@ impl Gate {
         note: Option<&str>,
         by_person: bool,
     ) -> Result<Outcome> {
-        let proposal = {
-            let slots = self.slots();
-            let slot = slots.map.get(run_id).ok_or_else(|| not_found(run_id))?;
-            if !slot.proposal.state.is_open() {
-                return Err(Error::new(
-                    ErrorCode::RunAlreadyUsed,
-                    format!(
-                        "run {run_id} was already decided ({:?})",
-                        slot.proposal.state
-                    ),
-                ));
+        let proposal = self.claim(run_id)?;
+        let (contents, mut review) = match proposal.decided_contents(&decision) {
+            Ok(decided) => decided,
+            Err(e) => {
+                self.release(run_id);
+                return Err(e);
             }
-            if slot.proposal.is_expired(SystemTime::now()) {
-                drop(slots);
-                self.settle(run_id, State::Expired, None, |s| {
-                    Outcome::Failed(Some(s), expired(run_id))
-                });
-                return Err(expired(run_id));
-            }
-            slot.proposal.clone()
         };
-        let (contents, mut review) = proposal.decided_contents(&decision)?;
         if let Some(note) = note.filter(|n| !n.trim().is_empty())
             && review.note.is_empty()
         {
@@ -466,7 +523,13 @@ impl Gate {
         }
         if let Decision::Reject(_) = decision {
             let _ = self.inner.journal.record_rejected(&proposal, &review);
-            return Ok(self.settle(run_id, State::Rejected, Some(review), Outcome::Rejected));
+            return Ok(self.settle_by(
+                Closer::Claimant,
+                run_id,
+                State::Rejected,
+                Some(review),
+                Outcome::Rejected,
+            ));
         }
         match proposal.write(&contents, self.max_bytes()) {
             Ok(written) => {
@@ -485,7 +548,8 @@ impl Gate {
                         slot.proposal = slot.proposal.with_contents(&contents);
                     }
                 }
-                Ok(self.settle(
+                Ok(self.settle_by(
+                    Closer::Claimant,
                     run_id,
                     State::Applied,
                     by_person.then_some(review),
@@ -500,6 +564,7 @@ impl Gate {
                             let state = slot.proposal.state;
                             slot.proposal = rebased;
                             slot.proposal.state = state;
+                            slot.deciding = false;
                         }
                     }
                     self.emit(Event::Updated(run_id.to_string()));
@@ -512,13 +577,13 @@ impl Gate {
                         ),
                     ));
                 }
-                self.settle(run_id, State::Failed, None, |s| {
+                self.settle_by(Closer::Claimant, run_id, State::Failed, None, |s| {
                     Outcome::Failed(Some(s), e.clone())
                 });
                 Err(e)
             }
             Err(e) => {
-                self.settle(run_id, State::Failed, None, |s| {
+                self.settle_by(Closer::Claimant, run_id, State::Failed, None, |s| {
                     Outcome::Failed(Some(s), e.clone())
                 });
                 Err(e)
@@ -539,8 +604,8 @@ impl Gate {
                     return Err(Error::new(
                         ErrorCode::RunAlreadyUsed,
                         format!(
-                            "run {run_id} was already used ({:?}); send the edit again for a new run",
-                            slot.proposal.state
+                            "run {run_id} was already used ({}); send the edit again for a new run",
+                            slot.proposal.state.name()
                         ),
                     ));
                 }
@@ -565,7 +630,10 @@ impl Gate {
         if gated {
             {
                 let mut slots = self.slots();
-                if let Some(slot) = slots.map.get_mut(run_id) {
+                if let Some(slot) = slots.map.get_mut(run_id)
+                    && slot.proposal.state == State::DryRun
+                    && !slot.deciding
+                {
                     slot.proposal.state = State::Pending;
                     slot.proposal.expires_at = None;
                 }
@@ -592,7 +660,7 @@ impl Gate {
             .slots()
             .map
             .get(run_id)
-            .is_some_and(|s| s.proposal.state == State::Pending);
+            .is_some_and(|s| s.proposal.state == State::Pending && !s.deciding);
         if open {
             self.settle(run_id, state, None, |s| Outcome::Failed(Some(s), e));
         }
@@ -870,6 +938,42 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(read(&g, "a.txt"), "old\n");
+    }
+
+    #[test]
+    fn the_first_decision_wins_and_the_agent_is_told_what_is_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        let rt = rt();
+        for round in 0..40 {
+            let old = format!("old {round}\n");
+            let new = format!("new {round}\n");
+            write(&g, "a.txt", &old);
+            let o = rt
+                .block_on(g.submit(req(vec![edit("a.txt", &new)], false)))
+                .unwrap();
+            let id = run_id(&o);
+            let barrier = Arc::new(std::sync::Barrier::new(2));
+            let (g2, id2, b2) = (g.clone(), id.clone(), Arc::clone(&barrier));
+            let rejecter = std::thread::spawn(move || {
+                b2.wait();
+                g2.decide(&id2, Decision::Reject("no".into()))
+            });
+            barrier.wait();
+            let accepted = g.decide(&id, Decision::Accept);
+            let rejected = rejecter.join().unwrap();
+            // Exactly one decision is taken; the other is refused as already used.
+            assert_ne!(accepted.is_ok(), rejected.is_ok(), "round {round}");
+            let loser = accepted.as_ref().err().or(rejected.as_ref().err()).unwrap();
+            assert_eq!(loser.code, ErrorCode::RunAlreadyUsed, "{}", loser.message);
+            // What the agent is told matches the file.
+            let told = rt.block_on(g.wait(&id, Duration::from_millis(10)));
+            match told {
+                Outcome::Applied(_) => assert_eq!(read(&g, "a.txt"), new, "round {round}"),
+                Outcome::Rejected(_) => assert_eq!(read(&g, "a.txt"), old, "round {round}"),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use super::keymap::{HELP, HINTS};
 use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, Row, emphasis};
 use crate::diff::{DiffLine, Tag};
+use crate::inert::{inert, inert_line};
 use crate::review::proposal::State;
 
 /// Where syntax colours come from.
@@ -128,7 +129,8 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
                     .borders(Borders::ALL)
                     .border_type(BorderType::Rounded)
                     .title(format!(
-                        " editing {path} — Ctrl+S accepts this content, Esc cancels "
+                        " editing {} — Ctrl+S accepts this content, Esc cancels ",
+                        inert_line(path)
                     )),
             );
             f.render_widget(&t, a.diff);
@@ -286,11 +288,11 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
         ]));
         let path = match s.paths.as_slice() {
             [] => String::new(),
-            [one] => one.clone(),
-            [one, rest @ ..] => format!("{one} +{}", rest.len()),
+            [one] => inert_line(one).into_owned(),
+            [one, rest @ ..] => format!("{} +{}", inert_line(one), rest.len()),
         };
         let counts = format!("+{} -{}", s.added, s.removed);
-        let client = s.client.clone().unwrap_or_default();
+        let client = inert_line(s.client.as_deref().unwrap_or_default()).into_owned();
         let room = w.saturating_sub(3 + counts.len() + 1 + client.chars().count().min(14) + 1);
         let path = truncate(&path, room.max(8));
         let pad = w.saturating_sub(
@@ -351,12 +353,12 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
     let s = &item.summary;
     let title = format!(
         " {} · {} · {}{} ",
-        s.tool,
+        inert_line(&s.tool),
         s.run_id,
-        state_name(s.state),
+        s.state.name(),
         s.client
             .as_deref()
-            .map(|c| format!(" · {c}"))
+            .map(|c| format!(" · {}", inert_line(c)))
             .unwrap_or_default()
     );
     let mut block = pane(title, m.focus == Focus::Diff, p);
@@ -390,7 +392,10 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
         && !r.note.is_empty()
     {
         lines.push(Line::styled(
-            truncate(&format!(" note: {}", r.note), width),
+            truncate(
+                &format!(" note: {}", inert(r.note.trim()).replace('\n', " ↵ ")),
+                width,
+            ),
             p.dim(),
         ));
     }
@@ -423,17 +428,6 @@ fn endpoint(m: &Model) -> String {
         "not listening".into()
     } else {
         format!("http://{}/mcp", m.info.address)
-    }
-}
-
-fn state_name(s: State) -> &'static str {
-    match s {
-        State::Pending => "pending",
-        State::DryRun => "dry-run",
-        State::Applied => "applied",
-        State::Rejected => "rejected",
-        State::Expired => "expired",
-        State::Failed => "failed",
     }
 }
 
@@ -471,7 +465,9 @@ impl RowCtx<'_> {
                 };
                 let text = format!(
                     "━━ {}{what}  +{} -{} ",
-                    fv.content.path, fv.diff.added, fv.diff.removed
+                    inert_line(&fv.content.path),
+                    fv.diff.added,
+                    fv.diff.removed
                 );
                 let fill = "━".repeat(self.width.saturating_sub(text.chars().count()));
                 Line::styled(
@@ -789,7 +785,10 @@ fn draw_status(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
             Tone::Bad => bar.patch(p.fg(Color::Red)).add_modifier(Modifier::BOLD),
         };
         let room = (area.width as usize).saturating_sub(left.chars().count() + 1);
-        spans.push(Span::styled(format!(" {}", truncate(text, room)), style));
+        spans.push(Span::styled(
+            format!(" {}", truncate(&inert_line(text), room)),
+            style,
+        ));
     }
     let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
     spans.push(Span::styled(

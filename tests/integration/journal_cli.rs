@@ -112,3 +112,48 @@ fn log_lists_and_undo_restores_byte_for_byte_then_refuses_after_a_later_change()
         ["applied", "applied", "undone", "undone", "applied"]
     );
 }
+
+#[test]
+fn log_writes_out_control_characters_of_notes_paths_and_tools() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = Root::new(work.path()).unwrap();
+    let journal = Journal::at(
+        state
+            .path()
+            .join("journal")
+            .join(format!("{}.jsonl", root_key(root.path()))),
+        &root,
+    );
+    // A file name, a tool name and a reject note carrying terminal escape sequences.
+    let rel = "evil\u{1b}[2Jname.txt";
+    let path = root.resolve(rel).unwrap();
+    std::fs::write(&path.abs, "old\n").unwrap();
+    let change = FileChange::new(
+        path,
+        Some(b"old\n".to_vec()),
+        Text::decode(b"old\n").unwrap(),
+        "new\n".into(),
+        vec![],
+    );
+    let proposal = Proposal::new("fast_apply\u{1b}]0;title\u{7}", None, vec![change]);
+    let decision = Decision::Reject("looks fine\u{1b}[31m\rREAD THIS\nsecond line".into());
+    let (_, mut review) = proposal.decided_contents(&decision).unwrap();
+    review.note = "looks fine\u{1b}[31m\rREAD THIS\nsecond line".into();
+    journal.record_rejected(&proposal, &review).unwrap();
+
+    let out = run(
+        state.path(),
+        &["log", "--root", work.path().to_str().unwrap()],
+    );
+    assert!(out.status.success());
+    let log = String::from_utf8(out.stdout).unwrap();
+    assert!(!log.chars().any(|c| c.is_control() && c != '\n'), "{log:?}");
+    assert!(log.contains("evil\\u{1b}[2Jname.txt"), "{log}");
+    assert!(
+        log.contains("looks fine\\u{1b}[31m\\u{d}READ THIS"),
+        "{log}"
+    );
+    // The note's second line stays a line of its own, indented under the entry.
+    assert!(log.contains("\n      second line"), "{log}");
+}

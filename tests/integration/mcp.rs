@@ -1238,6 +1238,17 @@ async fn http_guard_and_review_api() {
         )
         .await;
     assert_eq!(status, 400);
+    // A second decision on a decided run is refused: the first stands.
+    let (status, body) = gate
+        .api_status(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{run}/decision"),
+            Some(json!({"decision": "reject", "note": "too late"})),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.to_string().contains("first decision stands"), "{body}");
+    assert_eq!(p.read("a.txt"), "two\n");
     // Undo through the API restores the file.
     let undone = gate
         .api(reqwest::Method::POST, "/api/undo", Some(json!({})))

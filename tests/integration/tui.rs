@@ -207,3 +207,38 @@ fn apply_reviews_a_two_file_patch_and_applies_all_but_one_rejected_hunk() {
     assert_eq!(p.read("a.txt"), old_a.replace("alpha 1\n", "ALPHA 1\n"));
     assert_eq!(p.read("b.txt"), "bravo 1\nBRAVO 2\nbravo 3\n");
 }
+
+#[test]
+fn control_characters_in_file_names_are_written_out_not_sent_to_the_terminal() {
+    let p = Project::new();
+    let evil = "e\u{1b}[7mvil.txt";
+    p.write(evil, "old\n");
+    let patch = format!("--- a/{evil}\n+++ b/{evil}\n@@ -1 +1 @@\n-old\n+new\n");
+    let patch_file = p.state.join("evil.patch");
+    std::fs::write(&patch_file, patch).unwrap();
+    let state = p.state.display().to_string();
+    let log = p.state.join("patchgate.log").display().to_string();
+    let root = p.root.display().to_string();
+    let patch_arg = patch_file.display().to_string();
+    let tmux = Tmux::start(
+        &p.state,
+        120,
+        30,
+        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &["apply", &patch_arg, "--root", &root],
+    );
+    // The queue row and the file header show the escape written out.
+    let screen = tmux.wait_for("the review", 30, |s| s.contains("1 pending"));
+    assert!(
+        screen.matches("e\\u{1b}[7mvil.txt").count() >= 2,
+        "{screen}"
+    );
+    tmux.keys(&["a"]);
+    tmux.wait_for("nothing pending", 10, |s| s.contains("0 pending"));
+    tmux.keys(&["q"]);
+    // So does the summary printed after the TUI.
+    let screen = tmux.wait_for("the summary", 10, |s| s.contains("1 of 1 file applied"));
+    assert!(screen.contains("e\\u{1b}[7mvil.txt: applied"), "{screen}");
+    assert_eq!(p.read(evil), "new\n");
+}

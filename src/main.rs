@@ -19,6 +19,7 @@ use patchgate::review::fallback::{Fallback, merge_lazy};
 use patchgate::review::journal::Journal;
 use patchgate::workspace::Workspace;
 use patchgate::workspace::config::Config;
+use patchgate::workspace::rootlock::RootLock;
 use std::path::Path;
 
 fn main() -> ExitCode {
@@ -343,6 +344,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let addr = listen_addr(args.listen.as_deref().unwrap_or("127.0.0.1:8787"))?;
+    let mut root_lock = RootLock::acquire(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let token = args
         .token
         .filter(|t| !t.trim().is_empty())
@@ -357,6 +359,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
     let opts = gate_http_options(&gate, addr, token.clone(), args.allow_host, review_timeout);
     rt.block_on(async move {
         let running = http::start(dispatcher, opts).await?;
+        root_lock.set_url(&running.url);
         let discovery = Discovery {
             url: running.url.clone(),
             mcp_url: running.mcp_url(),
@@ -504,6 +507,7 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
     }
     let root = std::fs::canonicalize(&args.root)
         .with_context(|| format!("cannot use {} as the root", args.root.display()))?;
+    let mut root_lock = RootLock::acquire(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let (gate, review_timeout) = patchgate::review::open_gate(
         &root,
         args.policy.map(Into::into),
@@ -526,6 +530,7 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
     let running = rt
         .block_on(http::start(dispatcher.clone(), opts))
         .context("is another gate running? `patchgate --listen 127.0.0.1:0` picks a free port")?;
+    root_lock.set_url(&running.url);
     let discovery = Discovery {
         url: running.url.clone(),
         mcp_url: running.mcp_url(),

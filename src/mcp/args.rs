@@ -448,30 +448,50 @@ fn patch_edit(a: &Args) -> Result<ProposedEdit> {
     })
 }
 
-/// Make every path argument of a raw call absolute against `base`, so another process whose
-/// root is an ancestor of `base` resolves them as the agent meant (stdio forwarding).
-pub fn absolutize_paths(
+/// Resolve every path argument of a call under `root` (the stdio server's own root, when it
+/// forwards to a gate over a wider one) and send the resolved absolute path: a path that
+/// leaves `root` is refused here, though the gate would take it.
+pub fn confine_paths(
     tool: ToolName,
     arguments: &mut Map<String, Value>,
-    base: &std::path::Path,
-) {
-    let fix = |v: &mut Value| {
-        if let Value::String(s) = v {
-            let p = std::path::Path::new(s.as_str());
-            if !p.is_absolute() && !s.starts_with('~') {
-                *s = base.join(p).to_string_lossy().into_owned();
+    root: &crate::workspace::paths::Root,
+) -> Result<()> {
+    let mut first_err = None;
+    let mut fix = |v: &mut Value| {
+        if let Value::String(s) = v
+            && first_err.is_none()
+        {
+            match root.resolve(s) {
+                Ok(p) => *s = p.abs.to_string_lossy().into_owned(),
+                Err(e) => first_err = Some(e),
             }
         }
     };
+    for_each_path(tool, arguments, &mut fix);
+    first_err.map_or(Ok(()), Err)
+}
+
+/// Call `fix` on each path argument of a call to `tool`.
+fn for_each_path(
+    tool: ToolName,
+    arguments: &mut Map<String, Value>,
+    fix: &mut dyn FnMut(&mut Value),
+) {
     match tool {
-        ToolName::FastApply => arguments.get_mut("path").into_iter().for_each(fix),
-        ToolName::PatchFile => arguments.get_mut("target_file").into_iter().for_each(fix),
-        ToolName::FileWriteOrEdit => arguments.get_mut("file_path").into_iter().for_each(fix),
+        ToolName::FastApply => arguments.get_mut("path").into_iter().for_each(&mut *fix),
+        ToolName::PatchFile => arguments
+            .get_mut("target_file")
+            .into_iter()
+            .for_each(&mut *fix),
+        ToolName::FileWriteOrEdit => arguments
+            .get_mut("file_path")
+            .into_iter()
+            .for_each(&mut *fix),
         ToolName::BatchPatchFiles => {
             if let Some(Value::Array(items)) = arguments.get_mut("patches") {
                 for item in items {
                     if let Value::Object(o) = item {
-                        o.get_mut("target_file").into_iter().for_each(fix);
+                        o.get_mut("target_file").into_iter().for_each(&mut *fix);
                     }
                 }
             }
@@ -641,17 +661,26 @@ mod tests {
     }
 
     #[test]
-    fn paths_become_absolute_for_forwarding() {
-        let mut m = json!({"patches": [{"target_file": "src/a.rs"}, {"target_file": "/abs/b.rs"}]})
+    fn forwarded_paths_resolve_under_the_forwarders_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir_all(sub.join("src")).unwrap();
+        let root = crate::workspace::paths::Root::new(&sub).unwrap();
+        let mut m = json!({"patches": [{"target_file": "src/a.rs"}]})
             .as_object()
             .unwrap()
             .clone();
-        absolutize_paths(
-            ToolName::BatchPatchFiles,
-            &mut m,
-            std::path::Path::new("/w/sub"),
+        confine_paths(ToolName::BatchPatchFiles, &mut m, &root).unwrap();
+        assert_eq!(
+            m["patches"][0]["target_file"],
+            root.path().join("src/a.rs").to_string_lossy().as_ref()
         );
-        assert_eq!(m["patches"][0]["target_file"], "/w/sub/src/a.rs");
-        assert_eq!(m["patches"][1]["target_file"], "/abs/b.rs");
+        // A path that leaves the forwarder's root is refused, though the gate's is wider.
+        let outside = dir.path().join("other.rs").to_string_lossy().into_owned();
+        for p in ["../other.rs", outside.as_str()] {
+            let mut m = json!({"path": p}).as_object().unwrap().clone();
+            let e = confine_paths(ToolName::FastApply, &mut m, &root).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidPath, "{p}");
+        }
     }
 }

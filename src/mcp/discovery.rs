@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::workspace::fs::write_private;
 use crate::workspace::state::state_dir;
 
 /// The discovery file's name in the state directory.
@@ -32,26 +33,7 @@ pub fn path() -> PathBuf {
     state_dir().join(FILE_NAME)
 }
 
-/// Whether process `pid` is alive.
-pub fn pid_alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        let Ok(pid) = libc::pid_t::try_from(pid) else {
-            return false;
-        };
-        if pid <= 0 {
-            return false;
-        }
-        // SAFETY: kill with signal 0 only checks that the process exists.
-        let r = unsafe { libc::kill(pid, 0) };
-        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        true
-    }
-}
+pub use crate::workspace::state::pid_alive;
 
 impl Discovery {
     /// Write the file (mode 0600), replacing any other gate's.
@@ -61,21 +43,7 @@ impl Discovery {
             std::fs::create_dir_all(dir)?;
         }
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        let tmp = p.with_extension(format!("json.{}.tmp", std::process::id()));
-        {
-            use std::io::Write;
-            let mut opts = std::fs::OpenOptions::new();
-            opts.write(true).create(true).truncate(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                opts.mode(0o600);
-            }
-            let mut f = opts.open(&tmp)?;
-            f.write_all(&json)?;
-            f.sync_all()?;
-        }
-        std::fs::rename(&tmp, &p)?;
+        write_private(&p, &json)?;
         Ok(p)
     }
 

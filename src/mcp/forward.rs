@@ -8,10 +8,11 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::args::{ToolName, absolutize_paths};
+use super::args::{ToolName, confine_paths};
 use super::discovery::Discovery;
 use super::envelope::Envelope;
 use crate::error::{Error, ErrorCode};
+use crate::workspace::paths::Root;
 
 /// What `GET /api/info` tells about a gate.
 #[derive(Debug, Clone, Deserialize)]
@@ -30,7 +31,8 @@ pub struct Forwarder {
     base: String,
     token: String,
     http: reqwest::Client,
-    base_dir: PathBuf,
+    /// The stdio server's own root: every path it forwards resolves under it.
+    root: Root,
     /// `base_dir` relative to the gate's root (`""` when they are the same), with a trailing
     /// `/`: stripped from the paths the gate reports, so the agent sees its own paths.
     prefix: String,
@@ -81,11 +83,12 @@ impl Forwarder {
                 }
             })
             .unwrap_or_default();
+        let root = Root::new(base_dir).map_err(|e| e.message)?;
         Ok(Forwarder {
             base,
             token: d.token.clone(),
             http,
-            base_dir: base_dir.to_path_buf(),
+            root,
             prefix,
             review_timeout: Duration::from_secs(info.review_timeout_s),
         })
@@ -142,7 +145,9 @@ impl Forwarder {
         call_paths: &[String],
         dry_run: bool,
     ) -> Envelope {
-        absolutize_paths(tool, &mut arguments, &self.base_dir);
+        if let Err(e) = confine_paths(tool, &mut arguments, &self.root) {
+            return Envelope::error(&e, call_paths, dry_run);
+        }
         let body = json!({"arguments": arguments, "client": client});
         self.post(
             &format!("/api/tools/{}", tool.as_str()),

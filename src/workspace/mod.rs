@@ -5,6 +5,7 @@
 pub mod config;
 pub mod fs;
 pub mod paths;
+pub mod rootlock;
 pub mod state;
 
 use std::path::Path;

@@ -1106,6 +1106,26 @@ async fn stdio_forwards_to_a_live_gate_and_relays_progress() {
     assert_eq!(p.read("pkg/a.txt"), "two\n");
     assert!(!rec.progress.lock().unwrap().is_empty(), "progress relayed");
 
+    // The stdio server's root stays its own: a path under the gate's wider root but outside
+    // `pkg/` is refused before it reaches the gate.
+    p.write("top.txt", "top\n");
+    let outside = p.root.join("top.txt").display().to_string();
+    for path in ["../top.txt", outside.as_str()] {
+        let v = tokio::time::timeout(
+            Duration::from_secs(10),
+            call(
+                &c,
+                "patch_file",
+                json!({"target_file": path, "search_content": "top", "replace_content": "widened"}),
+            ),
+        )
+        .await
+        .expect("refused at once, not sent to the gate for review");
+        code(&v, "INVALID_PATH");
+    }
+    assert!(gate.pending().await.is_empty());
+    assert_eq!(p.read("top.txt"), "top\n");
+
     // A cancelled forwarded call withdraws the review at the gate; await_review (forwarded
     // too) then says REVIEW_TIMEOUT.
     let cancelled = tokio::time::timeout(
@@ -1450,4 +1470,41 @@ fn config_prints_snippets_for_the_running_gate() {
         codex.contains(&format!("url = \"{}\"", gate.mcp_url)),
         "{codex}"
     );
+}
+
+#[test]
+fn a_second_gate_on_the_same_root_refuses_to_start_and_names_the_first() {
+    let p = Project::new();
+    let first = Gate::start(&p, &[]);
+    // Another state directory: the lock must not live there.
+    let other_state = tempfile::tempdir().unwrap();
+    let mut second = crate::support::bin()
+        .args(["serve", "--listen", "127.0.0.1:0", "--root"])
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", other_state.path())
+        .env("PATCHGATE_LOG", other_state.path().join("patchgate.log"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while second.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = second.kill();
+            panic!("a second gate on the same root started");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = second.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("pid {}", first.child.id())) && stderr.contains(&first.url),
+        "{stderr}"
+    );
+    assert!(!other_state.path().join("reviewer.json").exists());
+    // Once the first stops, the root is free.
+    drop(first);
+    let _second = Gate::start(&p, &[]);
 }

@@ -15,11 +15,12 @@ use patchgate::cli::{
 use patchgate::diff::unified_diff;
 use patchgate::edit::{self, Format, text::Text};
 use patchgate::inert::{inert, inert_line};
-use patchgate::review::fallback::{Fallback, merge_lazy};
+use patchgate::review::fallback::merge_lazy;
 use patchgate::review::journal::Journal;
 use patchgate::workspace::Workspace;
 use patchgate::workspace::config::Config;
 use patchgate::workspace::rootlock::RootLock;
+use patchgate::workspace::userconfig::UserConfig;
 use std::path::Path;
 
 fn main() -> ExitCode {
@@ -86,10 +87,19 @@ fn merge(args: MergeArgs) -> Result<ExitCode> {
         path: Some(&path),
         instruction: args.instruction.as_deref(),
     };
-    // The model fallback for lazy snippets, when `.patchgate.toml` here configures one.
-    let fallback = match (format, Config::load(Path::new("."))?.fallback) {
-        (Format::Lazy, Some(cfg)) => {
-            Fallback::from_config(&cfg).map_err(|e| anyhow::anyhow!("{e}"))?
+    // The model fallback for lazy snippets, when the user's own config has one.
+    let fallback = match format {
+        Format::Lazy => {
+            let user = UserConfig::load()?;
+            let repo_has_one = Config::load(Path::new("."))?.fallback.is_some();
+            if repo_has_one {
+                eprintln!(
+                    "patchgate: .patchgate.toml's [fallback] is ignored: the model fallback comes \
+                     only from your own config (PATCHGATE_CONFIG or ~/.config/patchgate/config.toml)"
+                );
+            }
+            patchgate::review::user_fallback(&user, repo_has_one)
+                .map_err(|e| anyhow::anyhow!("{e}"))?
         }
         _ => None,
     };

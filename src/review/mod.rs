@@ -13,14 +13,15 @@ pub mod queue;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::workspace::Workspace;
 use crate::workspace::config::PolicyName;
+use crate::workspace::userconfig::UserConfig;
 
 /// A gate over the project at `root`: its `.patchgate.toml`, the policy (`policy` from the
-/// command line wins over the file, `default` applies when neither names one), the journal in
-/// the state directory and the configured model fallback. Returns the gate and its review
-/// timeout (`review_timeout` wins over the file's).
+/// command line, else the user's config, else `default`; the repository's file only
+/// tightens it), the journal in the state directory and the model fallback of the user's own
+/// config. Returns the gate and its review timeout (`review_timeout` wins over the file's).
 pub fn open_gate(
     root: &Path,
     policy: Option<PolicyName>,
@@ -28,12 +29,28 @@ pub fn open_gate(
     review_timeout: Option<u64>,
 ) -> Result<(queue::Gate, Duration)> {
     let ws = Workspace::load(root)?;
-    let policy = policy::Policy::from_config(&ws.config, policy, default)?;
+    let user = UserConfig::load().map_err(|e| Error::invalid_input(e.to_string()))?;
+    let policy = policy::Policy::layered(&user, &ws.config, policy, default)?;
     let journal = journal::Journal::for_root(&ws.root);
-    let fallback = match &ws.config.fallback {
-        Some(cfg) => fallback::Fallback::from_config(cfg)?,
-        None => None,
-    };
+    let fallback = user_fallback(&user, ws.config.fallback.is_some())?;
     let timeout = Duration::from_secs(review_timeout.unwrap_or(ws.config.review_timeout_s));
     Ok((queue::Gate::new(ws, policy, journal, fallback), timeout))
+}
+
+/// The model fallback of the user's own config. A repository's `[fallback]` is never used
+/// (it could send any environment variable to any host): `repo_has_one` logs that.
+pub fn user_fallback(user: &UserConfig, repo_has_one: bool) -> Result<Option<fallback::Fallback>> {
+    if repo_has_one {
+        tracing::warn!(
+            ".patchgate.toml's [fallback] is ignored: the model fallback comes only from your own \
+             config ({})",
+            crate::workspace::userconfig::path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+    }
+    match &user.fallback {
+        Some(cfg) => fallback::Fallback::from_config(cfg),
+        None => Ok(None),
+    }
 }

@@ -1,11 +1,15 @@
-//! Policy (DESIGN §2, §4): what happens to an edit of a path — a person decides (`gate`), it
-//! is applied at once (`auto`), it waits for a commit by run_id (`dry-run`), or a path rule in
-//! `.patchgate.toml` refuses it (`DENIED_BY_RULE`). `.git/` never gets this far (paths).
+//! Policy (DESIGN §2, §4, §7): what happens to an edit of a path — a person decides (`gate`),
+//! it is applied at once (`auto`), it waits for a commit by run_id (`dry-run`), or a path rule
+//! refuses it (`DENIED_BY_RULE`). The command line and the user's own configuration are
+//! trusted; a repository's `.patchgate.toml` can only tighten what they say. Edits of
+//! `.patchgate.toml` and `.env*` files always wait for a person. `.git/` never gets this far
+//! (paths).
 
 use globset::{Glob, GlobMatcher};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::workspace::config::{Config, PolicyName, RuleAction};
+use crate::workspace::config::{Config, PolicyName, RuleAction, RuleConfig};
+use crate::workspace::userconfig::UserConfig;
 
 /// What to do with an edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,34 +22,121 @@ pub enum Action {
     DryRun,
 }
 
+/// A compiled path rule.
+#[derive(Debug, Clone)]
+struct Rule {
+    glob: String,
+    matcher: GlobMatcher,
+    action: RuleAction,
+    /// Where it was written, for messages.
+    source: &'static str,
+}
+
 /// The policy and the path rules.
 #[derive(Debug, Clone)]
 pub struct Policy {
     /// The default for paths no rule names.
     pub default: PolicyName,
-    rules: Vec<(String, GlobMatcher, RuleAction)>,
+    /// Rules that may loosen (the user's own), first match wins.
+    trusted: Vec<Rule>,
+    /// Rules that may only tighten (the repository's), first match wins.
+    repo: Vec<Rule>,
+}
+
+/// How strict a policy is: a repository may move it up, never down. A dry-run is looser than
+/// a gate, since the agent itself may commit it.
+fn strictness(p: PolicyName) -> u8 {
+    match p {
+        PolicyName::Auto => 0,
+        PolicyName::DryRun => 1,
+        PolicyName::Gate => 2,
+    }
+}
+
+fn compile(rules: &[RuleConfig], source: &'static str) -> Result<Vec<Rule>> {
+    rules
+        .iter()
+        .map(|rule| {
+            let glob = Glob::new(&rule.glob).map_err(|e| {
+                Error::invalid_input(format!(
+                    "rule glob `{}` in {source} is invalid: {e}",
+                    rule.glob
+                ))
+            })?;
+            Ok(Rule {
+                glob: rule.glob.clone(),
+                matcher: glob.compile_matcher(),
+                action: rule.action,
+                source,
+            })
+        })
+        .collect()
+}
+
+/// Whether an edit of `rel` always waits for a person: the gate's own configuration and
+/// environment files, which an agent could use to loosen the gate or leak secrets.
+pub fn is_protected(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name == crate::workspace::config::FILE_NAME || name.starts_with(".env")
 }
 
 impl Policy {
-    /// The policy from the configuration, with `override_name` (the command line) winning.
+    /// The policy from one trusted configuration, with `override_name` (the command line)
+    /// winning.
     pub fn from_config(
         config: &Config,
         override_name: Option<PolicyName>,
         fallback: PolicyName,
     ) -> Result<Policy> {
-        let mut rules = Vec::with_capacity(config.rules.len());
-        for rule in &config.rules {
-            let glob = Glob::new(&rule.glob).map_err(|e| {
-                Error::invalid_input(format!(
-                    "rule glob `{}` in .patchgate.toml is invalid: {e}",
-                    rule.glob
-                ))
-            })?;
-            rules.push((rule.glob.clone(), glob.compile_matcher(), rule.action));
-        }
         Ok(Policy {
             default: override_name.or(config.policy).unwrap_or(fallback),
-            rules,
+            trusted: compile(&config.rules, ".patchgate.toml")?,
+            repo: Vec::new(),
+        })
+    }
+
+    /// The policy a gate runs: the command line's (`cli`), else the user's, else the
+    /// command's default; the user's rules may loosen it; the repository's policy and rules
+    /// (`repo`) only count where they are stricter (an `auto` there is ignored, logged).
+    pub fn layered(
+        user: &UserConfig,
+        repo: &Config,
+        cli: Option<PolicyName>,
+        command_default: PolicyName,
+    ) -> Result<Policy> {
+        let base = cli.or(user.policy).unwrap_or(command_default);
+        let default = match repo.policy {
+            Some(p) if strictness(p) > strictness(base) => p,
+            Some(p) if p != base => {
+                tracing::warn!(
+                    ".patchgate.toml asks for policy {} but cannot loosen {}: ignored",
+                    p.as_str(),
+                    base.as_str()
+                );
+                base
+            }
+            _ => base,
+        };
+        let repo_rules: Vec<RuleConfig> = repo
+            .rules
+            .iter()
+            .filter(|r| {
+                let loosens = r.action == RuleAction::Auto;
+                if loosens {
+                    tracing::warn!(
+                        ".patchgate.toml rule `{}` = auto cannot loosen the gate: ignored (put it \
+                         in your own config to use it)",
+                        r.glob
+                    );
+                }
+                !loosens
+            })
+            .cloned()
+            .collect();
+        Ok(Policy {
+            default,
+            trusted: compile(&user.rules, "your patchgate config")?,
+            repo: compile(&repo_rules, ".patchgate.toml")?,
         })
     }
 
@@ -53,26 +144,35 @@ impl Policy {
     pub fn simple(default: PolicyName) -> Policy {
         Policy {
             default,
-            rules: Vec::new(),
+            trusted: Vec::new(),
+            repo: Vec::new(),
         }
     }
 
-    /// The action for a root-relative path. A `dry-run` policy keeps every edit a dry-run
-    /// whatever the rules say, except that `deny` still refuses.
+    /// The action for a root-relative path: the trusted rules' (or the default), tightened
+    /// by the repository's rules; a `deny` anywhere refuses. A `dry-run` policy keeps every
+    /// edit a dry-run whatever the rules say; protected files always wait for a person.
     pub fn action(&self, rel: &str) -> Result<Action> {
-        let rule = self.rules.iter().find(|(_, m, _)| m.is_match(rel));
-        if let Some((glob, _, RuleAction::Deny)) = rule {
-            return Err(Error::new(
-                ErrorCode::DeniedByRule,
-                format!(
-                    "`{rel}` may not be edited: the rule `{glob}` in .patchgate.toml denies it"
-                ),
-            ));
+        let trusted = self.trusted.iter().find(|r| r.matcher.is_match(rel));
+        let repo = self.repo.iter().find(|r| r.matcher.is_match(rel));
+        for r in [trusted, repo].into_iter().flatten() {
+            if r.action == RuleAction::Deny {
+                return Err(Error::new(
+                    ErrorCode::DeniedByRule,
+                    format!(
+                        "`{rel}` may not be edited: the rule `{}` in {} denies it",
+                        r.glob, r.source
+                    ),
+                ));
+            }
+        }
+        if is_protected(rel) {
+            return Ok(Action::Gate);
         }
         if self.default == PolicyName::DryRun {
             return Ok(Action::DryRun);
         }
-        Ok(match rule.map(|r| r.2) {
+        let mut action = match trusted.map(|r| r.action) {
             Some(RuleAction::Auto) => Action::Auto,
             Some(RuleAction::Gate) => Action::Gate,
             _ => match self.default {
@@ -80,7 +180,11 @@ impl Policy {
                 PolicyName::Auto => Action::Auto,
                 PolicyName::DryRun => Action::DryRun,
             },
-        })
+        };
+        if repo.is_some_and(|r| r.action == RuleAction::Gate) {
+            action = Action::Gate;
+        }
+        Ok(action)
     }
 
     /// The action for several paths: any deny refuses, any gate gates, all auto is auto.
@@ -148,5 +252,42 @@ mod tests {
     fn a_bad_glob_is_invalid_input() {
         let config = Config::parse("[[rules]]\nglob = \"a[\"\naction = \"auto\"\n").unwrap();
         assert!(Policy::from_config(&config, None, PolicyName::Gate).is_err());
+    }
+
+    #[test]
+    fn a_repository_only_tightens_and_protected_files_wait_for_a_person() {
+        let repo = Config::parse(
+            "policy = \"auto\"\n[[rules]]\nglob = \"**\"\naction = \"auto\"\n[[rules]]\nglob = \"src/secret.rs\"\naction = \"gate\"\n",
+        )
+        .unwrap();
+        let user = UserConfig::default();
+        // `--policy gate`: neither the repository's policy nor its auto rule loosens it.
+        let p = Policy::layered(&user, &repo, Some(PolicyName::Gate), PolicyName::Gate).unwrap();
+        assert_eq!(p.default, PolicyName::Gate);
+        assert_eq!(p.action("src/main.rs").unwrap(), Action::Gate);
+        // Nor the command's own default, nor a dry-run one.
+        let p = Policy::layered(&user, &repo, None, PolicyName::DryRun).unwrap();
+        assert_eq!(p.action("src/main.rs").unwrap(), Action::DryRun);
+        // It does tighten: under `--policy auto` its gate rule holds.
+        let p = Policy::layered(&user, &repo, Some(PolicyName::Auto), PolicyName::Gate).unwrap();
+        assert_eq!(p.action("src/main.rs").unwrap(), Action::Auto);
+        assert_eq!(p.action("src/secret.rs").unwrap(), Action::Gate);
+        // The user's own rules may loosen.
+        let user = UserConfig::parse("[[rules]]\nglob = \"docs/**\"\naction = \"auto\"\n").unwrap();
+        let p = Policy::layered(&user, &Config::default(), None, PolicyName::Gate).unwrap();
+        assert_eq!(p.action("docs/a.md").unwrap(), Action::Auto);
+        // Whatever any rule says, the gate's config and env files wait for a person.
+        let user = UserConfig::parse("[[rules]]\nglob = \"**\"\naction = \"auto\"\n").unwrap();
+        for policy in [PolicyName::Auto, PolicyName::DryRun] {
+            let p = Policy::layered(&user, &Config::default(), Some(policy), policy).unwrap();
+            for rel in [
+                ".patchgate.toml",
+                "sub/.patchgate.toml",
+                ".env",
+                "app/.env.local",
+            ] {
+                assert_eq!(p.action(rel).unwrap(), Action::Gate, "{rel}");
+            }
+        }
     }
 }

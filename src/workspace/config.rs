@@ -1,20 +1,17 @@
-//! `.patchgate.toml` at the root: settings a project keeps with its code.
+//! `.patchgate.toml` at the root: settings a project keeps with its code. It comes with the
+//! code, so it is not trusted: the policy layer lets it only tighten the gate (an `auto` rule
+//! or a looser policy is ignored) and its `[fallback]` is never used (the user's own config,
+//! [`super::userconfig`], holds the model fallback).
 //!
 //! ```toml
-//! policy = "gate"                 # gate | auto | dry-run (the command line's --policy wins)
+//! policy = "gate"                 # counts only when stricter than the command line's
 //! review_timeout_s = 600          # how long a gated tool call waits before answering `pending`
 //! dry_run_ttl_s = 300             # how long a dry-run can be committed by its run_id
 //! max_file_bytes = 10485760       # files larger than this are refused (FILE_TOO_LARGE)
 //!
 //! [[rules]]                       # per-path actions, first matching glob wins
-//! glob = "docs/**"
-//! action = "auto"                 # gate | auto | deny
-//!
-//! [fallback]                      # optional model fallback for lazy snippets, off by default
-//! endpoint = "http://127.0.0.1:11434/v1"   # OpenAI-compatible base URL
-//! model = "qwen2.5-coder:7b"
-//! api_key_env = "OPENAI_API_KEY"  # environment variable holding the key, if any
-//! timeout_s = 60
+//! glob = "secrets/**"
+//! action = "deny"                 # gate | deny (auto only in the user's own config)
 //! ```
 
 use std::path::{Path, PathBuf};

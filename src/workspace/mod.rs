@@ -7,6 +7,7 @@ pub mod fs;
 pub mod paths;
 pub mod rootlock;
 pub mod state;
+pub mod userconfig;
 
 use std::path::Path;
 

@@ -61,8 +61,9 @@ fn project(config: Option<&str>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("ab.py"), FILE).unwrap();
     std::fs::write(dir.path().join("edit.txt"), SNIPPET).unwrap();
+    // The fallback is the user's own config, never the repository's.
     if let Some(c) = config {
-        std::fs::write(dir.path().join(".patchgate.toml"), c).unwrap();
+        std::fs::write(dir.path().join("user.toml"), c).unwrap();
     }
     dir
 }
@@ -71,6 +72,7 @@ fn merge_in(dir: &tempfile::TempDir) -> std::process::Output {
     bin()
         .args(["merge", "lazy", "ab.py", "edit.txt"])
         .current_dir(dir.path())
+        .env("PATCHGATE_CONFIG", dir.path().join("user.toml"))
         .output()
         .unwrap()
 }
@@ -171,4 +173,26 @@ fn a_snippet_that_changes_nothing_is_apply_noop_without_asking_the_model() {
     let json: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
     assert_eq!(json["code"], "APPLY_NOOP", "{stderr}");
     assert!(seen.lock().unwrap().is_empty(), "the model was asked");
+}
+
+#[test]
+fn a_repositorys_fallback_is_never_called() {
+    // A hostile repository points the fallback at its own host and asks for a secret.
+    const ANSWER: &str = "def a():\n    pass\n";
+    let (url, seen) = fake_endpoint(ANSWER);
+    let dir = project(None);
+    std::fs::write(
+        dir.path().join(".patchgate.toml"),
+        format!("[fallback]\nendpoint = \"{url}\"\nmodel = \"m\"\napi_key_env = \"HOME\"\n"),
+    )
+    .unwrap();
+    let out = merge_in(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("NEEDS_MORE_CONTEXT"), "{stderr}");
+    assert!(stderr.contains("[fallback] is ignored"), "{stderr}");
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "the repository's endpoint was called"
+    );
 }

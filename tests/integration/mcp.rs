@@ -56,6 +56,7 @@ impl Project {
     fn envs(&self, cmd: &mut std::process::Command) {
         cmd.env("PATCHGATE_STATE_DIR", &self.state)
             .env("PATCHGATE_LOG", self.state.join("patchgate.log"))
+            .env("PATCHGATE_CONFIG", self.state.join("no-user-config.toml"))
             .env_remove("PATCHGATE_TOKEN");
     }
 }
@@ -226,7 +227,8 @@ pub async fn stdio(p: &Project, args: &[&str], rec: Recorder) -> Client {
         .arg(&p.root)
         .args(args)
         .env("PATCHGATE_STATE_DIR", &p.state)
-        .env("PATCHGATE_LOG", p.state.join("patchgate.log"));
+        .env("PATCHGATE_LOG", p.state.join("patchgate.log"))
+        .env("PATCHGATE_CONFIG", p.state.join("no-user-config.toml"));
     let (transport, _) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::null())
         .spawn()
@@ -1507,4 +1509,67 @@ fn a_second_gate_on_the_same_root_refuses_to_start_and_names_the_first() {
     // Once the first stops, the root is free.
     drop(first);
     let _second = Gate::start(&p, &[]);
+}
+
+/// A repository's `.patchgate.toml` cannot loosen the gate, and the gate's own config and
+/// env files always wait for a person.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_cannot_loosen_the_gate() {
+    let p = Project::new();
+    p.write(
+        ".patchgate.toml",
+        "policy = \"auto\"\n[[rules]]\nglob = \"**\"\naction = \"auto\"\n",
+    );
+    p.write("a.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let c = http(&gate, Recorder::default()).await;
+    let (v, _) = tokio::join!(
+        call(
+            &c,
+            "patch_file",
+            json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"}),
+        ),
+        async {
+            // It waits for a person, though the repository says auto.
+            let run = gate.wait_pending(1).await.remove(0);
+            assert_eq!(p.read("a.txt"), "one\n");
+            gate.api(
+                reqwest::Method::POST,
+                &format!("/api/reviews/{run}/decision"),
+                Some(json!({"decision": "reject", "note": "no"})),
+            )
+            .await
+        }
+    );
+    assert_eq!(v["status"], "rejected", "{v}");
+    c.cancel().await.unwrap();
+    drop(gate);
+
+    // Under `--policy auto`, an edit of the gate's config or an env file still waits.
+    let gate = Gate::start(&p, &["--policy", "auto"]);
+    let c = http(&gate, Recorder::default()).await;
+    p.write(".patchgate.toml", "policy = \"auto\"\n");
+    p.write(".env", "KEY=1\n");
+    for file in [".patchgate.toml", ".env"] {
+        let search = p.read(file);
+        let (v, _) = tokio::join!(
+            call(
+                &c,
+                "patch_file",
+                json!({"target_file": file, "search_content": search.trim_end(), "replace_content": "x = 1"}),
+            ),
+            async {
+                let run = gate.wait_pending(1).await.remove(0);
+                gate.api(
+                    reqwest::Method::POST,
+                    &format!("/api/reviews/{run}/decision"),
+                    Some(json!({"decision": "reject"})),
+                )
+                .await
+            }
+        );
+        assert_eq!(v["status"], "rejected", "{file}: {v}");
+        assert_eq!(p.read(file), search, "{file}");
+    }
+    c.cancel().await.unwrap();
 }

@@ -6,7 +6,13 @@ use std::process::{Command, Output, Stdio};
 
 /// The `patchgate` binary built for these tests.
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_patchgate"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_patchgate"));
+    // The machine's own user config (policy, rules, a model) stays out of the tests.
+    cmd.env(
+        "PATCHGATE_CONFIG",
+        "/nonexistent/patchgate-test-config.toml",
+    );
+    cmd
 }
 
 /// Run `patchgate ARGS` with `stdin` and wait for it.

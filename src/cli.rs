@@ -78,10 +78,12 @@ pub struct ReviewArgs {
     /// The write policy (default: `.patchgate.toml`'s, else gate).
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// The bearer token (default: a random one per start; with --connect, the one in the
-    /// discovery file when it names that gate).
+    /// The agents' bearer token for /mcp (default: a random one per start). With --connect:
+    /// the reviewer token of that gate (default: its discovery file's).
     #[arg(long, env = "PATCHGATE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    #[command(flatten)]
+    pub token_opts: TokenOpts,
     /// Seconds an agent's call waits for a decision before answering `pending`.
     #[arg(long, value_name = "SECS")]
     pub review_timeout: Option<u64>,
@@ -175,9 +177,12 @@ pub struct ServeArgs {
     /// --listen).
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// The bearer token HTTP clients must send (default: a random one per start).
+    /// The agents' bearer token for /mcp (default: a random one per start). The review API
+    /// (/api) has its own token, in the discovery file only.
     #[arg(long, env = "PATCHGATE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    #[command(flatten)]
+    pub token_opts: TokenOpts,
     /// Seconds a tool call waits for a person before answering `pending` (default:
     /// `.patchgate.toml`'s review_timeout_s, else 600).
     #[arg(long, value_name = "SECS")]
@@ -312,4 +317,17 @@ impl From<EvalFormat> for Format {
             EvalFormat::Blocks => Format::Blocks,
         }
     }
+}
+
+/// Where the agents' token comes from besides `--token`/`PATCHGATE_TOKEN`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TokenOpts {
+    /// Read the agents' token from this file (its first line), not the command line (which
+    /// `ps` shows).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_token")]
+    pub token_file: Option<PathBuf>,
+    /// Let agents use /mcp without a token (for local tools that cannot send headers).
+    /// Only on a loopback address; /api always needs its reviewer token.
+    #[arg(long)]
+    pub no_token: bool,
 }

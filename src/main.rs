@@ -355,10 +355,8 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
     }
     let addr = listen_addr(args.listen.as_deref().unwrap_or("127.0.0.1:8787"))?;
     let mut root_lock = RootLock::acquire(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    let token = args
-        .token
-        .filter(|t| !t.trim().is_empty())
-        .unwrap_or_else(http::random_token);
+    let token = agent_token(args.token, &args.token_opts, addr)?;
+    let review_token = http::random_token();
     let policy = gate.policy().default;
     let dispatcher = service::Dispatcher::new(
         gate.clone(),
@@ -366,14 +364,21 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
         service::Reviewers::Attachable,
         None,
     );
-    let opts = gate_http_options(&gate, addr, token.clone(), args.allow_host, review_timeout);
+    let opts = gate_http_options(
+        &gate,
+        addr,
+        (token.clone(), review_token.clone()),
+        args.allow_host,
+        review_timeout,
+    );
     rt.block_on(async move {
         let running = http::start(dispatcher, opts).await?;
         root_lock.set_url(&running.url);
         let discovery = Discovery {
             url: running.url.clone(),
             mcp_url: running.mcp_url(),
-            token,
+            token: token.unwrap_or_default(),
+            review_token,
             pid: std::process::id(),
             root: root.clone(),
         };
@@ -456,18 +461,52 @@ fn config(args: ConfigArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The agents' token of a gate listening on `addr`: `--no-token` (loopback only: none),
+/// `--token-file`, `--token`/`PATCHGATE_TOKEN`, else a random one.
+fn agent_token(
+    token: Option<String>,
+    opts: &patchgate::cli::TokenOpts,
+    addr: std::net::SocketAddr,
+) -> Result<Option<String>> {
+    if opts.no_token {
+        if !addr.ip().is_loopback() {
+            bail!("--no-token is for a loopback address only; {addr} is reachable from elsewhere");
+        }
+        eprintln!(
+            "patchgate: warning: --no-token: any local process can call the edit tools at /mcp \
+             (the review API still needs its reviewer token)"
+        );
+        return Ok(None);
+    }
+    if let Some(path) = &opts.token_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the token file {}", path.display()))?;
+        let t = text.lines().next().unwrap_or("").trim().to_string();
+        if t.is_empty() {
+            bail!("the token file {} is empty", path.display());
+        }
+        return Ok(Some(t));
+    }
+    Ok(Some(
+        token
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(patchgate::mcp::http::random_token),
+    ))
+}
+
 /// The HTTP options of a gate: bodies up to twice the file cap (JSON escaping) plus 1 MiB,
 /// sessions kept well past the longest review.
 fn gate_http_options(
     gate: &patchgate::review::queue::Gate,
     addr: std::net::SocketAddr,
-    token: String,
+    tokens: (Option<String>, String),
     extra_hosts: Vec<String>,
     review_timeout: std::time::Duration,
 ) -> patchgate::mcp::http::HttpOptions {
     patchgate::mcp::http::HttpOptions {
         addr,
-        token,
+        token: tokens.0,
+        review_token: tokens.1,
         extra_hosts,
         max_body: usize::try_from(gate.workspace().config.max_file_bytes)
             .unwrap_or(usize::MAX / 4)
@@ -500,8 +539,9 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
             Some(t) => t,
             None => Discovery::live()
                 .filter(|d| d.url.trim_end_matches('/') == url.trim_end_matches('/').trim_end_matches("/mcp"))
-                .map(|d| d.token)
-                .context("give the gate's token with --token or PATCHGATE_TOKEN (it is in the discovery file of the machine the gate runs on)")?,
+                .map(|d| d.review_token)
+                .filter(|t| !t.is_empty())
+                .context("give the gate's reviewer token with --token or PATCHGATE_TOKEN (`review_token` in the discovery file of the machine the gate runs on)")?,
         };
         let remote = Remote::new(url, &token).map_err(|e| anyhow::anyhow!(e))?;
         rt.block_on(remote.info())
@@ -526,17 +566,21 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     let addr = listen_addr(&args.listen)?;
-    let token = args
-        .token
-        .filter(|t| !t.trim().is_empty())
-        .unwrap_or_else(http::random_token);
+    let token = agent_token(args.token, &args.token_opts, addr)?;
+    let review_token = http::random_token();
     let dispatcher = service::Dispatcher::new(
         gate.clone(),
         review_timeout,
         service::Reviewers::Attachable,
         None,
     );
-    let opts = gate_http_options(&gate, addr, token.clone(), args.allow_host, review_timeout);
+    let opts = gate_http_options(
+        &gate,
+        addr,
+        (token.clone(), review_token.clone()),
+        args.allow_host,
+        review_timeout,
+    );
     let running = rt
         .block_on(http::start(dispatcher.clone(), opts))
         .context("is another gate running? `patchgate --listen 127.0.0.1:0` picks a free port")?;
@@ -544,7 +588,8 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
     let discovery = Discovery {
         url: running.url.clone(),
         mcp_url: running.mcp_url(),
-        token,
+        token: token.unwrap_or_default(),
+        review_token,
         pid: std::process::id(),
         root: root.clone(),
     };
@@ -595,7 +640,8 @@ fn demo(args: DemoArgs) -> Result<ExitCode> {
         dispatcher.clone(),
         http::HttpOptions {
             addr: "127.0.0.1:0".parse()?,
-            token: http::random_token(),
+            token: Some(http::random_token()),
+            review_token: http::random_token(),
             extra_hosts: Vec::new(),
             max_body: 32 << 20,
             session_keep_alive: std::time::Duration::from_secs(3600),

@@ -1,4 +1,5 @@
-//! The discovery file `reviewer.json` = `{url, mcp_url, token, pid, root}` (DESIGN §1): every
+//! The discovery file `reviewer.json` = `{url, mcp_url, token, review_token, pid, root}`
+//! (DESIGN §1, §7: the agents' and the reviewers' tokens): every
 //! gate that listens writes it (mode 0600) to the state directory once it accepts
 //! connections and removes it on exit; `serve --stdio` reads it to find a live gate. A file
 //! whose pid is dead is stale and ignored.
@@ -20,8 +21,11 @@ pub struct Discovery {
     pub url: String,
     /// The MCP endpoint.
     pub mcp_url: String,
-    /// The bearer token.
+    /// The agents' bearer token (`/mcp`, tool calls); empty with `--no-token`.
     pub token: String,
+    /// The reviewers' bearer token (the whole review API).
+    #[serde(default)]
+    pub review_token: String,
     /// The gate's process id.
     pub pid: u32,
     /// The gate's root directory.
@@ -95,6 +99,7 @@ mod tests {
             url: String::new(),
             mcp_url: String::new(),
             token: String::new(),
+            review_token: String::new(),
             pid: 1,
             root: dir.path().join("a"),
         };

@@ -1,7 +1,9 @@
 //! The HTTP side of a gate (DESIGN §1, §7): the MCP Streamable-HTTP endpoint at `/mcp` and the
 //! review API under `/api`, behind one guard: the `Host` and `Origin` headers must be loopback
-//! (or an allowed host) — DNS-rebinding protection — and every request carries the bearer
-//! token. Bodies are size-capped. The review API is what TUIs, scripts and forwarding stdio
+//! (or an allowed host) — DNS-rebinding protection — and every request carries a bearer
+//! token: the agents' token opens `/mcp` and the agent routes (tool calls, waiting on and
+//! withdrawing a review, info), the reviewers' token every route; an agent cannot decide.
+//! Bodies are size-capped. The review API is what TUIs, scripts and forwarding stdio
 //! servers use; nothing bypasses the gate.
 //!
 //! | route | what |
@@ -52,8 +54,12 @@ use crate::review::queue::{Event, Gate, Outcome};
 pub struct HttpOptions {
     /// Where to listen (port 0: any free port).
     pub addr: SocketAddr,
-    /// The bearer token every request must carry.
-    pub token: String,
+    /// The agents' bearer token for `/mcp` and the agent routes of `/api` (tool calls, waits,
+    /// withdrawals, info); `None`: those need no token (loopback only, `--no-token`).
+    pub token: Option<String>,
+    /// The reviewers' token: every route, and the only one for deciding, committing,
+    /// listing, events and undo. An agent cannot approve its own edit.
+    pub review_token: String,
     /// Host names accepted besides the loopback ones (for a non-loopback bind).
     pub extra_hosts: Vec<String>,
     /// The largest request body.
@@ -88,7 +94,8 @@ impl Running {
 #[derive(Clone)]
 struct AppState {
     dispatcher: Dispatcher,
-    token: Arc<str>,
+    token: Option<Arc<str>>,
+    review_token: Arc<str>,
     hosts: Arc<Vec<String>>,
     reviewers: Arc<AtomicUsize>,
     info: Arc<Value>,
@@ -142,6 +149,13 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 /// The guard in front of every route: Host, Origin, then the bearer token.
 async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let headers = req.headers();
+    // Two Host headers could pass the check with one and route by the other.
+    if headers.get_all(header::HOST).iter().count() > 1 {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "a request carries exactly one Host header",
+        );
+    }
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -177,8 +191,22 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
                 .or_else(|| v.strip_prefix("bearer "))
         })
         .map(str::trim);
-    match presented {
-        Some(t) if eq_constant_time(t.as_bytes(), st.token.as_bytes()) => {
+    let agent_route = is_agent_route(req.uri().path());
+    let reviewer =
+        presented.is_some_and(|t| eq_constant_time(t.as_bytes(), st.review_token.as_bytes()));
+    let agent = match (&st.token, presented) {
+        (Some(tok), Some(t)) => eq_constant_time(t.as_bytes(), tok.as_bytes()),
+        (None, _) => true,
+        (Some(_), None) => false,
+    };
+    if !reviewer && agent && !agent_route && presented.is_some() {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "the agents' token cannot review: deciding, committing, listing and undoing need the reviewer token",
+        );
+    }
+    match reviewer || (agent && agent_route) {
+        true => {
             // A body declared larger than the cap is refused before any of it is read.
             let declared = req
                 .headers()
@@ -207,7 +235,7 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
             }
             resp
         }
-        _ => {
+        false => {
             let mut r = refuse(
                 StatusCode::UNAUTHORIZED,
                 "a bearer token is required (Authorization: Bearer TOKEN; see reviewer.json in the state directory)",
@@ -219,6 +247,20 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
             r
         }
     }
+}
+
+/// Whether `path` is one an agent (a client or a forwarding stdio server) uses: MCP, tool
+/// calls, waiting on or withdrawing its own review, and the gate's info.
+fn is_agent_route(path: &str) -> bool {
+    if path == "/mcp" || path.starts_with("/mcp/") || path == "/api/info" {
+        return true;
+    }
+    if path.starts_with("/api/tools/") {
+        return true;
+    }
+    path.strip_prefix("/api/reviews/")
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(id, what)| !id.is_empty() && (what == "wait" || what == "withdraw"))
 }
 
 fn api_error(e: &Error) -> Response {
@@ -541,7 +583,8 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
     });
     let state = AppState {
         dispatcher,
-        token: Arc::from(opts.token.as_str()),
+        token: opts.token.as_deref().map(Arc::from),
+        review_token: Arc::from(opts.review_token.as_str()),
         hosts: Arc::new(hosts),
         reviewers: Arc::new(AtomicUsize::new(0)),
         info: Arc::new(info),
@@ -600,6 +643,31 @@ pub fn auth_headers(token: &str) -> HeaderMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_routes_are_the_agents_own() {
+        for p in [
+            "/mcp",
+            "/api/info",
+            "/api/tools/fast_apply",
+            "/api/reviews/abc/wait",
+            "/api/reviews/abc/withdraw",
+        ] {
+            assert!(is_agent_route(p), "{p}");
+        }
+        for p in [
+            "/api/reviews",
+            "/api/reviews/abc",
+            "/api/reviews/abc/decision",
+            "/api/reviews/abc/commit",
+            "/api/reviews/abc/files",
+            "/api/undo",
+            "/api/events",
+            "/api/reviews/wait",
+        ] {
+            assert!(!is_agent_route(p), "{p}");
+        }
+    }
 
     #[test]
     fn host_parts() {

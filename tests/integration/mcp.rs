@@ -66,7 +66,10 @@ pub struct Gate {
     child: Child,
     pub url: String,
     pub mcp_url: String,
+    /// The agents' token (`/mcp` and the agent routes).
     pub token: String,
+    /// The reviewers' token (the whole review API).
+    pub review_token: String,
 }
 
 impl Gate {
@@ -104,6 +107,7 @@ impl Gate {
                     url: v["url"].as_str().unwrap().to_string(),
                     mcp_url: v["mcp_url"].as_str().unwrap().to_string(),
                     token: v["token"].as_str().unwrap().to_string(),
+                    review_token: v["review_token"].as_str().unwrap().to_string(),
                 };
             }
             if let Ok(Some(status)) = child.try_wait() {
@@ -129,7 +133,7 @@ impl Gate {
     ) -> (reqwest::StatusCode, Value) {
         let mut req = http_client()
             .request(method, format!("{}{path}", self.url))
-            .bearer_auth(&self.token);
+            .bearer_auth(&self.review_token);
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -1028,7 +1032,7 @@ async fn reviewer_gone_reaches_the_agent() {
     let c = http(&gate, Recorder::default()).await;
     let events = http_client()
         .get(format!("{}/api/events", gate.url))
-        .bearer_auth(&gate.token)
+        .bearer_auth(&gate.review_token)
         .send()
         .await
         .unwrap();
@@ -1211,6 +1215,16 @@ async fn http_guard_and_review_api() {
         let r = h.get(format!("{}{path}", gate.url)).send().await.unwrap();
         assert_eq!(r.status(), 401, "{path}");
     }
+    // Exactly one Host header: a second could differ from the one checked.
+    let one = raw_status(&gate.url, "Host: localhost\r\n", &gate.review_token).await;
+    assert_eq!(one, 200);
+    let two = raw_status(
+        &gate.url,
+        "Host: localhost\r\nHost: evil.example\r\n",
+        &gate.review_token,
+    )
+    .await;
+    assert_eq!(two, 400);
     // Bodies are capped (2 × max_file_bytes + 1 MiB), on the declared length before any
     // byte of the body is read, for the review API and the MCP endpoint alike.
     let api_url = format!("{}/api/tools/patch_file", gate.url);
@@ -1232,6 +1246,28 @@ async fn http_guard_and_review_api() {
         .await;
     assert_eq!(v["dry_run"], true, "{v}");
     let run = v["run_id"].as_str().unwrap();
+    // The agents' token cannot review: no listing, no decision, no commit, no undo.
+    assert_ne!(gate.token, gate.review_token);
+    for (method, path) in [
+        (reqwest::Method::GET, "/api/reviews".to_string()),
+        (reqwest::Method::GET, "/api/events".to_string()),
+        (
+            reqwest::Method::POST,
+            format!("/api/reviews/{run}/decision"),
+        ),
+        (reqwest::Method::POST, format!("/api/reviews/{run}/commit")),
+        (reqwest::Method::POST, "/api/undo".to_string()),
+    ] {
+        let r = h
+            .request(method, format!("{}{path}", gate.url))
+            .bearer_auth("s3cret")
+            .json(&json!({"decision": "accept"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "{path}");
+    }
+    assert_eq!(p.read("a.txt"), "one\n");
     let list = gate.api(reqwest::Method::GET, "/api/reviews", None).await;
     assert_eq!(list[0]["client"], "script");
     assert_eq!(list[0]["state"], "dry-run");
@@ -1282,6 +1318,25 @@ async fn http_guard_and_review_api() {
 /// POST only the head of a request that declares a `len`-byte body, and read the answer's
 /// status and body. (Sending the body too would race the server's early refusal: a client
 /// still writing can see the connection close before it reads the answer.)
+/// The status of a raw `GET /api/info` with the given Host header lines.
+async fn raw_status(base: &str, host_lines: &str, token: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let url = reqwest::Url::parse(base).unwrap();
+    let addr = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let req = format!(
+        "GET /api/info HTTP/1.1\r\n{host_lines}Authorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer)).await;
+    let text = String::from_utf8_lossy(&answer);
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {text:?}"))
+}
+
 async fn oversized_post(url: &str, token: &str, len: usize) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let url = reqwest::Url::parse(url).unwrap();
@@ -1340,7 +1395,7 @@ async fn events_announce_new_and_decided_reviews() {
     let gate = Gate::start(&p, &["--policy", "dry-run"]);
     let resp = http_client()
         .get(format!("{}/api/events", gate.url))
-        .bearer_auth(&gate.token)
+        .bearer_auth(&gate.review_token)
         .send()
         .await
         .unwrap();
@@ -1572,4 +1627,49 @@ async fn a_repository_cannot_loosen_the_gate() {
         assert_eq!(p.read(file), search, "{file}");
     }
     c.cancel().await.unwrap();
+}
+
+/// `--no-token` opens `/mcp` to local tools that cannot send headers, never the review API;
+/// `--token-file` keeps the token off the command line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_token_opens_mcp_only_and_a_token_file_works() {
+    let p = Project::new();
+    let gate = Gate::start(&p, &["--no-token"]);
+    let h = http_client();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let r = h
+        .post(&gate.mcp_url)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    for path in ["/api/reviews", "/api/events"] {
+        let r = h.get(format!("{}{path}", gate.url)).send().await.unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+    }
+    gate.api(reqwest::Method::GET, "/api/reviews", None).await;
+    drop(gate);
+
+    // A non-loopback --no-token is refused.
+    let out = crate::support::bin()
+        .args(["serve", "--listen", "0.0.0.0:0", "--no-token", "--root"])
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", p.state.join("other"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("loopback"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let token_file = p.state.join("agent-token");
+    std::fs::write(&token_file, "from-a-file\n").unwrap();
+    let gate = Gate::start(&p, &["--token-file", token_file.to_str().unwrap()]);
+    assert_eq!(gate.token, "from-a-file");
 }

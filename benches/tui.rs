@@ -86,6 +86,7 @@ fn big_edit() -> FileContent {
         new,
         created: false,
         deleted: false,
+        mode_change: None,
     }
 }
 

@@ -194,16 +194,37 @@ pub fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> Result<
     };
     let mut change = FileChange::new(path, before, text, new, merged.warnings);
     change.delete = delete;
-    change.mode = patch_mode(fp);
+    change.mode = patch_mode(fp)?;
     Ok(change)
 }
 
 /// The mode a patch gives its file: a new file's, or a changed one's (an unchanged mode in an
-/// `index` line leaves the file's own permissions alone, as `git apply` does).
-fn patch_mode(fp: &FilePatch) -> Option<u32> {
-    let new = fp.new_mode?;
+/// `index` line leaves the file's own permissions alone, as `git apply` does). Only git's
+/// two modes of a regular file, 100644 and 100755, are applied: setuid, setgid, sticky,
+/// world-writable or other modes, and symlinks or submodules, are refused.
+fn patch_mode(fp: &FilePatch) -> Result<Option<u32>> {
+    let Some(new) = fp.new_mode else {
+        return Ok(None);
+    };
     let changed = fp.kind == ChangeKind::Add || fp.old_mode.is_some_and(|old| old != new);
-    changed.then_some(new & 0o7777)
+    if !changed {
+        return Ok(None);
+    }
+    match new {
+        0o100644 | 0o644 => Ok(Some(0o644)),
+        0o100755 | 0o755 => Ok(Some(0o755)),
+        _ => Err(Error::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "the patch gives `{}` mode {new:o}: only 100644 and 100755 are applied (no \
+                 setuid, setgid, sticky or world-writable bits, no symlinks or submodules)",
+                fp.new_path
+                    .as_deref()
+                    .or(fp.old_path.as_deref())
+                    .unwrap_or("?")
+            ),
+        )),
+    }
 }
 
 /// The new file of a rename or copy: the source's content with the hunks applied, created at
@@ -236,7 +257,7 @@ fn compute_moved(
     let merged = udiff::apply_hunks(text.content(), &fp.hunks)
         .map_err(|e| Error::new(e.code, format!("`{}`: {}", source.rel, e.message)))?;
     let mut change = FileChange::new(path, None, text, merged.content, merged.warnings);
-    change.mode = patch_mode(fp).or_else(|| fs::mode(&source.abs));
+    change.mode = patch_mode(fp)?.or_else(|| fs::mode(&source.abs).map(|m| m & 0o7777));
     Ok(change)
 }
 

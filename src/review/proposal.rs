@@ -47,7 +47,7 @@ pub struct FileChange {
     pub new: String,
     /// The proposal deletes the file.
     pub delete: bool,
-    /// The mode to give a new file.
+    /// The mode to give the file (a patch's new file or mode change: 0o644 or 0o755).
     pub mode: Option<u32>,
     /// What the engine tolerated.
     pub warnings: Vec<String>,
@@ -88,8 +88,26 @@ impl FileChange {
         self.before.as_deref().map(fs::hash)
     }
 
-    /// The unified diff under `a/PATH` and `b/PATH`.
+    /// The mode change this proposal makes, `(old, new)` permission bits: a mode for an
+    /// existing file that differs from its mode on disk when proposed.
+    pub fn mode_change(&self) -> Option<(u32, u32)> {
+        let new = self.mode?;
+        self.before.as_ref()?;
+        let old = fs::mode(&self.path.abs)? & 0o7777;
+        (old != new).then_some((old, new))
+    }
+
+    /// The unified diff under `a/PATH` and `b/PATH`, after git's `old mode`/`new mode` lines
+    /// when the mode changes.
     pub fn unified(&self) -> String {
+        let modes = match self.mode_change() {
+            Some((old, new)) => format!("old mode 100{old:o}\nnew mode 100{new:o}\n"),
+            None => String::new(),
+        };
+        modes + &self.unified_text()
+    }
+
+    fn unified_text(&self) -> String {
         let old_name = if self.before.is_some() {
             format!("a/{}", self.path.rel)
         } else {
@@ -523,6 +541,9 @@ pub struct FileContent {
     pub created: bool,
     /// The proposal deletes the file.
     pub deleted: bool,
+    /// A mode change, as `"100644 → 100755"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_change: Option<String>,
 }
 
 impl Proposal {
@@ -536,6 +557,9 @@ impl Proposal {
                 new: f.new.clone(),
                 created: f.before.is_none(),
                 deleted: f.delete,
+                mode_change: f
+                    .mode_change()
+                    .map(|(old, new)| format!("100{old:o} → 100{new:o}")),
             })
             .collect()
     }
@@ -582,6 +606,30 @@ mod tests {
             after.to_string(),
             vec![],
         )
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_mode_change_shows_in_the_diff_and_the_reviewers_view() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let mut c = change(&root, "run.sh", "echo hi\n", "echo hi\n");
+        std::fs::set_permissions(&c.path.abs, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(c.mode_change(), None);
+        c.mode = Some(0o755);
+        assert_eq!(c.mode_change(), Some((0o644, 0o755)));
+        assert!(
+            c.unified()
+                .starts_with("old mode 100644\nnew mode 100755\n"),
+            "{}",
+            c.unified()
+        );
+        let p = Proposal::new("apply", None, vec![c]);
+        assert_eq!(
+            p.contents()[0].mode_change.as_deref(),
+            Some("100644 → 100755")
+        );
     }
 
     fn numbers(edit: &[(usize, &str)]) -> String {

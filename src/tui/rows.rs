@@ -353,6 +353,7 @@ mod tests {
             new: new.into(),
             created: false,
             deleted: false,
+            mode_change: None,
         }])
     }
 

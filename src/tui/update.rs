@@ -783,6 +783,7 @@ pub(crate) mod tests {
             new,
             created: false,
             deleted: false,
+            mode_change: None,
         }]
     }
 

@@ -463,8 +463,14 @@ impl RowCtx<'_> {
                 } else {
                     ""
                 };
+                let mode = fv
+                    .content
+                    .mode_change
+                    .as_deref()
+                    .map(|m| format!("  mode {}", inert_line(m)))
+                    .unwrap_or_default();
                 let text = format!(
-                    "━━ {}{what}  +{} -{} ",
+                    "━━ {}{what}{mode}  +{} -{} ",
                     inert_line(&fv.content.path),
                     fv.diff.added,
                     fv.diff.removed

@@ -547,3 +547,54 @@ fn codex_patches_aider_blocks_and_lazy_snippets_apply_headless() {
         "fn a() {\n    1\n}\n\nfn b() {\n    2 + 2\n}\n"
     );
 }
+
+#[test]
+fn only_git_modes_are_applied_and_a_mode_change_shows_in_the_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let root: PathBuf = dir.path().join("w");
+    write(&root, "run.sh", b"echo hi\n");
+    chmod(&root, "run.sh", 0o644);
+    let state = dir.path().join("state");
+    let apply = |patch: &str| {
+        let file = dir.path().join("p.diff");
+        std::fs::write(&file, patch).unwrap();
+        crate::support::bin()
+            .args(["apply", "--yes", "--root"])
+            .arg(&root)
+            .arg(&file)
+            .env("PATCHGATE_STATE_DIR", &state)
+            .output()
+            .unwrap()
+    };
+    let mode = || {
+        std::fs::metadata(root.join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    // setuid, setgid, sticky, world-writable: refused, nothing touched.
+    for bad in ["104755", "102755", "101755", "100777", "100600", "120000"] {
+        let out = apply(&format!(
+            "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode {bad}\n"
+        ));
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("only 100644 and 100755"), "{bad}: {err}");
+        assert_eq!(mode(), 0o644, "{bad}");
+    }
+    // A new setuid file is refused the same way.
+    let out = apply(
+        "diff --git a/s.sh b/s.sh\nnew file mode 104755\n--- /dev/null\n+++ b/s.sh\n@@ -0,0 +1 @@\n+x\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!root.join("s.sh").exists());
+    // 100755 is applied.
+    let out = apply("diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(mode(), 0o755);
+}

@@ -111,17 +111,29 @@ impl Journal {
         let mut line =
             serde_json::to_string(entry).map_err(|e| Error::invalid_input(e.to_string()))?;
         line.push('\n');
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(fail)?;
+        // Private from its creation: it holds the pre-images of what edits replaced (old
+        // `.env` contents too). A journal an older version left readable is made private.
+        let mut opts = std::fs::OpenOptions::new();
+        opts.create(true).append(true);
         #[cfg(unix)]
         {
-            use std::os::unix::io::AsRawFd;
-            // One writer at a time across processes: lines can be longer than an atomic append.
-            unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
         }
+        let mut file = opts.open(&self.path).map_err(fail)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let private = std::fs::Permissions::from_mode(0o600);
+            if file
+                .metadata()
+                .is_ok_and(|m| m.permissions().mode() & 0o077 != 0)
+            {
+                file.set_permissions(private).map_err(fail)?;
+            }
+        }
+        // One writer at a time across processes: lines can be longer than an atomic append.
+        file.lock().map_err(fail)?;
         file.write_all(line.as_bytes()).map_err(fail)?;
         file.sync_data().map_err(fail)?;
         Ok(())
@@ -318,6 +330,19 @@ mod tests {
             .record_applied(&proposal, Some(&review), &written)
             .unwrap();
         proposal
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn the_journal_is_private_and_an_old_readable_one_is_made_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, root, journal) = setup();
+        let mode = |j: &Journal| std::fs::metadata(j.path()).unwrap().permissions().mode() & 0o777;
+        apply(&root, &journal, ".env", b"KEY=secret\n", "KEY=other\n");
+        assert_eq!(mode(&journal), 0o600);
+        std::fs::set_permissions(journal.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        apply(&root, &journal, "b.txt", b"x\n", "y\n");
+        assert_eq!(mode(&journal), 0o600);
     }
 
     #[test]

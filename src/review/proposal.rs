@@ -442,7 +442,7 @@ impl Proposal {
                 if let (Some(m), Some(_)) = (f.mode, bytes)
                     && fs::mode(&f.path.abs).is_some_and(|cur| cur != m)
                 {
-                    set_mode(&f.path, m)?;
+                    fs::set_mode(&f.path, m)?;
                 }
                 continue;
             }
@@ -574,21 +574,6 @@ pub struct Written {
     pub before: Option<Vec<u8>>,
     /// The bytes after (`None`: the file was deleted).
     pub after: Option<Vec<u8>>,
-}
-
-/// Set a file's permission bits.
-fn set_mode(path: &SafePath, mode: u32) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path.abs, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| fs::io_error(&path.rel, "change the mode of", &e))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (path, mode);
-        Ok(())
-    }
 }
 
 #[cfg(test)]

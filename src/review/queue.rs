@@ -977,6 +977,37 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
+    fn a_directory_swapped_for_a_symlink_before_the_decision_gets_nothing_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        std::fs::create_dir_all(g.workspace().root.path().join("sub")).unwrap();
+        write(&g, "sub/a.txt", "old\n");
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("sub/a.txt", "new\n")], false)))
+            .unwrap();
+        let id = run_id(&o);
+        // While it waits, `sub` becomes a symlink to a directory outside the root holding a
+        // file just like the one proposed against.
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("a.txt"), "old\n").unwrap();
+        let sub = g.workspace().root.path().join("sub");
+        std::fs::remove_dir_all(&sub).unwrap();
+        std::os::unix::fs::symlink(&outside, &sub).unwrap();
+        assert!(g.decide(&id, Decision::Accept).is_err());
+        assert_eq!(
+            std::fs::read_to_string(outside.join("a.txt")).unwrap(),
+            "old\n"
+        );
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            1,
+            "no temp file outside"
+        );
+    }
+
+    #[test]
     fn a_stale_review_is_rebased_and_must_be_decided_again() {
         let dir = tempfile::tempdir().unwrap();
         let g = gate(&dir, PolicyName::Gate, 300);

@@ -4,6 +4,7 @@
 //! stray temp files from a crash cleaned up at start; content hashes for the hash guard.
 
 use std::collections::HashMap;
+#[cfg(not(unix))]
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -181,8 +182,36 @@ pub fn write_atomic(path: &SafePath, bytes: &[u8], mode_hint: Option<u32>) -> Re
     write_atomic_locked(path, bytes, mode_hint)
 }
 
-/// [`write_atomic`] for a caller that already holds the file's lock.
+/// [`write_atomic`] for a caller that already holds the file's lock. On Unix the write
+/// happens beneath the root's directory handle, following no symlink ([`super::beneath`]);
+/// the temp file is private (0600) until it gets its final mode.
 pub fn write_atomic_locked(path: &SafePath, bytes: &[u8], mode_hint: Option<u32>) -> Result<()> {
+    let name = path
+        .abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp_name = format!(".{name}{TEMP_MARKER}{}.tmp", random_suffix());
+    #[cfg(unix)]
+    {
+        super::beneath::write(path, &temp_name, bytes, mode_hint)
+            .map_err(|e| io_error(&path.rel, "write", &e))
+    }
+    #[cfg(not(unix))]
+    {
+        write_portable(path, &temp_name, bytes, mode_hint)
+    }
+}
+
+/// The write where no directory handles are at hand: a temp file beside the target, renamed.
+#[cfg(not(unix))]
+fn write_portable(
+    path: &SafePath,
+    temp_name: &str,
+    bytes: &[u8],
+    mode_hint: Option<u32>,
+) -> Result<()> {
+    let _ = mode_hint;
     let dir = path.abs.parent().ok_or_else(|| {
         Error::new(
             ErrorCode::InvalidPath,
@@ -190,32 +219,16 @@ pub fn write_atomic_locked(path: &SafePath, bytes: &[u8], mode_hint: Option<u32>
         )
     })?;
     std::fs::create_dir_all(dir).map_err(|e| io_error(&path.rel, "create the directory of", &e))?;
-    let name = path
-        .abs
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}{TEMP_MARKER}{}.tmp", random_suffix()));
-    let mode = mode_hint.or_else(|| mode(&path.abs));
+    let temp = dir.join(temp_name);
     let result = (|| -> std::io::Result<()> {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temp)?;
         file.write_all(bytes)?;
-        #[cfg(unix)]
-        if let Some(mode) = mode {
-            use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        }
         file.sync_all()?;
         drop(file);
-        std::fs::rename(&temp, &path.abs)?;
-        // The rename is durable once the directory is.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        std::fs::rename(&temp, &path.abs)
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(&temp);
@@ -228,10 +241,26 @@ pub fn write_atomic_locked(path: &SafePath, bytes: &[u8], mode_hint: Option<u32>
 pub fn remove(path: &SafePath) -> Result<()> {
     let lock = lock_for(&path.abs);
     let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-    match std::fs::remove_file(&path.abs) {
-        Ok(()) => Ok(()),
+    #[cfg(unix)]
+    let removed = super::beneath::remove(path);
+    #[cfg(not(unix))]
+    let removed = match std::fs::remove_file(&path.abs) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(io_error(&path.rel, "delete", &e)),
+        other => other,
+    };
+    removed.map_err(|e| io_error(&path.rel, "delete", &e))
+}
+
+/// Give a file the permission bits `mode` (a patch's mode change), never a symlink's target.
+pub fn set_mode(path: &SafePath, mode: u32) -> Result<()> {
+    #[cfg(unix)]
+    {
+        super::beneath::chmod(path, mode).map_err(|e| io_error(&path.rel, "change the mode of", &e))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, mode);
+        Ok(())
     }
 }
 

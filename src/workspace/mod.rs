@@ -2,6 +2,8 @@
 //! reading and atomic writing, content hashes, `.patchgate.toml`, and the state directory.
 //! No MCP or terminal types here.
 
+#[cfg(unix)]
+pub(crate) mod beneath;
 pub mod config;
 pub mod fs;
 pub mod paths;

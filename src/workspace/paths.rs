@@ -35,6 +35,29 @@ fn invalid(path: &str, why: impl std::fmt::Display) -> Error {
     Error::new(ErrorCode::InvalidPath, format!("`{shown}`: {why}"))
 }
 
+/// Refuses a path whose `..` follows a symlinked directory: read lexically (`link/..` is
+/// the directory holding `link`) and physically (the parent of the link's target) it names
+/// two places.
+fn physical_agrees(joined: &Path, user: &str) -> Result<()> {
+    let mut prefix = PathBuf::new();
+    for component in joined.components() {
+        if component == Component::ParentDir {
+            let resolved = std::fs::canonicalize(&prefix).ok();
+            if resolved.is_some_and(|r| r != prefix) {
+                return Err(invalid(
+                    user,
+                    "`..` after a symlinked directory means one place read as written and another \
+                     on disk; write the path without it",
+                ));
+            }
+            prefix.pop();
+        } else if component != Component::CurDir {
+            prefix.push(component.as_os_str());
+        }
+    }
+    Ok(())
+}
+
 impl Root {
     /// The root at `dir`, which must be an existing directory.
     pub fn new(dir: &Path) -> Result<Root> {
@@ -95,6 +118,7 @@ impl Root {
                 Component::Normal(n) => lexical.push(n),
             }
         }
+        physical_agrees(&joined, user)?;
         // Follow symlinks in the part of the path that exists.
         let mut existing = lexical.clone();
         let mut rest: Vec<std::ffi::OsString> = Vec::new();
@@ -161,6 +185,17 @@ impl Root {
             }
         }
         if let Ok(meta) = std::fs::metadata(&abs) {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                // Another name of the same file may live outside the root.
+                if meta.is_file() && meta.nlink() > 1 {
+                    return Err(invalid(
+                        user,
+                        "it has several hard links, and another of them may be outside the root",
+                    ));
+                }
+            }
             if meta.is_dir() {
                 return Err(invalid(user, "it is a directory"));
             }
@@ -189,6 +224,32 @@ mod tests {
         let p = root.resolve("src/new/file.rs").unwrap();
         assert_eq!(p.rel, "src/new/file.rs");
         assert!(p.abs.starts_with(root.path()));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_hard_linked_file_and_dotdot_after_a_symlink_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root_dir = dir.path().join("root");
+        let outside = dir.path().join("outside/deep");
+        std::fs::create_dir_all(&root_dir).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let root = Root::new(&root_dir).unwrap();
+        // A hard link whose other name is outside the root.
+        std::fs::write(dir.path().join("outside/secret"), "s").unwrap();
+        std::fs::hard_link(dir.path().join("outside/secret"), root_dir.join("h.txt")).unwrap();
+        let e = root.resolve("h.txt").unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidPath);
+        assert!(e.message.contains("hard links"), "{}", e.message);
+        // `linked/..` is the root read as written, `outside/` on disk.
+        std::os::unix::fs::symlink(&outside, root_dir.join("linked")).unwrap();
+        let e = root.resolve("linked/../x.txt").unwrap_err();
+        assert!(e.message.contains("symlinked directory"), "{}", e.message);
+        // Without `..` the symlink is followed and leads out, as before.
+        assert!(root.resolve("linked/x.txt").is_err());
+        // A `..` after a real directory is fine.
+        std::fs::create_dir_all(root_dir.join("real")).unwrap();
+        assert_eq!(root.resolve("real/../x.txt").unwrap().rel, "x.txt");
     }
 
     #[test]

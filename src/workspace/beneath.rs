@@ -1,0 +1,193 @@
+//! Writing beneath the root at write time (DESIGN §7): every directory from the root down to
+//! the file is opened relative to the one above it without following symlinks, and the temp
+//! file, the rename, a deletion or a mode change happen relative to the last directory's
+//! handle. A directory swapped for a symlink after the path was checked fails the write
+//! (`ELOOP`/`ENOTDIR`) instead of sending it elsewhere.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+#[cfg(test)]
+use std::path::Path;
+use std::path::PathBuf;
+
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+use super::paths::SafePath;
+
+/// The root directory of `path` and the names from it down to the file.
+fn split(path: &SafePath) -> io::Result<(PathBuf, Vec<OsString>)> {
+    let names: Vec<OsString> = path.rel.split('/').map(OsString::from).collect();
+    let root = path
+        .abs
+        .ancestors()
+        .nth(names.len())
+        .ok_or_else(|| io::Error::other("the path is not under its root"))?;
+    Ok((root.to_path_buf(), names))
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// The directory holding `path`'s file, opened from the root without following a symlink;
+/// missing directories are created (mode 0777 less the umask) when `create`.
+fn open_parent(path: &SafePath, create: bool) -> io::Result<(OwnedFd, OsString)> {
+    let (root, mut names) = split(path)?;
+    let name = names.pop().ok_or_else(|| io::Error::other("empty path"))?;
+    let mut dir = rustix::fs::open(&root, dir_flags(), Mode::empty())?;
+    for n in &names {
+        let next = match rustix::fs::openat(&dir, n.as_os_str(), dir_flags(), Mode::empty()) {
+            Err(rustix::io::Errno::NOENT) if create => {
+                match rustix::fs::mkdirat(&dir, n.as_os_str(), Mode::from_bits_truncate(0o777)) {
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                rustix::fs::openat(&dir, n.as_os_str(), dir_flags(), Mode::empty())?
+            }
+            other => other?,
+        };
+        dir = next;
+    }
+    Ok((dir, name))
+}
+
+/// The permission bits a new file gets by default (0666 less the process umask).
+fn default_mode() -> u32 {
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022);
+    0o666 & !umask
+}
+
+/// Write `bytes` as `path` atomically: a temp file `temp_name` created 0600 beside it (no
+/// symlink followed, nothing overwritten), written, given `mode` (else the file's own mode,
+/// else the default), synced, renamed over the file and the directory synced.
+pub(crate) fn write(
+    path: &SafePath,
+    temp_name: &str,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> io::Result<()> {
+    let (dir, name) = open_parent(path, true)?;
+    let existing = match rustix::fs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if (st.st_mode & libc::S_IFMT) == libc::S_IFLNK => {
+            return Err(io::Error::other("the file was replaced by a symlink"));
+        }
+        Ok(st) => Some(st.st_mode & 0o7777),
+        Err(rustix::io::Errno::NOENT) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let fd = rustix::fs::openat(
+        &dir,
+        temp_name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )?;
+    let result = (|| -> io::Result<()> {
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes)?;
+        let final_mode = mode.or(existing).unwrap_or_else(default_mode);
+        rustix::fs::fchmod(&file, Mode::from_bits_truncate(final_mode))?;
+        file.sync_all()?;
+        drop(file);
+        rustix::fs::renameat(&dir, temp_name, &dir, name.as_os_str())?;
+        rustix::fs::fsync(&dir)?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = rustix::fs::unlinkat(&dir, temp_name, AtFlags::empty());
+    }
+    result
+}
+
+/// Delete `path`'s file (not following a symlink on the way); a missing file is fine.
+pub(crate) fn remove(path: &SafePath) -> io::Result<()> {
+    let (dir, name) = match open_parent(path, false) {
+        Ok(found) => found,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    match rustix::fs::unlinkat(&dir, name.as_os_str(), AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Give `path`'s file the permission bits `mode` (the file itself, never a symlink's target).
+pub(crate) fn chmod(path: &SafePath, mode: u32) -> io::Result<()> {
+    let (dir, name) = open_parent(path, false)?;
+    let fd = rustix::fs::openat(
+        &dir,
+        name.as_os_str(),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    rustix::fs::fchmod(&fd, Mode::from_bits_truncate(mode))?;
+    Ok(())
+}
+
+/// Whether `p` is a directory reached without a symlink from `root` (for tests).
+#[cfg(test)]
+fn reaches(root: &Path, rel: &str) -> bool {
+    let path = SafePath {
+        abs: root.join(rel),
+        rel: rel.to_string(),
+    };
+    open_parent(&path, false).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_swapped_for_a_symlink_stops_the_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let path = SafePath {
+            abs: root.join("sub/a.txt"),
+            rel: "sub/a.txt".into(),
+        };
+        write(&path, ".a.tmp", b"one\n", None).unwrap();
+        assert_eq!(std::fs::read(root.join("sub/a.txt")).unwrap(), b"one\n");
+        assert!(reaches(&root, "sub/a.txt"));
+        // The checked path's directory becomes a symlink out of the root.
+        std::fs::remove_dir_all(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
+        assert!(write(&path, ".a.tmp", b"two\n", None).is_err());
+        assert!(chmod(&path, 0o755).is_err());
+        assert!(remove(&path).is_err());
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            0,
+            "nothing lands outside"
+        );
+    }
+
+    #[test]
+    fn the_temp_file_is_private_and_the_mode_is_kept_or_set() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = SafePath {
+            abs: dir.path().join("a.sh"),
+            rel: "a.sh".into(),
+        };
+        std::fs::write(&path.abs, "x").unwrap();
+        std::fs::set_permissions(&path.abs, std::fs::Permissions::from_mode(0o750)).unwrap();
+        write(&path, ".a.tmp", b"y", None).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(&path.abs), 0o750);
+        write(&path, ".a.tmp", b"z", Some(0o644)).unwrap();
+        assert_eq!(mode(&path.abs), 0o644);
+        assert!(!dir.path().join(".a.tmp").exists());
+    }
+}

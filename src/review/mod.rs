@@ -5,6 +5,7 @@
 pub mod apply;
 pub mod edit;
 pub mod fallback;
+pub mod intent;
 pub mod journal;
 pub mod policy;
 pub mod proposal;
@@ -32,6 +33,13 @@ pub fn open_gate(
     let user = UserConfig::load().map_err(|e| Error::invalid_input(e.to_string()))?;
     let policy = policy::Policy::layered(&user, &ws.config, policy, default)?;
     let journal = journal::Journal::for_root(&ws.root);
+    let rolled_back = intent::recover(&ws.root, &journal, ws.config.max_file_bytes);
+    if !rolled_back.is_empty() {
+        tracing::warn!(
+            "rolled back interrupted batches: {}",
+            rolled_back.join(", ")
+        );
+    }
     let fallback = user_fallback(&user, ws.config.fallback.is_some())?;
     let timeout = Duration::from_secs(review_timeout.unwrap_or(ws.config.review_timeout_s));
     Ok((queue::Gate::new(ws, policy, journal, fallback), timeout))

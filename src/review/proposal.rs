@@ -382,6 +382,16 @@ impl Proposal {
         Ok(())
     }
 
+    /// Each file's bytes for `contents` (in its own encoding, line endings and BOM; `None`:
+    /// deleted).
+    pub fn encode(&self, contents: &[Option<String>]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.files
+            .iter()
+            .zip(contents)
+            .map(|(f, c)| c.as_deref().map(|t| f.text.encode(t)).transpose())
+            .collect()
+    }
+
     /// Write `contents` (from [`Proposal::decided_contents`]) to disk, all or nothing: every
     /// file's lock is held, every hash verified, then every file written; a failing write
     /// restores the files already written. Returns what was written, for the journal.
@@ -410,11 +420,7 @@ impl Proposal {
         self.verify_unchanged(max_bytes)?;
         // Encode everything before touching the disk.
         let mut plans: Vec<(usize, Option<Vec<u8>>)> = Vec::with_capacity(self.files.len());
-        for (i, f) in self.files.iter().enumerate() {
-            let bytes = match &contents[i] {
-                Some(text) => Some(f.text.encode(text)?),
-                None => None,
-            };
+        for (i, (f, bytes)) in self.files.iter().zip(self.encode(contents)?).enumerate() {
             if let Some(b) = &bytes
                 && b.len() as u64 > max_bytes
             {
@@ -448,16 +454,14 @@ impl Proposal {
             }
             let result = match bytes {
                 Some(b) => fs::write_atomic_locked(&f.path, b, f.mode),
-                None => std::fs::remove_file(&f.path.abs)
-                    .map_err(|e| fs::io_error(&f.path.rel, "delete", &e)),
+                None => fs::remove_locked(&f.path),
             };
             if let Err(e) = result {
                 // Put back what this commit already wrote.
                 for w in done.iter().rev() {
                     let _ = match &w.before {
                         Some(b) => fs::write_atomic_locked(&w.path, b, None),
-                        None => std::fs::remove_file(&w.path.abs)
-                            .map_err(|e| fs::io_error(&w.path.rel, "delete", &e)),
+                        None => fs::remove_locked(&w.path),
                     };
                 }
                 return Err(e);

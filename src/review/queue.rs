@@ -12,6 +12,7 @@ use tokio::sync::{broadcast, watch};
 
 use super::edit::ProposedEdit;
 use super::fallback::Fallback;
+use super::intent::Intent;
 use super::journal::{Entry, Journal};
 use super::policy::{Action, Policy};
 use super::proposal::{Decision, Proposal, Review, RunId, State};
@@ -531,16 +532,31 @@ impl Gate {
                 Outcome::Rejected,
             ));
         }
-        match proposal.write(&contents, self.max_bytes()) {
-            Ok(written) => {
-                let journal_review = by_person.then_some(&review);
-                if let Err(e) =
-                    self.inner
-                        .journal
-                        .record_applied(&proposal, journal_review, &written)
-                {
-                    tracing::warn!("journal: {e}");
-                }
+        // Two or more files: the intent is durable before the first byte is written.
+        let intent = match proposal
+            .encode(&contents)
+            .and_then(|bytes| Intent::begin(&self.inner.journal, &proposal, &bytes))
+        {
+            Ok(intent) => intent,
+            Err(e) => {
+                self.release(run_id);
+                return Err(e);
+            }
+        };
+        let written = proposal.write(&contents, self.max_bytes());
+        if let Ok(written) = &written {
+            let journal_review = by_person.then_some(&review);
+            if let Err(e) = self
+                .inner
+                .journal
+                .record_applied(&proposal, journal_review, written)
+            {
+                tracing::warn!("journal: {e}");
+            }
+        }
+        intent.finish();
+        match written {
+            Ok(_) => {
                 if review.edited_by_reviewer || review.hunks_accepted != review.hunks_total {
                     // Show the agent (and the queue) what was written, not what was proposed.
                     let mut slots = self.slots();

@@ -241,6 +241,11 @@ fn write_portable(
 pub fn remove(path: &SafePath) -> Result<()> {
     let lock = lock_for(&path.abs);
     let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+    remove_locked(path)
+}
+
+/// [`remove`] for a caller that already holds the file's lock.
+pub fn remove_locked(path: &SafePath) -> Result<()> {
     #[cfg(unix)]
     let removed = super::beneath::remove(path);
     #[cfg(not(unix))]

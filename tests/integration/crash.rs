@@ -131,3 +131,149 @@ fn sigkill_during_writes_leaves_old_or_new_content() {
         .count();
     assert_eq!(leftovers, 0);
 }
+
+/// Files in a batch, their size, and the rounds of the batch crash test.
+const BATCH_FILES: usize = 3;
+const BATCH_SIZE: usize = 64 * 1024;
+const BATCH_KILLS: usize = 40;
+
+fn batch_content(version: u8, file: usize) -> String {
+    let line = format!("batch file {file} version {version}\n");
+    let mut s = line.repeat(BATCH_SIZE / line.len() + 1);
+    s.truncate(BATCH_SIZE - 1);
+    s.push('\n');
+    s
+}
+
+/// The batch child: through the gate (auto policy), rewrite all files of the batch to the
+/// other version, again and again, until killed.
+#[test]
+fn batch_child() {
+    use patchgate::review::edit::{EditOp, ProposedEdit};
+    use patchgate::review::journal::Journal;
+    use patchgate::review::policy::Policy;
+    use patchgate::review::queue::{Gate, Request};
+    use patchgate::workspace::Workspace;
+    use patchgate::workspace::config::{Config, PolicyName};
+    let Some(dir) = std::env::var_os("BATCH_CHILD_DIR") else {
+        return; // only runs as the batch crash test's child
+    };
+    let work = Path::new(&dir).join("work");
+    let ws = Workspace::new(&work, Config::default()).unwrap();
+    let journal = Journal::at(Path::new(&dir).join("journal.jsonl"), &ws.root);
+    let gate = Gate::new(ws, Policy::simple(PolicyName::Auto), journal, None);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    std::fs::write(Path::new(&dir).join("child.ready"), b"").unwrap();
+    loop {
+        let now = std::fs::read_to_string(work.join("batch-0.txt")).unwrap();
+        let next = if now == batch_content(1, 0) { 2 } else { 1 };
+        let edits = (0..BATCH_FILES)
+            .map(|f| ProposedEdit {
+                path: format!("batch-{f}.txt"),
+                op: EditOp::Write(batch_content(next, f)),
+            })
+            .collect();
+        let req = Request {
+            tool: "batch_patch_files".into(),
+            client: None,
+            edits,
+            dry_run: false,
+        };
+        rt.block_on(gate.submit(req)).unwrap();
+    }
+}
+
+#[test]
+fn sigkill_during_batches_leaves_every_batch_all_or_nothing() {
+    use patchgate::review::intent;
+    use patchgate::review::journal::Journal;
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for f in 0..BATCH_FILES {
+        std::fs::write(work.join(format!("batch-{f}.txt")), batch_content(1, f)).unwrap();
+    }
+    let root = Root::new(&work).unwrap();
+    let journal = Journal::at(dir.path().join("journal.jsonl"), &root);
+    let exe = std::env::current_exe().unwrap();
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let (mut mixed_before_recovery, mut rolled_back, mut flips) = (0usize, 0usize, 0usize);
+    let mut last = 1u8;
+    for kill in 0..BATCH_KILLS {
+        let mut child = Command::new(&exe)
+            .args([
+                "--exact",
+                "crash::batch_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("BATCH_CHILD_DIR", dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let ready = dir.path().join("child.ready");
+        let started = std::time::Instant::now();
+        while !ready.exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the child never started"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Let one batch complete (the machine's pace), then kill within the next one or two.
+        let before = journaled(dir.path());
+        let first = std::time::Instant::now();
+        while journaled(dir.path()) == before {
+            assert!(
+                first.elapsed() < Duration::from_secs(60),
+                "no batch completes"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let pace = u64::try_from(first.elapsed().as_micros())
+            .unwrap_or(u64::MAX)
+            .max(1000);
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(Duration::from_micros(seed % (2 * pace)));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        std::fs::remove_file(&ready).unwrap();
+        let version = |f: usize| {
+            let now = std::fs::read_to_string(work.join(format!("batch-{f}.txt"))).unwrap();
+            (1..=2u8)
+                .find(|&v| now == batch_content(v, f))
+                .unwrap_or_else(|| panic!("kill {kill}: batch-{f}.txt is neither version"))
+        };
+        let seen: Vec<u8> = (0..BATCH_FILES).map(version).collect();
+        mixed_before_recovery += usize::from(seen.iter().any(|&v| v != seen[0]));
+        // What a gate does when it starts on the root.
+        rolled_back += intent::recover(&root, &journal, 1 << 30).len();
+        patchgate::workspace::fs::clean_stray_temps(&work);
+        let after: Vec<u8> = (0..BATCH_FILES).map(version).collect();
+        assert!(
+            after.iter().all(|&v| v == after[0]),
+            "kill {kill}: the batch is half written: {after:?}"
+        );
+        flips += usize::from(after[0] != last);
+        last = after[0];
+    }
+    eprintln!(
+        "{BATCH_KILLS} kills: {mixed_before_recovery} left a half-written batch, \
+         {rolled_back} batches rolled back, {flips} completed batches seen"
+    );
+    assert!(
+        flips > 0 && rolled_back > 0,
+        "the kills never landed mid-batch"
+    );
+}
+
+/// The size of the journal in `dir`: it grows by one entry per completed batch.
+fn journaled(dir: &Path) -> u64 {
+    std::fs::metadata(dir.join("journal.jsonl")).map_or(0, |m| m.len())
+}

@@ -513,6 +513,7 @@ fn gate_http_options(
             .saturating_mul(2)
             .saturating_add(1 << 20),
         session_keep_alive: (review_timeout * 3).max(std::time::Duration::from_secs(3600)),
+        limits: patchgate::mcp::serve::Limits::default(),
     }
 }
 
@@ -645,6 +646,7 @@ fn demo(args: DemoArgs) -> Result<ExitCode> {
             extra_hosts: Vec::new(),
             max_body: 32 << 20,
             session_keep_alive: std::time::Duration::from_secs(3600),
+            limits: patchgate::mcp::serve::Limits::default(),
         },
     ))?;
     let agent = dispatcher.clone();

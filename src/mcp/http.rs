@@ -34,7 +34,6 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
@@ -67,6 +66,8 @@ pub struct HttpOptions {
     pub max_body: usize,
     /// How long an idle MCP session is kept.
     pub session_keep_alive: Duration,
+    /// Connections at most, and the deadline for a request's head.
+    pub limits: super::serve::Limits,
 }
 
 /// A gate's HTTP server, running.
@@ -619,17 +620,8 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
         }
     );
     let stop = shutdown.clone();
-    let task = tokio::spawn(async move {
-        // Without TCP_NODELAY every keep-alive request waits ~40 ms on Nagle and delayed ACK.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!("TCP_NODELAY: {e}");
-            }
-        });
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
-    });
+    let limits = opts.limits;
+    let task = tokio::spawn(super::serve::serve(listener, app, limits, stop));
     Ok(Running {
         addr,
         url,

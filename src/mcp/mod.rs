@@ -8,6 +8,7 @@ pub mod discovery;
 pub mod envelope;
 pub mod forward;
 pub mod http;
+pub mod serve;
 pub mod server;
 pub mod service;
 pub mod tools;

@@ -24,6 +24,8 @@ pub struct Limits {
     /// How long a connection may take to send a request's head, counted from when the
     /// server is ready for it (so also how long a keep-alive connection may idle).
     pub head_timeout: Duration,
+    /// Set `TCP_NODELAY` on each connection (off only to measure what it saves).
+    pub nodelay: bool,
 }
 
 impl Default for Limits {
@@ -31,6 +33,7 @@ impl Default for Limits {
         Limits {
             max_connections: 512,
             head_timeout: Duration::from_secs(30),
+            nodelay: true,
         }
     }
 }
@@ -64,7 +67,7 @@ pub async fn serve(
             drop(stream);
             continue;
         };
-        if let Err(e) = stream.set_nodelay(true) {
+        if let Err(e) = stream.set_nodelay(limits.nodelay) {
             tracing::debug!("TCP_NODELAY: {e}");
         }
         let app = app.clone();
@@ -172,6 +175,7 @@ mod tests {
         let limits = Limits {
             max_connections: 4,
             head_timeout: Duration::from_millis(300),
+            nodelay: true,
         };
         let running = gate(&dir, limits).await;
         let addr = running.addr;

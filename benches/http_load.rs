@@ -1,0 +1,183 @@
+//! Load on one gate over HTTP: 100 clients (keep-alive connections) each send 100 edits
+//! through the agent route `POST /api/tools/patch_file` of an in-process gate (policy auto,
+//! so every edit is merged, written atomically and journaled). Checks that none is lost
+//! (every file holds its last edit, the journal records every one) and prints edits/s; then
+//! the single-client rate with and without `TCP_NODELAY`.
+//!
+//! `cargo bench --bench http_load` (`-- --clients N --edits N` to change the load).
+
+use std::time::{Duration, Instant};
+
+use patchgate::mcp::http::{HttpOptions, Running, start};
+use patchgate::mcp::serve::Limits;
+use patchgate::mcp::service::{Dispatcher, Reviewers};
+use patchgate::review::journal::Journal;
+use patchgate::review::policy::Policy;
+use patchgate::review::queue::Gate;
+use patchgate::workspace::Workspace;
+use patchgate::workspace::config::{Config, PolicyName};
+use serde_json::json;
+
+const TOKEN: &str = "bench-token";
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+async fn gate(dir: &std::path::Path, nodelay: bool) -> (Running, Journal) {
+    let ws = Workspace::new(dir, Config::default()).unwrap();
+    let journal = Journal::at(dir.join("../journal.jsonl"), &ws.root);
+    let gate = Gate::new(ws, Policy::simple(PolicyName::Auto), journal.clone(), None);
+    let d = Dispatcher::new(gate, Duration::from_secs(60), Reviewers::Attachable, None);
+    let running = start(
+        d,
+        HttpOptions {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+            review_token: "reviewer".into(),
+            extra_hosts: Vec::new(),
+            max_body: 1 << 20,
+            session_keep_alive: Duration::from_secs(600),
+            limits: Limits {
+                max_connections: 1024,
+                nodelay,
+                ..Limits::default()
+            },
+        },
+    )
+    .await
+    .unwrap();
+    (running, journal)
+}
+
+/// One client: `edits` edits of its own file, each replacing `v{k}` by `v{k+1}`.
+async fn client(url: String, id: usize, edits: usize) -> usize {
+    let http = reqwest::Client::new();
+    let mut ok = 0;
+    for k in 0..edits {
+        let body = json!({"arguments": {
+            "target_file": format!("f{id}.txt"),
+            "search_content": format!("value v{k}"),
+            "replace_content": format!("value v{}", k + 1),
+        }, "client": format!("bench-{id}")});
+        let resp = http
+            .post(format!("{url}/api/tools/patch_file"))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        let v: serde_json::Value = resp.json().await.expect("envelope");
+        if v["status"] == "ok" {
+            ok += 1;
+        } else {
+            eprintln!("client {id} edit {k}: {v}");
+        }
+    }
+    ok
+}
+
+/// Run `clients` × `edits` against a fresh gate; returns (edits/s, edits confirmed).
+async fn run(clients: usize, edits: usize, nodelay: bool) -> (f64, usize) {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for id in 0..clients {
+        std::fs::write(
+            work.join(format!("f{id}.txt")),
+            "header\nvalue v0\nfooter\n",
+        )
+        .unwrap();
+    }
+    let (running, journal) = gate(&work, nodelay).await;
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|id| tokio::spawn(client(running.url.clone(), id, edits)))
+        .collect();
+    let mut confirmed = 0;
+    for t in tasks {
+        confirmed += t.await.unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    // Nothing lost: every file holds its last edit and the journal has every edit.
+    for id in 0..clients {
+        let now = std::fs::read_to_string(work.join(format!("f{id}.txt"))).unwrap();
+        assert_eq!(
+            now,
+            format!("header\nvalue v{edits}\nfooter\n"),
+            "file {id}"
+        );
+    }
+    let journaled = journal.entries().unwrap().len();
+    assert_eq!(journaled, clients * edits, "journal entries");
+    running.shutdown().await;
+    (confirmed as f64 / secs, confirmed)
+}
+
+fn main() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let clients = arg("--clients", 100);
+    let edits = arg("--edits", 100);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (rate, confirmed) = rt.block_on(run(clients, edits, true));
+    println!("{clients} clients x {edits} edits: {confirmed} confirmed, 0 lost, {rate:.0} edits/s");
+    let single = (edits * 3).max(100);
+    let (with, _) = rt.block_on(run(1, single, true));
+    let (without, _) = rt.block_on(run(1, single, false));
+    println!(
+        "one client, {single} edits over /api: {with:.0} edits/s with TCP_NODELAY, {without:.0} \
+         without ({:.1}x)",
+        with / without.max(f64::MIN_POSITIVE)
+    );
+    let calls = edits.max(50);
+    let with = rt.block_on(mcp_rate(calls, true));
+    let without = rt.block_on(mcp_rate(calls, false));
+    println!(
+        "one MCP client, {calls} patch_file calls over /mcp: {with:.0} edits/s with TCP_NODELAY, \
+         {without:.0} without ({:.1}x)",
+        with / without.max(f64::MIN_POSITIVE)
+    );
+}
+
+/// One rmcp client over Streamable HTTP (answers come as SSE), `calls` edits in a row.
+async fn mcp_rate(calls: usize, nodelay: bool) -> f64 {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("m.txt"), "header\nvalue v0\nfooter\n").unwrap();
+    let (running, _) = gate(&work, nodelay).await;
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", running.url))
+            .auth_header(TOKEN.to_string()),
+    );
+    let c = ().serve(transport).await.expect("initialize");
+    let started = Instant::now();
+    for k in 0..calls {
+        let args = json!({"target_file": "m.txt", "search_content": format!("value v{k}"),
+            "replace_content": format!("value v{}", k + 1)});
+        let r = c
+            .call_tool(
+                CallToolRequestParams::new("patch_file")
+                    .with_arguments(args.as_object().unwrap().clone()),
+            )
+            .await
+            .expect("call");
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+    }
+    let rate = calls as f64 / started.elapsed().as_secs_f64();
+    let _ = c.cancel().await;
+    running.shutdown().await;
+    rate
+}

@@ -211,9 +211,23 @@ fn utc(secs: u64) -> String {
 fn log(args: LogArgs) -> Result<ExitCode> {
     let ws = Workspace::load(&args.root).map_err(|e| anyhow::anyhow!("{e}"))?;
     let journal = Journal::for_root(&ws.root);
-    let entries = journal.entries().map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut out = std::io::stdout().lock();
-    if entries.is_empty() && !args.json {
+    let mut any = false;
+    // One entry at a time: a journal may be large.
+    journal
+        .each(|e| {
+            any = true;
+            let line = if args.json {
+                serde_json::to_string(&e).unwrap_or_default()
+            } else {
+                log_line(&e)
+            };
+            writeln!(out, "{line}").map_err(|e| {
+                patchgate::error::Error::new(patchgate::error::ErrorCode::FsError, e.to_string())
+            })
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !any && !args.json {
         writeln!(
             out,
             "no decisions recorded for {} (journal: {})",
@@ -221,38 +235,35 @@ fn log(args: LogArgs) -> Result<ExitCode> {
             journal.path().display()
         )?;
     }
-    for e in &entries {
-        if args.json {
-            writeln!(out, "{}", serde_json::to_string(e)?)?;
-            continue;
-        }
-        let files: Vec<Cow<'_, str>> = e.files.iter().map(|f| inert_line(&f.path)).collect();
-        let hunks = match e.hunks {
-            Some((a, t)) if a != t => format!(" ({a}/{t} hunks)"),
-            _ => String::new(),
-        };
-        let edited = if e.edited {
-            " (edited by the reviewer)"
-        } else {
-            ""
-        };
-        // A note's further lines go below, indented.
-        let note = if e.note.is_empty() {
-            String::new()
-        } else {
-            format!(" — {}", inert(e.note.trim()).replace('\n', "\n      "))
-        };
-        writeln!(
-            out,
-            "{}  {:<8} {}  {:<18} {}{hunks}{edited}{note}",
-            utc(e.ts),
-            inert_line(&e.action),
-            inert_line(&e.run_id),
-            inert_line(&e.tool),
-            files.join(", ")
-        )?;
-    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One journal entry as `patchgate log` prints it, its text made inert.
+fn log_line(e: &patchgate::review::journal::Entry) -> String {
+    let files: Vec<Cow<'_, str>> = e.files.iter().map(|f| inert_line(&f.path)).collect();
+    let hunks = match e.hunks {
+        Some((a, t)) if a != t => format!(" ({a}/{t} hunks)"),
+        _ => String::new(),
+    };
+    let edited = if e.edited {
+        " (edited by the reviewer)"
+    } else {
+        ""
+    };
+    // A note's further lines go below, indented.
+    let note = if e.note.is_empty() {
+        String::new()
+    } else {
+        format!(" — {}", inert(e.note.trim()).replace('\n', "\n      "))
+    };
+    format!(
+        "{}  {:<8} {}  {:<18} {}{hunks}{edited}{note}",
+        utc(e.ts),
+        inert_line(&e.action),
+        inert_line(&e.run_id),
+        inert_line(&e.tool),
+        files.join(", ")
+    )
 }
 
 fn undo(args: UndoArgs) -> Result<ExitCode> {

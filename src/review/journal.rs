@@ -11,6 +11,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
 
+use super::preimages::{DEFAULT_CAP, Preimages};
 use super::proposal::{Proposal, Review, Written};
 use crate::diff::FileDiff;
 use crate::error::{Error, ErrorCode, Result};
@@ -23,8 +24,13 @@ use crate::workspace::state;
 pub struct FileRecord {
     /// Root-relative path.
     pub path: String,
-    /// The bytes before, base64 (`None`: the file did not exist).
+    /// The bytes before, base64, in journals written before the pre-image store (`None`:
+    /// the file did not exist, or see `before_blob`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before: Option<String>,
+    /// The hash of the bytes before in the pre-image store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_blob: Option<String>,
     /// The SHA-256 of the bytes written (`None`: the file was deleted).
     pub after_hash: Option<String>,
     /// The mode the file had before.
@@ -65,6 +71,7 @@ pub struct Entry {
 pub struct Journal {
     path: PathBuf,
     root: Root,
+    preimages: Preimages,
 }
 
 fn now_secs() -> u64 {
@@ -88,9 +95,65 @@ impl Journal {
     /// A journal at an explicit path.
     pub fn at(path: PathBuf, root: &Root) -> Journal {
         Journal {
+            preimages: Preimages::beside(&path, DEFAULT_CAP),
             path,
             root: root.clone(),
         }
+    }
+
+    /// The journal with its pre-images capped at `bytes` in all.
+    pub fn with_cap(mut self, bytes: u64) -> Journal {
+        self.preimages = Preimages::beside(&self.path, bytes);
+        self
+    }
+
+    /// The record of one written file: its pre-image goes to the store (inline only if the
+    /// store cannot take it, so the edit can still be undone).
+    fn record(&self, w: &Written) -> FileRecord {
+        let (before, before_blob) = match w.before.as_deref() {
+            None => (None, None),
+            Some(b) => match self.preimages.put(b) {
+                Ok(hash) => (None, Some(hash)),
+                Err(e) => {
+                    tracing::warn!("pre-image store: {e}; kept in the journal line");
+                    (Some(B64.encode(b)), None)
+                }
+            },
+        };
+        FileRecord {
+            path: w.path.rel.clone(),
+            before,
+            before_blob,
+            after_hash: w.after.as_deref().map(fs::hash),
+            mode: fs::mode(&w.path.abs),
+        }
+    }
+
+    /// The bytes a file had before `rec`'s run (`None`: it did not exist).
+    fn before_of(&self, run_id: &str, rec: &FileRecord) -> Result<Option<Vec<u8>>> {
+        if let Some(hash) = &rec.before_blob {
+            return self.preimages.get(hash).map(Some).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::FsError,
+                    format!(
+                        "cannot undo run {run_id}: the copy of `{}` from before it was dropped to \
+                         keep the journal's pre-images under their size cap",
+                        rec.path
+                    ),
+                )
+            });
+        }
+        rec.before
+            .as_deref()
+            .map(|b| {
+                B64.decode(b).map_err(|e| {
+                    Error::new(
+                        ErrorCode::FsError,
+                        format!("the journal's copy of `{}` is damaged: {e}", rec.path),
+                    )
+                })
+            })
+            .transpose()
     }
 
     /// Where the journal lives.
@@ -155,15 +218,7 @@ impl Journal {
             note: review.map(|r| r.note.clone()).unwrap_or_default(),
             hunks: review.map(|r| (r.hunks_accepted, r.hunks_total)),
             edited: review.is_some_and(|r| r.edited_by_reviewer),
-            files: written
-                .iter()
-                .map(|w| FileRecord {
-                    path: w.path.rel.clone(),
-                    before: w.before.as_deref().map(|b| B64.encode(b)),
-                    after_hash: w.after.as_deref().map(fs::hash),
-                    mode: fs::mode(&w.path.abs),
-                })
-                .collect(),
+            files: written.iter().map(|w| self.record(w)).collect(),
         })
     }
 
@@ -184,6 +239,7 @@ impl Journal {
                 .map(|f| FileRecord {
                     path: f.path.rel.clone(),
                     before: None,
+                    before_blob: None,
                     after_hash: None,
                     mode: None,
                 })
@@ -193,20 +249,35 @@ impl Journal {
 
     /// Every entry, oldest first (a missing journal is empty).
     pub fn entries(&self) -> Result<Vec<Entry>> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(Error::new(
-                    ErrorCode::FsError,
-                    format!("cannot read the journal {}: {e}", self.path.display()),
-                ));
-            }
+        let mut out = Vec::new();
+        self.each(|e| {
+            out.push(e);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Call `f` on each entry, oldest first, reading one line at a time (a journal may be
+    /// large; unreadable lines are skipped).
+    pub fn each(&self, mut f: impl FnMut(Entry) -> Result<()>) -> Result<()> {
+        use std::io::BufRead;
+        let fail = |e: std::io::Error| {
+            Error::new(
+                ErrorCode::FsError,
+                format!("cannot read the journal {}: {e}", self.path.display()),
+            )
         };
-        Ok(text
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect())
+        let file = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(fail(e)),
+        };
+        for line in std::io::BufReader::new(file).lines() {
+            if let Ok(entry) = serde_json::from_str(&line.map_err(fail)?) {
+                f(entry)?;
+            }
+        }
+        Ok(())
     }
 
     /// Undo an applied edit (the latest one not undone yet, or `run_id`): restore every file
@@ -240,10 +311,10 @@ impl Journal {
             let now = fs::read(&path, max_bytes)?;
             let now_hash = now.as_deref().map(fs::hash);
             if now_hash != rec.after_hash {
-                let before = rec
-                    .before
-                    .as_deref()
-                    .and_then(|b| B64.decode(b).ok())
+                let before = self
+                    .before_of(&target.run_id, rec)
+                    .ok()
+                    .flatten()
                     .unwrap_or_default();
                 let shown = match &now {
                     Some(n) => FileDiff::compute(
@@ -266,15 +337,7 @@ impl Journal {
                     ),
                 ));
             }
-            let before = match &rec.before {
-                Some(b) => Some(B64.decode(b).map_err(|e| {
-                    Error::new(
-                        ErrorCode::FsError,
-                        format!("the journal's copy of `{}` is damaged: {e}", rec.path),
-                    )
-                })?),
-                None => None,
-            };
+            let before = self.before_of(&target.run_id, rec)?;
             plans.push((path, before, rec.mode));
         }
         for (path, before, mode) in &plans {
@@ -343,6 +406,34 @@ mod tests {
         std::fs::set_permissions(journal.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
         apply(&root, &journal, "b.txt", b"x\n", "y\n");
         assert_eq!(mode(&journal), 0o600);
+    }
+
+    #[test]
+    fn pre_images_are_stored_once_per_content_and_capped() {
+        let (d, root, journal) = setup();
+        let a = "a line of a big generated file\n".repeat(10_000);
+        let b = format!("{a}and one line more\n");
+        // Thirty edits that flip a 300 KB file between two versions.
+        for k in 0..30 {
+            let (from, to) = if k % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            apply(&root, &journal, "big.txt", from.as_bytes(), to);
+        }
+        let journal_len = std::fs::metadata(journal.path()).unwrap().len();
+        assert!(journal_len < 30 * 1024, "journal {journal_len} bytes");
+        let store = d.path().join("state/journal.preimages");
+        assert_eq!(std::fs::read_dir(&store).unwrap().count(), 2);
+        // Undo still restores byte for byte.
+        journal.undo(None, 1 << 30).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("big.txt")).unwrap(),
+            b
+        );
+        // Past a tiny cap, an edit whose pre-image was dropped says it cannot be undone.
+        let small = Journal::at(d.path().join("state/small.jsonl"), &root).with_cap(1);
+        let x = apply(&root, &small, "x.txt", b"first\n", "second\n");
+        apply(&root, &small, "y.txt", b"other\n", "else\n");
+        let e = small.undo(Some(&x.run_id), 1 << 20).unwrap_err();
+        assert!(e.message.contains("size cap"), "{}", e.message);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod fallback;
 pub mod intent;
 pub mod journal;
 pub mod policy;
+pub mod preimages;
 pub mod proposal;
 pub mod queue;
 
@@ -32,7 +33,8 @@ pub fn open_gate(
     let ws = Workspace::load(root)?;
     let user = UserConfig::load().map_err(|e| Error::invalid_input(e.to_string()))?;
     let policy = policy::Policy::layered(&user, &ws.config, policy, default)?;
-    let journal = journal::Journal::for_root(&ws.root);
+    let journal = journal::Journal::for_root(&ws.root)
+        .with_cap(user.journal_max_bytes.unwrap_or(preimages::DEFAULT_CAP));
     let rolled_back = intent::recover(&ws.root, &journal, ws.config.max_file_bytes);
     if !rolled_back.is_empty() {
         tracing::warn!(

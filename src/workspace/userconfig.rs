@@ -10,6 +10,8 @@
 //! glob = "docs/**"
 //! action = "auto"
 //!
+//! journal_max_bytes = 268435456  # the cap on the journal's pre-images (undo data)
+//!
 //! [fallback]                      # the optional model fallback for lazy snippets
 //! endpoint = "http://127.0.0.1:11434/v1"
 //! model = "qwen2.5-coder:7b"
@@ -35,6 +37,10 @@ pub struct UserConfig {
     /// The model fallback for lazy snippets the deterministic merge declines.
     #[serde(default)]
     pub fallback: Option<FallbackConfig>,
+    /// The cap on the journal's stored pre-images, in bytes (default 256 MiB); edits whose
+    /// pre-images are dropped past it can no longer be undone.
+    #[serde(default)]
+    pub journal_max_bytes: Option<u64>,
 }
 
 /// Where the user's configuration is looked for.

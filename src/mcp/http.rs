@@ -229,6 +229,10 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
                     .into_response();
             }
             let delete = req.method() == axum::http::Method::DELETE;
+            let req = match json_rpc_body(req, st.max_body).await {
+                Ok(req) => req,
+                Err(resp) => return resp,
+            };
             let mut resp = next.run(req).await;
             // A closed MCP session: rmcp answers 202, clients expect 200 or 204.
             if delete && resp.status() == StatusCode::ACCEPTED {
@@ -248,6 +252,72 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
             );
             r
         }
+    }
+}
+
+/// A JSON-RPC message to `/mcp` that is not JSON gets JSON-RPC's parse error (-32700), as the
+/// protocol says, not an HTTP 415, and a call whose params have the wrong shape gets invalid
+/// params (-32602); other requests pass through untouched.
+async fn json_rpc_body(req: Request, max_body: usize) -> Result<Request, Response> {
+    if req.uri().path() != "/mcp" || req.method() != axum::http::Method::POST {
+        return Ok(req);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, max_body).await {
+        Ok(b) => b,
+        Err(e) => {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                &format!("cannot read the body: {e}"),
+            ));
+        }
+    };
+    let message = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            let error = json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {"code": -32700, "message": format!("Parse error: {e}")},
+            });
+            return Err((StatusCode::BAD_REQUEST, Json(error)).into_response());
+        }
+    };
+    if let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str())
+        && let Some(why) = bad_params(method, message.get("params"))
+    {
+        let error = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": -32602, "message": format!("Invalid params for {method}: {why}")},
+        });
+        return Err((StatusCode::OK, Json(error)).into_response());
+    }
+    Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
+}
+
+/// What is wrong with a request's `params`, for the methods whose shape is known: JSON-RPC's
+/// invalid params (-32602), where the MCP library would answer "method not found".
+fn bad_params(method: &str, params: Option<&Value>) -> Option<String> {
+    let object = match params {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(o)) => Some(o),
+        Some(_) => return Some("params must be an object".into()),
+    };
+    match method {
+        "tools/call" => {
+            let Some(o) = object else {
+                return Some("params with the tool's `name` are required".into());
+            };
+            if !o.get("name").is_some_and(Value::is_string) {
+                return Some("`name` must be the tool's name, a string".into());
+            }
+            match o.get("arguments") {
+                None | Some(Value::Null | Value::Object(_)) => None,
+                Some(_) => Some("`arguments` must be an object".into()),
+            }
+        }
+        _ => None,
     }
 }
 

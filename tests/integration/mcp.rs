@@ -1215,6 +1215,36 @@ async fn http_guard_and_review_api() {
         let r = h.get(format!("{}{path}", gate.url)).send().await.unwrap();
         assert_eq!(r.status(), 401, "{path}");
     }
+    // A message that is not JSON is JSON-RPC's parse error.
+    let r = h
+        .post(&gate.mcp_url)
+        .bearer_auth("s3cret")
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    // A call whose params have the wrong shape is invalid params, not an unknown method.
+    for params in [
+        json!({"name": 5}),
+        json!({"name": "patch_file", "arguments": "x"}),
+    ] {
+        let r = h
+            .post(&gate.mcp_url)
+            .bearer_auth("s3cret")
+            .header("Accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}))
+            .send()
+            .await
+            .unwrap();
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["error"]["code"], -32602, "{v}");
+        assert_eq!(v["id"], 7, "{v}");
+    }
     // Exactly one Host header: a second could differ from the one checked.
     let one = raw_status(&gate.url, "Host: localhost\r\n", &gate.review_token).await;
     assert_eq!(one, 200);

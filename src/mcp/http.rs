@@ -101,6 +101,8 @@ struct AppState {
     hosts: Arc<Vec<String>>,
     reviewers: Arc<AtomicUsize>,
     info: Arc<Value>,
+    /// The gate's events, numbered, for replay after `Last-Event-ID`.
+    events: super::events::EventLog,
     /// The largest request body read.
     max_body: usize,
 }
@@ -571,43 +573,65 @@ impl Drop for Attached {
     }
 }
 
-async fn events(State(st): State<AppState>) -> Response {
+async fn events(State(st): State<AppState>, headers: HeaderMap) -> Response {
     let gate = st.dispatcher.gate().clone();
     st.reviewers.fetch_add(1, Ordering::SeqCst);
     let attached = Attached {
         count: st.reviewers.clone(),
         gate: gate.clone(),
     };
+    // A reconnecting reviewer replays what it missed after the last event it saw.
+    let last = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let (live, replay) = st.events.follow(last);
     let pending = gate.pending().len();
-    let hello = tokio_stream::once(Ok::<_, Infallible>(
+    let mut first = vec![
         SseEvent::default()
             .event("ready")
             .data(json!({"pending": pending}).to_string()),
-    ));
-    let updates = BroadcastStream::new(gate.subscribe()).map(move |item| {
-        let _keep = &attached;
-        let ev = match item {
-            Ok(e) => {
-                let (name, run_id) = match &e {
-                    Event::New(id) => ("new", id),
-                    Event::Updated(id) => ("updated", id),
-                    Event::Decided(id) => ("decided", id),
-                };
-                let review = gate
-                    .get(run_id)
-                    .map(|p| crate::review::queue::Summary::of(&p));
-                SseEvent::default()
-                    .event(name)
-                    .data(json!({"run_id": run_id, "review": review}).to_string())
+    ];
+    let mut seen = last.unwrap_or(0);
+    match replay {
+        Some(missed) => {
+            for (id, e) in &missed {
+                first.push(sse_event(&gate, *id, e));
+                seen = seen.max(*id);
             }
+        }
+        // Too far behind: the reviewer reloads the list.
+        None => first.push(SseEvent::default().event("resync").data("{}")),
+    }
+    let head = tokio_stream::iter(first.into_iter().map(Ok::<_, Infallible>));
+    let updates = BroadcastStream::new(live).filter_map(move |item| {
+        let _keep = &attached;
+        match item {
+            Ok((id, _)) if id <= seen => None,
+            Ok((id, e)) => Some(Ok::<_, Infallible>(sse_event(&gate, id, &e))),
             // Missed events: the reviewer reloads the list.
-            Err(_) => SseEvent::default().event("resync").data("{}"),
-        };
-        Ok::<_, Infallible>(ev)
+            Err(_) => Some(Ok(SseEvent::default().event("resync").data("{}"))),
+        }
     });
-    Sse::new(hello.chain(updates))
+    Sse::new(head.chain(updates))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response()
+}
+
+/// One gate event as SSE, numbered `id`, with the proposal as it stands now.
+fn sse_event(gate: &Gate, id: u64, e: &Event) -> SseEvent {
+    let (name, run_id) = match e {
+        Event::New(id) => ("new", id),
+        Event::Updated(id) => ("updated", id),
+        Event::Decided(id) => ("decided", id),
+    };
+    let review = gate
+        .get(run_id)
+        .map(|p| crate::review::queue::Summary::of(&p));
+    SseEvent::default()
+        .id(id.to_string())
+        .event(name)
+        .data(json!({"run_id": run_id, "review": review}).to_string())
 }
 
 async fn not_found() -> Response {
@@ -653,6 +677,7 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
         "dry_run_ttl_s": gate.workspace().config.dry_run_ttl_s,
         "mcp": "/mcp",
     });
+    let event_log = super::events::EventLog::start(dispatcher.gate());
     let state = AppState {
         dispatcher,
         token: opts.token.as_deref().map(Arc::from),
@@ -660,6 +685,7 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
         hosts: Arc::new(hosts),
         reviewers: Arc::new(AtomicUsize::new(0)),
         info: Arc::new(info),
+        events: event_log,
         max_body: opts.max_body,
     };
     let api = Router::new()

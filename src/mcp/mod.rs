@@ -6,6 +6,7 @@ pub mod args;
 pub mod clients;
 pub mod discovery;
 pub mod envelope;
+pub(crate) mod events;
 pub mod forward;
 pub mod http;
 pub mod serve;

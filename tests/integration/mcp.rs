@@ -1461,6 +1461,40 @@ async fn events_announce_new_and_decided_reviews() {
     )
     .await;
     read_until(&mut seen, "event: decided").await;
+    drop(body);
+
+    // Reconnecting after the `new` event replays the `decided` one it would have missed.
+    let new_id: u64 = seen
+        .split("\n\n")
+        .find(|block| block.contains("event: new"))
+        .and_then(|block| block.lines().find_map(|l| l.strip_prefix("id: ")))
+        .expect("the new event has an id")
+        .trim()
+        .parse()
+        .unwrap();
+    let resp = http_client()
+        .get(format!("{}/api/events", gate.url))
+        .bearer_auth(&gate.review_token)
+        .header("Last-Event-ID", new_id.to_string())
+        .send()
+        .await
+        .unwrap();
+    let mut body = resp.bytes_stream();
+    let mut again = String::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !again.contains("event: decided") {
+        assert!(Instant::now() < deadline, "no replay in {again}");
+        let chunk = tokio::time::timeout(Duration::from_secs(10), body.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        again.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(
+        again.contains(&run) && !again.contains("event: new"),
+        "{again}"
+    );
 }
 
 /// 50 concurrent HTTP clients × 20 edits each under `auto`: every call answered, every file

@@ -103,6 +103,9 @@ struct AppState {
     info: Arc<Value>,
     /// The gate's events, numbered, for replay after `Last-Event-ID`.
     events: super::events::EventLog,
+    /// The MCP sessions, and how many may be open at once.
+    sessions: Arc<LocalSessionManager>,
+    max_sessions: usize,
     /// The largest request body read.
     max_body: usize,
 }
@@ -231,7 +234,7 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
                     .into_response();
             }
             let delete = req.method() == axum::http::Method::DELETE;
-            let req = match json_rpc_body(req, st.max_body).await {
+            let req = match json_rpc_body(req, &st).await {
                 Ok(req) => req,
                 Err(resp) => return resp,
             };
@@ -260,7 +263,8 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
 /// A JSON-RPC message to `/mcp` that is not JSON gets JSON-RPC's parse error (-32700), as the
 /// protocol says, not an HTTP 415, and a call whose params have the wrong shape gets invalid
 /// params (-32602); other requests pass through untouched.
-async fn json_rpc_body(req: Request, max_body: usize) -> Result<Request, Response> {
+async fn json_rpc_body(req: Request, st: &AppState) -> Result<Request, Response> {
+    let max_body = st.max_body;
     if req.uri().path() != "/mcp" || req.method() != axum::http::Method::POST {
         return Ok(req);
     }
@@ -285,6 +289,20 @@ async fn json_rpc_body(req: Request, max_body: usize) -> Result<Request, Respons
             return Err((StatusCode::BAD_REQUEST, Json(error)).into_response());
         }
     };
+    let new_session = !parts.headers.contains_key("mcp-session-id");
+    if message["method"] == "initialize"
+        && new_session
+        && st.sessions.sessions.read().await.len() >= st.max_sessions
+    {
+        let error = json!({
+            "jsonrpc": "2.0",
+            "id": message.get("id"),
+            "error": {"code": -32000, "message": format!(
+                "this gate holds {} MCP sessions, its most; close one (or wait for idle ones to \
+                 expire) and connect again", st.max_sessions)},
+        });
+        return Err((StatusCode::SERVICE_UNAVAILABLE, Json(error)).into_response());
+    }
     if let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str())
         && let Some(why) = bad_params(method, message.get("params"))
     {
@@ -665,7 +683,12 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
         .with_max_request_body_bytes(opts.max_body)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(shutdown.child_token());
-    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(session), mcp_config);
+    let sessions = Arc::new(session);
+    let mcp = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::clone(&sessions),
+        mcp_config,
+    );
 
     let gate = dispatcher.gate();
     let info = json!({
@@ -686,6 +709,8 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
         reviewers: Arc::new(AtomicUsize::new(0)),
         info: Arc::new(info),
         events: event_log,
+        sessions,
+        max_sessions: opts.limits.max_sessions,
         max_body: opts.max_body,
     };
     let api = Router::new()

@@ -26,6 +26,8 @@ pub struct Limits {
     pub head_timeout: Duration,
     /// Set `TCP_NODELAY` on each connection (off only to measure what it saves).
     pub nodelay: bool,
+    /// Open MCP sessions at most (idle ones expire after the session keep-alive).
+    pub max_sessions: usize,
 }
 
 impl Default for Limits {
@@ -34,6 +36,7 @@ impl Default for Limits {
             max_connections: 512,
             head_timeout: Duration::from_secs(30),
             nodelay: true,
+            max_sessions: 256,
         }
     }
 }
@@ -175,7 +178,7 @@ mod tests {
         let limits = Limits {
             max_connections: 4,
             head_timeout: Duration::from_millis(300),
-            nodelay: true,
+            ..Limits::default()
         };
         let running = gate(&dir, limits).await;
         let addr = running.addr;
@@ -208,6 +211,35 @@ mod tests {
         let n = events.read(&mut buf).await.unwrap();
         assert!(String::from_utf8_lossy(&buf[..n]).contains("200"));
         assert!(!closed_within(&mut events, Duration::from_millis(900)).await);
+        running.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn mcp_sessions_are_capped() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_sessions: 2,
+            ..Limits::default()
+        };
+        let running = gate(&dir, limits).await;
+        let http = reqwest::Client::new();
+        let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        let mut statuses = Vec::new();
+        for _ in 0..3 {
+            let r = http
+                .post(format!("{}/mcp", running.url))
+                .bearer_auth(TOKEN)
+                .header("Accept", "application/json, text/event-stream")
+                .json(&init)
+                .send()
+                .await
+                .unwrap();
+            statuses.push(r.status().as_u16());
+        }
+        assert_eq!(statuses, [200, 200, 503]);
         running.shutdown().await;
     }
 }

@@ -843,7 +843,9 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
         None,
     );
     let requests = patch_apply::requests(&set);
-    let run_ids = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    // Each submitted file: its run id, or why the gate refused it.
+    type Submitted = Vec<(String, std::result::Result<String, String>)>;
+    let run_ids = std::sync::Arc::new(std::sync::Mutex::new(Submitted::new()));
     let submit_gate = gate.clone();
     let submitted = run_ids.clone();
     let bad_paths: Vec<String> = failed.iter().map(|c| c.path.clone()).collect();
@@ -857,15 +859,15 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
                     }
                     match submit_gate.submit(req).await {
                         Ok(o) => {
-                            if let Some(id) = outcome_run_id(&o) {
-                                submitted.lock().unwrap().push((path, id));
-                            }
+                            let id = outcome_run_id(&o).ok_or_else(|| "refused".to_string());
+                            submitted.lock().unwrap().push((path, id));
                         }
                         Err(e) => {
                             let _ = tx.send(patchgate::tui::update::Msg::Done(Err(format!(
                                 "{path}: {}",
                                 e.message
                             ))));
+                            submitted.lock().unwrap().push((path, Err(e.message)));
                         }
                     }
                 }
@@ -884,7 +886,33 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
     ended?;
     println!("{name} ({}):", set.format.name());
     let mut applied = 0;
-    for (path, id) in run_ids.lock().unwrap().iter() {
+    let submitted = run_ids.lock().unwrap().clone();
+    // Every file of the patch, in its order: applied, rejected, or why not.
+    for c in &checked {
+        let path = &c.path;
+        let id = match (&c.result, submitted.iter().find(|(p, _)| p == path)) {
+            (Err(e), _) => {
+                let why = inert_line(e.lines().next().unwrap_or("")).into_owned();
+                println!(
+                    "  {}: not applied (does not apply: {why})",
+                    inert_line(path)
+                );
+                continue;
+            }
+            (Ok(_), Some((_, Err(why)))) => {
+                let why = inert_line(why.lines().next().unwrap_or("")).into_owned();
+                println!("  {}: not applied ({why})", inert_line(path));
+                continue;
+            }
+            (Ok(_), None) => {
+                println!(
+                    "  {}: not applied (never sent for review)",
+                    inert_line(path)
+                );
+                continue;
+            }
+            (Ok(_), Some((_, Ok(id)))) => id,
+        };
         let line = match gate.get(id) {
             Some(p) => {
                 let r = p.review.as_ref();
@@ -917,7 +945,8 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
             ""
         }
     );
-    Ok(if failed.is_empty() {
+    // Exit 1 unless every file was applied.
+    Ok(if applied == files {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

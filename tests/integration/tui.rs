@@ -241,3 +241,75 @@ fn control_characters_in_file_names_are_written_out_not_sent_to_the_terminal() {
     assert!(screen.contains("e\\u{1b}[7mvil.txt: applied"), "{screen}");
     assert_eq!(p.read(evil), "new\n");
 }
+
+#[test]
+fn apply_reports_every_file_and_exits_1_unless_all_were_applied() {
+    let p = Project::new();
+    p.write("a.txt", "alpha\n");
+    p.write("b.txt", "bravo\n");
+    // b.txt's hunk does not match the file: it never reaches the queue.
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+ALPHA\n\
+        --- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-charlie\n+CHARLIE\n";
+    let patch_file = p.state.join("two.patch");
+    std::fs::write(&patch_file, patch).unwrap();
+    let script = format!(
+        "PATCHGATE_STATE_DIR={} {} apply {} --root {}; echo EXIT=$?; sleep 30",
+        p.state.display(),
+        env!("CARGO_BIN_EXE_patchgate"),
+        patch_file.display(),
+        p.root.display()
+    );
+    let tmux = Tmux::start(
+        &p.state,
+        120,
+        30,
+        &[],
+        Path::new("/bin/sh"),
+        &["-c", &script],
+    );
+    tmux.wait_for("a.txt's review", 30, |s| {
+        s.contains("1 pending") && s.contains("ALPHA")
+    });
+    tmux.keys(&["a"]);
+    tmux.wait_for("nothing pending", 10, |s| s.contains("0 pending"));
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("the report", 10, |s| s.contains("EXIT="));
+    assert!(screen.contains("a.txt: applied"), "{screen}");
+    assert!(
+        screen.contains("b.txt: not applied (does not apply"),
+        "{screen}"
+    );
+    assert!(screen.contains("1 of 2 files applied"), "{screen}");
+    assert!(screen.contains("EXIT=1"), "{screen}");
+    assert_eq!(p.read("a.txt"), "ALPHA\n");
+    drop(tmux);
+
+    // Everything rejected: nothing applied is a failure too.
+    std::fs::write(
+        &patch_file,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-ALPHA\n+alpha\n",
+    )
+    .unwrap();
+    let tmux = Tmux::start(
+        &p.state,
+        120,
+        30,
+        &[],
+        Path::new("/bin/sh"),
+        &["-c", &script],
+    );
+    tmux.wait_for("the review", 30, |s| {
+        s.contains("1 pending") && s.contains("alpha")
+    });
+    tmux.keys(&["r"]);
+    tmux.wait_for("the note", 10, |s| s.contains("a note for the agent"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("nothing pending", 10, |s| s.contains("0 pending"));
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("the report", 10, |s| s.contains("EXIT="));
+    assert!(
+        screen.contains("a.txt: rejected") && screen.contains("0 of 1 file applied"),
+        "{screen}"
+    );
+    assert!(screen.contains("EXIT=1"), "{screen}");
+}

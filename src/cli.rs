@@ -34,9 +34,10 @@ pub enum Command {
     /// SEARCH/REPLACE blocks after their file names (aider), or a lazy snippet with --file.
     ///
     /// One review per file, with hunk decisions; writes are atomic and journaled
-    /// (`patchgate undo` reverts them). Exit status: 0 applied (or, with --check, it would
-    /// apply); 1 the patch cannot be read as a patch, or some file does not apply (with --yes
-    /// nothing is written then); 2 usage or I/O error.
+    /// (`patchgate undo` reverts them). Exit status: 0 every file applied (or, with --check,
+    /// would apply); 1 the patch cannot be read as a patch, or some file was not applied (it
+    /// does not apply, or was rejected; with --yes nothing is written then); 2 usage or I/O
+    /// error. The report names every file.
     Apply(ApplyArgs),
     /// Merge an edit into a file and print the result to stdout (never writes the file).
     ///

@@ -155,12 +155,16 @@ pub fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> Result<
                 format!("the patch creates `{}`, which already exists", path.rel),
             ));
         }
-        (ChangeKind::Modify | ChangeKind::Delete | ChangeKind::Rename | ChangeKind::Copy, None)
-            if !(fp.hunks.is_empty() && fp.kind == ChangeKind::Delete) =>
-        {
+        // Deleting a file that is not there fails too, as with `git apply`.
+        (ChangeKind::Modify | ChangeKind::Delete | ChangeKind::Rename | ChangeKind::Copy, None) => {
+            let what = if fp.kind == ChangeKind::Delete {
+                "deletes"
+            } else {
+                "changes"
+            };
             return Err(Error::new(
                 ErrorCode::NoMatch,
-                format!("the patch changes `{}`, which does not exist", path.rel),
+                format!("the patch {what} `{}`, which does not exist", path.rel),
             ));
         }
         _ => {}

@@ -529,6 +529,26 @@ fn codex_patches_aider_blocks_and_lazy_snippets_apply_headless() {
     );
     assert_eq!(read("notes/todo.md"), "- ship it\n");
     assert!(!root.join("old.txt").exists());
+    // Deleting it again fails, as `git apply` does, and nothing else of the patch is written.
+    std::fs::write(
+        dir.path().join("again.patch"),
+        "*** Begin Patch\n*** Add File: new.txt\n+x\n*** Delete File: old.txt\n*** End Patch\n",
+    )
+    .unwrap();
+    let out = crate::support::bin()
+        .args(["apply", "--yes", "--root"])
+        .arg(&root)
+        .arg(dir.path().join("again.patch"))
+        .env("PATCHGATE_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("deletes `old.txt`, which does not exist"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!root.join("new.txt").exists());
 
     apply(
         "Here is the change.\n\napp.py\n```python\n<<<<<<< SEARCH\nmain()\n=======\nif __name__ == \"__main__\":\n    main()\n>>>>>>> REPLACE\n```\n\n\

@@ -218,6 +218,11 @@ fn log(args: LogArgs) -> Result<ExitCode> {
         .each(|e| {
             any = true;
             let line = if args.json {
+                // Pre-images stay in the journal (old entries hold them inline): not printed.
+                let mut e = e;
+                for f in &mut e.files {
+                    f.before = None;
+                }
                 serde_json::to_string(&e).unwrap_or_default()
             } else {
                 log_line(&e)

@@ -157,3 +157,30 @@ fn log_writes_out_control_characters_of_notes_paths_and_tools() {
     // The note's second line stays a line of its own, indented under the entry.
     assert!(log.contains("\n      second line"), "{log}");
 }
+
+#[test]
+fn log_json_carries_no_pre_images() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let root = Root::new(work.path()).unwrap();
+    // An entry as older versions wrote it: the pre-image inline, in base64.
+    let journal = state
+        .path()
+        .join("journal")
+        .join(format!("{}.jsonl", root_key(root.path())));
+    std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+    std::fs::write(
+        &journal,
+        "{\"ts\":1,\"run_id\":\"r1\",\"action\":\"applied\",\"tool\":\"t\",\"files\":[{\"path\":\"a.txt\",\"before\":\"b2xkCg==\",\"after_hash\":null}]}\n",
+    )
+    .unwrap();
+    let out = run(
+        state.path(),
+        &["log", "--json", "--root", work.path().to_str().unwrap()],
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["run_id"], "r1");
+    assert_eq!(v["files"][0]["path"], "a.txt");
+    assert!(v["files"][0].get("before").is_none(), "{text}");
+}

@@ -391,13 +391,18 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
     if let Some(r) = &s.review
         && !r.note.is_empty()
     {
-        lines.push(Line::styled(
-            truncate(
-                &format!(" note: {}", inert(r.note.trim()).replace('\n', " ↵ ")),
-                width,
-            ),
-            p.dim(),
-        ));
+        // Each line of the note on its own row (a few at most: the diff comes first).
+        let note = inert(r.note.trim()).into_owned();
+        for (k, text) in note.lines().take(NOTE_ROWS).enumerate() {
+            let prefix = if k == 0 { " note: " } else { "       " };
+            lines.push(Line::styled(
+                truncate(&format!("{prefix}{text}"), width),
+                p.dim(),
+            ));
+        }
+        if note.lines().count() > NOTE_ROWS {
+            lines.push(Line::styled("       …", p.dim()));
+        }
     }
     // Warnings wrap (up to three lines each) within a third of the pane.
     'warnings: for w in &s.warnings {
@@ -430,6 +435,9 @@ fn endpoint(m: &Model) -> String {
         format!("http://{}/mcp", m.info.address)
     }
 }
+
+/// The rows a reviewer's note takes above the diff at most.
+const NOTE_ROWS: usize = 4;
 
 struct RowCtx<'a> {
     v: &'a DiffView,

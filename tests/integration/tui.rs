@@ -131,15 +131,32 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
     tmux.wait_for("the note editor", 10, |s| {
         s.contains("a note for the agent")
     });
-    tmux.type_text("keep the title; the docs link to it");
+    // A note of two lines (Alt+Enter starts the second).
+    tmux.type_text("keep the title");
+    tmux.keys(&["M-Enter"]);
+    tmux.type_text("the docs link to it");
     tmux.keys(&["Enter"]);
 
     let r = agent.next(&tmux);
     assert_eq!(r["status"], "rejected", "{r}");
     assert_eq!(r["review"]["decision"], "reject", "{r}");
     assert_eq!(
-        r["review"]["note"], "keep the title; the docs link to it",
+        r["review"]["note"], "keep the title\nthe docs link to it",
         "{r}"
+    );
+    // The TUI shows the note's lines as lines, and so does the journal's log.
+    tmux.wait_for("the note's two lines", 10, |s| {
+        s.contains("note: keep the title") && s.contains("       the docs link to it")
+    });
+    let log = crate::support::bin()
+        .args(["log", "--root", &root])
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(
+        log.contains("— keep the title\n      the docs link to it"),
+        "{log}"
     );
     assert_eq!(
         p.read("story.md"),

@@ -190,6 +190,45 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
             return refuse(StatusCode::FORBIDDEN, "cross-origin requests are refused");
         }
     }
+    if let Some(refusal) = authorize(&st, req.headers(), req.uri().path()) {
+        return refusal;
+    }
+    // A body declared larger than the cap is refused before any of it is read.
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > st.max_body as u64) {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Json(json!({
+                "code": "FILE_TOO_LARGE",
+                "message": format!(
+                    "the request body is larger than this server reads ({} bytes)",
+                    st.max_body
+                ),
+            })),
+        )
+            .into_response();
+    }
+    let delete = req.method() == axum::http::Method::DELETE;
+    let req = match json_rpc_body(req, &st).await {
+        Ok(req) => req,
+        Err(resp) => return resp,
+    };
+    let mut resp = next.run(req).await;
+    // A closed MCP session: rmcp answers 202, clients expect 200 or 204.
+    if delete && resp.status() == StatusCode::ACCEPTED {
+        *resp.status_mut() = StatusCode::NO_CONTENT;
+        *resp.body_mut() = axum::body::Body::empty();
+    }
+    resp
+}
+
+/// The bearer token check (`Some`: the refusal): the reviewers' token opens every route, the
+/// agents' token (or none, with `--no-token`) the agent routes only.
+fn authorize(st: &AppState, headers: &HeaderMap, path: &str) -> Option<Response> {
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -198,7 +237,7 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
                 .or_else(|| v.strip_prefix("bearer "))
         })
         .map(str::trim);
-    let agent_route = is_agent_route(req.uri().path());
+    let agent_route = is_agent_route(path);
     let reviewer =
         presented.is_some_and(|t| eq_constant_time(t.as_bytes(), st.review_token.as_bytes()));
     let agent = match (&st.token, presented) {
@@ -206,58 +245,24 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
         (None, _) => true,
         (Some(_), None) => false,
     };
-    if !reviewer && agent && !agent_route && presented.is_some() {
-        return refuse(
+    if reviewer || (agent && agent_route) {
+        return None;
+    }
+    if agent && presented.is_some() {
+        return Some(refuse(
             StatusCode::FORBIDDEN,
             "the agents' token cannot review: deciding, committing, listing and undoing need the reviewer token",
-        );
+        ));
     }
-    match reviewer || (agent && agent_route) {
-        true => {
-            // A body declared larger than the cap is refused before any of it is read.
-            let declared = req
-                .headers()
-                .get(header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok());
-            if declared.is_some_and(|n| n > st.max_body as u64) {
-                return (
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    Json(json!({
-                        "code": "FILE_TOO_LARGE",
-                        "message": format!(
-                            "the request body is larger than this server reads ({} bytes)",
-                            st.max_body
-                        ),
-                    })),
-                )
-                    .into_response();
-            }
-            let delete = req.method() == axum::http::Method::DELETE;
-            let req = match json_rpc_body(req, &st).await {
-                Ok(req) => req,
-                Err(resp) => return resp,
-            };
-            let mut resp = next.run(req).await;
-            // A closed MCP session: rmcp answers 202, clients expect 200 or 204.
-            if delete && resp.status() == StatusCode::ACCEPTED {
-                *resp.status_mut() = StatusCode::NO_CONTENT;
-                *resp.body_mut() = axum::body::Body::empty();
-            }
-            resp
-        }
-        false => {
-            let mut r = refuse(
-                StatusCode::UNAUTHORIZED,
-                "a bearer token is required (Authorization: Bearer TOKEN; see reviewer.json in the state directory)",
-            );
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"patchgate\""),
-            );
-            r
-        }
-    }
+    let mut r = refuse(
+        StatusCode::UNAUTHORIZED,
+        "a bearer token is required (Authorization: Bearer TOKEN; see reviewer.json in the state directory)",
+    );
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"patchgate\""),
+    );
+    Some(r)
 }
 
 /// A JSON-RPC message to `/mcp` that is not JSON gets JSON-RPC's parse error (-32700), as the
@@ -659,20 +664,15 @@ async fn not_found() -> Response {
     )
 }
 
-/// Bind and serve the gate's MCP endpoint and review API.
-pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<Running> {
-    let listener = tokio::net::TcpListener::bind(opts.addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.addr))?;
-    let addr = listener.local_addr()?;
-    let shutdown = CancellationToken::new();
-
-    let mut hosts: Vec<String> = LOOPBACK.iter().map(|h| h.to_string()).collect();
-    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
-        hosts.push(addr.ip().to_string());
-    }
-    hosts.extend(opts.extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
-
+/// The MCP endpoint and its session manager (idle sessions expire after the keep-alive).
+fn mcp_service(
+    dispatcher: &Dispatcher,
+    opts: &HttpOptions,
+    shutdown: &CancellationToken,
+) -> (
+    StreamableHttpService<McpServer, LocalSessionManager>,
+    Arc<LocalSessionManager>,
+) {
     let mut session = LocalSessionManager::default();
     session.session_config.keep_alive = Some(opts.session_keep_alive);
     let server = McpServer::new(dispatcher.clone());
@@ -689,6 +689,24 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
         Arc::clone(&sessions),
         mcp_config,
     );
+    (mcp, sessions)
+}
+
+/// Bind and serve the gate's MCP endpoint and review API.
+pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<Running> {
+    let listener = tokio::net::TcpListener::bind(opts.addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.addr))?;
+    let addr = listener.local_addr()?;
+    let shutdown = CancellationToken::new();
+
+    let mut hosts: Vec<String> = LOOPBACK.iter().map(|h| h.to_string()).collect();
+    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+        hosts.push(addr.ip().to_string());
+    }
+    hosts.extend(opts.extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
+
+    let (mcp, sessions) = mcp_service(&dispatcher, &opts, &shutdown);
 
     let gate = dispatcher.gate();
     let info = json!({

@@ -532,29 +532,13 @@ impl Gate {
                 Outcome::Rejected,
             ));
         }
-        // Two or more files: the intent is durable before the first byte is written.
-        let intent = match proposal
-            .encode(&contents)
-            .and_then(|bytes| Intent::begin(&self.inner.journal, &proposal, &bytes))
-        {
-            Ok(intent) => intent,
+        let written = match self.write_journaled(&proposal, &contents, &review, by_person) {
+            Ok(written) => written,
             Err(e) => {
                 self.release(run_id);
                 return Err(e);
             }
         };
-        let written = proposal.write(&contents, self.max_bytes());
-        if let Ok(written) = &written {
-            let journal_review = by_person.then_some(&review);
-            if let Err(e) = self
-                .inner
-                .journal
-                .record_applied(&proposal, journal_review, written)
-            {
-                tracing::warn!("journal: {e}");
-            }
-        }
-        intent.finish();
         match written {
             Ok(_) => {
                 if review.edited_by_reviewer || review.hunks_accepted != review.hunks_total {
@@ -572,32 +556,7 @@ impl Gate {
                     Outcome::Applied,
                 ))
             }
-            Err(e) if e.code == ErrorCode::FileChanged => {
-                if let Some(rebased) = proposal.rebased(self.max_bytes()) {
-                    {
-                        let mut slots = self.slots();
-                        if let Some(slot) = slots.map.get_mut(run_id) {
-                            let state = slot.proposal.state;
-                            slot.proposal = rebased;
-                            slot.proposal.state = state;
-                            slot.deciding = false;
-                        }
-                    }
-                    self.emit(Event::Updated(run_id.to_string()));
-                    return Err(Error::new(
-                        ErrorCode::FileChanged,
-                        format!(
-                            "{} The proposal was rebased on the file's current content and waits \\
-                             for a decision again.",
-                            e.message
-                        ),
-                    ));
-                }
-                self.settle_by(Closer::Claimant, run_id, State::Failed, None, |s| {
-                    Outcome::Failed(Some(s), e.clone())
-                });
-                Err(e)
-            }
+            Err(e) if e.code == ErrorCode::FileChanged => Err(self.rebase_or_fail(&proposal, e)),
             Err(e) => {
                 self.settle_by(Closer::Claimant, run_id, State::Failed, None, |s| {
                     Outcome::Failed(Some(s), e.clone())
@@ -605,6 +564,63 @@ impl Gate {
                 Err(e)
             }
         }
+    }
+
+    /// A decision that found the file changed: a proposal that rebases cleanly waits for a
+    /// decision again (the claim is given back); else it failed. Returns the error to answer.
+    fn rebase_or_fail(&self, proposal: &Proposal, e: Error) -> Error {
+        let run_id = proposal.run_id.as_str();
+        let Some(rebased) = proposal.rebased(self.max_bytes()) else {
+            self.settle_by(Closer::Claimant, run_id, State::Failed, None, |s| {
+                Outcome::Failed(Some(s), e.clone())
+            });
+            return e;
+        };
+        {
+            let mut slots = self.slots();
+            if let Some(slot) = slots.map.get_mut(run_id) {
+                let state = slot.proposal.state;
+                slot.proposal = rebased;
+                slot.proposal.state = state;
+                slot.deciding = false;
+            }
+        }
+        self.emit(Event::Updated(run_id.to_string()));
+        Error::new(
+            ErrorCode::FileChanged,
+            format!(
+                "{} The proposal was rebased on the file's current content and waits for a \
+                 decision again.",
+                e.message
+            ),
+        )
+    }
+
+    /// Write a decided proposal and journal it: a batch's intent is durable before the first
+    /// byte and goes once the journal holds the edit. The outer error is one before anything
+    /// was written (the claim goes back); the inner one, the write's own.
+    fn write_journaled(
+        &self,
+        proposal: &Proposal,
+        contents: &[Option<String>],
+        review: &Review,
+        by_person: bool,
+    ) -> Result<Result<Vec<crate::review::proposal::Written>>> {
+        let bytes = proposal.encode(contents)?;
+        let intent = Intent::begin(&self.inner.journal, proposal, &bytes)?;
+        let written = proposal.write(contents, self.max_bytes());
+        if let Ok(w) = &written {
+            let journal_review = by_person.then_some(review);
+            if let Err(e) = self
+                .inner
+                .journal
+                .record_applied(proposal, journal_review, w)
+            {
+                tracing::warn!("journal: {e}");
+            }
+        }
+        intent.finish();
+        Ok(written)
     }
 
     /// Commit a dry-run by its run id (`apply_last_dry_run`). With `by_person` false and a

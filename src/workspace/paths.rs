@@ -35,6 +35,34 @@ fn invalid(path: &str, why: impl std::fmt::Display) -> Error {
     Error::new(ErrorCode::InvalidPath, format!("`{shown}`: {why}"))
 }
 
+/// Refuses what is not a file to edit at `abs`: a directory, a device, pipe or socket, or a
+/// file with several hard links (another of its names may be outside the root).
+fn check_kind(abs: &Path, user: &str) -> Result<()> {
+    if let Ok(meta) = std::fs::metadata(abs) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            // Another name of the same file may live outside the root.
+            if meta.is_file() && meta.nlink() > 1 {
+                return Err(invalid(
+                    user,
+                    "it has several hard links, and another of them may be outside the root",
+                ));
+            }
+        }
+        if meta.is_dir() {
+            return Err(invalid(user, "it is a directory"));
+        }
+        if !meta.is_file() {
+            return Err(invalid(
+                user,
+                "it is not a regular file (a device, pipe or socket)",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a path whose `..` follows a symlinked directory: read lexically (`link/..` is
 /// the directory holding `link`) and physically (the parent of the link's target) it names
 /// two places.
@@ -184,28 +212,7 @@ impl Root {
                 ));
             }
         }
-        if let Ok(meta) = std::fs::metadata(&abs) {
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::MetadataExt;
-                // Another name of the same file may live outside the root.
-                if meta.is_file() && meta.nlink() > 1 {
-                    return Err(invalid(
-                        user,
-                        "it has several hard links, and another of them may be outside the root",
-                    ));
-                }
-            }
-            if meta.is_dir() {
-                return Err(invalid(user, "it is a directory"));
-            }
-            if !meta.is_file() {
-                return Err(invalid(
-                    user,
-                    "it is not a regular file (a device, pipe or socket)",
-                ));
-            }
-        }
+        check_kind(&abs, user)?;
         Ok(SafePath {
             abs,
             rel: parts.join("/"),

@@ -312,17 +312,22 @@ fn place_free(
             .flat_map(|l| run_pins(&unique[l.run], l.trim, true))
             .collect();
         docs::drop_stray_doc_pins(lines, ctx.file, &mut pins);
-        if pins.is_empty() {
-            return weak(ctx, seg, all, floor, &fresh, window);
+        if !pins.is_empty() {
+            return sure(ctx, seg, &fresh, pins);
         }
-        if let Some(other) = loose_elsewhere(ctx, &pins) {
-            let here = Candidate { pins, score: 1.0 };
-            return Placed::Open(Open::Ambiguous(vec![here, other]));
-        }
-        extend_locally(lines, seg, ctx.file, &fresh, &mut pins);
-        return Placed::Pins(pins);
     }
     weak(ctx, seg, all, floor, &fresh, window)
+}
+
+/// The placement by sure `pins`: a second place holding the same repeated lines makes it
+/// ambiguous; else the outermost lines are pinned nearby where they can be.
+fn sure(ctx: &Context<'_>, seg: &Segment, fresh: &[Range<usize>], mut pins: Vec<Pin>) -> Placed {
+    if let Some(other) = loose_elsewhere(ctx, &pins) {
+        let here = Candidate { pins, score: 1.0 };
+        return Placed::Open(Open::Ambiguous(vec![here, other]));
+    }
+    extend_locally(ctx.lines(), seg, ctx.file, fresh, &mut pins);
+    Placed::Pins(pins)
 }
 
 /// How far past a sure pin a repeated line may be found, per snippet line between them.

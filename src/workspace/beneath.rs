@@ -106,6 +106,33 @@ pub(crate) fn write(
     result
 }
 
+/// Open `path`'s file for reading, following no symlink on the way or at the end; `None`
+/// when it (or a directory above it) does not exist.
+pub(crate) fn open_read(path: &SafePath) -> io::Result<Option<std::fs::File>> {
+    let (dir, name) = match open_parent(path, false) {
+        Ok(found) => found,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match rustix::fs::openat(
+        &dir,
+        name.as_os_str(),
+        // Non-blocking: a pipe swapped in must not hang the read.
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    ) {
+        Ok(fd) => {
+            let file = std::fs::File::from(fd);
+            if !file.metadata()?.is_file() {
+                return Err(io::Error::other("not a regular file"));
+            }
+            Ok(Some(file))
+        }
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Delete `path`'s file (not following a symlink on the way); a missing file is fine.
 pub(crate) fn remove(path: &SafePath) -> io::Result<()> {
     let (dir, name) = match open_parent(path, false) {
@@ -163,6 +190,12 @@ mod tests {
         // The checked path's directory becomes a symlink out of the root.
         std::fs::remove_dir_all(root.join("sub")).unwrap();
         std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
+        std::fs::write(outside.join("a.txt"), "outside\n").unwrap();
+        assert!(
+            open_read(&path).is_err(),
+            "nothing is read through the swapped directory"
+        );
+        std::fs::remove_file(outside.join("a.txt")).unwrap();
         assert!(write(&path, ".a.tmp", b"two\n", None).is_err());
         assert!(chmod(&path, 0o755).is_err());
         assert!(remove(&path).is_err());

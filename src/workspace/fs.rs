@@ -40,26 +40,48 @@ pub fn hash(bytes: &[u8]) -> String {
 /// Read a file; `None` when it does not exist. Refuses files over `max_bytes`
 /// (`FILE_TOO_LARGE`).
 pub fn read(path: &SafePath, max_bytes: u64) -> Result<Option<Vec<u8>>> {
-    match std::fs::metadata(&path.abs) {
-        Ok(meta) if meta.len() > max_bytes => {
-            return Err(Error::new(
-                ErrorCode::FileTooLarge,
-                format!(
-                    "`{}` is {} bytes, over the {max_bytes}-byte limit (max_file_bytes in .patchgate.toml)",
-                    path.rel,
-                    meta.len()
-                ),
-            ));
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_error(&path.rel, "read", &e)),
-    }
-    match std::fs::read(&path.abs) {
-        Ok(bytes) => Ok(Some(bytes)),
+    use std::io::Read;
+    // On Unix the file is opened beneath the root, following no symlink: a directory
+    // swapped after the check cannot show a file outside the root.
+    #[cfg(unix)]
+    let opened = super::beneath::open_read(path);
+    #[cfg(not(unix))]
+    let opened = match std::fs::File::open(&path.abs) {
+        Ok(f) => Ok(Some(f)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_error(&path.rel, "read", &e)),
+        Err(e) => Err(e),
+    };
+    let Some(file) = opened.map_err(|e| io_error(&path.rel, "read", &e))? else {
+        return Ok(None);
+    };
+    let len = file
+        .metadata()
+        .map_err(|e| io_error(&path.rel, "read", &e))?
+        .len();
+    if len > max_bytes {
+        return Err(Error::new(
+            ErrorCode::FileTooLarge,
+            format!(
+                "`{}` is {len} bytes, over the {max_bytes}-byte limit (max_file_bytes in .patchgate.toml)",
+                path.rel
+            ),
+        ));
     }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    // Never more than the cap, even if the file grows meanwhile.
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(&path.rel, "read", &e))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Error::new(
+            ErrorCode::FileTooLarge,
+            format!(
+                "`{}` grew over the {max_bytes}-byte limit while read",
+                path.rel
+            ),
+        ));
+    }
+    Ok(Some(bytes))
 }
 
 /// The unix permission bits of an existing file.

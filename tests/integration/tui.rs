@@ -307,8 +307,11 @@ fn apply_reports_every_file_and_exits_1_unless_all_were_applied() {
         "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-ALPHA\n+alpha\n",
     )
     .unwrap();
+    // A tmux server of its own (the first one's socket may still be closing).
+    let second = p.state.join("second");
+    std::fs::create_dir_all(&second).unwrap();
     let tmux = Tmux::start(
-        &p.state,
+        &second,
         120,
         30,
         &[],

@@ -219,8 +219,10 @@ pub struct Model {
     pub info: GateInfo,
     /// The terminal size.
     pub size: Rect,
-    /// The last search.
+    /// The search in progress (until Esc): n / N step through its matches.
     pub search: Option<String>,
+    /// The row of the current match.
+    pub search_row: Option<usize>,
     /// Seconds since the epoch (for ages).
     pub now: u64,
     /// Colours allowed (`NO_COLOR` unset).
@@ -244,6 +246,7 @@ impl Model {
             info: GateInfo::default(),
             size: Rect::new(0, 0, width, height),
             search: None,
+            search_row: None,
             now: 0,
             color,
             quit: false,

@@ -371,32 +371,66 @@ fn row_text(v: &DiffView, row: &Row) -> String {
     }
 }
 
-fn search(m: &mut Model, pattern: &str) {
-    let smart_case = pattern.chars().any(char::is_uppercase);
-    let needle = if smart_case {
-        pattern.to_string()
+/// Whether row text `t` holds `pattern` (smart case: case matters only when the pattern has
+/// a capital letter).
+pub(crate) fn matches(t: &str, pattern: &str) -> bool {
+    if pattern.chars().any(char::is_uppercase) {
+        t.contains(pattern)
     } else {
-        pattern.to_lowercase()
-    };
+        t.to_lowercase().contains(&pattern.to_lowercase())
+    }
+}
+
+/// Go to the first match of `pattern` from the top of the screen.
+fn search(m: &mut Model, pattern: &str) {
+    m.search_row = None;
+    search_step(m, pattern, true);
+}
+
+/// Go to the next (previous) match after (before) the current one, wrapping around, and say
+/// which of how many it is.
+fn search_step(m: &mut Model, pattern: &str, forward: bool) {
+    let current = m.search_row;
     let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) else {
         say(m, "nothing to search", Tone::Info);
         return;
     };
-    let n = v.rows.len();
-    let start = v.scroll + 2;
-    let found = (0..n).map(|k| (start + k) % n.max(1)).find(|&r| {
-        let t = row_text(v, &v.rows[r]);
-        if smart_case {
-            t.contains(&needle)
-        } else {
-            t.to_lowercase().contains(&needle)
-        }
-    });
+    let n = v.rows.len().max(1);
+    let hits: Vec<usize> = (0..v.rows.len())
+        .filter(|&r| matches(&row_text(v, &v.rows[r]), pattern))
+        .collect();
+    let found = match current {
+        // A new search: the first match from the top of the screen.
+        None => hits
+            .iter()
+            .copied()
+            .min_by_key(|&r| (r + n - v.scroll.min(n)) % n),
+        Some(at) if forward => hits
+            .iter()
+            .copied()
+            .find(|&r| r > at)
+            .or(hits.first().copied()),
+        Some(at) => hits
+            .iter()
+            .copied()
+            .rev()
+            .find(|&r| r < at)
+            .or(hits.last().copied()),
+    };
     match found {
         Some(r) => {
             v.scroll = r.saturating_sub(2);
-            sync_cursor_to_scroll(v);
-            let text = format!("/{pattern}: row {}", r + 1);
+            // The hunk cursor goes to the match's hunk.
+            match v.rows.get(r).map(Row::hunk) {
+                Some(Some((file, hunk))) => v.cursor = v.files[file].first_hunk + hunk,
+                _ => sync_cursor_to_scroll(v),
+            }
+            let k = hits.iter().position(|&h| h == r).unwrap_or(0) + 1;
+            m.search_row = Some(r);
+            let text = format!(
+                "/{pattern}: match {k} of {} (n / N: next / previous, Esc: done)",
+                hits.len()
+            );
             say(m, text, Tone::Info);
         }
         None => say(m, format!("/{pattern}: no match"), Tone::Bad),
@@ -550,14 +584,14 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
             KeyCode::Esc => (Overlay::None, Vec::new()),
             KeyCode::Enter => {
                 let typed = text_of(&input);
-                let pattern = if typed.is_empty() {
-                    m.search.clone().unwrap_or_default()
-                } else {
-                    typed
-                };
-                if !pattern.is_empty() {
-                    m.search = Some(pattern.clone());
-                    search(m, &pattern);
+                match m.search.clone() {
+                    // Enter on nothing again: the next match.
+                    Some(pattern) if typed.is_empty() => search_step(m, &pattern, true),
+                    _ if !typed.is_empty() => {
+                        m.search = Some(typed.clone());
+                        search(m, &typed);
+                    }
+                    _ => {}
                 }
                 (Overlay::None, Vec::new())
             }
@@ -593,6 +627,11 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
                 Focus::Queue => Focus::Diff,
                 Focus::Diff => Focus::Queue,
             }
+        }
+        // While a search is on, n / N step through its matches.
+        Action::NextHunk | Action::PrevHunk if m.search.is_some() => {
+            let pattern = m.search.clone().unwrap_or_default();
+            search_step(m, &pattern, action == Action::NextHunk);
         }
         Action::NextHunk => move_hunk(m, true),
         Action::PrevHunk => move_hunk(m, false),
@@ -706,7 +745,11 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
         Action::PageDown => scroll_by(m, page),
         Action::Help => m.overlay = Overlay::Help,
         Action::Quit => return quit(m),
-        Action::Escape => m.status = None,
+        Action::Escape => {
+            m.status = None;
+            m.search = None;
+            m.search_row = None;
+        }
     }
     if matches!(
         action,
@@ -1045,6 +1088,38 @@ pub(crate) mod tests {
         assert_eq!(v.cursor, 2, "the match is in the third hunk");
         assert!(v.scroll > 0);
         assert_eq!(m.search.as_deref(), Some("thirty"));
+    }
+
+    #[test]
+    fn n_and_shift_n_step_through_the_matches_until_esc() {
+        let mut m = loaded();
+        update(&mut m, key('/'));
+        for c in "tw".chars() {
+            update(&mut m, key(c));
+        }
+        update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        let first = m.search_row.expect("a match");
+        let cursor = |m: &Model| m.current().unwrap().view.as_ref().unwrap().cursor;
+        assert_eq!(cursor(&m), 0, "`two` is in the first hunk");
+        update(&mut m, key('n'));
+        let second = m.search_row.unwrap();
+        assert!(second > first);
+        assert_eq!(cursor(&m), 1, "`twenty` is in the second hunk");
+        assert!(matches!(&m.status, Some((t, _)) if t.contains("match 2 of 2")));
+        update(&mut m, key('n'));
+        assert_eq!(m.search_row, Some(first), "wraps around");
+        update(&mut m, key('N'));
+        assert_eq!(m.search_row, Some(second));
+        // Enter on an empty search line also goes on.
+        update(&mut m, key('/'));
+        update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(m.search_row, Some(first));
+        // Esc ends the search: n moves by hunk again.
+        update(&mut m, code(KeyCode::Esc, KeyModifiers::NONE));
+        assert_eq!(m.search, None);
+        let before = cursor(&m);
+        update(&mut m, key('n'));
+        assert_eq!(cursor(&m), before + 1);
     }
 
     #[test]

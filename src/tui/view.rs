@@ -44,6 +44,18 @@ struct Palette {
 }
 
 impl Palette {
+    /// A search match: yellow, or reversed without colour.
+    fn search_match(&self) -> Style {
+        if self.color {
+            Style::default()
+                .bg(Color::Yellow)
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default().add_modifier(Modifier::REVERSED)
+        }
+    }
+
     fn fg(&self, c: Color) -> Style {
         if self.color {
             Style::default().fg(c)
@@ -422,8 +434,14 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
         p,
         width: inner.width as usize,
     };
+    // Every match of the search in progress stands out.
+    let found = p.search_match();
     for row in v.rows.iter().skip(v.scroll).take(budget) {
-        lines.push(ctx.row(row));
+        let line = ctx.row(row);
+        lines.push(match m.search.as_deref() {
+            Some(pattern) => highlight(line, pattern, found),
+            None => line,
+        });
     }
     f.render_widget(Paragraph::new(lines), inner);
 }
@@ -434,6 +452,61 @@ fn endpoint(m: &Model) -> String {
     } else {
         format!("http://{}/mcp", m.info.address)
     }
+}
+
+/// `line` with every occurrence of `pattern` (smart case) within one span in `style`.
+fn highlight(line: Line<'static>, pattern: &str, style: Style) -> Line<'static> {
+    if pattern.is_empty() {
+        return line;
+    }
+    let exact = pattern.chars().any(char::is_uppercase);
+    let needle: Vec<char> = if exact {
+        pattern.chars().collect()
+    } else {
+        pattern.to_lowercase().chars().collect()
+    };
+    let fold = |c: char| {
+        if exact {
+            c
+        } else {
+            c.to_lowercase().next().unwrap_or(c)
+        }
+    };
+    let mut spans = Vec::with_capacity(line.spans.len());
+    for span in line.spans {
+        let chars: Vec<char> = span.content.chars().collect();
+        let mut start = 0;
+        let mut i = 0;
+        while i + needle.len() <= chars.len() {
+            if chars[i..i + needle.len()]
+                .iter()
+                .map(|&c| fold(c))
+                .eq(needle.iter().copied())
+            {
+                if i > start {
+                    spans.push(Span::styled(
+                        chars[start..i].iter().collect::<String>(),
+                        span.style,
+                    ));
+                }
+                let hit: String = chars[i..i + needle.len()].iter().collect();
+                spans.push(Span::styled(hit, span.style.patch(style)));
+                i += needle.len();
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        if start == 0 {
+            spans.push(span);
+        } else if start < chars.len() {
+            spans.push(Span::styled(
+                chars[start..].iter().collect::<String>(),
+                span.style,
+            ));
+        }
+    }
+    Line { spans, ..line }
 }
 
 /// The rows a reviewer's note takes above the diff at most.
@@ -888,6 +961,26 @@ fn draw_help(f: &mut Frame, m: &Model, p: &Palette) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_match_in_a_line_is_highlighted_smart_case() {
+        let mark = Style::default().add_modifier(Modifier::REVERSED);
+        let line = Line::from(vec![Span::raw("line Two and two"), Span::raw(" | two")]);
+        let lit: Vec<String> = highlight(line.clone(), "two", mark)
+            .spans
+            .iter()
+            .filter(|s| s.style == mark)
+            .map(|s| s.content.to_string())
+            .collect();
+        assert_eq!(lit, ["Two", "two", "two"]);
+        // A capital letter makes case matter.
+        let lit = highlight(line, "Two", mark)
+            .spans
+            .iter()
+            .filter(|s| s.style == mark)
+            .count();
+        assert_eq!(lit, 1);
+    }
+
     use super::*;
 
     #[test]

@@ -333,3 +333,48 @@ fn apply_reports_every_file_and_exits_1_unless_all_were_applied() {
     );
     assert!(screen.contains("EXIT=1"), "{screen}");
 }
+
+#[test]
+fn search_lights_its_matches_and_n_steps_through_them() {
+    let p = Project::new();
+    let old: String = (1..=60).map(|i| format!("line {i}\n")).collect();
+    p.write("a.txt", &old);
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+line three\n line 4\n\
+        @@ -50,3 +50,3 @@\n line 50\n-line 51\n+line fifty-three\n line 52\n";
+    let patch_file = p.state.join("s.patch");
+    std::fs::write(&patch_file, patch).unwrap();
+    let state = p.state.display().to_string();
+    let root = p.root.display().to_string();
+    let patch_arg = patch_file.display().to_string();
+    let tmux = Tmux::start(
+        &p.state,
+        120,
+        24,
+        &[("PATCHGATE_STATE_DIR", &state)],
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &["apply", &patch_arg, "--root", &root],
+    );
+    tmux.wait_for("the review", 30, |s| {
+        s.contains("1 pending") && s.contains("hunk 1/2")
+    });
+    tmux.keys(&["/"]);
+    tmux.type_text("three");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first match", 10, |s| {
+        s.contains("/three: match 1 of 2")
+    });
+    tmux.keys(&["n"]);
+    tmux.wait_for("the second match", 10, |s| {
+        s.contains("/three: match 2 of 2") && s.contains("hunk 2/2")
+    });
+    tmux.keys(&["N"]);
+    tmux.wait_for("back to the first", 10, |s| {
+        s.contains("/three: match 1 of 2") && s.contains("hunk 1/2")
+    });
+    // Esc ends the search: n moves by hunk again.
+    // (Esc alone first: Esc and n together read as Alt+n.)
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the search ended", 10, |s| !s.contains("/three"));
+    tmux.keys(&["n"]);
+    tmux.wait_for("the next hunk", 10, |s| s.contains("hunk 2/2"));
+}

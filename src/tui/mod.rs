@@ -18,6 +18,7 @@ mod frames;
 
 use std::io::Write;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event as TermEvent};
@@ -113,6 +114,59 @@ fn notify(text: &str) {
     let _ = out.flush();
 }
 
+/// Set while another program (an editor) has the terminal: the input thread reads nothing.
+static INPUT_PAUSED: AtomicBool = AtomicBool::new(false);
+/// Set by the input thread while it is paused and out of the terminal.
+static INPUT_IDLE: AtomicBool = AtomicBool::new(false);
+/// Set when the screen must be drawn whole again.
+static REDRAW_ALL: AtomicBool = AtomicBool::new(false);
+
+/// The input thread: terminal events to the session, polled in short steps so that it can
+/// stand aside (read nothing at all) while an editor runs.
+fn read_input(tx: &mpsc::UnboundedSender<Input>) {
+    loop {
+        if INPUT_PAUSED.load(Ordering::SeqCst) {
+            INPUT_IDLE.store(true, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        }
+        INPUT_IDLE.store(false, Ordering::SeqCst);
+        match event::poll(Duration::from_millis(50)) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(_) => break,
+        }
+        let msg = match event::read() {
+            Ok(TermEvent::Key(k)) if k.kind != event::KeyEventKind::Release => Msg::Key(k),
+            Ok(TermEvent::Mouse(me)) => Msg::Mouse(me),
+            Ok(TermEvent::Resize(w, h)) => Msg::Resize(w, h),
+            Ok(_) => continue,
+            Err(_) => break,
+        };
+        if tx.send(Input::Msg(msg)).is_err() {
+            break;
+        }
+    }
+}
+
+/// Hand the terminal to another program: the input thread stands aside first (so no key
+/// meant for the program is taken), and the screen is drawn whole once it is back.
+fn with_terminal_handed_over<T>(run: impl FnOnce() -> T) -> T {
+    INPUT_PAUSED.store(true, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + Duration::from_millis(500);
+    while !INPUT_IDLE.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+    let out = run();
+    let _ = ratatui::try_init();
+    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+    REDRAW_ALL.store(true, Ordering::SeqCst);
+    INPUT_PAUSED.store(false, Ordering::SeqCst);
+    out
+}
+
 /// Edit `content` in `$VISUAL`/`$EDITOR` (default `vi`) with the terminal handed over.
 fn external_edit(path: &str, content: &str) -> Result<Option<String>, String> {
     let editor = std::env::var("VISUAL")
@@ -126,16 +180,14 @@ fn external_edit(path: &str, content: &str) -> Result<Option<String>, String> {
     ));
     std::fs::write(&file, content).map_err(|e| e.to_string())?;
     let _cleanup = RemoveOnDrop(file.clone());
-    let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
-    ratatui::restore();
     let mut parts = editor.split_whitespace();
     let program = parts.next().unwrap_or("vi");
-    let status = std::process::Command::new(program)
-        .args(parts)
-        .arg(&file)
-        .status();
-    let _ = ratatui::try_init();
-    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+    let status = with_terminal_handed_over(|| {
+        std::process::Command::new(program)
+            .args(parts)
+            .arg(&file)
+            .status()
+    });
     let status = status.map_err(|e| format!("cannot run {editor}: {e}"))?;
     if !status.success() {
         return Err(format!("{editor} exited with {status}; nothing accepted"));
@@ -250,22 +302,7 @@ async fn session(
         let tx = tx.clone();
         std::thread::Builder::new()
             .name("input".into())
-            .spawn(move || {
-                loop {
-                    let msg = match event::read() {
-                        Ok(TermEvent::Key(k)) if k.kind != event::KeyEventKind::Release => {
-                            Msg::Key(k)
-                        }
-                        Ok(TermEvent::Mouse(me)) => Msg::Mouse(me),
-                        Ok(TermEvent::Resize(w, h)) => Msg::Resize(w, h),
-                        Ok(_) => continue,
-                        Err(_) => break,
-                    };
-                    if tx.send(Input::Msg(msg)).is_err() {
-                        break;
-                    }
-                }
-            })?;
+            .spawn(move || read_input(&tx))?;
     }
     // Gate changes.
     {
@@ -339,6 +376,10 @@ async fn session(
     let mut known = m.items.len();
     loop {
         feed_highlighter(&m, &hl);
+        // Another program had the screen (an editor): draw all of it again.
+        if REDRAW_ALL.swap(false, Ordering::SeqCst) {
+            terminal.clear()?;
+        }
         if m.color {
             terminal.draw(|f| view::draw(f, &m, &hl))?;
         } else {

@@ -378,3 +378,54 @@ fn search_lights_its_matches_and_n_steps_through_them() {
     tmux.keys(&["n"]);
     tmux.wait_for("the next hunk", 10, |s| s.contains("hunk 2/2"));
 }
+
+#[test]
+fn the_external_editor_gets_every_key_and_the_screen_is_redrawn_after() {
+    let p = Project::new();
+    p.write("a.txt", "old\n");
+    let patch_file = p.state.join("e.patch");
+    std::fs::write(
+        &patch_file,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n",
+    )
+    .unwrap();
+    // An "editor" that reads one line from the terminal and writes what it got.
+    let editor = p.state.join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf 'type here: '\nread line\nif [ \"$line\" = ZZTYPED ]; then echo 'typed ok' > \"$1\"; else echo \"typed: $line\" > \"$1\"; fi\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let state = p.state.display().to_string();
+    let root = p.root.display().to_string();
+    let patch_arg = patch_file.display().to_string();
+    let editor_arg = editor.display().to_string();
+    let tmux = Tmux::start(
+        &p.state,
+        100,
+        24,
+        &[
+            ("PATCHGATE_STATE_DIR", &state),
+            ("EDITOR", &editor_arg),
+            ("VISUAL", &editor_arg),
+        ],
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &["apply", &patch_arg, "--root", &root],
+    );
+    tmux.wait_for("the review", 30, |s| {
+        s.contains("1 pending") && s.contains("new")
+    });
+    tmux.keys(&["E"]);
+    tmux.wait_for("the editor", 10, |s| s.contains("type here:"));
+    tmux.type_text("ZZTYPED");
+    tmux.keys(&["Enter"]);
+    // Back in the TUI: every key went to the editor, and no trace of it is left on screen.
+    let screen = tmux.wait_for("the decision", 10, |s| s.contains("0 pending"));
+    assert!(
+        !screen.contains("ZZTYPED") && !screen.contains("type here"),
+        "{screen}"
+    );
+    assert_eq!(p.read("a.txt"), "typed ok\n");
+}

@@ -65,6 +65,19 @@ pub enum Command {
     /// Print the MCP client configuration for the running gate (HTTP URL and token), or for a
     /// stdio server when no gate runs.
     Config(ConfigArgs),
+    /// Print a shell completion script (e.g. `patchgate completions bash >
+    /// ~/.local/share/bash-completion/completions/patchgate`).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to standard output (e.g. `patchgate man | man -l -`).
+    Man,
+}
+
+/// `patchgate completions SHELL`
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `patchgate [review] [--root DIR] [--listen ADDR] [--policy P] [--token T] [--connect URL]`

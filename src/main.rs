@@ -54,6 +54,17 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::Undo(args) => undo(args),
         Command::Serve(args) => serve(args),
         Command::Config(args) => config(args),
+        Command::Completions(args) => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            clap_complete::generate(args.shell, &mut cmd, "patchgate", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            use clap::CommandFactory;
+            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -132,3 +132,43 @@ fn merge_udiff_applies_a_git_diff() {
     );
     assert_eq!(out.stdout, b"a\nB\nc\n");
 }
+
+#[test]
+fn bash_completes_subcommands_and_the_man_page_renders() {
+    let script = crate::support::bin()
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert!(script.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("patchgate.bash");
+    std::fs::write(&file, &script.stdout).unwrap();
+    // Real bash, the generated function, a half-typed subcommand.
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {}; COMP_WORDS=(patchgate ap); COMP_CWORD=1; _patchgate patchgate ap patchgate; echo \"${{COMPREPLY[@]}}\"",
+            file.display()
+        ))
+        .output()
+        .unwrap();
+    let words = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        words.split_whitespace().any(|w| w == "apply"),
+        "{words:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = crate::support::bin()
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success() && !out.stdout.is_empty(), "{shell}");
+    }
+    let man = crate::support::bin().arg("man").output().unwrap();
+    let man = String::from_utf8(man.stdout).unwrap();
+    assert!(
+        man.contains(".TH patchgate 1") && man.contains("apply"),
+        "{man}"
+    );
+}

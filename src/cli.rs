@@ -107,6 +107,9 @@ pub struct ReviewArgs {
     /// Another host name to answer to besides the loopback ones; repeatable.
     #[arg(long, value_name = "HOST")]
     pub allow_host: Vec<String>,
+    /// Colours in the TUI: auto (unless NO_COLOR is set), always or never.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
 }
 
 /// `patchgate apply [PATCH|-] [--root DIR] [--yes | --check] [--reverse] [-p N] [--file PATH]`
@@ -137,6 +140,9 @@ pub struct ApplyArgs {
     /// With --file: a hint where the snippet goes (as fast_apply's instruction).
     #[arg(long, value_name = "TEXT", requires = "file")]
     pub instruction: Option<String>,
+    /// Colours in the TUI: auto (unless NO_COLOR is set), always or never.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
 }
 
 /// `patchgate demo [--keep] [--pace MS]`
@@ -148,6 +154,9 @@ pub struct DemoArgs {
     /// Milliseconds between the scripted agent's calls.
     #[arg(long, value_name = "MS", default_value_t = 700)]
     pub pace: u64,
+    /// Colours in the TUI: auto (unless NO_COLOR is set), always or never.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
 }
 
 /// The write policies.
@@ -344,4 +353,16 @@ pub struct TokenOpts {
     /// Only on a loopback address; /api always needs its reviewer token.
     #[arg(long)]
     pub no_token: bool,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ColorArg {
+    /// Colours unless `NO_COLOR` is set.
+    #[default]
+    Auto,
+    /// Colours always.
+    Always,
+    /// No colours.
+    Never,
 }

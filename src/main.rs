@@ -554,6 +554,7 @@ fn need_terminal() -> Result<()> {
 }
 
 fn review(args: ReviewArgs) -> Result<ExitCode> {
+    set_color(args.color);
     use patchgate::mcp::{discovery::Discovery, http, service};
     use patchgate::tui::backend::{Backend, Remote};
     use patchgate::workspace::config::PolicyName;
@@ -642,6 +643,7 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
 }
 
 fn demo(args: DemoArgs) -> Result<ExitCode> {
+    set_color(args.color);
     use patchgate::mcp::{http, service};
     use patchgate::tui::backend::Backend;
     use patchgate::workspace::config::PolicyName;
@@ -723,6 +725,7 @@ fn read_patch(path: Option<&std::path::Path>) -> Result<(String, String)> {
 }
 
 fn apply(args: ApplyArgs) -> Result<ExitCode> {
+    set_color(args.color);
     use patchgate::edit::patchfile;
     use patchgate::review::apply as patch_apply;
     use patchgate::review::queue::Outcome;
@@ -967,6 +970,16 @@ fn apply(args: ApplyArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `--color` for the TUI.
+fn set_color(c: patchgate::cli::ColorArg) {
+    use patchgate::cli::ColorArg;
+    patchgate::tui::set_color(match c {
+        ColorArg::Auto => None,
+        ColorArg::Always => Some(true),
+        ColorArg::Never => Some(false),
+    });
 }
 
 fn outcome_run_id(o: &patchgate::review::queue::Outcome) -> Option<String> {

@@ -53,7 +53,28 @@ fn now_secs() -> u64 {
 
 /// Whether colours are allowed (`NO_COLOR` unset or empty).
 pub fn color_allowed() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    match COLOR.load(Ordering::SeqCst) {
+        1 => true,
+        2 => false,
+        _ => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// `--color`: 0 auto (unless `NO_COLOR`), 1 always, 2 never.
+static COLOR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Choose colours: `Some(true)` always, `Some(false)` never, `None` unless `NO_COLOR` is set.
+pub fn set_color(choice: Option<bool>) {
+    let v = match choice {
+        None => 0,
+        Some(true) => 1,
+        Some(false) => 2,
+    };
+    COLOR.store(v, Ordering::SeqCst);
+    // The terminal library obeys NO_COLOR on its own; a choice overrides it there too.
+    if let Some(on) = choice {
+        crossterm::style::force_color_output(on);
+    }
 }
 
 /// Ask the highlighter for the selected review's files, and tell it where the view stands.

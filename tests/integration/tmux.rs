@@ -65,6 +65,12 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with its colours and attributes as escape sequences.
+    pub fn screen_styled(&self) -> String {
+        let out = self.run(&["capture-pane", "-p", "-e", "-t", "pg"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Wait until the screen satisfies `pred`; panics with the last screen after `secs`.
     pub fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);

@@ -429,3 +429,52 @@ fn the_external_editor_gets_every_key_and_the_screen_is_redrawn_after() {
     );
     assert_eq!(p.read("a.txt"), "typed ok\n");
 }
+
+#[test]
+fn color_always_and_never_are_obeyed() {
+    let p = Project::new();
+    p.write("a.txt", "old\n");
+    let patch_file = p.state.join("c.patch");
+    std::fs::write(
+        &patch_file,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n",
+    )
+    .unwrap();
+    let state = p.state.display().to_string();
+    let root = p.root.display().to_string();
+    let patch_arg = patch_file.display().to_string();
+    let mut seen = Vec::new();
+    for (k, choice) in ["always", "never"].iter().enumerate() {
+        let dir = p.state.join(format!("t{k}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        // NO_COLOR is set: `always` wins over it, `never` needs no help.
+        let tmux = Tmux::start(
+            &dir,
+            100,
+            24,
+            &[("PATCHGATE_STATE_DIR", &state), ("NO_COLOR", "1")],
+            Path::new(env!("CARGO_BIN_EXE_patchgate")),
+            &["apply", &patch_arg, "--root", &root, "--color", choice],
+        );
+        tmux.wait_for("the review", 30, |s| {
+            s.contains("1 pending") && s.contains("new")
+        });
+        let styled = tmux.screen_styled();
+        // A foreground or background colour: SGR 30-38, 40-48, 90-97, 100-107 (not the
+        // resets 39 and 49).
+        let colored = styled
+            .split('\u{1b}')
+            .filter_map(|seq| seq.strip_prefix('['))
+            .filter_map(|seq| seq.split_once('m').map(|(codes, _)| codes))
+            .flat_map(|codes| codes.split(';'))
+            .any(|c| {
+                matches!(
+                    c.parse::<u32>(),
+                    Ok(30..=38 | 40..=48 | 90..=97 | 100..=107)
+                )
+            });
+        seen.push(colored);
+        tmux.keys(&["q"]);
+    }
+    assert_eq!(seen, [true, false]);
+}

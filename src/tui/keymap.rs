@@ -119,7 +119,7 @@ pub const HELP: &[(&str, &[(&str, &str)])] = &[
         &[
             ("space", "include / exclude the hunk under the cursor"),
             ("a", "accept (only the included hunks)"),
-            ("A", "accept every pending review whole"),
+            ("A", "accept every pending review whole (asks first)"),
             ("r", "reject with a note for the agent"),
             ("e", "edit the proposed content here (Ctrl+S accepts it)"),
             ("E", "edit it in $EDITOR, then accept"),

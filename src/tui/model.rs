@@ -142,6 +142,8 @@ pub enum Overlay {
     Search(TextArea<'static>),
     /// "Reviews are pending: quit?"
     ConfirmQuit,
+    /// "Accept every pending review whole?"
+    ConfirmAcceptAll,
 }
 
 /// How a status message reads.

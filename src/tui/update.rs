@@ -437,6 +437,19 @@ fn search_step(m: &mut Model, pattern: &str, forward: bool) {
     }
 }
 
+/// Accept every pending review whole.
+fn accept_all(m: &Model) -> Vec<Effect> {
+    m.items
+        .iter()
+        .filter(|i| i.summary.state == State::Pending)
+        .map(|i| Effect::Decide {
+            run_id: i.summary.run_id.clone(),
+            decision: Decision::Accept,
+            note: None,
+        })
+        .collect()
+}
+
 fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
     let mut words = line.split_whitespace();
     match (words.next(), words.next()) {
@@ -490,6 +503,13 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
     let (overlay, effects) = match overlay {
         Overlay::None => return None,
         Overlay::Help => (Overlay::None, Vec::new()),
+        Overlay::ConfirmAcceptAll => match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => (Overlay::None, accept_all(m)),
+            _ => {
+                say(m, "nothing accepted", Tone::Info);
+                (Overlay::None, Vec::new())
+            }
+        },
         Overlay::ConfirmQuit => match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => {
                 m.quit = true;
@@ -648,21 +668,13 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
             }
         }
         Action::Accept => return accept(m),
+        // Everything at once is asked first.
         Action::AcceptAll => {
-            let effects: Vec<Effect> = m
-                .items
-                .iter()
-                .filter(|i| i.summary.state == State::Pending)
-                .map(|i| Effect::Decide {
-                    run_id: i.summary.run_id.clone(),
-                    decision: Decision::Accept,
-                    note: None,
-                })
-                .collect();
-            if effects.is_empty() {
+            if m.pending_count() == 0 {
                 say(m, "no pending review", Tone::Info);
+            } else {
+                m.overlay = Overlay::ConfirmAcceptAll;
             }
-            return effects;
         }
         Action::Reject => match m.current() {
             Some(i) if i.is_open() => {
@@ -1133,7 +1145,13 @@ pub(crate) mod tests {
             &mut m,
             Msg::Change(Change::upsert(summary("run3", State::DryRun, &["c"]))),
         );
-        let fx = update(&mut m, key('A'));
+        // A asks first: anything but y accepts nothing.
+        assert!(update(&mut m, key('A')).is_empty());
+        assert!(matches!(m.overlay, Overlay::ConfirmAcceptAll));
+        assert!(update(&mut m, key('n')).is_empty());
+        assert!(matches!(m.overlay, Overlay::None));
+        update(&mut m, key('A'));
+        let fx = update(&mut m, key('y'));
         assert_eq!(fx.len(), 2);
     }
 

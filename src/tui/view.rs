@@ -167,9 +167,15 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
             );
             f.render_widget(&t, area);
         }
+        Overlay::ConfirmAcceptAll => {
+            let n = m.pending_count();
+            let question = format!(
+                "Accept all {n} pending review{} whole? (y/n)",
+                if n == 1 { "" } else { "s" }
+            );
+            confirm(f, &p, " accept all? ", vec![Line::from(question)]);
+        }
         Overlay::ConfirmQuit => {
-            let area = popup(f.area(), 64.min(f.area().width), 5);
-            f.render_widget(Clear, area);
             let n = m.pending_count();
             let text = vec![
                 Line::from(format!(
@@ -178,16 +184,7 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
                 )),
                 Line::from("Quit and answer the waiting agents REVIEWER_GONE? (y/n)"),
             ];
-            f.render_widget(
-                Paragraph::new(text).alignment(Alignment::Center).block(
-                    Block::default()
-                        .borders(Borders::ALL)
-                        .border_type(BorderType::Rounded)
-                        .border_style(p.fg(Color::Yellow))
-                        .title(" quit? "),
-                ),
-                area,
-            );
+            confirm(f, &p, " quit? ", text);
         }
         _ => {}
     }
@@ -507,6 +504,23 @@ fn highlight(line: Line<'static>, pattern: &str, style: Style) -> Line<'static> 
         }
     }
     Line { spans, ..line }
+}
+
+/// A yes/no question in a small centred box.
+fn confirm(f: &mut Frame, p: &Palette, title: &str, text: Vec<Line<'static>>) {
+    let height = u16::try_from(text.len()).unwrap_or(1).saturating_add(2);
+    let area = popup(f.area(), 64.min(f.area().width), height);
+    f.render_widget(Clear, area);
+    f.render_widget(
+        Paragraph::new(text).alignment(Alignment::Center).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .border_style(p.fg(Color::Yellow))
+                .title(title.to_string()),
+        ),
+        area,
+    );
 }
 
 /// The rows a reviewer's note takes above the diff at most.

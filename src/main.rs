@@ -382,8 +382,6 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
     }
     let addr = listen_addr(args.listen.as_deref().unwrap_or("127.0.0.1:8787"))?;
     let mut root_lock = RootLock::acquire(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    let token = agent_token(args.token, &args.token_opts, addr)?;
-    let review_token = http::random_token();
     let policy = gate.policy().default;
     let dispatcher = service::Dispatcher::new(
         gate.clone(),
@@ -394,10 +392,11 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
     let opts = gate_http_options(
         &gate,
         addr,
-        (token.clone(), review_token.clone()),
+        agent_token(args.token, &args.token_opts, addr)?,
         args.allow_host,
         review_timeout,
     );
+    let (token, review_token) = (opts.token.clone(), opts.review_token.clone());
     rt.block_on(async move {
         let running = http::start(dispatcher, opts).await?;
         root_lock.set_url(&running.url);
@@ -526,14 +525,15 @@ fn agent_token(
 fn gate_http_options(
     gate: &patchgate::review::queue::Gate,
     addr: std::net::SocketAddr,
-    tokens: (Option<String>, String),
+    token: Option<String>,
     extra_hosts: Vec<String>,
     review_timeout: std::time::Duration,
 ) -> patchgate::mcp::http::HttpOptions {
     patchgate::mcp::http::HttpOptions {
         addr,
-        token: tokens.0,
-        review_token: tokens.1,
+        token,
+        // The reviewers' token is new at every start and lives in the discovery file only.
+        review_token: patchgate::mcp::http::random_token(),
         extra_hosts,
         max_body: usize::try_from(gate.workspace().config.max_file_bytes)
             .unwrap_or(usize::MAX / 4)
@@ -595,8 +595,6 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     let addr = listen_addr(&args.listen)?;
-    let token = agent_token(args.token, &args.token_opts, addr)?;
-    let review_token = http::random_token();
     let dispatcher = service::Dispatcher::new(
         gate.clone(),
         review_timeout,
@@ -606,10 +604,11 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
     let opts = gate_http_options(
         &gate,
         addr,
-        (token.clone(), review_token.clone()),
+        agent_token(args.token, &args.token_opts, addr)?,
         args.allow_host,
         review_timeout,
     );
+    let (token, review_token) = (opts.token.clone(), opts.review_token.clone());
     let running = rt
         .block_on(http::start(dispatcher.clone(), opts))
         .context("is another gate running? `patchgate --listen 127.0.0.1:0` picks a free port")?;

@@ -427,10 +427,7 @@ fn search_step(m: &mut Model, pattern: &str, forward: bool) {
             }
             let k = hits.iter().position(|&h| h == r).unwrap_or(0) + 1;
             m.search_row = Some(r);
-            let text = format!(
-                "/{pattern}: match {k} of {} (n / N: next / previous, Esc: done)",
-                hits.len()
-            );
+            let text = format!("/{pattern}: match {k} of {} (n / N, Esc ends)", hits.len());
             say(m, text, Tone::Info);
         }
         None => say(m, format!("/{pattern}: no match"), Tone::Bad),

@@ -178,6 +178,41 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
     }
 }
 
+/// `patchgate apply PATCH --root ROOT EXTRA…` in a tmux of `size` whose socket lives in
+/// `dir`, with the project's state directory and log and `env` besides.
+fn apply_in_tmux(
+    p: &Project,
+    dir: &Path,
+    patch: &str,
+    size: (u16, u16),
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> Tmux {
+    let patch_file = dir.join("apply.patch");
+    std::fs::write(&patch_file, patch).unwrap();
+    let state = p.state.display().to_string();
+    let log = p.state.join("patchgate.log").display().to_string();
+    let mut envs = vec![
+        ("PATCHGATE_STATE_DIR", state.as_str()),
+        ("PATCHGATE_LOG", log.as_str()),
+    ];
+    envs.extend_from_slice(env);
+    let (root, patch_arg) = (
+        p.root.display().to_string(),
+        patch_file.display().to_string(),
+    );
+    let mut args = vec!["apply", patch_arg.as_str(), "--root", root.as_str()];
+    args.extend_from_slice(extra);
+    Tmux::start(
+        dir,
+        size.0,
+        size.1,
+        &envs,
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &args,
+    )
+}
+
 #[test]
 fn apply_reviews_a_two_file_patch_and_applies_all_but_one_rejected_hunk() {
     let p = Project::new();
@@ -189,20 +224,7 @@ fn apply_reviews_a_two_file_patch_and_applies_all_but_one_rejected_hunk() {
         @@ -27,4 +27,4 @@\n alpha 27\n alpha 28\n alpha 29\n-alpha 30\n+ALPHA 30\n\
         diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n\
         @@ -1,3 +1,3 @@\n bravo 1\n-bravo 2\n+BRAVO 2\n bravo 3\n";
-    let patch_file = p.state.join("change.patch");
-    std::fs::write(&patch_file, patch).unwrap();
-    let state = p.state.display().to_string();
-    let log = p.state.join("patchgate.log").display().to_string();
-    let root = p.root.display().to_string();
-    let patch_arg = patch_file.display().to_string();
-    let tmux = Tmux::start(
-        &p.state,
-        120,
-        36,
-        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
-        Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["apply", &patch_arg, "--root", &root],
-    );
+    let tmux = apply_in_tmux(&p, &p.state, patch, (120, 36), &[], &[]);
     // One review per file; the first (a.txt, two hunks) is selected.
     tmux.wait_for("both reviews", 30, |s| {
         s.contains("2 pending") && s.contains("hunk 1/2") && s.contains("ALPHA 1")
@@ -231,20 +253,7 @@ fn control_characters_in_file_names_are_written_out_not_sent_to_the_terminal() {
     let evil = "e\u{1b}[7mvil.txt";
     p.write(evil, "old\n");
     let patch = format!("--- a/{evil}\n+++ b/{evil}\n@@ -1 +1 @@\n-old\n+new\n");
-    let patch_file = p.state.join("evil.patch");
-    std::fs::write(&patch_file, patch).unwrap();
-    let state = p.state.display().to_string();
-    let log = p.state.join("patchgate.log").display().to_string();
-    let root = p.root.display().to_string();
-    let patch_arg = patch_file.display().to_string();
-    let tmux = Tmux::start(
-        &p.state,
-        120,
-        30,
-        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
-        Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["apply", &patch_arg, "--root", &root],
-    );
+    let tmux = apply_in_tmux(&p, &p.state, &patch, (120, 30), &[], &[]);
     // The queue row and the file header show the escape written out.
     // (The file header comes once the diff has loaded.)
     tmux.wait_for("the review and its diff", 30, |s| {
@@ -341,19 +350,7 @@ fn search_lights_its_matches_and_n_steps_through_them() {
     p.write("a.txt", &old);
     let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+line three\n line 4\n\
         @@ -50,3 +50,3 @@\n line 50\n-line 51\n+line fifty-three\n line 52\n";
-    let patch_file = p.state.join("s.patch");
-    std::fs::write(&patch_file, patch).unwrap();
-    let state = p.state.display().to_string();
-    let root = p.root.display().to_string();
-    let patch_arg = patch_file.display().to_string();
-    let tmux = Tmux::start(
-        &p.state,
-        120,
-        24,
-        &[("PATCHGATE_STATE_DIR", &state)],
-        Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["apply", &patch_arg, "--root", &root],
-    );
+    let tmux = apply_in_tmux(&p, &p.state, patch, (140, 24), &[], &[]);
     tmux.wait_for("the review", 30, |s| {
         s.contains("1 pending") && s.contains("hunk 1/2")
     });
@@ -383,12 +380,6 @@ fn search_lights_its_matches_and_n_steps_through_them() {
 fn the_external_editor_gets_every_key_and_the_screen_is_redrawn_after() {
     let p = Project::new();
     p.write("a.txt", "old\n");
-    let patch_file = p.state.join("e.patch");
-    std::fs::write(
-        &patch_file,
-        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n",
-    )
-    .unwrap();
     // An "editor" that reads one line from the terminal and writes what it got.
     let editor = p.state.join("editor.sh");
     std::fs::write(
@@ -398,21 +389,14 @@ fn the_external_editor_gets_every_key_and_the_screen_is_redrawn_after() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let state = p.state.display().to_string();
-    let root = p.root.display().to_string();
-    let patch_arg = patch_file.display().to_string();
     let editor_arg = editor.display().to_string();
-    let tmux = Tmux::start(
+    let tmux = apply_in_tmux(
+        &p,
         &p.state,
-        100,
-        24,
-        &[
-            ("PATCHGATE_STATE_DIR", &state),
-            ("EDITOR", &editor_arg),
-            ("VISUAL", &editor_arg),
-        ],
-        Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["apply", &patch_arg, "--root", &root],
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n",
+        (100, 24),
+        &[("EDITOR", &editor_arg), ("VISUAL", &editor_arg)],
+        &[],
     );
     tmux.wait_for("the review", 30, |s| {
         s.contains("1 pending") && s.contains("new")
@@ -434,27 +418,19 @@ fn the_external_editor_gets_every_key_and_the_screen_is_redrawn_after() {
 fn color_always_and_never_are_obeyed() {
     let p = Project::new();
     p.write("a.txt", "old\n");
-    let patch_file = p.state.join("c.patch");
-    std::fs::write(
-        &patch_file,
-        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n",
-    )
-    .unwrap();
-    let state = p.state.display().to_string();
-    let root = p.root.display().to_string();
-    let patch_arg = patch_file.display().to_string();
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n";
     let mut seen = Vec::new();
     for (k, choice) in ["always", "never"].iter().enumerate() {
         let dir = p.state.join(format!("t{k}"));
         std::fs::create_dir_all(&dir).unwrap();
         // NO_COLOR is set: `always` wins over it, `never` needs no help.
-        let tmux = Tmux::start(
+        let tmux = apply_in_tmux(
+            &p,
             &dir,
-            100,
-            24,
-            &[("PATCHGATE_STATE_DIR", &state), ("NO_COLOR", "1")],
-            Path::new(env!("CARGO_BIN_EXE_patchgate")),
-            &["apply", &patch_arg, "--root", &root, "--color", choice],
+            patch,
+            (100, 24),
+            &[("NO_COLOR", "1")],
+            &["--color", choice],
         );
         tmux.wait_for("the review", 30, |s| {
             s.contains("1 pending") && s.contains("new")

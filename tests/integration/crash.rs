@@ -65,35 +65,11 @@ fn sigkill_during_writes_leaves_old_or_new_content() {
     let mut interrupted = 0usize;
     let mut last: Vec<Vec<u8>> = (0..FILES).map(|f| content(1, f)).collect();
     for kill in 0..KILLS {
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash::crash_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("CRASH_CHILD_DIR", dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Wait until the child writes, then let it write for a pseudo-random 0-40 ms.
-        let ready = dir.path().join("child.ready");
-        let started = std::time::Instant::now();
-        while !ready.exists() {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "the child never started"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        std::thread::sleep(Duration::from_micros(seed % 40_000));
+        // Once the child writes, let it write for a pseudo-random 0-40 ms.
+        let mut child = start_child(&exe, "crash::crash_child", "CRASH_CHILD_DIR", dir.path());
+        std::thread::sleep(Duration::from_micros(next(&mut seed) % 40_000));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        std::fs::remove_file(&ready).unwrap();
         for (f, versions) in valid.iter().enumerate() {
             let now = std::fs::read(dir.path().join(format!("target-{f}.txt"))).unwrap();
             assert!(
@@ -203,27 +179,7 @@ fn sigkill_during_batches_leaves_every_batch_all_or_nothing() {
     let (mut mixed_before_recovery, mut rolled_back, mut flips) = (0usize, 0usize, 0usize);
     let mut last = 1u8;
     for kill in 0..BATCH_KILLS {
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash::batch_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("BATCH_CHILD_DIR", dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let ready = dir.path().join("child.ready");
-        let started = std::time::Instant::now();
-        while !ready.exists() {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "the child never started"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        let mut child = start_child(&exe, "crash::batch_child", "BATCH_CHILD_DIR", dir.path());
         // Let one batch complete (the machine's pace), then kill within the next one or two.
         let before = journaled(dir.path());
         let first = std::time::Instant::now();
@@ -237,13 +193,9 @@ fn sigkill_during_batches_leaves_every_batch_all_or_nothing() {
         let pace = u64::try_from(first.elapsed().as_micros())
             .unwrap_or(u64::MAX)
             .max(1000);
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        std::thread::sleep(Duration::from_micros(seed % (2 * pace)));
+        std::thread::sleep(Duration::from_micros(next(&mut seed) % (2 * pace)));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        std::fs::remove_file(&ready).unwrap();
         let version = |f: usize| {
             let now = std::fs::read_to_string(work.join(format!("batch-{f}.txt"))).unwrap();
             (1..=2u8)
@@ -276,4 +228,35 @@ fn sigkill_during_batches_leaves_every_batch_all_or_nothing() {
 /// The size of the journal in `dir`: it grows by one entry per completed batch.
 fn journaled(dir: &Path) -> u64 {
     std::fs::metadata(dir.join("journal.jsonl")).map_or(0, |m| m.len())
+}
+
+/// Start this test binary's child test `test` with `env` set to `dir`, and wait until it
+/// says it has started writing (`child.ready`, removed again for the next round).
+fn start_child(exe: &Path, test: &str, env: &str, dir: &Path) -> std::process::Child {
+    let child = Command::new(exe)
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(env, dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = dir.join("child.ready");
+    let started = std::time::Instant::now();
+    while !ready.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the child never started"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::fs::remove_file(&ready).unwrap();
+    child
+}
+
+/// The next number of a xorshift sequence.
+fn next(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
 }

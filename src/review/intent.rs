@@ -115,13 +115,8 @@ pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
         return Vec::new();
     };
     let mut rolled_back = Vec::new();
-    let journaled: Vec<String> = journal
-        .entries()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|e| e.action == "applied")
-        .map(|e| e.run_id)
-        .collect();
+    // The journal is read only when an intent was left (a gate's start stays cheap).
+    let mut journaled: Option<Vec<String>> = None;
     for entry in entries.flatten() {
         let path = entry.path();
         let Some(record) = std::fs::read(&path)
@@ -135,6 +130,15 @@ pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
         if record.pid != std::process::id() && crate::workspace::state::pid_alive(record.pid) {
             continue;
         }
+        let journaled = journaled.get_or_insert_with(|| {
+            journal
+                .entries()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|e| e.action == "applied")
+                .map(|e| e.run_id)
+                .collect()
+        });
         if !journaled.contains(&record.run_id) {
             for f in &record.files {
                 roll_back(root, f, max_bytes);

@@ -218,16 +218,26 @@ pub(crate) fn place(
     floor: Option<Floor>,
     window: Option<Range<usize>>,
 ) -> Placed {
-    let placed = place_free(ctx, seg, floor, window);
     let Some(f) = floor else {
-        return placed;
+        return place_free(ctx, seg, None, window);
     };
-    match placed {
+    // A line before the closer that the file has once, after that block's end, says the
+    // placeholder held more than the rest of the block: the closer is a later one.
+    let lines = ctx.lines();
+    let single = |i: usize| lines[i].count == 1 && !lines[i].trivial;
+    let past = (seg.lines.start..f.pin.i).any(|i| {
+        single(i) && lines[i].is_old() && ctx.file.positions(lines[i].key)[0] as usize > f.pin.j
+    });
+    if past {
+        return place_free(ctx, seg, None, window);
+    }
+    match place_free(ctx, seg, floor, window) {
         Placed::Pins(mut pins) => {
             // Lines before the closer stand inside its block.
             pins.retain(|p| p.i > f.pin.i || (p.i < f.pin.i && p.j > f.opened && p.j < f.pin.j));
             let at = pins.partition_point(|p| p.i < f.pin.i);
             pins.insert(at, f.pin);
+            license_floor(ctx.lines(), &mut pins, at);
             match pins[at + 1..].iter().find(|p| p.j <= f.pin.j) {
                 // Lines after the closer that stand before it: another place.
                 Some(p) => Placed::Conflict(Run::at(f.pin.i, f.pin.j), Run::at(p.i, p.j)),
@@ -237,6 +247,18 @@ pub(crate) fn place(
         Placed::Open(_) => Placed::Pins(vec![f.pin]),
         conflict @ Placed::Conflict(..) => conflict,
     }
+}
+
+/// The closer pin at `at` places its segment for certain, but a lone closer licenses no
+/// deletion (rule 2) — unless the next line the snippet shows after it, past blank lines
+/// only, is a sure pin: the block's end and that line are then neighbours for certain, and
+/// what the file has between them goes.
+fn license_floor(lines: &[SLine], pins: &mut [Pin], at: usize) {
+    let f = pins[at];
+    let next_shown = (f.i + 1..lines.len()).find(|&i| !lines[i].blank);
+    pins[at].sure = pins
+        .get(at + 1)
+        .is_some_and(|n| n.sure && Some(n.i) == next_shown);
 }
 
 /// [`place`] without the floor pin itself.
@@ -257,7 +279,21 @@ fn place_free(
         let offset =
             |i: usize, j: usize| i64::from(ctx.file.indent(j)) - i64::from(lines[i].indent);
         let at_offset = |r: &Run| r.i > f.pin.i || offset(r.i, r.j) == offset(f.pin.i, f.pin.j);
-        all.retain(|r| f.admits(r.i, r.i_end(), r.j, r.j_end()) && at_offset(r));
+        // A run across the closer at another place than the closer's keeps its part after
+        // the closer (those lines may belong elsewhere).
+        let after = f.pin.i + 1;
+        all = all
+            .iter()
+            .filter_map(|r| {
+                if f.admits(r.i, r.i_end(), r.j, r.j_end()) {
+                    Some(*r).filter(at_offset)
+                } else if r.i < after && r.i_end() > after {
+                    runs::shrink(lines, r, after..r.i_end(), ctx.file)
+                } else {
+                    None
+                }
+            })
+            .collect();
     }
     if let Some(w) = &window {
         all.retain(|r| r.j >= w.start && r.j_end() <= w.end);

@@ -220,12 +220,13 @@ fn closer_pin(
     let close = end.checked_sub(1).filter(|&j| j > jo)?;
     // The file's closing line of that block, the same as the snippet's.
     let fits = lines[c].key == ctx.file.key(close) && ctx.file.indent(close) == ctx.file.indent(jo);
+    // (Whether the closer licenses a deletion, [`place::place`] decides.)
     fits.then_some(Floor {
         pin: Pin {
             i: c,
             j: close,
             replace: false,
-            sure: true,
+            sure: false,
         },
         opened: jo,
     })

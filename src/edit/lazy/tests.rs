@@ -790,3 +790,30 @@ fn a_doc_line_copied_from_another_definition_licenses_no_deletion() {
         Err(e) => assert_eq!(e.code, ErrorCode::NeedsMoreContext, "{}", e.message),
     }
 }
+
+#[test]
+fn a_closer_that_places_a_segment_licenses_no_deletion_across_a_changed_line() {
+    // The segment after the placeholder starts with the closers of the block the placeholder
+    // sits in; then a changed line, then a unique anchor. The definition between the block
+    // and the changed line is not shown, and a lone closer does not say it goes.
+    let file = "a = 1\n\nread = function(path, done) {\n  var p = node.fs.cat(path)\n  p.then(function(text){\n    setTimeout(function(){\n      done(text)\n    }, 50)\n  })\n}\n\nload = function(path) {\n  read(path, function(text){\n    run(text)\n  })\n}\n\nload('/usr/lib/spec.js')\nload('lib/core.js')\nload('lib/mocks.js')\n";
+    let snippet = "a = 1\n\nread = function(path, done) {\n  var p = posix.cat(path)\n  p.then(function(text){\n    setTimeout(function(){\n    // ... existing code ...\n  })\n}\n\nload('../spec.js')\nload('lib/core.js')\n// ... existing code ...\n";
+    let out = merge(file, snippet, &hints("x.js")).unwrap().content;
+    let want = file
+        .replace("node.fs.cat", "posix.cat")
+        .replace("load('/usr/lib/spec.js')", "load('../spec.js')");
+    assert_eq!(out, want);
+}
+
+#[test]
+fn a_closer_right_before_a_sure_anchor_still_ends_the_block() {
+    // The block's end and the next definition's header, with only a blank line between
+    // them in the snippet: the definition the file has between them goes.
+    let file = "class M {\n  static a() {\n    one();\n    two();\n    return map;\n  }\n\n  static b() {\n    three();\n    return map;\n  }\n\n  static c() {\n    four();\n    return map;\n  }\n}\n";
+    let snippet = "class M {\n  static a() {\n    // ... existing code ...\n    return map;\n  }\n\n  static c() {\n    four();\n    return map;\n  }\n}\n";
+    let out = merge(file, snippet, &hints("x.js")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace("  static b() {\n    three();\n    return map;\n  }\n\n", "")
+    );
+}

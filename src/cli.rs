@@ -62,9 +62,13 @@ pub enum Command {
     /// covers --root, found through the discovery file; with none running, the server applies
     /// its own --policy (default dry-run: nothing is written until a run_id is committed).
     Serve(ServeArgs),
-    /// Print the MCP client configuration for the running gate (HTTP URL and token), or for a
-    /// stdio server when no gate runs.
+    /// Print an MCP client's configuration (a stdio server that forwards to the running gate,
+    /// or with --http the gate's endpoint), pre-approving patchgate's tools, and how to keep
+    /// the client's own edit tools off.
     Config(ConfigArgs),
+    /// Show which gates run and which roots they cover, and whether each client's
+    /// configuration reaches one with patchgate's tools pre-approved.
+    Doctor(DoctorArgs),
     /// Print a shell completion script (e.g. `patchgate completions bash >
     /// ~/.local/share/bash-completion/completions/patchgate`).
     Completions(CompletionsArgs),
@@ -229,16 +233,37 @@ pub enum ClientArg {
     Vscode,
 }
 
-/// `patchgate config (claude|codex|cursor|vscode) [--stdio] [--root DIR]`
+/// `patchgate config (claude|codex|cursor|vscode) [--stdio | --http [--listen ADDR]] [--root DIR]`
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
     /// The client.
     #[arg(value_enum)]
     pub client: ClientArg,
-    /// Configure a stdio server even when a gate is running.
-    #[arg(long)]
+    /// The stdio form (the default): the client spawns `patchgate serve --stdio`, which
+    /// forwards to whatever gate runs for the root.
+    #[arg(long, conflicts_with = "http")]
     pub stdio: bool,
-    /// The project root for a stdio server (default: the current directory).
+    /// The HTTP form: the running gate's endpoint, else `--listen`'s, with the agents' token
+    /// the gate keeps across restarts.
+    #[arg(long)]
+    pub http: bool,
+    /// The gate's address for `--http` when none runs yet.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1:8787",
+        requires = "http"
+    )]
+    pub listen: String,
+    /// The project root (default: the current directory).
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+}
+
+/// `patchgate doctor [--root DIR]`
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The project root to check (default: the current directory).
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
 }

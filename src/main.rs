@@ -54,6 +54,13 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::Undo(args) => undo(args),
         Command::Serve(args) => serve(args),
         Command::Config(args) => config(args),
+        Command::Doctor(args) => {
+            let root = std::fs::canonicalize(&args.root)
+                .with_context(|| format!("cannot use {} as the root", args.root.display()))?;
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            print!("{}", patchgate::mcp::doctor::report(&root, home.as_deref()));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Completions(args) => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
@@ -392,7 +399,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
     let opts = gate_http_options(
         &gate,
         addr,
-        agent_token(args.token, &args.token_opts, addr)?,
+        agent_token(args.token, &args.token_opts, addr, &root)?,
         args.allow_host,
         review_timeout,
     );
@@ -435,8 +442,8 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
 }
 
 fn config(args: ConfigArgs) -> Result<ExitCode> {
-    use patchgate::mcp::clients::{ClientKind, Connection, snippet};
-    use patchgate::mcp::discovery::Discovery;
+    use patchgate::mcp::clients::{ClientKind, Connection, advice, snippet};
+    use patchgate::mcp::discovery::{Discovery, stable_token};
 
     let kind = match args.client {
         ClientArg::Claude => ClientKind::Claude,
@@ -449,50 +456,66 @@ fn config(args: ConfigArgs) -> Result<ExitCode> {
     let review_timeout = Config::load(&root)
         .map(|c| c.review_timeout_s)
         .unwrap_or(600);
-    let live = if args.stdio { None } else { Discovery::live() };
-    let out = match &live {
-        Some(d) => {
-            eprintln!(
-                "patchgate: the gate for {} at {} (its token changes at each start unless fixed with --token or PATCHGATE_TOKEN)",
-                d.root.display(),
-                d.url
-            );
-            snippet(
-                kind,
-                &Connection::Http {
-                    url: &d.mcp_url,
-                    token: &d.token,
-                },
-                review_timeout,
-            )
-        }
-        None => {
-            if !args.stdio {
+    let exe = std::env::current_exe().context("cannot find the patchgate binary")?;
+    let out = if args.http {
+        let (url, token) = match Discovery::for_dir(&root) {
+            Some(d) => {
                 eprintln!(
-                    "patchgate: no gate is running; this stdio server forwards to one when it runs, else keeps edits as dry-runs"
+                    "patchgate: the gate for {} listens at {}",
+                    d.root.display(),
+                    d.url
                 );
+                (d.mcp_url, d.token)
             }
-            let exe = std::env::current_exe().context("cannot find the patchgate binary")?;
-            snippet(
-                kind,
-                &Connection::Stdio {
-                    exe: &exe,
-                    root: &root,
-                },
-                review_timeout,
-            )
+            None => {
+                let addr = listen_addr(&args.listen)?;
+                eprintln!(
+                    "patchgate: no gate runs for {}; start it with `patchgate --listen {addr} --root {}` \
+                     (it keeps this token across restarts)",
+                    root.display(),
+                    root.display()
+                );
+                (format!("http://{addr}/mcp"), stable_token(&root)?)
+            }
+        };
+        snippet(
+            kind,
+            &Connection::Http {
+                url: &url,
+                token: &token,
+            },
+            review_timeout,
+        )
+    } else {
+        if Discovery::for_dir(&root).is_none() {
+            eprintln!(
+                "patchgate: no gate runs for {} yet; the stdio server forwards to one whenever one \
+                 runs, else it says with each edit that nobody reviews it",
+                root.display()
+            );
         }
+        snippet(
+            kind,
+            &Connection::Stdio {
+                exe: &exe,
+                root: &root,
+            },
+            review_timeout,
+        )
     };
     print!("{out}");
+    eprint!("{}", advice(kind, &root));
     Ok(ExitCode::SUCCESS)
 }
 
 /// The agents' token of a gate listening on `addr`: `--no-token` (loopback only: none),
-/// `--token-file`, `--token`/`PATCHGATE_TOKEN`, else a random one.
+/// `--token-file`, `--token`/`PATCHGATE_TOKEN`, else the one kept for `root` in the state
+/// directory (the same at every start).
 fn agent_token(
     token: Option<String>,
     opts: &patchgate::cli::TokenOpts,
     addr: std::net::SocketAddr,
+    root: &std::path::Path,
 ) -> Result<Option<String>> {
     if opts.no_token {
         if !addr.ip().is_loopback() {
@@ -513,11 +536,12 @@ fn agent_token(
         }
         return Ok(Some(t));
     }
-    Ok(Some(
-        token
-            .filter(|t| !t.trim().is_empty())
-            .unwrap_or_else(patchgate::mcp::http::random_token),
-    ))
+    if let Some(t) = token.filter(|t| !t.trim().is_empty()) {
+        return Ok(Some(t));
+    }
+    let t = patchgate::mcp::discovery::stable_token(root)
+        .context("cannot keep the agents' token in the state directory")?;
+    Ok(Some(t))
 }
 
 /// The HTTP options of a gate: bodies up to twice the file cap (JSON escaping) plus 1 MiB,
@@ -604,7 +628,7 @@ fn review(args: ReviewArgs) -> Result<ExitCode> {
     let opts = gate_http_options(
         &gate,
         addr,
-        agent_token(args.token, &args.token_opts, addr)?,
+        agent_token(args.token, &args.token_opts, addr, &root)?,
         args.allow_host,
         review_timeout,
     );

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod clients;
 pub mod discovery;
+pub mod doctor;
 pub mod envelope;
 pub(crate) mod events;
 pub mod forward;

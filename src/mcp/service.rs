@@ -164,7 +164,7 @@ impl Dispatcher {
     /// The live gate to forward to, if any (connecting when the discovery file changed).
     async fn remote(&self) -> Option<Forwarder> {
         let dir = self.inner.forward_from.as_ref()?;
-        let live = Discovery::live().filter(|d| d.covers(dir));
+        let live = Discovery::for_dir(dir);
         let mut cached = self.inner.forwarder.lock().await;
         let Some(live) = live else {
             *cached = None;
@@ -206,6 +206,22 @@ impl Dispatcher {
             Some(f) => Target::Remote(f),
             None => Target::Local,
         }
+    }
+
+    /// A stdio server that found no gate for its root says so with every edit: no person
+    /// reviews it (never silent).
+    fn unreviewed_note(&self, call: &ToolCall) -> Option<String> {
+        let dir = self.inner.forward_from.as_ref()?;
+        if !matches!(call, ToolCall::Edit { .. }) {
+            return None;
+        }
+        Some(format!(
+            "no patchgate gate is running for {}: this edit is not reviewed by a person; this \
+             server handles it alone under policy `{}` (start `patchgate` in the project so a \
+             person reviews edits)",
+            dir.display(),
+            self.inner.gate.policy().default.as_str()
+        ))
     }
 
     /// A pending review nobody can decide fails at once with `REVIEWER_GONE`.
@@ -307,10 +323,13 @@ impl Dispatcher {
         };
         let target = self.target_for(&call).await;
         let (first, review_timeout) = match &target {
-            Target::Local => (
-                self.start_local(&call, client).await,
-                self.inner.review_timeout,
-            ),
+            Target::Local => {
+                let mut env = self.start_local(&call, client).await;
+                if let Some(note) = self.unreviewed_note(&call) {
+                    env.warnings.insert(0, note);
+                }
+                (env, self.inner.review_timeout)
+            }
             Target::Remote(f) => (
                 f.start(tool, arguments, client, &call.paths(), call.dry_run())
                     .await,

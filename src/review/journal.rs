@@ -110,6 +110,13 @@ impl Journal {
     /// The record of one written file: its pre-image goes to the store (inline only if the
     /// store cannot take it, so the edit can still be undone).
     fn record(&self, w: &Written) -> FileRecord {
+        // What the run wrote goes to the store too (first: the pre-image is kept before it),
+        // so a refused undo can show the three states.
+        if let Some(after) = w.after.as_deref()
+            && let Err(e) = self.preimages.put(after)
+        {
+            tracing::warn!("pre-image store: {e}; an undo refusal shows two states only");
+        }
         let (before, before_blob) = match w.before.as_deref() {
             None => (None, None),
             Some(b) => match self.preimages.put(b) {
@@ -280,6 +287,55 @@ impl Journal {
         Ok(())
     }
 
+    /// The refusal to undo `rec`'s run because the file moved on since: the three states
+    /// (before the run, what it wrote, now) as the run's change and the change since.
+    fn moved_on(
+        &self,
+        run_id: &str,
+        rec: &FileRecord,
+        before: Option<Vec<u8>>,
+        now: Option<Vec<u8>>,
+    ) -> Error {
+        let text = |b: &Option<Vec<u8>>| {
+            String::from_utf8_lossy(b.as_deref().unwrap_or_default()).into_owned()
+        };
+        let diff = |a: &Option<Vec<u8>>, b: &Option<Vec<u8>>, from: &str, to: &str| {
+            let d = FileDiff::compute(&text(a), &text(b), 3).unified(
+                &format!("{from}/{}", rec.path),
+                &format!("{to}/{}", rec.path),
+            );
+            if d.is_empty() {
+                "(no difference)\n".to_string()
+            } else {
+                d
+            }
+        };
+        let after = rec
+            .after_hash
+            .as_deref()
+            .and_then(|h| self.preimages.get(h));
+        let since = match (&after, &now) {
+            (_, None) => "the file is gone now\n".to_string(),
+            (Some(a), _) => diff(&Some(a.clone()), &now, "run", "now"),
+            (None, _) => format!(
+                "(what the run wrote is no longer stored) before the run versus now:\n{}",
+                diff(&before, &now, "before", "now")
+            ),
+        };
+        let run_change = match &after {
+            Some(a) => diff(&before, &Some(a.clone()), "before", "run"),
+            None => "(no longer stored)\n".to_string(),
+        };
+        Error::new(
+            ErrorCode::FileChanged,
+            format!(
+                "cannot undo run {run_id}: `{}` changed after the run wrote it, and undoing would \
+                 lose those changes.\nWhat the run changed:\n{run_change}What changed since:\n{since}",
+                rec.path
+            ),
+        )
+    }
+
     /// Undo an applied edit (the latest one not undone yet, or `run_id`): restore every file
     /// byte for byte when it still holds what was written; otherwise refuse and say why.
     pub fn undo(&self, run_id: Option<&str>, max_bytes: u64) -> Result<Entry> {
@@ -311,31 +367,8 @@ impl Journal {
             let now = fs::read(&path, max_bytes)?;
             let now_hash = now.as_deref().map(fs::hash);
             if now_hash != rec.after_hash {
-                let before = self
-                    .before_of(&target.run_id, rec)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default();
-                let shown = match &now {
-                    Some(n) => FileDiff::compute(
-                        &String::from_utf8_lossy(&before),
-                        &String::from_utf8_lossy(n),
-                        3,
-                    )
-                    .unified(
-                        &format!("before-run/{}", rec.path),
-                        &format!("now/{}", rec.path),
-                    ),
-                    None => String::from("(the file is gone)\n"),
-                };
-                return Err(Error::new(
-                    ErrorCode::FileChanged,
-                    format!(
-                        "cannot undo run {}: `{}` changed after the run wrote it, and undoing would \\
-                         lose those changes. The file before the run versus now:\\n{}",
-                        target.run_id, rec.path, shown
-                    ),
-                ));
+                let before = self.before_of(&target.run_id, rec).ok().flatten();
+                return Err(self.moved_on(&target.run_id, rec, before, now));
             }
             let before = self.before_of(&target.run_id, rec)?;
             plans.push((path, before, rec.mode));
@@ -464,7 +497,16 @@ mod tests {
         std::fs::write(root.path().join("f.txt"), "a\nB\nc\n").unwrap();
         let e = journal.undo(None, 1 << 20).unwrap_err();
         assert_eq!(e.code, ErrorCode::FileChanged);
-        assert!(e.message.contains("+c"), "{}", e.message);
+        // The three states: the run's own change, then only what came after it.
+        let (run, since) = e.message.split_once("What changed since:").unwrap();
+        assert!(run.contains("What the run changed:"), "{}", e.message);
+        assert!(run.contains("-b\n+B"), "{}", e.message);
+        assert!(!run.contains("+c"), "{}", e.message);
+        assert!(
+            since.contains("+c") && !since.contains("-b"),
+            "{}",
+            e.message
+        );
         assert_eq!(
             std::fs::read_to_string(root.path().join("f.txt")).unwrap(),
             "a\nB\nc\n"

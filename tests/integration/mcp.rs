@@ -1149,6 +1149,90 @@ async fn stdio_forwards_to_a_live_gate_and_relays_progress() {
     c.cancel().await.unwrap();
 }
 
+/// Two gates on two roots (one inside the other) share a state directory: each stdio server
+/// reaches the gate of the deepest root holding its own; with no gate, every edit's result
+/// says that nobody reviews it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_gates_each_stdio_server_reaches_its_own() {
+    let outer = Project::new();
+    outer.write("a.txt", "outer\n");
+    outer.write("inner/b.txt", "inner\n");
+    let inner = Project {
+        _dir: tempfile::tempdir().unwrap(),
+        root: outer.root.join("inner"),
+        state: outer.state.clone(),
+    };
+    let gate_outer = Gate::start(&outer, &["--policy", "gate"]);
+    let gate_inner = Gate::start(&inner, &["--policy", "gate"]);
+    assert_eq!(
+        std::fs::read_dir(outer.state.join("gates"))
+            .unwrap()
+            .count(),
+        2,
+        "one discovery entry per live gate"
+    );
+    let c_outer = stdio(&outer, &[], Recorder::default()).await;
+    let c_inner = stdio(&inner, &[], Recorder::default()).await;
+    let edit = |c: &'static str, from: &'static str, to: &'static str| json!({"target_file": c, "search_content": from, "replace_content": to});
+    let (v, run) = tokio::join!(
+        call(&c_outer, "patch_file", edit("a.txt", "outer", "OUTER")),
+        async {
+            let run = gate_outer.wait_pending(1).await.remove(0);
+            assert!(
+                gate_inner.pending().await.is_empty(),
+                "the inner gate saw nothing"
+            );
+            gate_outer
+                .api(
+                    reqwest::Method::POST,
+                    &format!("/api/reviews/{run}/decision"),
+                    Some(json!({"decision": "accept"})),
+                )
+                .await;
+            run
+        }
+    );
+    ok(&v);
+    assert_eq!(v["run_id"], run);
+    assert_eq!(outer.read("a.txt"), "OUTER\n");
+    let (v, run) = tokio::join!(
+        call(&c_inner, "patch_file", edit("b.txt", "inner", "INNER")),
+        async {
+            let run = gate_inner.wait_pending(1).await.remove(0);
+            assert!(
+                gate_outer.pending().await.is_empty(),
+                "the outer gate saw nothing"
+            );
+            gate_inner
+                .api(
+                    reqwest::Method::POST,
+                    &format!("/api/reviews/{run}/decision"),
+                    Some(json!({"decision": "accept"})),
+                )
+                .await;
+            run
+        }
+    );
+    ok(&v);
+    assert_eq!(v["run_id"], run);
+    assert_eq!(outer.read("inner/b.txt"), "INNER\n");
+    assert!(v["warnings"].as_array().is_none_or(|w| w.is_empty()), "{v}");
+    c_outer.cancel().await.unwrap();
+    c_inner.cancel().await.unwrap();
+
+    // No gate for this root: the edit is a dry-run of the stdio server's own, and says so.
+    let alone = Project::new();
+    alone.write("c.txt", "c\n");
+    let c = stdio(&alone, &[], Recorder::default()).await;
+    let v = call(&c, "patch_file", edit("c.txt", "c", "C")).await;
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(v["dry_run"], true, "{v}");
+    let w = v["warnings"][0].as_str().unwrap_or_default();
+    assert!(w.contains("not reviewed by a person"), "{v}");
+    assert_eq!(alone.read("c.txt"), "c\n");
+    c.cancel().await.unwrap();
+}
+
 /// The HTTP guard: token, Host, Origin, body size; and the review API's shape.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_guard_and_review_api() {
@@ -1556,27 +1640,37 @@ async fn fifty_clients_twenty_edits_each() {
     }
 }
 
-/// `patchgate config` prints a snippet for the running gate, else for a stdio server.
+/// `patchgate config` prints the stdio form (it survives gate restarts) with patchgate's
+/// tools pre-approved, and with `--http` the running gate's endpoint and its kept token.
 #[test]
 fn config_prints_snippets_for_the_running_gate() {
     let p = Project::new();
-    let run = |client: &str| {
+    let run = |client: &str, extra: &[&str]| {
         let mut cmd = crate::support::bin();
-        cmd.args(["config", client, "--root"]).arg(&p.root);
+        cmd.args(["config", client, "--root"])
+            .arg(&p.root)
+            .args(extra);
         p.envs(&mut cmd);
         let out = cmd.output().unwrap();
         assert!(out.status.success());
         String::from_utf8(out.stdout).unwrap()
     };
-    let s = run("vscode");
+    let s = run("vscode", &[]);
     let v: Value = serde_json::from_str(&s).unwrap();
     assert_eq!(v["servers"]["patchgate"]["type"], "stdio");
     assert_eq!(
         v["servers"]["patchgate"]["args"],
         json!(["serve", "--stdio", "--root", p.root])
     );
-    let gate = Gate::start(&p, &["--policy", "auto"]);
-    let s = run("claude");
+    let mut gate = Gate::start(&p, &["--policy", "auto"]);
+    // The stdio form stays the default with a gate running.
+    let codex = run("codex", &[]);
+    assert!(codex.contains("\"serve\", \"--stdio\""), "{codex}");
+    assert!(
+        codex.contains("default_tools_approval_mode = \"approve\""),
+        "{codex}"
+    );
+    let s = run("claude", &["--http"]);
     assert!(
         s.starts_with(&format!(
             "claude mcp add --transport http patchgate {} --header 'Authorization: Bearer {}'",
@@ -1584,13 +1678,20 @@ fn config_prints_snippets_for_the_running_gate() {
         )),
         "{s}"
     );
-    let v: Value = serde_json::from_str(&run("cursor")).unwrap();
+    assert!(s.contains("mcp__patchgate__*"), "{s}");
+    let v: Value = serde_json::from_str(&run("cursor", &["--http"])).unwrap();
     assert_eq!(v["mcpServers"]["patchgate"]["url"], gate.mcp_url);
-    let codex = run("codex");
-    assert!(
-        codex.contains(&format!("url = \"{}\"", gate.mcp_url)),
-        "{codex}"
-    );
+    // The agents' token is kept across a restart: an HTTP configuration survives it.
+    let token = gate.token.clone();
+    let _ = gate.child.kill();
+    let _ = gate.child.wait();
+    let again = Gate::start(&p, &["--policy", "auto"]);
+    assert_eq!(again.token, token);
+    // With no gate running, --http names the address to start it on, with that token.
+    drop(again);
+    let s = run("codex", &["--http", "--listen", "127.0.0.1:9999"]);
+    assert!(s.contains("url = \"http://127.0.0.1:9999/mcp\""), "{s}");
+    assert!(s.contains(&format!("Bearer {token}")), "{s}");
 }
 
 #[test]

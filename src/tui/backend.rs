@@ -280,12 +280,12 @@ impl Backend {
         }
     }
 
-    /// Undo the last applied edit.
-    pub async fn undo(&self) -> Result<String, String> {
+    /// Undo an applied edit (`run_id`, or the latest): the run undone and what to say.
+    pub async fn undo(&self, run_id: Option<String>) -> Result<(String, String), String> {
         let (run_id, files) = match self {
             Backend::Local { dispatcher, .. } => {
                 let gate = dispatcher.gate().clone();
-                let entry = tokio::task::spawn_blocking(move || gate.undo(None))
+                let entry = tokio::task::spawn_blocking(move || gate.undo(run_id.as_deref()))
                     .await
                     .map_err(|e| e.to_string())?
                     .map_err(|e| format!("{}: {}", e.code, e.message))?;
@@ -295,7 +295,7 @@ impl Backend {
                 )
             }
             Backend::Remote(r) => {
-                let v = r.post("/api/undo", json!({})).await?;
+                let v = r.post("/api/undo", json!({ "run_id": run_id })).await?;
                 (
                     v["run_id"].as_str().unwrap_or("").to_string(),
                     v["files"]
@@ -309,7 +309,8 @@ impl Backend {
                 )
             }
         };
-        Ok(format!("undid {run_id}: restored {}", files.join(", ")))
+        let text = format!("undid {run_id}: restored {}", files.join(", "));
+        Ok((run_id, text))
     }
 
     /// Start listening for changes; they arrive on the returned channel.

@@ -32,7 +32,7 @@ pub enum Action {
     Commit,
     /// Open the `:` command line.
     Command,
-    /// Undo the last applied edit.
+    /// Undo the selected applied review (asks first).
     Undo,
     /// Unified ↔ side by side.
     ToggleMode,
@@ -124,7 +124,7 @@ pub const HELP: &[(&str, &[(&str, &str)])] = &[
             ("e", "edit the proposed content here (Ctrl+S accepts it)"),
             ("E", "edit it in $EDITOR, then accept"),
             ("c   :commit RUN_ID", "commit a dry-run"),
-            ("u", "undo the last applied edit"),
+            ("u", "undo the selected applied review"),
         ],
     ),
     (

@@ -254,12 +254,12 @@ fn run_effect(
                 let _ = tx.send(Input::Msg(Msg::Done(r)));
             });
         }
-        Effect::Undo => {
+        Effect::Undo(run_id) => {
             let b = backend.clone();
             let tx = tx.clone();
             tokio::spawn(async move {
-                let r = b.undo().await;
-                let _ = tx.send(Input::Msg(Msg::Done(r)));
+                let r = b.undo(run_id).await;
+                let _ = tx.send(Input::Msg(Msg::Undone(r)));
             });
         }
         Effect::ExternalEdit {

@@ -94,6 +94,8 @@ pub struct Item {
     pub view: Option<DiffView>,
     /// Its files are being fetched.
     pub loading: bool,
+    /// It was applied, then undone from here.
+    pub undone: bool,
 }
 
 impl Item {
@@ -103,6 +105,7 @@ impl Item {
             summary,
             view: None,
             loading: false,
+            undone: false,
         }
     }
 
@@ -144,6 +147,20 @@ pub enum Overlay {
     ConfirmQuit,
     /// "Accept every pending review whole?"
     ConfirmAcceptAll,
+    /// "Undo this applied review?"
+    ConfirmUndo {
+        /// The review.
+        run_id: String,
+        /// The files it restores.
+        paths: Vec<String>,
+    },
+    /// A message too long for the status line (any key closes it).
+    Message {
+        /// Its title.
+        title: String,
+        /// Its text.
+        text: String,
+    },
 }
 
 /// How a status message reads.

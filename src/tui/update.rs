@@ -33,6 +33,8 @@ pub enum Msg {
     },
     /// An effect finished: what to tell the person.
     Done(Result<String, String>),
+    /// An undo finished: the run undone and what to say, or why not.
+    Undone(Result<(String, String), String>),
     /// The gate's facts.
     Info(GateInfo),
     /// The clock (seconds since the epoch).
@@ -55,8 +57,8 @@ pub enum Effect {
     },
     /// Commit a dry-run.
     Commit(String),
-    /// Undo the last applied edit.
-    Undo,
+    /// Undo an applied edit: `run_id`, or the latest one.
+    Undo(Option<String>),
     /// Edit content in `$EDITOR`, then accept it.
     ExternalEdit {
         /// The review.
@@ -112,6 +114,30 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
         Msg::Done(r) => {
             match r {
                 Ok(text) => say(m, text, Tone::Good),
+                Err(text) => say(m, text, Tone::Bad),
+            }
+            Vec::new()
+        }
+        Msg::Undone(r) => {
+            match r {
+                Ok((run_id, text)) => {
+                    if let Some(i) = m.items.iter_mut().find(|i| i.summary.run_id == run_id) {
+                        i.undone = true;
+                    }
+                    say(m, text, Tone::Good);
+                }
+                // A refusal shows the file's three states: too long for the status line.
+                Err(text) if text.lines().count() > 1 => {
+                    say(
+                        m,
+                        "undo refused: the file changed since (Esc closes)",
+                        Tone::Bad,
+                    );
+                    m.overlay = Overlay::Message {
+                        title: " undo refused ".into(),
+                        text,
+                    };
+                }
                 Err(text) => say(m, text, Tone::Bad),
             }
             Vec::new()
@@ -461,7 +487,7 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
             }
         },
         (Some("q" | "quit"), _) => quit(m),
-        (Some("undo" | "u"), _) => vec![Effect::Undo],
+        (Some("undo" | "u"), arg) => vec![Effect::Undo(arg.map(str::to_string))],
         (Some("help"), _) => {
             m.overlay = Overlay::Help;
             Vec::new()
@@ -470,7 +496,7 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
         (Some(other), _) => {
             say(
                 m,
-                format!("unknown command `{other}` (commands: commit RUN_ID, undo, quit)"),
+                format!("unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], quit)"),
                 Tone::Bad,
             );
             Vec::new()
@@ -493,6 +519,30 @@ fn text_of(t: &TextArea<'_>) -> String {
     t.lines().join("\n")
 }
 
+/// `u`: undo the selected review, once the person confirms; only an applied one can be.
+fn ask_undo(m: &mut Model) {
+    let Some(i) = m.current() else {
+        say(m, "no review selected", Tone::Info);
+        return;
+    };
+    let (run_id, state, undone) = (i.summary.run_id.clone(), i.summary.state, i.undone);
+    if undone {
+        say(m, format!("run {run_id} was already undone"), Tone::Info);
+    } else if state != State::Applied {
+        say(
+            m,
+            format!(
+                "only an applied review can be undone; {run_id} is {}",
+                state.name()
+            ),
+            Tone::Info,
+        );
+    } else {
+        let paths = i.summary.paths.clone();
+        m.overlay = Overlay::ConfirmUndo { run_id, paths };
+    }
+}
+
 fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
     let alt = key.modifiers.contains(KeyModifiers::ALT);
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
@@ -507,6 +557,16 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
                 (Overlay::None, Vec::new())
             }
         },
+        Overlay::ConfirmUndo { run_id, .. } => match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => {
+                (Overlay::None, vec![Effect::Undo(Some(run_id))])
+            }
+            _ => {
+                say(m, "nothing undone", Tone::Info);
+                (Overlay::None, Vec::new())
+            }
+        },
+        Overlay::Message { .. } => (Overlay::None, Vec::new()),
         Overlay::ConfirmQuit => match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => {
                 m.quit = true;
@@ -716,8 +776,10 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
             ),
             None => say(m, "no review is selected (:commit RUN_ID)", Tone::Info),
         },
-        Action::Command => m.overlay = Overlay::Command(input("commit RUN_ID | undo | quit")),
-        Action::Undo => return vec![Effect::Undo],
+        Action::Command => {
+            m.overlay = Overlay::Command(input("commit RUN_ID | undo [RUN_ID] | quit"));
+        }
+        Action::Undo => ask_undo(m),
         Action::ToggleMode => {
             m.mode = match m.mode {
                 DiffMode::Unified => DiffMode::SideBySide,

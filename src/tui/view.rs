@@ -175,6 +175,16 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
             );
             confirm(f, &p, " accept all? ", vec![Line::from(question)]);
         }
+        Overlay::ConfirmUndo { run_id, paths } => {
+            let files = truncate(&inert_line(&paths.join(", ")), 56);
+            let text = vec![
+                Line::from(format!("Undo {run_id}? It puts back, as before the run:")),
+                Line::from(files),
+                Line::from("(y/n)"),
+            ];
+            confirm(f, &p, " undo? ", text);
+        }
+        Overlay::Message { title, text } => draw_message(f, &p, title, text),
         Overlay::ConfirmQuit => {
             let n = m.pending_count();
             let text = vec![
@@ -281,7 +291,11 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
     let cap = (inner.height / ITEM_HEIGHT) as usize;
     for (k, item) in m.items.iter().enumerate().skip(m.queue_scroll).take(cap) {
         let s = &item.summary;
-        let (icon, icon_style) = state_icon(s.state, p);
+        let (icon, icon_style) = if item.undone {
+            ("↶", p.dim())
+        } else {
+            state_icon(s.state, p)
+        };
         let sel = k == m.selected;
         let base = if sel { p.selected() } else { Style::default() };
         let closed = !item.is_open();
@@ -364,7 +378,11 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
         " {} · {} · {}{} ",
         inert_line(&s.tool),
         s.run_id,
-        s.state.name(),
+        if item.undone {
+            "undone"
+        } else {
+            s.state.name()
+        },
         s.client
             .as_deref()
             .map(|c| format!(" · {}", inert_line(c)))
@@ -507,6 +525,39 @@ fn highlight(line: Line<'static>, pattern: &str, style: Style) -> Line<'static> 
 }
 
 /// A yes/no question in a small centred box.
+/// A long message (a refused undo's three states) in a panel over most of the screen.
+fn draw_message(f: &mut Frame, p: &Palette, title: &str, text: &str) {
+    let full = f.area();
+    let area = popup(
+        full,
+        full.width.saturating_sub(4),
+        full.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, area);
+    let lines: Vec<Line> = text
+        .lines()
+        .map(|l| {
+            let style = match l.chars().next() {
+                Some('+') if !l.starts_with("+++") => p.fg(Color::Green),
+                Some('-') if !l.starts_with("---") => p.fg(Color::Red),
+                _ => Style::default(),
+            };
+            Line::styled(inert_line(l).into_owned(), style)
+        })
+        .collect();
+    f.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .border_style(p.fg(Color::Red))
+                .title(title.to_string())
+                .title_bottom(" any key closes "),
+        ),
+        area,
+    );
+}
+
 fn confirm(f: &mut Frame, p: &Palette, title: &str, text: Vec<Line<'static>>) {
     let height = u16::try_from(text.len()).unwrap_or(1).saturating_add(2);
     let area = popup(f.area(), 64.min(f.area().width), height);

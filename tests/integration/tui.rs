@@ -164,8 +164,36 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
         "a rejected edit writes nothing"
     );
 
-    // Nothing pending: q quits at once and the terminal is given back.
+    // Undo acts on the selected review, and only on an applied one.
     tmux.wait_for("the queue to settle", 10, |s| s.contains("0 pending"));
+    tmux.keys(&["u"]);
+    tmux.wait_for("a rejected review is not undone", 10, |s| {
+        s.contains("only an applied review can be undone")
+    });
+    tmux.keys(&["k", "u"]);
+    tmux.wait_for("the undo question", 10, |s| {
+        s.contains("Undo ") && s.contains("story.md")
+    });
+    tmux.keys(&["n"]);
+    tmux.wait_for("nothing undone", 10, |s| s.contains("nothing undone"));
+    assert_eq!(p.read("story.md"), expected);
+    // The file moved on since the run: the refusal shows the run's change and what came after.
+    p.write("story.md", &format!("{expected}A line added later.\n"));
+    tmux.keys(&["u", "y"]);
+    let screen = tmux.wait_for("the three states", 10, |s| {
+        s.contains("undo refused") && s.contains("What changed since")
+    });
+    assert!(screen.contains("+The first line, edited."), "{screen}");
+    assert!(screen.contains("+A line added later."), "{screen}");
+    tmux.keys(&["Escape"]);
+    p.write("story.md", &expected);
+    tmux.keys(&["u", "y"]);
+    tmux.wait_for("the undo and its row", 10, |s| {
+        s.contains("undid") && s.contains("undone")
+    });
+    assert_eq!(p.read("story.md"), STORY);
+
+    // Nothing pending: q quits at once and the terminal is given back.
     tmux.keys(&["q"]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !tmux.exited() {

@@ -81,3 +81,26 @@ wait_for "2 pending" 30
 tm send-keys -t pg n Space
 wait_for "1 of 2 included"
 shot apply
+tm kill-server 2>/dev/null || true
+
+# The same TUI in a small terminal: 80 × 24 (queue beside the diff), then 60 × 20 (stacked).
+COLS=80
+ROWS=24
+rm -rf "$work/state"
+tm new-session -d -s pg -x "$COLS" -y "$ROWS" -- env \
+    PATCHGATE_STATE_DIR="$work/state" PATCHGATE_LOG="$work/patchgate.log" \
+    COLORTERM=truecolor "$bin" demo --pace 150
+wait_for "6 pending" 30
+sleep 1
+tm send-keys -t pg g Enter
+wait_for "hunk 1/"
+shot small-80x24
+tm send-keys -t pg "?"
+wait_for "j/k scroll"
+shot small-80x24-help
+tm send-keys -t pg Escape
+COLS=60
+ROWS=20
+tm resize-window -t pg -x "$COLS" -y "$ROWS"
+sleep 0.5
+shot small-60x20

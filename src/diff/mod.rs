@@ -254,6 +254,39 @@ impl FileDiff {
     }
 }
 
+impl FileDiff {
+    /// The old version with the changes line by line: `take[h][k]` says whether changed line
+    /// `k` of hunk `h` (an index into its `lines`) is taken — a removed line taken goes, an
+    /// added line taken comes; a line not taken leaves the old text as it was there. Missing
+    /// entries are not taken.
+    pub fn apply_lines(&self, old: &str, new: &str, take: &[Vec<bool>]) -> String {
+        let a = split_keep(old);
+        let b = split_keep(new);
+        let mut out = String::with_capacity(old.len().max(new.len()));
+        let mut o = 0;
+        for (h, hunk) in self.hunks.iter().enumerate() {
+            let mask = take.get(h).map(Vec::as_slice).unwrap_or(&[]);
+            for line in &a[o..hunk.old_start.min(a.len())] {
+                out.push_str(line);
+            }
+            for (k, l) in hunk.lines.iter().enumerate() {
+                let taken = mask.get(k).copied().unwrap_or(false);
+                match (l.tag, l.old_index, l.new_index) {
+                    (Tag::Equal, Some(i), _) => out.push_str(a[i]),
+                    (Tag::Delete, Some(i), _) if !taken => out.push_str(a[i]),
+                    (Tag::Insert, _, Some(j)) if taken => out.push_str(b[j]),
+                    _ => {}
+                }
+            }
+            o = (hunk.old_start + hunk.old_len).min(a.len());
+        }
+        for line in &a[o..] {
+            out.push_str(line);
+        }
+        out
+    }
+}
+
 /// A unified diff of two versions under `a/PATH` and `b/PATH` headers, as tools return it.
 pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
     FileDiff::compute(old, new, CONTEXT).unified(&format!("a/{path}"), &format!("b/{path}"))
@@ -380,5 +413,25 @@ mod proptests {
                 prop_assert_eq!(&applied.content, &new);
             }
         }
+    }
+
+    #[test]
+    fn single_lines_of_a_hunk_are_taken_or_left() {
+        let old = "a\nb\nc\nd\n";
+        let new = "a\nB\nc\nD\nE\n";
+        let d = FileDiff::compute(old, new, 3);
+        assert_eq!(d.hunks.len(), 1);
+        let lines = &d.hunks[0].lines;
+        let mask =
+            |pick: &dyn Fn(&DiffLine) -> bool| -> Vec<bool> { lines.iter().map(pick).collect() };
+        // Everything taken is the new version; nothing taken the old one.
+        assert_eq!(d.apply_lines(old, new, &[mask(&|_| true)]), new);
+        assert_eq!(d.apply_lines(old, new, &[mask(&|_| false)]), old);
+        // Only the removal of `b` and the added `E`: `b` goes, `B` does not come.
+        let m = mask(&|l| l.text == "b" || l.text == "E");
+        assert_eq!(d.apply_lines(old, new, &[m]), "a\nc\nd\nE\n");
+        // `d` replaced by `D` only as a pair.
+        let m = mask(&|l| l.text == "d" || l.text == "D");
+        assert_eq!(d.apply_lines(old, new, &[m]), "a\nb\nc\nD\n");
     }
 }

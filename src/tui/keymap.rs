@@ -50,6 +50,12 @@ pub enum Action {
     PageDown,
     /// The help overlay.
     Help,
+    /// Cycle the queue's filter (all, open, decided).
+    Filter,
+    /// Scroll the diff to the left.
+    ScrollLeft,
+    /// Scroll the diff to the right.
+    ScrollRight,
     /// Quit.
     Quit,
     /// Close an overlay, clear the message.
@@ -88,6 +94,9 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::PageUp => Action::PageUp,
         KeyCode::PageDown => Action::PageDown,
         KeyCode::Char('?') | KeyCode::F(1) => Action::Help,
+        KeyCode::Char('f') => Action::Filter,
+        KeyCode::Char('h') | KeyCode::Left => Action::ScrollLeft,
+        KeyCode::Char('l') | KeyCode::Right => Action::ScrollRight,
         KeyCode::Char('q') => Action::Quit,
         KeyCode::Esc => Action::Escape,
         _ => return None,
@@ -110,6 +119,7 @@ pub const HELP: &[(&str, &[(&str, &str)])] = &[
             ),
             ("g / G", "top / bottom"),
             ("PgUp / PgDn", "page up / down (also Ctrl+U / Ctrl+D)"),
+            ("h / l  ← / →", "scroll long lines left / right"),
             ("/", "search: matches lit, n / N step, Esc ends"),
             ("mouse", "wheel scrolls, click selects"),
         ],
@@ -132,11 +142,37 @@ pub const HELP: &[(&str, &[(&str, &str)])] = &[
         &[
             ("s", "unified / side by side"),
             ("w", "hide / show whitespace-only changes"),
+            ("f", "queue shows all / open / decided reviews"),
             ("?", "this help"),
             ("q", "quit (asks when reviews are pending)"),
         ],
     ),
 ];
+
+/// The help's lines as text: each section's title, its keys, a blank line.
+pub fn help_text() -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for (section, keys) in HELP {
+        out.push((format!(" {section}"), None));
+        for (k, what) in *keys {
+            out.push((format!("   {k:<20}"), Some((*what).to_string())));
+        }
+        out.push((String::new(), None));
+    }
+    out
+}
+
+/// Rows the help takes inside a box `width` columns wide (its lines wrapped).
+pub fn help_rows(width: usize) -> usize {
+    let w = width.max(1);
+    help_text()
+        .iter()
+        .map(|(a, b)| {
+            let n = a.chars().count() + b.as_deref().map_or(0, |b| b.chars().count());
+            n.max(1).div_ceil(w)
+        })
+        .sum()
+}
 
 /// The key-hint line.
 pub const HINTS: &str = "j/k move  n/N hunk  space toggle  a accept  r reject  e edit  c commit  s side-by-side  ? help  q quit";
@@ -173,6 +209,9 @@ mod tests {
             ('g', Action::Top),
             ('G', Action::Bottom),
             ('?', Action::Help),
+            ('f', Action::Filter),
+            ('h', Action::ScrollLeft),
+            ('l', Action::ScrollRight),
             ('q', Action::Quit),
         ] {
             assert_eq!(action(&key(c)), Some(a), "{c}");

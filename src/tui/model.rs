@@ -187,33 +187,87 @@ pub struct Areas {
     pub hints: Rect,
 }
 
+/// Which reviews the queue shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Filter {
+    /// Every review.
+    #[default]
+    All,
+    /// Those a person can still decide (pending, dry-runs).
+    Open,
+    /// Those decided or closed.
+    Decided,
+}
+
+impl Filter {
+    /// The next filter (`f` cycles).
+    pub fn next(self) -> Filter {
+        match self {
+            Filter::All => Filter::Open,
+            Filter::Open => Filter::Decided,
+            Filter::Decided => Filter::All,
+        }
+    }
+
+    /// How the queue's title names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Filter::All => "all",
+            Filter::Open => "open",
+            Filter::Decided => "decided",
+        }
+    }
+
+    /// Whether `item` shows.
+    pub fn admits(self, item: &Item) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::Open => item.is_open(),
+            Filter::Decided => !item.is_open(),
+        }
+    }
+}
+
+/// Below this width the queue stands above the diff instead of beside it.
+pub const STACK_BELOW: u16 = 80;
+
 /// Lines each queue item takes.
 pub const ITEM_HEIGHT: u16 = 2;
 
-/// Split the screen.
-pub fn areas(size: Rect) -> Areas {
+/// Split the screen; `message_rows` lines at the bottom hold the message (or the key hints).
+pub fn areas(size: Rect, message_rows: u16) -> Areas {
     let h = size.height;
-    let body_h = h.saturating_sub(2);
-    let queue_w = (size.width / 3)
-        .clamp(24.min(size.width), 52)
-        .min(size.width);
+    let bottom = 1 + message_rows.max(1);
+    let body_h = h.saturating_sub(bottom);
+    let (queue, diff) = if size.width < STACK_BELOW {
+        // Narrow: the queue above (a third of the height), the diff below at full width.
+        let queue_h = (body_h / 3).max((2 + 2 * ITEM_HEIGHT).min(body_h));
+        (
+            Rect::new(size.x, size.y, size.width, queue_h),
+            Rect::new(size.x, size.y + queue_h, size.width, body_h - queue_h),
+        )
+    } else {
+        let queue_w = (size.width / 3).clamp(24, 52);
+        (
+            Rect::new(size.x, size.y, queue_w, body_h),
+            Rect::new(size.x + queue_w, size.y, size.width - queue_w, body_h),
+        )
+    };
     Areas {
-        queue: Rect::new(size.x, size.y, queue_w, body_h),
-        diff: Rect::new(
-            size.x + queue_w,
-            size.y,
-            size.width.saturating_sub(queue_w),
-            body_h,
-        ),
+        queue,
+        diff,
         status: Rect::new(size.x, size.y + body_h, size.width, h.min(1)),
         hints: Rect::new(
             size.x,
             size.y + body_h + 1,
             size.width,
-            h.saturating_sub(body_h + 1).min(1),
+            h.saturating_sub(body_h + 1).min(bottom - 1),
         ),
     }
 }
+
+/// The most lines the message area takes.
+pub const MESSAGE_ROWS_MAX: u16 = 3;
 
 /// The whole TUI state.
 #[derive(Debug, Clone)]
@@ -224,6 +278,12 @@ pub struct Model {
     pub selected: usize,
     /// The first queue item on screen.
     pub queue_scroll: usize,
+    /// Which reviews the queue shows.
+    pub filter: Filter,
+    /// Columns the diff is scrolled to the right.
+    pub hscroll: usize,
+    /// The help's first line on screen.
+    pub help_scroll: usize,
     /// Which pane has the keyboard.
     pub focus: Focus,
     /// Unified or side by side.
@@ -257,6 +317,9 @@ impl Model {
             items: Vec::new(),
             selected: 0,
             queue_scroll: 0,
+            filter: Filter::All,
+            hscroll: 0,
+            help_scroll: 0,
             focus: Focus::Queue,
             mode: DiffMode::Unified,
             ignore_ws: false,
@@ -292,7 +355,29 @@ impl Model {
 
     /// The screen regions.
     pub fn areas(&self) -> Areas {
-        areas(self.size)
+        areas(self.size, self.message_rows())
+    }
+
+    /// Lines the status message needs at the bottom (wrapped, at most three).
+    pub fn message_rows(&self) -> u16 {
+        let Some((text, _)) = &self.status else {
+            return 1;
+        };
+        let w = usize::from(self.size.width.max(1));
+        let rows: usize = text
+            .lines()
+            .map(|l| l.chars().count().max(1).div_ceil(w))
+            .sum();
+        u16::try_from(rows)
+            .unwrap_or(u16::MAX)
+            .clamp(1, MESSAGE_ROWS_MAX)
+    }
+
+    /// The indices of the items the filter shows, in order.
+    pub fn visible(&self) -> Vec<usize> {
+        (0..self.items.len())
+            .filter(|&i| self.filter.admits(&self.items[i]))
+            .collect()
     }
 
     /// Rows of the diff pane inside its border.

@@ -174,13 +174,52 @@ pub fn select(m: &mut Model, idx: usize) -> Vec<Effect> {
     vec![Effect::LoadFiles(item.summary.run_id.clone())]
 }
 
+/// Scroll the queue (counted in shown items) so the selected item is on screen.
 fn keep_selection_visible(m: &mut Model) {
     let cap = m.queue_capacity();
-    if m.selected < m.queue_scroll {
-        m.queue_scroll = m.selected;
-    } else if m.selected >= m.queue_scroll + cap {
-        m.queue_scroll = m.selected + 1 - cap;
+    let vis = m.visible();
+    let at = vis.iter().position(|&i| i == m.selected).unwrap_or(0);
+    if at < m.queue_scroll {
+        m.queue_scroll = at;
+    } else if at >= m.queue_scroll + cap {
+        m.queue_scroll = at + 1 - cap;
     }
+    m.queue_scroll = m.queue_scroll.min(vis.len().saturating_sub(cap));
+}
+
+/// Move the selection `delta` items among those the filter shows (`isize::MIN`: the first,
+/// `isize::MAX`: the last).
+fn step(m: &mut Model, delta: isize) -> Vec<Effect> {
+    let vis = m.visible();
+    if vis.is_empty() {
+        return Vec::new();
+    }
+    let at = match vis.iter().position(|&i| i == m.selected) {
+        Some(p) => p.saturating_add_signed(delta).min(vis.len() - 1),
+        // The selection is filtered out: the nearest shown item.
+        None => vis
+            .iter()
+            .position(|&i| i > m.selected)
+            .unwrap_or(vis.len() - 1),
+    };
+    select(m, vis[at])
+}
+
+/// `f`: the next queue filter; the selection moves to a shown item if it is hidden.
+fn cycle_filter(m: &mut Model) -> Vec<Effect> {
+    m.filter = m.filter.next();
+    let vis = m.visible();
+    say(
+        m,
+        format!("queue: {} reviews ({} shown)", m.filter.name(), vis.len()),
+        Tone::Info,
+    );
+    m.queue_scroll = 0;
+    if vis.contains(&m.selected) || vis.is_empty() {
+        keep_selection_visible(m);
+        return Vec::new();
+    }
+    step(m, 0)
 }
 
 /// The next pending review after `from` (wrapping), if any.
@@ -329,7 +368,7 @@ fn accept(m: &mut Model) -> Vec<Effect> {
         let state = item.summary.state;
         say(
             m,
-            format!("this review is {state:?}; nothing to accept"),
+            format!("this review is {}; nothing to accept", state.name()),
             Tone::Info,
         );
         return Vec::new();
@@ -519,6 +558,30 @@ fn text_of(t: &TextArea<'_>) -> String {
     t.lines().join("\n")
 }
 
+/// Columns `h` / `l` scroll the diff by, and the furthest it goes.
+const HSCROLL_STEP: usize = 8;
+const HSCROLL_MAX: usize = 400;
+
+/// A key in the help: scroll keys scroll it (true); any other key closes it (false).
+fn help_scroll(m: &mut Model, code: KeyCode) -> bool {
+    // The help's box is the screen less a line above and below; its border takes two more.
+    let shown = usize::from(m.size.height.saturating_sub(4)).max(1);
+    let inner = usize::from(m.size.width.min(76).saturating_sub(2));
+    let max = crate::tui::keymap::help_rows(inner).saturating_sub(shown);
+    let page = shown.saturating_sub(1).max(1);
+    m.help_scroll = match code {
+        KeyCode::Char('j') | KeyCode::Down => m.help_scroll + 1,
+        KeyCode::Char('k') | KeyCode::Up => m.help_scroll.saturating_sub(1),
+        KeyCode::PageDown | KeyCode::Char(' ') => m.help_scroll + page,
+        KeyCode::PageUp => m.help_scroll.saturating_sub(page),
+        KeyCode::Char('g') | KeyCode::Home => 0,
+        KeyCode::Char('G') | KeyCode::End => max,
+        _ => return false,
+    }
+    .min(max);
+    true
+}
+
 /// `u`: undo the selected review, once the person confirms; only an applied one can be.
 fn ask_undo(m: &mut Model) {
     let Some(i) = m.current() else {
@@ -549,7 +612,10 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
     let overlay = std::mem::take(&mut m.overlay);
     let (overlay, effects) = match overlay {
         Overlay::None => return None,
-        Overlay::Help => (Overlay::None, Vec::new()),
+        Overlay::Help => match help_scroll(m, key.code) {
+            true => (Overlay::Help, Vec::new()),
+            false => (Overlay::None, Vec::new()),
+        },
         Overlay::ConfirmAcceptAll => match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => (Overlay::None, accept_all(m)),
             _ => {
@@ -689,16 +755,21 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
     let Some(action) = keymap::action(&key) else {
         return Vec::new();
     };
+    // The message has been seen: the next key gives its lines back to the key hints.
+    m.status = None;
     let page = m.diff_height().saturating_sub(2).max(1) as isize;
     match action {
         Action::Down => match m.focus {
-            Focus::Queue => return select(m, m.selected + 1),
+            Focus::Queue => return step(m, 1),
             Focus::Diff => scroll_by(m, 1),
         },
         Action::Up => match m.focus {
-            Focus::Queue => return select(m, m.selected.saturating_sub(1)),
+            Focus::Queue => return step(m, -1),
             Focus::Diff => scroll_by(m, -1),
         },
+        Action::Filter => return cycle_filter(m),
+        Action::ScrollLeft => m.hscroll = m.hscroll.saturating_sub(HSCROLL_STEP),
+        Action::ScrollRight => m.hscroll = (m.hscroll + HSCROLL_STEP).min(HSCROLL_MAX),
         Action::Focus => {
             m.focus = match m.focus {
                 Focus::Queue => Focus::Diff,
@@ -805,16 +876,19 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
         }
         Action::Search => m.overlay = Overlay::Search(input("search the diff")),
         Action::Top => match m.focus {
-            Focus::Queue => return select(m, 0),
+            Focus::Queue => return step(m, isize::MIN),
             Focus::Diff => scroll_by(m, isize::MIN / 2),
         },
         Action::Bottom => match m.focus {
-            Focus::Queue => return select(m, m.items.len().saturating_sub(1)),
+            Focus::Queue => return step(m, isize::MAX),
             Focus::Diff => scroll_by(m, isize::MAX / 2),
         },
         Action::PageUp => scroll_by(m, -page),
         Action::PageDown => scroll_by(m, page),
-        Action::Help => m.overlay = Overlay::Help,
+        Action::Help => {
+            m.help_scroll = 0;
+            m.overlay = Overlay::Help;
+        }
         Action::Quit => return quit(m),
         Action::Escape => {
             m.status = None;
@@ -844,15 +918,15 @@ fn on_mouse(m: &mut Model, ev: MouseEvent) -> Vec<Effect> {
     let a = m.areas();
     let in_queue = ev.column < a.queue.x + a.queue.width && ev.row < a.queue.y + a.queue.height;
     match ev.kind {
-        MouseEventKind::ScrollDown if in_queue => return select(m, m.selected + 1),
-        MouseEventKind::ScrollUp if in_queue => return select(m, m.selected.saturating_sub(1)),
+        MouseEventKind::ScrollDown if in_queue => return step(m, 1),
+        MouseEventKind::ScrollUp if in_queue => return step(m, -1),
         MouseEventKind::ScrollDown => scroll_by(m, 3),
         MouseEventKind::ScrollUp => scroll_by(m, -3),
         MouseEventKind::Down(MouseButton::Left) if in_queue => {
             m.focus = Focus::Queue;
             let inner = ev.row.saturating_sub(a.queue.y + 1);
-            let idx = m.queue_scroll + (inner / ITEM_HEIGHT) as usize;
-            if idx < m.items.len() {
+            let at = m.queue_scroll + (inner / ITEM_HEIGHT) as usize;
+            if let Some(&idx) = m.visible().get(at) {
                 return select(m, idx);
             }
         }

@@ -11,8 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::highlight::{Key, Side, Spans};
-use super::keymap::{HELP, HINTS};
-use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
+use super::keymap::HINTS;
+use super::model::{DiffView, Filter, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, Row, emphasis};
 use crate::diff::{DiffLine, Tag};
 use crate::inert::{inert, inert_line};
@@ -269,11 +269,17 @@ fn wrap(s: &str, width: usize, max: usize) -> Vec<String> {
 
 fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
     let pending = m.pending_count();
-    let block = pane(
-        format!(" Queue · {pending} pending "),
-        m.focus == Focus::Queue,
-        p,
-    );
+    let shown = m.visible();
+    let title = match m.filter {
+        Filter::All => format!(" Queue · {pending} pending "),
+        other => format!(
+            " Queue · {pending} pending · {} {}/{} ",
+            other.name(),
+            shown.len(),
+            m.items.len()
+        ),
+    };
+    let block = pane(title, m.focus == Focus::Queue, p);
     let inner = block.inner(area);
     f.render_widget(block, area);
     if m.items.is_empty() {
@@ -289,7 +295,13 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
     let w = inner.width as usize;
     let mut lines: Vec<Line> = Vec::new();
     let cap = (inner.height / ITEM_HEIGHT) as usize;
-    for (k, item) in m.items.iter().enumerate().skip(m.queue_scroll).take(cap) {
+    if shown.is_empty() {
+        let text = format!(" no {} reviews (f: next filter)", m.filter.name());
+        f.render_widget(Paragraph::new(Line::styled(text, p.dim())), inner);
+        return;
+    }
+    for &k in shown.iter().skip(m.queue_scroll).take(cap) {
+        let item = &m.items[k];
         let s = &item.summary;
         let (icon, icon_style) = if item.undone {
             ("↶", p.dim())
@@ -301,7 +313,9 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
         let closed = !item.is_open();
         let text_style = if closed { base.patch(p.dim()) } else { base };
         let ago = age(m.now, s.created);
-        let head = format!(" {} {}", s.run_id, s.tool);
+        // The tool first (the run id is in the diff's title too), the age always in sight.
+        let room = w.saturating_sub(2 + ago.chars().count() + 2);
+        let head = truncate(&format!(" {} {}", inert_line(&s.tool), s.run_id), room);
         let pad = w.saturating_sub(head.chars().count() + 2 + ago.chars().count() + 1);
         lines.push(Line::from(vec![
             Span::styled(format!(" {icon}"), base.patch(icon_style)),
@@ -315,7 +329,12 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
             [one, rest @ ..] => format!("{} +{}", inert_line(one), rest.len()),
         };
         let counts = format!("+{} -{}", s.added, s.removed);
-        let client = inert_line(s.client.as_deref().unwrap_or_default()).into_owned();
+        // The client only where the path keeps room enough.
+        let client = if w >= 36 {
+            inert_line(s.client.as_deref().unwrap_or_default()).into_owned()
+        } else {
+            String::new()
+        };
         let room = w.saturating_sub(3 + counts.len() + 1 + client.chars().count().min(14) + 1);
         let path = truncate(&path, room.max(8));
         let pad = w.saturating_sub(
@@ -773,6 +792,7 @@ impl RowCtx<'_> {
             syntax.as_deref().unwrap_or(&[]),
             &emph,
             |emph| self.p.bg(l.tag, emph),
+            self.m.hscroll.min(MAX_COLS),
             width.min(MAX_COLS),
         );
         if l.no_newline {
@@ -843,14 +863,14 @@ fn dim_if(line: Line<'static>, dim: bool, p: &Palette) -> Line<'static> {
     Line::from(spans)
 }
 
-/// Split `text` at every boundary of the syntax spans and emphasis ranges, giving each piece
-/// its syntax foreground over the diff background; tabs become four spaces; at most `width`
-/// characters.
+/// A line's text as spans: syntax colours, the diff background (`bg(emphasised)`), tabs
+/// expanded; the first `skip` columns left out (scrolled right), at most `width` shown.
 fn styled(
     text: &str,
     syntax: &[(Style, Range<usize>)],
     emph: &[Range<usize>],
     bg: impl Fn(bool) -> Style,
+    skip: usize,
     width: usize,
 ) -> Vec<Span<'static>> {
     let mut cuts: Vec<usize> = vec![0, text.len()];
@@ -865,7 +885,8 @@ fn styled(
     cuts.sort_unstable();
     cuts.dedup();
     let mut out = Vec::new();
-    let mut cols = 0;
+    // `col`: the line's own column; shown are columns skip..skip + width.
+    let (mut col, end) = (0, skip + width);
     for w in cuts.windows(2) {
         let (a, b) = (w[0], w[1]);
         if a >= b || !text.is_char_boundary(a) || !text.is_char_boundary(b) {
@@ -880,22 +901,25 @@ fn styled(
         let style = bg(is_emph).patch(fg);
         let mut piece = String::with_capacity(b - a);
         for ch in text[a..b].chars() {
-            if cols >= width {
+            if col >= end {
                 break;
             }
-            if ch == '\t' {
-                let n = 4 - cols % 4;
-                piece.extend(std::iter::repeat_n(' ', n.min(width - cols)));
-                cols += n;
-            } else if !ch.is_control() {
-                piece.push(ch);
-                cols += 1;
+            let (glyph, n) = match ch {
+                '\t' => (' ', 4 - col % 4),
+                c if c.is_control() => continue,
+                c => (c, 1),
+            };
+            for _ in 0..n {
+                if col >= skip && col < end {
+                    piece.push(glyph);
+                }
+                col += 1;
             }
         }
         if !piece.is_empty() {
             out.push(Span::styled(piece, style));
         }
-        if cols >= width {
+        if col >= end {
             break;
         }
     }
@@ -929,19 +953,8 @@ fn draw_status(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
     } else {
         Style::default().add_modifier(Modifier::REVERSED)
     };
-    let mut spans = vec![Span::styled(left.clone(), bar)];
-    if let Some((text, tone)) = &m.status {
-        let style = match tone {
-            Tone::Info => bar,
-            Tone::Good => bar.patch(p.fg(Color::Green)),
-            Tone::Bad => bar.patch(p.fg(Color::Red)).add_modifier(Modifier::BOLD),
-        };
-        let room = (area.width as usize).saturating_sub(left.chars().count() + 1);
-        spans.push(Span::styled(
-            format!(" {}", truncate(&inert_line(text), room)),
-            style,
-        ));
-    }
+    let _ = p;
+    let mut spans = vec![Span::styled(truncate(&left, area.width as usize), bar)];
     let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
     spans.push(Span::styled(
         " ".repeat((area.width as usize).saturating_sub(used)),
@@ -966,10 +979,25 @@ fn draw_hints(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
                 Rect::new(area.x + 1, area.y, area.width.saturating_sub(1), 1),
             );
         }
-        _ => {
-            let hints = fit_hints(HINTS, area.width as usize);
-            f.render_widget(Paragraph::new(Line::styled(hints, p.dim())), area);
-        }
+        _ => match &m.status {
+            // The message area: the message in full (up to three lines), else the hints.
+            Some((text, tone)) => {
+                let style = match tone {
+                    Tone::Info => Style::default(),
+                    Tone::Good => p.fg(Color::Green),
+                    Tone::Bad => p.fg(Color::Red).add_modifier(Modifier::BOLD),
+                };
+                let lines: Vec<Line> = text
+                    .lines()
+                    .map(|l| Line::styled(inert_line(l).into_owned(), style))
+                    .collect();
+                f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
+            }
+            None => {
+                let hints = fit_hints(HINTS, area.width as usize);
+                f.render_widget(Paragraph::new(Line::styled(hints, p.dim())), area);
+            }
+        },
     }
 }
 
@@ -990,36 +1018,47 @@ fn fit_hints(all: &str, width: usize) -> String {
 }
 
 fn draw_help(f: &mut Frame, m: &Model, p: &Palette) {
-    let rows: usize = HELP.iter().map(|(_, keys)| keys.len() + 2).sum();
-    let area = popup(f.area(), 76.min(f.area().width), rows as u16 + 3);
+    let full = f.area();
+    let width = 76.min(full.width);
+    let rows = super::keymap::help_rows(usize::from(width.saturating_sub(2)));
+    // A line of the screen stays free above and below; past that the help scrolls.
+    let height = u16::try_from(rows + 2)
+        .unwrap_or(u16::MAX)
+        .min(full.height.saturating_sub(2).max(3));
+    let area = popup(full, width, height);
+    let scrolls = rows + 2 > usize::from(height);
     f.render_widget(Clear, area);
-    let mut lines = Vec::new();
-    for (section, keys) in HELP {
-        lines.push(Line::styled(
-            format!(" {section}"),
-            p.accent().add_modifier(Modifier::BOLD),
-        ));
-        for (k, what) in *keys {
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("   {k:<20}"),
-                    Style::default().add_modifier(Modifier::BOLD),
-                ),
-                Span::raw(*what),
-            ]));
-        }
-        lines.push(Line::from(""));
-    }
-    let _ = m;
+    let lines: Vec<Line> = super::keymap::help_text()
+        .into_iter()
+        .map(|(head, what)| match what {
+            None => Line::styled(head, p.accent().add_modifier(Modifier::BOLD)),
+            Some(what) => Line::from(vec![
+                Span::styled(head, Style::default().add_modifier(Modifier::BOLD)),
+                Span::raw(what),
+            ]),
+        })
+        .collect();
+    let bottom = if scrolls {
+        format!(
+            " j/k scroll · {}-{} of {rows} · any other key closes ",
+            m.help_scroll + 1,
+            (m.help_scroll + usize::from(height.saturating_sub(2))).min(rows)
+        )
+    } else {
+        " any key closes ".to_string()
+    };
     f.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_type(BorderType::Rounded)
-                .border_style(p.accent())
-                .title(" keys ")
-                .title_bottom(" any key closes "),
-        ),
+        Paragraph::new(lines)
+            .scroll((u16::try_from(m.help_scroll).unwrap_or(0), 0))
+            .wrap(Wrap { trim: false })
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_type(BorderType::Rounded)
+                    .border_style(p.accent())
+                    .title(" keys ")
+                    .title_bottom(bottom),
+            ),
         area,
     );
 }
@@ -1087,6 +1126,7 @@ mod tests {
                     Style::default()
                 }
             },
+            0,
             80,
         );
         let joined: String = spans.iter().map(|s| s.content.as_ref()).collect();
@@ -1096,8 +1136,11 @@ mod tests {
         let one = spans.iter().find(|s| s.content == "1").unwrap();
         assert_eq!(one.style.bg, Some(Color::Blue));
         // The width bounds the work.
-        let cut = styled("abcdefgh", &[], &[], |_| Style::default(), 3);
+        let cut = styled("abcdefgh", &[], &[], |_| Style::default(), 0, 3);
         assert_eq!(cut[0].content, "abc");
+        // Scrolled right: the first columns are left out, tabs counted by their width.
+        let right = styled("\tabcdefgh", &[], &[], |_| Style::default(), 5, 3);
+        assert_eq!(right[0].content, "bcd");
     }
 
     #[test]

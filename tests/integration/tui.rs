@@ -482,3 +482,58 @@ fn color_always_and_never_are_obeyed() {
     }
     assert_eq!(seen, [true, false]);
 }
+
+#[test]
+fn a_small_terminal_stacks_the_panes_and_the_help_scrolls() {
+    let p = Project::new();
+    let long = format!("let x = {}; // FAR_END", "1 + ".repeat(30));
+    p.write("a.rs", "fn main() {\n    let x = 1;\n}\n");
+    let patch = format!(
+        "--- a/a.rs\n+++ b/a.rs\n@@ -1,3 +1,3 @@\n fn main() {{\n-    let x = 1;\n+    {long}\n }}\n"
+    );
+    let tmux = apply_in_tmux(&p, &p.state, &patch, (60, 20), &[], &[]);
+    let screen = tmux.wait_for("the review", 30, |s| s.contains("1 pending"));
+    // 60 columns: the queue stands above the diff, both the full width.
+    let lines: Vec<&str> = screen.lines().collect();
+    assert!(
+        lines[0].starts_with("╭ Queue") && lines[0].ends_with('╮'),
+        "{screen}"
+    );
+    assert!(
+        !lines[1].contains("││"),
+        "side by side at 60 columns:\n{screen}"
+    );
+    assert!(
+        lines
+            .iter()
+            .skip(1)
+            .any(|l| l.starts_with("╭ ") && l.contains("pending")),
+        "{screen}"
+    );
+    // A long line scrolls into view with l.
+    assert!(!screen.contains("FAR_END"), "{screen}");
+    tmux.keys(&["l"; 14]);
+    tmux.wait_for("the line's end", 10, |s| s.contains("FAR_END"));
+    tmux.keys(&["h"; 14]);
+    tmux.wait_for("the line's start", 10, |s| !s.contains("FAR_END"));
+    // The queue's filter.
+    tmux.keys(&["f"]);
+    tmux.wait_for("open reviews", 10, |s| {
+        s.contains("queue: open reviews (1 shown)")
+    });
+    tmux.keys(&["f"]);
+    tmux.wait_for("no decided review", 10, |s| {
+        s.contains("no decided reviews")
+    });
+    tmux.keys(&["f"]);
+    tmux.wait_for("all again", 10, |s| s.contains("queue: all reviews"));
+    // The help is taller than 20 rows: it scrolls to its last line.
+    tmux.keys(&["?"]);
+    tmux.wait_for("the help", 10, |s| s.contains("j/k scroll"));
+    tmux.keys(&["G"]);
+    tmux.wait_for("the help's end", 10, |s| {
+        s.contains("this help") && s.contains("quit (asks when")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the help closed", 10, |s| !s.contains("j/k scroll"));
+}

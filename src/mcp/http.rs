@@ -13,7 +13,7 @@
 //! | `GET /api/reviews/{run_id}` | one proposal |
 //! | `GET /api/reviews/{run_id}/files` | both versions of each of its files |
 //! | `GET /api/events` | SSE: `new`, `updated`, `decided` with the proposal |
-//! | `POST /api/reviews/{run_id}/decision` | `{decision: accept\|reject, hunks?, content?, note?}` |
+//! | `POST /api/reviews/{run_id}/decision` | `{decision: accept\|reject, hunks?, skip_lines?, content?, note?}` |
 //! | `POST /api/reviews/{run_id}/commit` | a person commits a dry-run |
 //! | `POST /api/reviews/{run_id}/wait` | `{timeout_s}`: wait for a decision (envelope) |
 //! | `POST /api/reviews/{run_id}/withdraw` | the agent gave up waiting |
@@ -429,6 +429,9 @@ struct DecisionBody {
     decision: String,
     #[serde(default)]
     hunks: Option<Vec<usize>>,
+    /// Changed lines left out of the accepted hunks: `[hunk, line]` pairs.
+    #[serde(default)]
+    skip_lines: Option<Vec<(usize, usize)>>,
     #[serde(default)]
     content: Option<String>,
     #[serde(default)]
@@ -439,13 +442,22 @@ struct DecisionBody {
 fn decision_of(body: DecisionBody) -> Result<(Decision, Option<String>), Error> {
     match body.decision.as_str() {
         "accept" => {
-            let d = match (body.hunks, body.content) {
-                (Some(_), Some(_)) => {
-                    return Err(Error::invalid_input("give `hunks` or `content`, not both"));
+            let parts = body.hunks.is_some() || body.skip_lines.is_some();
+            let d = match (body.content, body.skip_lines) {
+                (Some(_), _) if parts => {
+                    return Err(Error::invalid_input(
+                        "give `hunks`/`skip_lines` or `content`, not both",
+                    ));
                 }
-                (Some(h), None) => Decision::AcceptHunks(h),
-                (None, Some(c)) => Decision::AcceptEdited(c),
-                (None, None) => Decision::Accept,
+                (Some(c), _) => Decision::AcceptEdited(c),
+                (None, Some(skip)) => Decision::AcceptLines {
+                    hunks: body.hunks,
+                    skip,
+                },
+                (None, None) => match body.hunks {
+                    Some(h) => Decision::AcceptHunks(h),
+                    None => Decision::Accept,
+                },
             };
             Ok((d, body.note))
         }
@@ -839,6 +851,16 @@ mod tests {
             decision_of(body(json!({"decision": "reject", "note": "no"}))).unwrap().0,
             Decision::Reject(n) if n == "no"
         ));
+        assert!(matches!(
+            decision_of(body(json!({"decision": "accept", "skip_lines": [[0, 3]]}))).unwrap().0,
+            Decision::AcceptLines { hunks: None, skip } if skip == vec![(0, 3)]
+        ));
+        assert!(
+            decision_of(body(
+                json!({"decision": "accept", "skip_lines": [], "content": "x"})
+            ))
+            .is_err()
+        );
         assert!(decision_of(body(json!({"decision": "maybe"}))).is_err());
         assert!(
             decision_of(body(

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use crate::diff::{CONTEXT, FileDiff};
+use crate::diff::{CONTEXT, FileDiff, Tag};
 use crate::edit::text::Text;
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::fs;
@@ -166,6 +166,14 @@ pub enum Decision {
     Accept,
     /// Only these hunks (indices over all files' hunks, in file order).
     AcceptHunks(Vec<usize>),
+    /// Only these hunks, and of them only the changed lines not in `skip`: (hunk, line)
+    /// pairs, the hunk's index over all files and the line's index in its display lines.
+    AcceptLines {
+        /// The hunks (`None`: all).
+        hunks: Option<Vec<usize>>,
+        /// The changed lines left out.
+        skip: Vec<(usize, usize)>,
+    },
     /// This content instead (single-file proposals).
     AcceptEdited(String),
     /// No, with a reason for the agent.
@@ -266,6 +274,73 @@ impl Proposal {
         self.files.iter().map(FileChange::unified).collect()
     }
 
+    /// The contents with hunks `chosen` (`None`: all) taken but their changed lines in `skip`
+    /// left out.
+    fn accept_parts(
+        &self,
+        chosen: Option<&[usize]>,
+        skip: &[(usize, usize)],
+    ) -> Result<(Vec<Option<String>>, Review)> {
+        let total = self.hunk_count();
+        let all: Vec<usize> = (0..total).collect();
+        let chosen = chosen.unwrap_or(&all);
+        if let Some(bad) = chosen
+            .iter()
+            .chain(skip.iter().map(|(h, _)| h))
+            .find(|&&h| h >= total)
+        {
+            return Err(Error::invalid_input(format!(
+                "hunk {bad} does not exist; the proposal has {total} hunks (0-{})",
+                total.saturating_sub(1)
+            )));
+        }
+        let mut offset = 0;
+        let mut contents = Vec::with_capacity(self.files.len());
+        let mut accepted = 0;
+        for f in &self.files {
+            let masks: Vec<Vec<bool>> = f
+                .diff
+                .hunks
+                .iter()
+                .enumerate()
+                .map(|(k, h)| {
+                    let g = offset + k;
+                    let on = chosen.contains(&g);
+                    h.lines
+                        .iter()
+                        .enumerate()
+                        .map(|(i, l)| on && l.tag != Tag::Equal && !skip.contains(&(g, i)))
+                        .collect()
+                })
+                .collect();
+            offset += masks.len();
+            let taken = |m: &Vec<bool>| m.iter().any(|&b| b);
+            accepted += masks.iter().filter(|m| taken(m)).count();
+            if f.delete {
+                // A deletion is one decision: every line of it, or nothing.
+                let whole = !masks.is_empty()
+                    && masks.iter().zip(&f.diff.hunks).all(|(m, h)| {
+                        m.iter()
+                            .zip(&h.lines)
+                            .all(|(&t, l)| t || l.tag == Tag::Equal)
+                    });
+                contents.push(if whole { None } else { Some(f.old.clone()) });
+            } else {
+                contents.push(Some(f.diff.apply_lines(&f.old, &f.new, &masks)));
+            }
+        }
+        Ok((
+            contents,
+            Review {
+                decision: "accept".into(),
+                note: String::new(),
+                edited_by_reviewer: false,
+                hunks_accepted: accepted,
+                hunks_total: total,
+            },
+        ))
+    }
+
     /// The content each file would get under `decision` (`None` for a deleted file), and the
     /// review record. `Reject` has no content.
     pub fn decided_contents(&self, decision: &Decision) -> Result<(Vec<Option<String>>, Review)> {
@@ -284,43 +359,8 @@ impl Proposal {
                     hunks_total: total,
                 },
             )),
-            Decision::AcceptHunks(chosen) => {
-                if let Some(bad) = chosen.iter().find(|&&h| h >= total) {
-                    return Err(Error::invalid_input(format!(
-                        "hunk {bad} does not exist; the proposal has {total} hunks (0-{})",
-                        total.saturating_sub(1)
-                    )));
-                }
-                let mut offset = 0;
-                let mut contents = Vec::with_capacity(self.files.len());
-                let mut accepted = 0;
-                for f in &self.files {
-                    let n = f.diff.hunks.len();
-                    let mask: Vec<bool> = (0..n).map(|k| chosen.contains(&(offset + k))).collect();
-                    accepted += mask.iter().filter(|&&b| b).count();
-                    offset += n;
-                    if f.delete {
-                        // A deletion is one decision: all of its hunks or none.
-                        contents.push(if mask.iter().all(|&b| b) && n > 0 {
-                            None
-                        } else {
-                            Some(f.old.clone())
-                        });
-                    } else {
-                        contents.push(Some(f.diff.apply_subset(&f.old, &f.new, &mask)));
-                    }
-                }
-                Ok((
-                    contents,
-                    Review {
-                        decision: "accept".into(),
-                        note: String::new(),
-                        edited_by_reviewer: false,
-                        hunks_accepted: accepted,
-                        hunks_total: total,
-                    },
-                ))
-            }
+            Decision::AcceptHunks(chosen) => self.accept_parts(Some(chosen), &[]),
+            Decision::AcceptLines { hunks, skip } => self.accept_parts(hunks.as_deref(), skip),
             Decision::AcceptEdited(content) => {
                 if self.files.len() != 1 {
                     return Err(Error::invalid_input(
@@ -652,6 +692,44 @@ mod tests {
         p.write(&contents, 1 << 20).unwrap();
         let on_disk = std::fs::read_to_string(dir.path().join("n.txt")).unwrap();
         assert_eq!(on_disk, numbers(&[(2, "two"), (35, "thirty-five")]));
+    }
+
+    #[test]
+    fn accepting_single_lines_of_a_hunk_leaves_the_others_as_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let old = numbers(&[]);
+        // One hunk: line 2 and 4 replaced, 20 in a second hunk.
+        let new = numbers(&[(2, "two"), (4, "four"), (20, "twenty")]);
+        let p = Proposal::new("test", None, vec![change(&root, "n.txt", &old, &new)]);
+        let lines = &p.files[0].diff.hunks[0].lines;
+        let at = |text: &str| lines.iter().position(|l| l.text == text).unwrap();
+        // Leave out `four` coming (and so `line 4` going), take the rest of hunk 0 only.
+        let skip = vec![(0, at("line 4")), (0, at("four"))];
+        let d = Decision::AcceptLines {
+            hunks: Some(vec![0]),
+            skip,
+        };
+        let (contents, review) = p.decided_contents(&d).unwrap();
+        assert_eq!(
+            contents[0].as_deref(),
+            Some(numbers(&[(2, "two")]).as_str())
+        );
+        assert_eq!((review.hunks_accepted, review.hunks_total), (1, 2));
+        // Every hunk (None), one added line left out: its old line goes without replacement.
+        let d = Decision::AcceptLines {
+            hunks: None,
+            skip: vec![(0, at("four"))],
+        };
+        let (contents, _) = p.decided_contents(&d).unwrap();
+        let want: String = numbers(&[(2, "two"), (20, "twenty")]).replace("line 4\n", "");
+        assert_eq!(contents[0].as_deref(), Some(want.as_str()));
+        // A hunk that does not exist is refused.
+        let d = Decision::AcceptLines {
+            hunks: None,
+            skip: vec![(7, 0)],
+        };
+        assert!(p.decided_contents(&d).is_err());
     }
 
     #[test]

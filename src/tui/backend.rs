@@ -246,6 +246,9 @@ impl Backend {
                     Decision::AcceptHunks(h) => {
                         json!({"decision": "accept", "hunks": h, "note": note})
                     }
+                    Decision::AcceptLines { hunks, skip } => {
+                        json!({"decision": "accept", "hunks": hunks, "skip_lines": skip, "note": note})
+                    }
                     Decision::AcceptEdited(c) => {
                         json!({"decision": "accept", "content": c, "note": note})
                     }

@@ -52,6 +52,8 @@ pub enum Action {
     Help,
     /// Cycle the queue's filter (all, open, decided).
     Filter,
+    /// Line mode on or off: single changed lines are taken or left out.
+    LineMode,
     /// Scroll the diff to the left.
     ScrollLeft,
     /// Scroll the diff to the right.
@@ -95,6 +97,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::PageDown => Action::PageDown,
         KeyCode::Char('?') | KeyCode::F(1) => Action::Help,
         KeyCode::Char('f') => Action::Filter,
+        KeyCode::Char('v') => Action::LineMode,
         KeyCode::Char('h') | KeyCode::Left => Action::ScrollLeft,
         KeyCode::Char('l') | KeyCode::Right => Action::ScrollRight,
         KeyCode::Char('q') => Action::Quit,
@@ -128,6 +131,10 @@ pub const HELP: &[(&str, &[(&str, &str)])] = &[
         "Decide (the selected review, whichever pane has focus)",
         &[
             ("space", "include / exclude the hunk under the cursor"),
+            (
+                "v",
+                "line mode: j / k changed lines, space takes / leaves one",
+            ),
             ("a", "accept (only the included hunks)"),
             ("A", "accept every pending review whole (asks first)"),
             ("r", "reject with a note for the agent"),
@@ -210,6 +217,7 @@ mod tests {
             ('G', Action::Bottom),
             ('?', Action::Help),
             ('f', Action::Filter),
+            ('v', Action::LineMode),
             ('h', Action::ScrollLeft),
             ('l', Action::ScrollRight),
             ('q', Action::Quit),

@@ -36,6 +36,10 @@ pub struct DiffView {
     pub rows_for: (DiffMode, bool),
     /// The row of each hunk's header.
     pub hunk_rows: Vec<usize>,
+    /// Changed lines left out of an acceptance: (global hunk, line in the hunk).
+    pub skipped: std::collections::BTreeSet<(usize, usize)>,
+    /// Line mode (`v`): the row of the changed line under the cursor.
+    pub line_cursor: Option<usize>,
 }
 
 impl DiffView {
@@ -50,6 +54,8 @@ impl DiffView {
             rows: Vec::new(),
             rows_for: (mode, !ignore_ws),
             hunk_rows: Vec::new(),
+            skipped: std::collections::BTreeSet::new(),
+            line_cursor: None,
         };
         v.ensure_rows(mode, ignore_ws);
         v
@@ -64,11 +70,58 @@ impl DiffView {
         self.rows = rows::build(&self.files, mode, ignore_ws);
         self.hunk_rows = rows::hunk_rows(&self.rows, &self.files);
         self.rows_for = (mode, ignore_ws);
+        // Rows moved: line mode starts again from the hunk.
+        self.line_cursor = None;
         self.scroll = self
             .hunk_rows
             .get(self.cursor)
             .map(|r| r.saturating_sub(1))
             .unwrap_or(0);
+    }
+
+    /// The changed lines row `r` shows, as (global hunk, line in the hunk): none for a
+    /// header, context, or a whitespace-only pair shown once.
+    pub fn row_lines(&self, r: usize) -> Vec<(usize, usize)> {
+        let changed = |file: usize, hunk: usize, line: usize| {
+            let l = &self.files[file].diff.hunks[hunk].lines[line];
+            (l.tag != crate::diff::Tag::Equal).then_some((self.files[file].first_hunk + hunk, line))
+        };
+        match self.rows.get(r) {
+            Some(&Row::Line {
+                file, hunk, line, ..
+            }) => changed(file, hunk, line).into_iter().collect(),
+            Some(&Row::Pair {
+                file,
+                hunk,
+                old,
+                new,
+            }) => [old, new]
+                .into_iter()
+                .flatten()
+                .filter_map(|l| changed(file, hunk, l))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The changed lines of global hunk `h` (indices in its lines).
+    pub fn changed_lines_of(&self, h: usize) -> Vec<usize> {
+        let Some((file, hunk)) = self.locate(h) else {
+            return Vec::new();
+        };
+        let lines = &self.files[file].diff.hunks[hunk].lines;
+        (0..lines.len())
+            .filter(|&k| lines[k].tag != crate::diff::Tag::Equal)
+            .collect()
+    }
+
+    /// The next row after (before, when `back`) `from` that shows a changed line.
+    pub fn next_change_row(&self, from: usize, back: bool) -> Option<usize> {
+        if back {
+            (0..from).rev().find(|&r| !self.row_lines(r).is_empty())
+        } else {
+            (from + 1..self.rows.len()).find(|&r| !self.row_lines(r).is_empty())
+        }
     }
 
     /// Hunks in all files.

@@ -375,6 +375,20 @@ fn accept(m: &mut Model) -> Vec<Effect> {
     }
     let run_id = item.summary.run_id.clone();
     let decision = match &item.view {
+        // Single lines left out of included hunks.
+        Some(v) if v.skipped.iter().any(|&(h, _)| v.included[h]) => {
+            let chosen: Vec<usize> = (0..v.hunk_total()).filter(|&h| v.included[h]).collect();
+            let skip = v
+                .skipped
+                .iter()
+                .copied()
+                .filter(|&(h, _)| v.included[h])
+                .collect();
+            Decision::AcceptLines {
+                hunks: Some(chosen),
+                skip,
+            }
+        }
         Some(v) if v.included.iter().any(|b| !b) => {
             let chosen: Vec<usize> = (0..v.hunk_total()).filter(|&h| v.included[h]).collect();
             if chosen.is_empty() {
@@ -582,6 +596,91 @@ fn help_scroll(m: &mut Model, code: KeyCode) -> bool {
     true
 }
 
+/// `v`: line mode on the selected open review, the cursor on the current hunk's first
+/// changed line.
+fn enter_line_mode(m: &mut Model) {
+    let open = m.current().is_some_and(Item::is_open);
+    let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) else {
+        return;
+    };
+    if !open {
+        say(m, "line mode is for a review still open", Tone::Info);
+        return;
+    }
+    let from = v.hunk_rows.get(v.cursor).copied().unwrap_or(0);
+    match v.next_change_row(from, false) {
+        Some(r) => {
+            v.line_cursor = Some(r);
+            m.focus = Focus::Diff;
+            say(
+                m,
+                "line mode: j/k move between changed lines, space takes or leaves one, v or Esc ends",
+                Tone::Info,
+            );
+        }
+        None => say(m, "no changed line to pick", Tone::Info),
+    }
+}
+
+/// Keys in line mode: j / k move between changed lines, space takes or leaves the line
+/// under the cursor, v or Esc ends it; other keys act as usual (`None`).
+fn on_line_mode_key(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
+    let height = m.diff_height().max(1);
+    let v = m.current_mut().and_then(|i| i.view.as_mut())?;
+    let r = v.line_cursor?;
+    match action {
+        Action::Down | Action::Up => {
+            if let Some(next) = v.next_change_row(r, action == Action::Up) {
+                v.line_cursor = Some(next);
+                if let Some(Row::Line { file, hunk, .. } | Row::Pair { file, hunk, .. }) =
+                    v.rows.get(next)
+                {
+                    v.cursor = v.files[*file].first_hunk + hunk;
+                }
+                if next < v.scroll {
+                    v.scroll = next;
+                } else if next >= v.scroll + height {
+                    v.scroll = next + 1 - height;
+                }
+            }
+        }
+        Action::ToggleHunk => {
+            let lines = v.row_lines(r);
+            let Some(&(h, _)) = lines.first() else {
+                return Some(Vec::new());
+            };
+            if !v.included[h] {
+                // A line of an excluded hunk: the hunk comes in with this line alone.
+                v.included[h] = true;
+                for k in v.changed_lines_of(h) {
+                    v.skipped.insert((h, k));
+                }
+            }
+            let taken = lines.iter().any(|l| !v.skipped.contains(l));
+            for l in &lines {
+                if taken {
+                    v.skipped.insert(*l);
+                } else {
+                    v.skipped.remove(l);
+                }
+            }
+            let left = v.skipped.iter().filter(|&&(g, _)| v.included[g]).count();
+            let what = if taken { "left out" } else { "taken" };
+            say(
+                m,
+                format!("line {what}; {left} changed line(s) left out"),
+                Tone::Info,
+            );
+        }
+        Action::LineMode | Action::Escape => {
+            v.line_cursor = None;
+            say(m, "line mode ended", Tone::Info);
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
 /// `u`: undo the selected review, once the person confirms; only an applied one can be.
 fn ask_undo(m: &mut Model) {
     let Some(i) = m.current() else {
@@ -758,6 +857,9 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
     // The message has been seen: the next key gives its lines back to the key hints.
     m.status = None;
     let page = m.diff_height().saturating_sub(2).max(1) as isize;
+    if let Some(effects) = on_line_mode_key(m, action) {
+        return effects;
+    }
     match action {
         Action::Down => match m.focus {
             Focus::Queue => return step(m, 1),
@@ -768,6 +870,7 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
             Focus::Diff => scroll_by(m, -1),
         },
         Action::Filter => return cycle_filter(m),
+        Action::LineMode => enter_line_mode(m),
         Action::ScrollLeft => m.hscroll = m.hscroll.saturating_sub(HSCROLL_STEP),
         Action::ScrollRight => m.hscroll = (m.hscroll + HSCROLL_STEP).min(HSCROLL_MAX),
         Action::Focus => {

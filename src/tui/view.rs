@@ -412,11 +412,20 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
         let on = v.included.iter().filter(|b| **b).count();
         block = block.title_bottom(
             Line::from(format!(
-                " hunk {}/{} · {} of {} included ",
+                " hunk {}/{} · {} of {} included{}{} ",
                 (v.cursor + 1).min(v.hunk_total()),
                 v.hunk_total(),
                 on,
-                v.hunk_total()
+                v.hunk_total(),
+                match v.skipped.iter().filter(|&&(h, _)| v.included[h]).count() {
+                    0 => String::new(),
+                    n => format!(" · {n} line{} left out", if n == 1 { "" } else { "s" }),
+                },
+                if v.line_cursor.is_some() {
+                    " · LINE MODE"
+                } else {
+                    ""
+                }
             ))
             .alignment(Alignment::Right),
         );
@@ -470,8 +479,16 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
     };
     // Every match of the search in progress stands out.
     let found = p.search_match();
-    for row in v.rows.iter().skip(v.scroll).take(budget) {
-        let line = ctx.row(row);
+    for (r, row) in v.rows.iter().enumerate().skip(v.scroll).take(budget) {
+        let mut line = ctx.row(row);
+        // Line mode: the line under the cursor has its numbers reversed.
+        if v.line_cursor == Some(r)
+            && let Some(first) = line.spans.first_mut()
+        {
+            first.style = first
+                .style
+                .add_modifier(Modifier::REVERSED | Modifier::BOLD);
+        }
         lines.push(match m.search.as_deref() {
             Some(pattern) => highlight(line, pattern, found),
             None => line,
@@ -617,6 +634,12 @@ impl RowCtx<'_> {
             .unwrap_or(true)
     }
 
+    /// Whether line `line` of the hunk was left out in line mode.
+    fn skipped(&self, file: usize, hunk: usize, line: usize) -> bool {
+        let g = self.v.files[file].first_hunk + hunk;
+        self.v.skipped.contains(&(g, line))
+    }
+
     fn row(&self, row: &Row) -> Line<'static> {
         match *row {
             Row::File { file } => {
@@ -688,13 +711,15 @@ impl RowCtx<'_> {
             } => {
                 let h = &self.v.files[file].diff.hunks[hunk];
                 let l = &h.lines[line];
-                let on = self.included(file, hunk);
+                let left_out = self.skipped(file, hunk, line);
+                let on = self.included(file, hunk) && !left_out;
                 let partner = partner.map(|k| h.lines[k].text.as_str());
                 let mut spans = vec![
                     Span::styled(num(l.old_index), self.p.dim()),
                     Span::styled(num(l.new_index), self.p.dim()),
                     Span::styled(
                         match l.tag {
+                            _ if left_out => "· ",
                             Tag::Equal => "  ",
                             Tag::Insert => "+ ",
                             Tag::Delete => "- ",
@@ -736,6 +761,7 @@ impl RowCtx<'_> {
                             let n = if is_new { l.new_index } else { l.old_index };
                             spans.push(Span::styled(num(n), self.p.dim()));
                             let sign = match l.tag {
+                                _ if self.skipped(file, hunk, i) => "·",
                                 Tag::Equal => " ",
                                 Tag::Insert => "+",
                                 Tag::Delete => "-",

@@ -537,3 +537,29 @@ fn a_small_terminal_stacks_the_panes_and_the_help_scrolls() {
     tmux.keys(&["Escape"]);
     tmux.wait_for("the help closed", 10, |s| !s.contains("j/k scroll"));
 }
+
+#[test]
+fn line_mode_takes_single_lines_of_a_hunk() {
+    let p = Project::new();
+    p.write("a.txt", "a\nb\nc\nd\ne\n");
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,5 +1,5 @@\n a\n-b\n+B\n c\n-d\n+D\n e\n";
+    let tmux = apply_in_tmux(&p, &p.state, patch, (120, 30), &[], &[]);
+    tmux.wait_for("the review", 30, |s| {
+        s.contains("1 pending") && s.contains("hunk 1/1")
+    });
+    // Line mode from the hunk's first changed line: leave out `-b` and `+B`.
+    tmux.keys(&["v"]);
+    tmux.wait_for("line mode", 10, |s| s.contains("LINE MODE"));
+    tmux.keys(&["Space", "j", "Space"]);
+    tmux.wait_for("two lines left out", 10, |s| s.contains("2 lines left out"));
+    // Taken back and left out again: a line toggles.
+    tmux.keys(&["Space"]);
+    tmux.wait_for("one line left out", 10, |s| s.contains("1 line left out"));
+    tmux.keys(&["Space"]);
+    tmux.wait_for("two lines left out", 10, |s| s.contains("2 lines left out"));
+    tmux.keys(&["a"]);
+    tmux.wait_for("nothing pending", 10, |s| s.contains("0 pending"));
+    tmux.keys(&["q"]);
+    tmux.wait_for("the summary", 10, |s| s.contains("1 of 1 file applied"));
+    assert_eq!(p.read("a.txt"), "a\nb\nc\nD\ne\n");
+}

@@ -4,6 +4,9 @@
 //! Layers point one way (DESIGN §8): [`error`] and [`edit`] (pure engines) ← [`diff`] (pure
 //! diffing) ← the rest. [`eval`] scores the engines on a corpus.
 
+// No unsafe code: system calls go through rustix and std.
+#![forbid(unsafe_code)]
+
 pub mod cli;
 pub mod diff;
 pub mod edit;

@@ -76,7 +76,9 @@ pub(crate) fn write(
 ) -> io::Result<()> {
     let (dir, name) = open_parent(path, true)?;
     let existing = match rustix::fs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) if (st.st_mode & libc::S_IFMT) == libc::S_IFLNK => {
+        Ok(st)
+            if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink =>
+        {
             return Err(io::Error::other("the file was replaced by a symlink"));
         }
         Ok(st) => Some(st.st_mode & 0o7777),

@@ -164,17 +164,12 @@ impl ProcessLock {
             })
             .map_err(|e| tracing::warn!("no cross-process lock for {}: {e}", path.display()))
             .ok()?;
-        #[cfg(unix)]
-        {
-            use std::os::fd::AsRawFd;
-            loop {
-                // SAFETY: flock on a descriptor we own.
-                let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-                if r == 0 {
-                    break;
-                }
-                if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                    tracing::warn!("flock failed for {}", path.display());
+        loop {
+            match file.lock() {
+                Ok(()) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::warn!("cannot lock for {}: {e}", path.display());
                     return None;
                 }
             }

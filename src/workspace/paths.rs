@@ -171,7 +171,7 @@ impl Root {
                 }
                 // A symlink loop is a trap; other failures are the filesystem's (a file used
                 // as a directory, a name too long, no permission).
-                Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
                     return Err(invalid(user, format!("it cannot be resolved: {e}")));
                 }
                 Err(e) => {
@@ -289,8 +289,14 @@ mod tests {
         symlink(root.join("loop_b"), root.join("loop_a")).unwrap();
         symlink(root.join("nothing_here"), root.join("dangling")).unwrap();
         symlink("/dev/null", root.join("devnull_link")).unwrap();
-        let fifo = std::ffi::CString::new(root.join("fifo").to_string_lossy().as_bytes()).unwrap();
-        unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) };
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("fifo"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
         let root = Root::new(&root).unwrap();
         (dir, root)
     }

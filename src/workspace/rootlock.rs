@@ -143,8 +143,7 @@ fn note_path(root: &Path) -> Option<PathBuf> {
 
 #[cfg(unix)]
 fn uid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
+    rustix::process::getuid().as_raw()
 }
 
 #[cfg(not(unix))]

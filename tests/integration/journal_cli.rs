@@ -184,3 +184,37 @@ fn log_json_carries_no_pre_images() {
     assert_eq!(v["files"][0]["path"], "a.txt");
     assert!(v["files"][0].get("before").is_none(), "{text}");
 }
+
+/// `patchgate log | head`: a reader that went away ends the listing with exit 0.
+#[test]
+fn log_into_a_closed_pipe_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root_dir, state) = (dir.path().join("root"), dir.path().join("state"));
+    std::fs::create_dir_all(&root_dir).unwrap();
+    let root = Root::new(&root_dir).unwrap();
+    applied(&root, &state, "a.txt", b"one\n", "two\n");
+    for empty in [false, true] {
+        let state = if empty {
+            dir.path().join("empty")
+        } else {
+            state.clone()
+        };
+        // The reading end is closed before the child starts: its first write fails.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = bin()
+            .args(["log", "--root"])
+            .arg(&root_dir)
+            .env("PATCHGATE_STATE_DIR", &state)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -6,6 +6,7 @@ mod cli_merge;
 mod corpus;
 mod crash;
 mod journal_cli;
+mod layers;
 mod lazy_fallback;
 mod mcp;
 mod mcp_python;

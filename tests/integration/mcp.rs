@@ -169,10 +169,8 @@ impl Gate {
 
     /// Stop the gate the way Ctrl-C does.
     pub fn interrupt(&mut self) {
-        // SAFETY: sending SIGINT to our own child.
-        unsafe {
-            libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
-        }
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).expect("a child's pid");
+        rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -755,8 +753,7 @@ async fn permission_errors_reach_the_agent() {
     let p = Project::new();
     p.write("locked/a.txt", "one\n");
     let locked = p.root.join("locked");
-    // SAFETY: geteuid has no preconditions.
-    let root_user = unsafe { libc::geteuid() } == 0;
+    let root_user = rustix::process::geteuid().is_root();
     // Root ignores permission bits: then the servers run as `nobody`, over a tree they may
     // read everywhere and write only outside `locked/`.
     let uid = root_user.then_some(65534u32);

@@ -1,0 +1,67 @@
+//! The `demo` command: the TUI with a scripted agent on an embedded project.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use patchgate::cli::DemoArgs;
+
+use super::*;
+
+pub(crate) fn demo(args: DemoArgs) -> Result<ExitCode> {
+    set_color(args.color);
+    use patchgate::mcp::{http, service};
+    use patchgate::tui::backend::Backend;
+    use patchgate::workspace::config::PolicyName;
+
+    need_terminal()?;
+    patchgate::log::init();
+    let dir = std::env::temp_dir().join(format!("patchgate-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    patchgate::tui::demo::materialize(&dir)
+        .with_context(|| format!("cannot write the demo project to {}", dir.display()))?;
+    let rt = runtime()?;
+    let _guard = rt.enter();
+    let (gate, review_timeout) =
+        patchgate::review::open_gate(&dir, Some(PolicyName::Gate), PolicyName::Gate, None)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let dispatcher = service::Dispatcher::new(
+        gate.clone(),
+        review_timeout,
+        service::Reviewers::Attachable,
+        None,
+    );
+    // Listen too, so a real agent can join the demo (no discovery file: it is not your gate).
+    let running = rt.block_on(http::start(
+        dispatcher.clone(),
+        http::HttpOptions {
+            addr: "127.0.0.1:0".parse()?,
+            token: Some(http::random_token()),
+            review_token: http::random_token(),
+            extra_hosts: Vec::new(),
+            max_body: 32 << 20,
+            session_keep_alive: std::time::Duration::from_secs(3600),
+            limits: patchgate::mcp::serve::Limits::default(),
+        },
+    ))?;
+    let agent = dispatcher.clone();
+    let pace = std::time::Duration::from_millis(args.pace.max(1));
+    let ended = rt.block_on(patchgate::tui::run(
+        Backend::local(dispatcher, Some(running.addr.to_string())),
+        Some(Box::new(move |tx| {
+            patchgate::tui::demo::start_agent(agent, tx, pace)
+        })),
+    ));
+    rt.block_on(async {
+        gate.reviewer_gone();
+        running.shutdown().await;
+    });
+    ended?;
+    if args.keep {
+        println!("the demo project is in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+        println!("demo done; its temporary project was removed (--keep keeps it)");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -78,115 +78,28 @@ pub fn parse(text: &str) -> Result<Patch> {
             break;
         }
         if let Some(path) = line.strip_prefix("*** Add File: ") {
-            let mut fp = file_patch(at, ChangeKind::Add, None, Some(path.trim()));
-            let mut hunk = Hunk::unnumbered(at);
-            i += 1;
-            while i < lines.len() && !lines[i].starts_with("*** ") {
-                match lines[i].strip_prefix('+') {
-                    Some(t) => hunk.lines.push(HunkLine {
-                        kind: LineKind::Add,
-                        text: t.to_string(),
-                    }),
-                    None => {
-                        return Err(bad(
-                            i + 1,
-                            format!(
-                                "every line of an added file starts with `+`, found `{}`",
-                                lines[i]
-                            ),
-                        ));
-                    }
-                }
-                i += 1;
-            }
-            hunk.old_start = Some(0);
-            hunk.new_start = Some(1);
-            finish_hunk(&mut fp, Some(hunk));
+            let (fp, next) = added_file(&lines, i, path.trim())?;
             patch.files.push(fp);
-            continue;
-        }
-        if let Some(path) = line.strip_prefix("*** Delete File: ") {
+            i = next;
+        } else if let Some(path) = line.strip_prefix("*** Delete File: ") {
             patch
                 .files
                 .push(file_patch(at, ChangeKind::Delete, Some(path.trim()), None));
             i += 1;
-            continue;
-        }
-        if let Some(path) = line.strip_prefix("*** Update File: ") {
-            let path = path.trim();
-            let mut fp = file_patch(at, ChangeKind::Modify, Some(path), Some(path));
-            i += 1;
-            if let Some(dest) = lines.get(i).and_then(|l| l.strip_prefix("*** Move to: ")) {
-                fp.kind = ChangeKind::Rename;
-                fp.new_path = Some(dest.trim().to_string());
-                i += 1;
-            }
-            let mut hunk: Option<Hunk> = None;
-            while i < lines.len() {
-                let l = lines[i];
-                if l.trim_end() == "*** End of File" {
-                    hunk.get_or_insert_with(|| Hunk::unnumbered(i + 1)).at_eof = true;
-                    i += 1;
-                    continue;
-                }
-                if l.starts_with("*** ") {
-                    break;
-                }
-                if let Some(rest) = l.strip_prefix("@@") {
-                    // A run of `@@` lines before any change line nests anchors.
-                    let continuing = hunk.as_ref().is_some_and(|h| h.lines.is_empty());
-                    if !continuing {
-                        finish_hunk(&mut fp, hunk.take());
-                        hunk = Some(Hunk::unnumbered(i + 1));
-                    }
-                    let anchor = rest.trim();
-                    if !anchor.is_empty()
-                        && let Some(h) = hunk.as_mut()
-                    {
-                        h.anchors.push(anchor.to_string());
-                    }
-                    i += 1;
-                    continue;
-                }
-                let (kind, t) = match l.as_bytes().first() {
-                    Some(b' ') => (LineKind::Context, &l[1..]),
-                    Some(b'-') => (LineKind::Remove, &l[1..]),
-                    Some(b'+') => (LineKind::Add, &l[1..]),
-                    None => (LineKind::Context, ""),
-                    _ => {
-                        return Err(bad(
-                            i + 1,
-                            format!(
-                                "in an update, each line starts with ` `, `-`, `+` or `@@`; found `{l}`"
-                            ),
-                        ));
-                    }
-                };
-                hunk.get_or_insert_with(|| Hunk::unnumbered(i + 1))
-                    .lines
-                    .push(HunkLine {
-                        kind,
-                        text: t.to_string(),
-                    });
-                i += 1;
-            }
-            finish_hunk(&mut fp, hunk);
-            if fp.hunks.is_empty() && fp.kind == ChangeKind::Modify {
-                return Err(bad(at, format!("`*** Update File: {path}` has no changes")));
-            }
+        } else if let Some(path) = line.strip_prefix("*** Update File: ") {
+            let (fp, next) = updated_file(&lines, i, path.trim())?;
             patch.files.push(fp);
-            continue;
-        }
-        if line.trim().is_empty() {
+            i = next;
+        } else if line.trim().is_empty() {
             i += 1;
-            continue;
+        } else {
+            return Err(bad(
+                at,
+                format!(
+                    "expected `*** Add File:`, `*** Update File:`, `*** Delete File:` or `{END}`, found `{line}`"
+                ),
+            ));
         }
-        return Err(bad(
-            at,
-            format!(
-                "expected `*** Add File:`, `*** Update File:`, `*** Delete File:` or `{END}`, found `{line}`"
-            ),
-        ));
     }
     if !ended {
         return Err(Error::invalid_input(format!(
@@ -197,6 +110,100 @@ pub fn parse(text: &str) -> Result<Patch> {
         return Err(Error::invalid_input("the patch changes no file"));
     }
     Ok(patch)
+}
+
+/// `*** Add File: PATH` at line `i`: every line after it starts with `+`. Returns the file
+/// and the index of the line after it.
+fn added_file(lines: &[&str], mut i: usize, path: &str) -> Result<(FilePatch, usize)> {
+    let mut fp = file_patch(i + 1, ChangeKind::Add, None, Some(path));
+    let mut hunk = Hunk::unnumbered(i + 1);
+    i += 1;
+    while i < lines.len() && !lines[i].starts_with("*** ") {
+        let Some(t) = lines[i].strip_prefix('+') else {
+            return Err(bad(
+                i + 1,
+                format!(
+                    "every line of an added file starts with `+`, found `{}`",
+                    lines[i]
+                ),
+            ));
+        };
+        hunk.lines.push(HunkLine {
+            kind: LineKind::Add,
+            text: t.to_string(),
+        });
+        i += 1;
+    }
+    hunk.old_start = Some(0);
+    hunk.new_start = Some(1);
+    finish_hunk(&mut fp, Some(hunk));
+    Ok((fp, i))
+}
+
+/// `*** Update File: PATH` at line `i`, an optional `*** Move to:`, then hunks opened by `@@`
+/// lines. Returns the file and the index of the line after it.
+fn updated_file(lines: &[&str], mut i: usize, path: &str) -> Result<(FilePatch, usize)> {
+    let at = i + 1;
+    let mut fp = file_patch(at, ChangeKind::Modify, Some(path), Some(path));
+    i += 1;
+    if let Some(dest) = lines.get(i).and_then(|l| l.strip_prefix("*** Move to: ")) {
+        fp.kind = ChangeKind::Rename;
+        fp.new_path = Some(dest.trim().to_string());
+        i += 1;
+    }
+    let mut hunk: Option<Hunk> = None;
+    while i < lines.len() {
+        let l = lines[i];
+        i += 1;
+        if l.trim_end() == "*** End of File" {
+            hunk.get_or_insert_with(|| Hunk::unnumbered(i)).at_eof = true;
+            continue;
+        }
+        if l.starts_with("*** ") {
+            i -= 1;
+            break;
+        }
+        if let Some(rest) = l.strip_prefix("@@") {
+            // A run of `@@` lines before any change line nests anchors.
+            let continuing = hunk.as_ref().is_some_and(|h| h.lines.is_empty());
+            if !continuing {
+                finish_hunk(&mut fp, hunk.take());
+                hunk = Some(Hunk::unnumbered(i));
+            }
+            let anchor = rest.trim();
+            if !anchor.is_empty()
+                && let Some(h) = hunk.as_mut()
+            {
+                h.anchors.push(anchor.to_string());
+            }
+            continue;
+        }
+        let (kind, t) = match l.as_bytes().first() {
+            Some(b' ') => (LineKind::Context, &l[1..]),
+            Some(b'-') => (LineKind::Remove, &l[1..]),
+            Some(b'+') => (LineKind::Add, &l[1..]),
+            None => (LineKind::Context, ""),
+            _ => {
+                return Err(bad(
+                    i,
+                    format!(
+                        "in an update, each line starts with ` `, `-`, `+` or `@@`; found `{l}`"
+                    ),
+                ));
+            }
+        };
+        hunk.get_or_insert_with(|| Hunk::unnumbered(i))
+            .lines
+            .push(HunkLine {
+                kind,
+                text: t.to_string(),
+            });
+    }
+    finish_hunk(&mut fp, hunk);
+    if fp.hunks.is_empty() && fp.kind == ChangeKind::Modify {
+        return Err(bad(at, format!("`*** Update File: {path}` has no changes")));
+    }
+    Ok((fp, i))
 }
 
 #[cfg(test)]

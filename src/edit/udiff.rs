@@ -434,39 +434,7 @@ pub fn parse(diff: &str) -> Result<Patch> {
             continue;
         }
         if let Some(fp) = current.as_mut().filter(|fp| fp.git && fp.hunks.is_empty()) {
-            if let Some(m) = line.strip_prefix("old mode ") {
-                fp.old_mode = Some(parse_mode(m, at)?);
-            } else if let Some(m) = line.strip_prefix("new mode ") {
-                fp.new_mode = Some(parse_mode(m, at)?);
-            } else if let Some(m) = line.strip_prefix("new file mode ") {
-                fp.kind = ChangeKind::Add;
-                fp.new_mode = Some(parse_mode(m, at)?);
-                fp.old_path = None;
-            } else if let Some(m) = line.strip_prefix("deleted file mode ") {
-                fp.kind = ChangeKind::Delete;
-                fp.old_mode = Some(parse_mode(m, at)?);
-                fp.new_path = None;
-            } else if let Some(p) = line.strip_prefix("rename from ") {
-                fp.kind = ChangeKind::Rename;
-                fp.old_path = Some(format!("a/{}", header_path(p).unwrap_or_default()));
-            } else if let Some(p) = line.strip_prefix("rename to ") {
-                fp.kind = ChangeKind::Rename;
-                fp.new_path = Some(format!("b/{}", header_path(p).unwrap_or_default()));
-            } else if let Some(p) = line.strip_prefix("copy from ") {
-                fp.kind = ChangeKind::Copy;
-                fp.old_path = Some(format!("a/{}", header_path(p).unwrap_or_default()));
-            } else if let Some(p) = line.strip_prefix("copy to ") {
-                fp.kind = ChangeKind::Copy;
-                fp.new_path = Some(format!("b/{}", header_path(p).unwrap_or_default()));
-            } else if let Some(rest) = line.strip_prefix("index ") {
-                if let Some((_, mode)) = rest.split_once(' ') {
-                    let mode = parse_mode(mode, at)?;
-                    fp.old_mode.get_or_insert(mode);
-                    fp.new_mode.get_or_insert(mode);
-                }
-            } else if line.starts_with("Binary files ") || line == "GIT binary patch" {
-                fp.binary = true;
-            }
+            git_extended_header(fp, line, at)?;
         }
         i += 1;
     }
@@ -477,6 +445,46 @@ pub fn parse(diff: &str) -> Result<Patch> {
         ));
     }
     Ok(patch)
+}
+
+/// One line of git's extended header (modes, renames, copies, index, binary) into `fp`.
+fn git_extended_header(fp: &mut FilePatch, line: &str, at: usize) -> Result<()> {
+    let path_after =
+        |p: &str, side: &str| Some(format!("{side}/{}", header_path(p).unwrap_or_default()));
+    if let Some(m) = line.strip_prefix("old mode ") {
+        fp.old_mode = Some(parse_mode(m, at)?);
+    } else if let Some(m) = line.strip_prefix("new mode ") {
+        fp.new_mode = Some(parse_mode(m, at)?);
+    } else if let Some(m) = line.strip_prefix("new file mode ") {
+        fp.kind = ChangeKind::Add;
+        fp.new_mode = Some(parse_mode(m, at)?);
+        fp.old_path = None;
+    } else if let Some(m) = line.strip_prefix("deleted file mode ") {
+        fp.kind = ChangeKind::Delete;
+        fp.old_mode = Some(parse_mode(m, at)?);
+        fp.new_path = None;
+    } else if let Some(p) = line.strip_prefix("rename from ") {
+        fp.kind = ChangeKind::Rename;
+        fp.old_path = path_after(p, "a");
+    } else if let Some(p) = line.strip_prefix("rename to ") {
+        fp.kind = ChangeKind::Rename;
+        fp.new_path = path_after(p, "b");
+    } else if let Some(p) = line.strip_prefix("copy from ") {
+        fp.kind = ChangeKind::Copy;
+        fp.old_path = path_after(p, "a");
+    } else if let Some(p) = line.strip_prefix("copy to ") {
+        fp.kind = ChangeKind::Copy;
+        fp.new_path = path_after(p, "b");
+    } else if let Some(rest) = line.strip_prefix("index ") {
+        if let Some((_, mode)) = rest.split_once(' ') {
+            let mode = parse_mode(mode, at)?;
+            fp.old_mode.get_or_insert(mode);
+            fp.new_mode.get_or_insert(mode);
+        }
+    } else if line.starts_with("Binary files ") || line == "GIT binary patch" {
+        fp.binary = true;
+    }
+    Ok(())
 }
 
 /// Read a hunk's lines starting at `i`; returns the index after the hunk.
@@ -546,6 +554,13 @@ fn read_hunk_body(lines: &[&str], mut i: usize, hunk: &mut Hunk) -> Result<usize
         last_kind = Some(kind);
         i += 1;
     }
+    finish_body(hunk, counted, (old_left, new_left))?;
+    Ok(i)
+}
+
+/// After a hunk's lines: a counted hunk must have all its lines (a lost final empty context
+/// line is put back); an uncounted one gets its lengths from its lines.
+fn finish_body(hunk: &mut Hunk, counted: bool, (old_left, new_left): (usize, usize)) -> Result<()> {
     if counted && (old_left > 0 || new_left > 0) {
         // A final empty context line is often lost when a diff is pasted.
         if old_left == 1 && new_left == 1 {
@@ -582,7 +597,7 @@ fn read_hunk_body(lines: &[&str], mut i: usize, hunk: &mut Hunk) -> Result<usize
             .filter(|l| l.kind != LineKind::Remove)
             .count();
     }
-    Ok(i)
+    Ok(())
 }
 
 fn mark_no_newline(hunk: &mut Hunk, last: Option<LineKind>, _text: &str) {

@@ -234,73 +234,17 @@ pub fn parse(tool: ToolName, arguments: Option<&Map<String, Value>>) -> Result<T
     let map = arguments.unwrap_or(&empty);
     let a = Args::new(tool.as_str().to_string(), map, accepted(tool))?;
     match tool {
-        ToolName::FastApply => {
-            let path = a.path("path")?;
-            let snippet = a.required("edit_snippet")?;
-            if snippet.trim().is_empty() {
-                return Err(Error::invalid_input(
-                    "fast_apply: `edit_snippet` is empty; send the changed region with `// ... existing code ...` for the unchanged parts",
-                ));
-            }
-            let instruction = a.string("instruction")?.filter(|s| !s.trim().is_empty());
-            Ok(ToolCall::Edit {
-                tool,
-                edits: vec![ProposedEdit {
-                    path,
-                    op: EditOp::Lazy {
-                        snippet,
-                        instruction,
-                    },
-                }],
-                dry_run: false,
-            })
-        }
+        ToolName::FastApply => fast_apply(&a),
         ToolName::PatchFile => Ok(ToolCall::Edit {
             tool,
             edits: vec![patch_edit(&a)?],
             dry_run: a.bool("dry_run")?,
         }),
-        ToolName::BatchPatchFiles => {
-            let patches = match a.get("patches") {
-                Some(Value::Array(items)) if !items.is_empty() => items,
-                Some(Value::Array(_)) => {
-                    return Err(Error::invalid_input(
-                        "batch_patch_files: `patches` is empty; give one entry per file",
-                    ));
-                }
-                Some(_) => return Err(a.bad("patches", "an array of patch_file entries")),
-                None => {
-                    return Err(Error::invalid_input(
-                        "batch_patch_files: `patches` is required",
-                    ));
-                }
-            };
-            let mut edits = Vec::with_capacity(patches.len());
-            for (i, item) in patches.iter().enumerate() {
-                let Value::Object(entry) = item else {
-                    return Err(Error::invalid_input(format!(
-                        "batch_patch_files: patches[{i}] must be an object with `target_file` and the patch_file edit fields"
-                    )));
-                };
-                if entry.contains_key("dry_run") {
-                    return Err(Error::invalid_input(format!(
-                        "batch_patch_files: patches[{i}] has `dry_run`; it applies to the whole batch, so set it beside `patches`"
-                    )));
-                }
-                let names: Vec<&str> = accepted(ToolName::PatchFile)
-                    .iter()
-                    .copied()
-                    .filter(|n| *n != "dry_run")
-                    .collect();
-                let ea = Args::new(format!("batch_patch_files: patches[{i}]"), entry, &names)?;
-                edits.push(patch_edit(&ea)?);
-            }
-            Ok(ToolCall::Edit {
-                tool,
-                edits,
-                dry_run: a.bool("dry_run")?,
-            })
-        }
+        ToolName::BatchPatchFiles => Ok(ToolCall::Edit {
+            tool,
+            edits: batch_edits(&a)?,
+            dry_run: a.bool("dry_run")?,
+        }),
         ToolName::ApplyLastDryRun => Ok(ToolCall::Commit {
             run_id: run_id(&a)?,
         }),
@@ -331,6 +275,69 @@ pub fn parse(tool: ToolName, arguments: Option<&Map<String, Value>>) -> Result<T
             })
         }
     }
+}
+
+/// `fast_apply`: a lazy snippet for one file.
+fn fast_apply(a: &Args) -> Result<ToolCall> {
+    let path = a.path("path")?;
+    let snippet = a.required("edit_snippet")?;
+    if snippet.trim().is_empty() {
+        return Err(Error::invalid_input(
+            "fast_apply: `edit_snippet` is empty; send the changed region with `// ... existing code ...` for the unchanged parts",
+        ));
+    }
+    let instruction = a.string("instruction")?.filter(|s| !s.trim().is_empty());
+    Ok(ToolCall::Edit {
+        tool: ToolName::FastApply,
+        edits: vec![ProposedEdit {
+            path,
+            op: EditOp::Lazy {
+                snippet,
+                instruction,
+            },
+        }],
+        dry_run: false,
+    })
+}
+
+/// `batch_patch_files`: one patch_file edit per entry of `patches` (none of them with a
+/// `dry_run` of its own).
+fn batch_edits(a: &Args) -> Result<Vec<ProposedEdit>> {
+    let patches = match a.get("patches") {
+        Some(Value::Array(items)) if !items.is_empty() => items,
+        Some(Value::Array(_)) => {
+            return Err(Error::invalid_input(
+                "batch_patch_files: `patches` is empty; give one entry per file",
+            ));
+        }
+        Some(_) => return Err(a.bad("patches", "an array of patch_file entries")),
+        None => {
+            return Err(Error::invalid_input(
+                "batch_patch_files: `patches` is required",
+            ));
+        }
+    };
+    let names: Vec<&str> = accepted(ToolName::PatchFile)
+        .iter()
+        .copied()
+        .filter(|n| *n != "dry_run")
+        .collect();
+    let mut edits = Vec::with_capacity(patches.len());
+    for (i, item) in patches.iter().enumerate() {
+        let Value::Object(entry) = item else {
+            return Err(Error::invalid_input(format!(
+                "batch_patch_files: patches[{i}] must be an object with `target_file` and the patch_file edit fields"
+            )));
+        };
+        if entry.contains_key("dry_run") {
+            return Err(Error::invalid_input(format!(
+                "batch_patch_files: patches[{i}] has `dry_run`; it applies to the whole batch, so set it beside `patches`"
+            )));
+        }
+        let ea = Args::new(format!("batch_patch_files: patches[{i}]"), entry, &names)?;
+        edits.push(patch_edit(&ea)?);
+    }
+    Ok(edits)
 }
 
 fn run_id(a: &Args) -> Result<String> {

@@ -211,159 +211,144 @@ notifications are sent while waiting. Never resend a pending edit; wait for it i
 
 /// The definition of one tool.
 pub fn tool(name: ToolName) -> Tool {
-    let (description, input, annotations) = match name {
-        ToolName::FastApply => (
-            FAST_APPLY,
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "The file to edit or create: relative to the project root, or absolute inside it."
-                    },
-                    "edit_snippet": {
-                        "type": "string",
-                        "description": "The changed region, with unchanged stretches replaced by `// ... existing code ...` (in the file's comment syntax) and 1-3 verbatim anchor lines before and after the change."
-                    },
-                    "instruction": {
-                        "type": "string",
-                        "description": "Optional hint where the snippet goes when its anchors are not enough (\"in function parse\", \"after the imports\")."
-                    }
-                },
-                "required": ["path", "edit_snippet"],
-                "additionalProperties": false
-            }),
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(false)
-                .open_world(false),
-        ),
+    let (description, input) = match name {
+        ToolName::FastApply => (FAST_APPLY, fast_apply_input()),
         ToolName::PatchFile => {
             let mut props = patch_fields();
             props.insert("dry_run".into(), dry_run_field());
-            (
-                PATCH_FILE,
-                json!({
-                    "type": "object",
-                    "properties": props,
-                    "required": ["target_file"],
-                    "additionalProperties": false
-                }),
-                ToolAnnotations::new()
-                    .read_only(false)
-                    .destructive(true)
-                    .idempotent(false)
-                    .open_world(false),
-            )
+            let input = json!({
+                "type": "object",
+                "properties": props,
+                "required": ["target_file"],
+                "additionalProperties": false
+            });
+            (PATCH_FILE, input)
         }
-        ToolName::BatchPatchFiles => (
-            BATCH,
-            json!({
-                "type": "object",
-                "properties": {
-                    "patches": {
-                        "type": "array",
-                        "minItems": 1,
-                        "description": "One patch_file edit per file.",
-                        "items": {
-                            "type": "object",
-                            "properties": patch_fields(),
-                            "required": ["target_file"],
-                            "additionalProperties": false
-                        }
-                    },
-                    "dry_run": dry_run_field()
-                },
-                "required": ["patches"],
-                "additionalProperties": false
-            }),
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(false)
-                .open_world(false),
-        ),
-        ToolName::ApplyLastDryRun => (
-            APPLY_LAST,
-            json!({
-                "type": "object",
-                "properties": {
-                    "run_id": {
-                        "type": "string",
-                        "description": "The run_id a dry-run returned."
-                    }
-                },
-                "required": ["run_id"],
-                "additionalProperties": false
-            }),
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(false)
-                .open_world(false),
-        ),
-        ToolName::FileWriteOrEdit => (
-            WRITE_OR_EDIT,
-            json!({
-                "type": "object",
-                "properties": {
-                    "file_path": {
-                        "type": "string",
-                        "description": "The file: absolute inside the project (~ allowed) or relative to the project root."
-                    },
-                    "percentage_to_change": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "maximum": 100,
-                        "description": "Your estimate of the share of existing lines that change: above 50 sends the whole file, 50 or less sends SEARCH/REPLACE blocks."
-                    },
-                    "text_or_search_replace_blocks": {
-                        "type": "string",
-                        "description": "The complete file content (percentage above 50, or a new file) or SEARCH/REPLACE blocks (50 or less)."
-                    },
-                    "thread_id": {
-                        "type": "string",
-                        "description": "Accepted for compatibility with wcgw; not needed."
-                    }
-                },
-                "required": ["file_path", "percentage_to_change", "text_or_search_replace_blocks"],
-                "additionalProperties": false
-            }),
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(false)
-                .open_world(false),
-        ),
-        ToolName::AwaitReview => (
-            AWAIT,
-            json!({
-                "type": "object",
-                "properties": {
-                    "run_id": {
-                        "type": "string",
-                        "description": "The run_id of the pending edit."
-                    },
-                    "timeout_s": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "description": "How long to wait, in seconds (default: the server's review timeout; at most 3600)."
-                    }
-                },
-                "required": ["run_id"],
-                "additionalProperties": false
-            }),
-            ToolAnnotations::new()
-                .read_only(true)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(false),
-        ),
+        ToolName::BatchPatchFiles => (BATCH, batch_input()),
+        ToolName::ApplyLastDryRun => (APPLY_LAST, apply_last_input()),
+        ToolName::FileWriteOrEdit => (WRITE_OR_EDIT, write_or_edit_input()),
+        ToolName::AwaitReview => (AWAIT, await_input()),
     };
+    // Every tool but await_review writes files; none reaches past the project.
+    let writes = name != ToolName::AwaitReview;
+    let annotations = ToolAnnotations::new()
+        .read_only(!writes)
+        .destructive(writes)
+        .idempotent(!writes)
+        .open_world(false);
     Tool::new(name.as_str(), description, schema(input))
         .with_raw_output_schema(output_schema())
         .with_annotations(annotations)
+}
+
+/// The input schema of `fast_apply`: a lazy snippet for one file.
+fn fast_apply_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "The file to edit or create: relative to the project root, or absolute inside it."
+            },
+            "edit_snippet": {
+                "type": "string",
+                "description": "The changed region, with unchanged stretches replaced by `// ... existing code ...` (in the file's comment syntax) and 1-3 verbatim anchor lines before and after the change."
+            },
+            "instruction": {
+                "type": "string",
+                "description": "Optional hint where the snippet goes when its anchors are not enough (\"in function parse\", \"after the imports\")."
+            }
+        },
+        "required": ["path", "edit_snippet"],
+        "additionalProperties": false
+    })
+}
+
+/// The input schema of `batch_patch_files`: patch_file edits of several files, all or none.
+fn batch_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "patches": {
+                "type": "array",
+                "minItems": 1,
+                "description": "One patch_file edit per file.",
+                "items": {
+                    "type": "object",
+                    "properties": patch_fields(),
+                    "required": ["target_file"],
+                    "additionalProperties": false
+                }
+            },
+            "dry_run": dry_run_field()
+        },
+        "required": ["patches"],
+        "additionalProperties": false
+    })
+}
+
+/// The input schema of `apply_last_dry_run`: a dry-run's run_id.
+fn apply_last_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "run_id": {
+                "type": "string",
+                "description": "The run_id a dry-run returned."
+            }
+        },
+        "required": ["run_id"],
+        "additionalProperties": false
+    })
+}
+
+/// The input schema of `FileWriteOrEdit`: wcgw's whole-file or SEARCH/REPLACE edit.
+fn write_or_edit_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "file_path": {
+                "type": "string",
+                "description": "The file: absolute inside the project (~ allowed) or relative to the project root."
+            },
+            "percentage_to_change": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 100,
+                "description": "Your estimate of the share of existing lines that change: above 50 sends the whole file, 50 or less sends SEARCH/REPLACE blocks."
+            },
+            "text_or_search_replace_blocks": {
+                "type": "string",
+                "description": "The complete file content (percentage above 50, or a new file) or SEARCH/REPLACE blocks (50 or less)."
+            },
+            "thread_id": {
+                "type": "string",
+                "description": "Accepted for compatibility with wcgw; not needed."
+            }
+        },
+        "required": ["file_path", "percentage_to_change", "text_or_search_replace_blocks"],
+        "additionalProperties": false
+    })
+}
+
+/// The input schema of `await_review`: wait on a pending edit.
+fn await_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "run_id": {
+                "type": "string",
+                "description": "The run_id of the pending edit."
+            },
+            "timeout_s": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "How long to wait, in seconds (default: the server's review timeout; at most 3600)."
+            }
+        },
+        "required": ["run_id"],
+        "additionalProperties": false
+    })
 }
 
 /// Every tool.

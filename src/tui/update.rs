@@ -705,9 +705,10 @@ fn ask_undo(m: &mut Model) {
     }
 }
 
+/// What an overlay leaves behind a key: the overlay now, and work for the runtime.
+type After = (Overlay, Vec<Effect>);
+
 fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let overlay = std::mem::take(&mut m.overlay);
     let (overlay, effects) = match overlay {
         Overlay::None => return None,
@@ -715,54 +716,25 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
             true => (Overlay::Help, Vec::new()),
             false => (Overlay::None, Vec::new()),
         },
-        Overlay::ConfirmAcceptAll => match key.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') => (Overlay::None, accept_all(m)),
-            _ => {
-                say(m, "nothing accepted", Tone::Info);
-                (Overlay::None, Vec::new())
-            }
-        },
-        Overlay::ConfirmUndo { run_id, .. } => match key.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') => {
-                (Overlay::None, vec![Effect::Undo(Some(run_id))])
-            }
-            _ => {
-                say(m, "nothing undone", Tone::Info);
-                (Overlay::None, Vec::new())
-            }
-        },
         Overlay::Message { .. } => (Overlay::None, Vec::new()),
-        Overlay::ConfirmQuit => match key.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') => {
-                m.quit = true;
-                (
-                    Overlay::None,
-                    vec![Effect::Quit {
-                        reviewers_gone: true,
-                    }],
-                )
-            }
-            _ => {
-                say(m, "still here", Tone::Info);
-                (Overlay::None, Vec::new())
-            }
-        },
+        o @ (Overlay::ConfirmAcceptAll | Overlay::ConfirmUndo { .. } | Overlay::ConfirmQuit) => {
+            on_confirm_key(m, o, key.code)
+        }
         Overlay::Note { run_id, mut input } => match key.code {
             KeyCode::Esc => (Overlay::None, Vec::new()),
-            KeyCode::Enter if alt => {
+            KeyCode::Enter if key.modifiers.contains(KeyModifiers::ALT) => {
                 input.insert_newline();
                 (Overlay::Note { run_id, input }, Vec::new())
             }
             KeyCode::Enter => {
                 let note = text_of(&input).trim().to_string();
-                (
-                    Overlay::None,
-                    vec![Effect::Decide {
-                        run_id,
-                        decision: Decision::Reject(note),
-                        note: None,
-                    }],
-                )
+                let decision = Decision::Reject(note);
+                let decide = Effect::Decide {
+                    run_id,
+                    decision,
+                    note: None,
+                };
+                (Overlay::None, vec![decide])
             }
             _ => {
                 input.input(key);
@@ -772,43 +744,8 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
         Overlay::Edit {
             run_id,
             path,
-            mut input,
-        } => match key.code {
-            KeyCode::Esc => {
-                say(m, "edit cancelled", Tone::Info);
-                (Overlay::None, Vec::new())
-            }
-            KeyCode::Char('s') if ctrl => {
-                let mut content = text_of(&input);
-                let original_ends = m
-                    .current()
-                    .and_then(|i| i.view.as_ref())
-                    .and_then(|v| v.files.first())
-                    .is_none_or(|f| f.content.new.ends_with('\n'));
-                if original_ends && !content.ends_with('\n') {
-                    content.push('\n');
-                }
-                (
-                    Overlay::None,
-                    vec![Effect::Decide {
-                        run_id,
-                        decision: Decision::AcceptEdited(content),
-                        note: None,
-                    }],
-                )
-            }
-            _ => {
-                input.input(key);
-                (
-                    Overlay::Edit {
-                        run_id,
-                        path,
-                        input,
-                    },
-                    Vec::new(),
-                )
-            }
-        },
+            input,
+        } => on_edit_key(m, run_id, path, input, key),
         Overlay::Command(mut input) => match key.code {
             KeyCode::Esc => (Overlay::None, Vec::new()),
             KeyCode::Enter => {
@@ -822,29 +759,104 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
                 (Overlay::Command(input), Vec::new())
             }
         },
-        Overlay::Search(mut input) => match key.code {
-            KeyCode::Esc => (Overlay::None, Vec::new()),
-            KeyCode::Enter => {
-                let typed = text_of(&input);
-                match m.search.clone() {
-                    // Enter on nothing again: the next match.
-                    Some(pattern) if typed.is_empty() => search_step(m, &pattern, true),
-                    _ if !typed.is_empty() => {
-                        m.search = Some(typed.clone());
-                        search(m, &typed);
-                    }
-                    _ => {}
-                }
-                (Overlay::None, Vec::new())
-            }
-            _ => {
-                input.input(key);
-                (Overlay::Search(input), Vec::new())
-            }
-        },
+        Overlay::Search(input) => on_search_key(m, input, key),
     };
     m.overlay = overlay;
     Some(effects)
+}
+
+/// A yes / no question: `y` goes ahead, any other key does not.
+fn on_confirm_key(m: &mut Model, overlay: Overlay, code: KeyCode) -> After {
+    let yes = matches!(code, KeyCode::Char('y') | KeyCode::Char('Y'));
+    let effects = match (overlay, yes) {
+        (Overlay::ConfirmAcceptAll, true) => accept_all(m),
+        (Overlay::ConfirmUndo { run_id, .. }, true) => vec![Effect::Undo(Some(run_id))],
+        (Overlay::ConfirmQuit, true) => {
+            m.quit = true;
+            vec![Effect::Quit {
+                reviewers_gone: true,
+            }]
+        }
+        (Overlay::ConfirmAcceptAll, false) => {
+            say(m, "nothing accepted", Tone::Info);
+            Vec::new()
+        }
+        (Overlay::ConfirmUndo { .. }, false) => {
+            say(m, "nothing undone", Tone::Info);
+            Vec::new()
+        }
+        (_, _) => {
+            say(m, "still here", Tone::Info);
+            Vec::new()
+        }
+    };
+    (Overlay::None, effects)
+}
+
+/// The in-place editor: `Ctrl+S` accepts its content, `Esc` cancels.
+fn on_edit_key(
+    m: &mut Model,
+    run_id: String,
+    path: String,
+    mut input: TextArea<'static>,
+    key: KeyEvent,
+) -> After {
+    match key.code {
+        KeyCode::Esc => {
+            say(m, "edit cancelled", Tone::Info);
+            (Overlay::None, Vec::new())
+        }
+        KeyCode::Char('s') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            let mut content = text_of(&input);
+            let original_ends = m
+                .current()
+                .and_then(|i| i.view.as_ref())
+                .and_then(|v| v.files.first())
+                .is_none_or(|f| f.content.new.ends_with('\n'));
+            if original_ends && !content.ends_with('\n') {
+                content.push('\n');
+            }
+            let decide = Effect::Decide {
+                run_id,
+                decision: Decision::AcceptEdited(content),
+                note: None,
+            };
+            (Overlay::None, vec![decide])
+        }
+        _ => {
+            input.input(key);
+            let overlay = Overlay::Edit {
+                run_id,
+                path,
+                input,
+            };
+            (overlay, Vec::new())
+        }
+    }
+}
+
+/// The search input: `Enter` searches (again: the next match), `Esc` closes.
+fn on_search_key(m: &mut Model, mut input: TextArea<'static>, key: KeyEvent) -> After {
+    match key.code {
+        KeyCode::Esc => (Overlay::None, Vec::new()),
+        KeyCode::Enter => {
+            let typed = text_of(&input);
+            match m.search.clone() {
+                // Enter on nothing again: the next match.
+                Some(pattern) if typed.is_empty() => search_step(m, &pattern, true),
+                _ if !typed.is_empty() => {
+                    m.search = Some(typed.clone());
+                    search(m, &typed);
+                }
+                _ => {}
+            }
+            (Overlay::None, Vec::new())
+        }
+        _ => {
+            input.input(key);
+            (Overlay::Search(input), Vec::new())
+        }
+    }
 }
 
 fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
@@ -856,57 +868,70 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
     };
     // The message has been seen: the next key gives its lines back to the key hints.
     m.status = None;
-    let page = m.diff_height().saturating_sub(2).max(1) as isize;
     if let Some(effects) = on_line_mode_key(m, action) {
         return effects;
     }
+    if let Some(effects) = on_move(m, action) {
+        return effects;
+    }
+    on_decide(m, action).unwrap_or_else(|| {
+        on_view(m, action);
+        Vec::new()
+    })
+}
+
+/// Moving: through the queue, the diff's rows and hunks (`None`: not a move).
+fn on_move(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
+    let page = m.diff_height().saturating_sub(2).max(1) as isize;
+    let queue = m.focus == Focus::Queue;
     match action {
-        Action::Down => match m.focus {
-            Focus::Queue => return step(m, 1),
-            Focus::Diff => scroll_by(m, 1),
-        },
-        Action::Up => match m.focus {
-            Focus::Queue => return step(m, -1),
-            Focus::Diff => scroll_by(m, -1),
-        },
-        Action::Filter => return cycle_filter(m),
-        Action::LineMode => enter_line_mode(m),
-        Action::ScrollLeft => m.hscroll = m.hscroll.saturating_sub(HSCROLL_STEP),
-        Action::ScrollRight => m.hscroll = (m.hscroll + HSCROLL_STEP).min(HSCROLL_MAX),
-        Action::Focus => {
-            m.focus = match m.focus {
-                Focus::Queue => Focus::Diff,
-                Focus::Diff => Focus::Queue,
-            }
-        }
+        Action::Down if queue => return Some(step(m, 1)),
+        Action::Up if queue => return Some(step(m, -1)),
+        Action::Top if queue => return Some(step(m, isize::MIN)),
+        Action::Bottom if queue => return Some(step(m, isize::MAX)),
+        Action::Down => scroll_by(m, 1),
+        Action::Up => scroll_by(m, -1),
+        Action::Top => scroll_by(m, isize::MIN / 2),
+        Action::Bottom => scroll_by(m, isize::MAX / 2),
+        Action::PageUp => scroll_by(m, -page),
+        Action::PageDown => scroll_by(m, page),
         // While a search is on, n / N step through its matches.
         Action::NextHunk | Action::PrevHunk if m.search.is_some() => {
             let pattern = m.search.clone().unwrap_or_default();
             search_step(m, &pattern, action == Action::NextHunk);
+            return Some(Vec::new());
         }
         Action::NextHunk => move_hunk(m, true),
         Action::PrevHunk => move_hunk(m, false),
-        Action::ToggleHunk => {
-            let open = m.current().is_some_and(Item::is_open);
-            if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut())
-                && open
-                && v.hunk_total() > 0
-            {
-                let c = v.cursor;
-                v.included[c] = !v.included[c];
-                let (on, total) = (v.included.iter().filter(|b| **b).count(), v.hunk_total());
-                say(m, format!("{on} of {total} hunks included"), Tone::Info);
-            }
-        }
-        Action::Accept => return accept(m),
+        Action::ScrollLeft => m.hscroll = m.hscroll.saturating_sub(HSCROLL_STEP),
+        Action::ScrollRight => m.hscroll = (m.hscroll + HSCROLL_STEP).min(HSCROLL_MAX),
+        Action::Filter => return Some(cycle_filter(m)),
+        _ => return None,
+    }
+    // The diff scrolled: the cursor's hunk follows what is on screen.
+    let scrolled = matches!(
+        action,
+        Action::Down
+            | Action::Up
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+    );
+    if scrolled && let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) {
+        sync_cursor_to_scroll(v);
+    }
+    Some(Vec::new())
+}
+
+/// Deciding the selected review (`None`: not a decision key).
+fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
+    match action {
+        Action::ToggleHunk => toggle_hunk(m),
+        Action::Accept => return Some(accept(m)),
         // Everything at once is asked first.
-        Action::AcceptAll => {
-            if m.pending_count() == 0 {
-                say(m, "no pending review", Tone::Info);
-            } else {
-                m.overlay = Overlay::ConfirmAcceptAll;
-            }
-        }
+        Action::AcceptAll if m.pending_count() == 0 => say(m, "no pending review", Tone::Info),
+        Action::AcceptAll => m.overlay = Overlay::ConfirmAcceptAll,
         Action::Reject => match m.current() {
             Some(i) if i.is_open() => {
                 m.overlay = Overlay::Note {
@@ -931,87 +956,102 @@ fn on_key(m: &mut Model, key: KeyEvent) -> Vec<Effect> {
         },
         Action::ExternalEdit => match editable(m) {
             Ok((run_id, path, content)) => {
-                return vec![Effect::ExternalEdit {
+                return Some(vec![Effect::ExternalEdit {
                     run_id,
                     path,
                     content,
-                }];
+                }]);
             }
             Err(e) => say(m, e, Tone::Bad),
         },
-        Action::Commit => match m.current() {
-            Some(i) if i.summary.state == State::DryRun => {
-                return vec![Effect::Commit(i.summary.run_id.clone())];
-            }
-            Some(_) => say(
-                m,
-                "c commits a dry-run; this review is not one (a accepts it)",
-                Tone::Info,
-            ),
-            None => say(m, "no review is selected (:commit RUN_ID)", Tone::Info),
-        },
-        Action::Command => {
-            m.overlay = Overlay::Command(input("commit RUN_ID | undo [RUN_ID] | quit"));
-        }
+        Action::Commit => return Some(commit_selected(m)),
         Action::Undo => ask_undo(m),
+        Action::Quit => return Some(quit(m)),
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
+/// `space` in hunk mode: include or exclude the hunk under the cursor.
+fn toggle_hunk(m: &mut Model) {
+    let open = m.current().is_some_and(Item::is_open);
+    if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut())
+        && open
+        && v.hunk_total() > 0
+    {
+        let c = v.cursor;
+        v.included[c] = !v.included[c];
+        let (on, total) = (v.included.iter().filter(|b| **b).count(), v.hunk_total());
+        say(m, format!("{on} of {total} hunks included"), Tone::Info);
+    }
+}
+
+/// `c`: commit the selected dry-run.
+fn commit_selected(m: &mut Model) -> Vec<Effect> {
+    match m.current() {
+        Some(i) if i.summary.state == State::DryRun => {
+            return vec![Effect::Commit(i.summary.run_id.clone())];
+        }
+        Some(_) => say(
+            m,
+            "c commits a dry-run; this review is not one (a accepts it)",
+            Tone::Info,
+        ),
+        None => say(m, "no review is selected (:commit RUN_ID)", Tone::Info),
+    }
+    Vec::new()
+}
+
+/// The view: focus, modes, filter, overlays that take input.
+fn on_view(m: &mut Model, action: Action) {
+    match action {
+        Action::Focus => {
+            m.focus = match m.focus {
+                Focus::Queue => Focus::Diff,
+                Focus::Diff => Focus::Queue,
+            }
+        }
+        Action::LineMode => enter_line_mode(m),
         Action::ToggleMode => {
             m.mode = match m.mode {
                 DiffMode::Unified => DiffMode::SideBySide,
                 DiffMode::SideBySide => DiffMode::Unified,
             };
-            let (mode, ws) = (m.mode, m.ignore_ws);
-            if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) {
-                v.ensure_rows(mode, ws);
-            }
+            rebuild_rows(m);
         }
         Action::ToggleWhitespace => {
             m.ignore_ws = !m.ignore_ws;
-            let (mode, ws) = (m.mode, m.ignore_ws);
-            if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) {
-                v.ensure_rows(mode, ws);
-            }
-            let text = if ws {
+            rebuild_rows(m);
+            let text = if m.ignore_ws {
                 "whitespace-only changes hidden (w shows them)"
             } else {
                 "whitespace changes shown"
             };
             say(m, text, Tone::Info);
         }
+        Action::Command => {
+            m.overlay = Overlay::Command(input("commit RUN_ID | undo [RUN_ID] | quit"));
+        }
         Action::Search => m.overlay = Overlay::Search(input("search the diff")),
-        Action::Top => match m.focus {
-            Focus::Queue => return step(m, isize::MIN),
-            Focus::Diff => scroll_by(m, isize::MIN / 2),
-        },
-        Action::Bottom => match m.focus {
-            Focus::Queue => return step(m, isize::MAX),
-            Focus::Diff => scroll_by(m, isize::MAX / 2),
-        },
-        Action::PageUp => scroll_by(m, -page),
-        Action::PageDown => scroll_by(m, page),
         Action::Help => {
             m.help_scroll = 0;
             m.overlay = Overlay::Help;
         }
-        Action::Quit => return quit(m),
         Action::Escape => {
             m.status = None;
             m.search = None;
             m.search_row = None;
         }
+        _ => {}
     }
-    if matches!(
-        action,
-        Action::Down
-            | Action::Up
-            | Action::PageUp
-            | Action::PageDown
-            | Action::Top
-            | Action::Bottom
-    ) && let Some(v) = m.current_mut().and_then(|i| i.view.as_mut())
-    {
-        sync_cursor_to_scroll(v);
+}
+
+/// The selected diff's rows for the current mode and whitespace setting.
+fn rebuild_rows(m: &mut Model) {
+    let (mode, ws) = (m.mode, m.ignore_ws);
+    if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) {
+        v.ensure_rows(mode, ws);
     }
-    Vec::new()
 }
 
 fn on_mouse(m: &mut Model, ev: MouseEvent) -> Vec<Effect> {

@@ -364,72 +364,10 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
 
 fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette) {
     let Some(item) = m.current() else {
-        let block = pane(" Diff ".into(), m.focus == Focus::Diff, p);
-        let inner = block.inner(area);
-        f.render_widget(block, area);
-        let text = vec![
-            Line::from(""),
-            Line::styled(
-                "Waiting for agents.",
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
-            Line::from(""),
-            Line::from(format!("MCP endpoint: {}", endpoint(m))),
-            Line::styled(
-                "Connect a client with `patchgate config claude|codex|cursor|vscode`.",
-                p.dim(),
-            ),
-            Line::styled(
-                "Every edit an agent sends shows up here for you to accept, trim or reject.",
-                p.dim(),
-            ),
-        ];
-        f.render_widget(
-            Paragraph::new(text)
-                .alignment(Alignment::Center)
-                .wrap(Wrap { trim: true }),
-            inner,
-        );
+        draw_waiting(f, m, area, p);
         return;
     };
-    let s = &item.summary;
-    let title = format!(
-        " {} · {} · {}{} ",
-        inert_line(&s.tool),
-        s.run_id,
-        if item.undone {
-            "undone"
-        } else {
-            s.state.name()
-        },
-        s.client
-            .as_deref()
-            .map(|c| format!(" · {}", inert_line(c)))
-            .unwrap_or_default()
-    );
-    let mut block = pane(title, m.focus == Focus::Diff, p);
-    if let Some(v) = &item.view {
-        let on = v.included.iter().filter(|b| **b).count();
-        block = block.title_bottom(
-            Line::from(format!(
-                " hunk {}/{} · {} of {} included{}{} ",
-                (v.cursor + 1).min(v.hunk_total()),
-                v.hunk_total(),
-                on,
-                v.hunk_total(),
-                match v.skipped.iter().filter(|&&(h, _)| v.included[h]).count() {
-                    0 => String::new(),
-                    n => format!(" · {n} line{} left out", if n == 1 { "" } else { "s" }),
-                },
-                if v.line_cursor.is_some() {
-                    " · LINE MODE"
-                } else {
-                    ""
-                }
-            ))
-            .alignment(Alignment::Right),
-        );
-    }
+    let block = diff_block(m, item, p);
     let inner = block.inner(area);
     f.render_widget(block, area);
     let Some(v) = &item.view else {
@@ -441,33 +379,7 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
         f.render_widget(Paragraph::new(Line::styled(text, p.dim())), inner);
         return;
     };
-    let mut lines: Vec<Line> = Vec::with_capacity(inner.height as usize);
-    let width = inner.width as usize;
-    if let Some(r) = &s.review
-        && !r.note.is_empty()
-    {
-        // Each line of the note on its own row (a few at most: the diff comes first).
-        let note = inert(r.note.trim()).into_owned();
-        for (k, text) in note.lines().take(NOTE_ROWS).enumerate() {
-            let prefix = if k == 0 { " note: " } else { "       " };
-            lines.push(Line::styled(
-                truncate(&format!("{prefix}{text}"), width),
-                p.dim(),
-            ));
-        }
-        if note.lines().count() > NOTE_ROWS {
-            lines.push(Line::styled("       …", p.dim()));
-        }
-    }
-    // Warnings wrap (up to three lines each) within a third of the pane.
-    'warnings: for w in &s.warnings {
-        for chunk in wrap(&format!("⚠ {w}"), width.saturating_sub(2).max(8), 3) {
-            if lines.len() + 1 >= inner.height as usize / 3 {
-                break 'warnings;
-            }
-            lines.push(Line::styled(format!(" {chunk}"), p.fg(Color::Yellow)));
-        }
-    }
+    let mut lines = note_and_warnings(item, inner, p);
     let budget = (inner.height as usize).saturating_sub(lines.len());
     let ctx = RowCtx {
         v,
@@ -495,6 +407,110 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
         });
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The diff pane with no review yet: how agents connect.
+fn draw_waiting(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
+    let block = pane(" Diff ".into(), m.focus == Focus::Diff, p);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let text = vec![
+        Line::from(""),
+        Line::styled(
+            "Waiting for agents.",
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        Line::from(""),
+        Line::from(format!("MCP endpoint: {}", endpoint(m))),
+        Line::styled(
+            "Connect a client with `patchgate config claude|codex|cursor|vscode`.",
+            p.dim(),
+        ),
+        Line::styled(
+            "Every edit an agent sends shows up here for you to accept, trim or reject.",
+            p.dim(),
+        ),
+    ];
+    f.render_widget(
+        Paragraph::new(text)
+            .alignment(Alignment::Center)
+            .wrap(Wrap { trim: true }),
+        inner,
+    );
+}
+
+/// The diff pane's frame: the review in its title, where the cursor is below.
+fn diff_block(m: &Model, item: &Item, p: &Palette) -> Block<'static> {
+    let s = &item.summary;
+    let title = format!(
+        " {} · {} · {}{} ",
+        inert_line(&s.tool),
+        s.run_id,
+        if item.undone {
+            "undone"
+        } else {
+            s.state.name()
+        },
+        s.client
+            .as_deref()
+            .map(|c| format!(" · {}", inert_line(c)))
+            .unwrap_or_default()
+    );
+    let block = pane(title, m.focus == Focus::Diff, p);
+    let Some(v) = &item.view else {
+        return block;
+    };
+    let on = v.included.iter().filter(|b| **b).count();
+    let left_out = match v.skipped.iter().filter(|&&(h, _)| v.included[h]).count() {
+        0 => String::new(),
+        n => format!(" · {n} line{} left out", if n == 1 { "" } else { "s" }),
+    };
+    let mode = if v.line_cursor.is_some() {
+        " · LINE MODE"
+    } else {
+        ""
+    };
+    let total = v.hunk_total();
+    block.title_bottom(
+        Line::from(format!(
+            " hunk {}/{total} · {on} of {total} included{left_out}{mode} ",
+            (v.cursor + 1).min(total),
+        ))
+        .alignment(Alignment::Right),
+    )
+}
+
+/// The reviewer's note and the engine's warnings above the diff (a third of it at most).
+fn note_and_warnings(item: &Item, inner: Rect, p: &Palette) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = Vec::with_capacity(inner.height as usize);
+    let width = inner.width as usize;
+    let s = &item.summary;
+    if let Some(r) = &s.review
+        && !r.note.is_empty()
+    {
+        // Each line of the note on its own row (a few at most: the diff comes first).
+        let note = inert(r.note.trim()).into_owned();
+        for (k, text) in note.lines().take(NOTE_ROWS).enumerate() {
+            let prefix = if k == 0 { " note: " } else { "       " };
+            lines.push(Line::styled(
+                truncate(&format!("{prefix}{text}"), width),
+                p.dim(),
+            ));
+        }
+        if note.lines().count() > NOTE_ROWS {
+            lines.push(Line::styled("       …", p.dim()));
+        }
+    }
+    // Warnings wrap (up to three lines each) within a third of the pane.
+    'warnings: for w in &s.warnings {
+        for chunk in wrap(&format!("⚠ {w}"), width.saturating_sub(2).max(8), 3) {
+            if lines.len() + 1 >= inner.height as usize / 3 {
+                break 'warnings;
+            }
+            lines.push(Line::styled(format!(" {chunk}"), p.fg(Color::Yellow)));
+        }
+    }
+    lines
 }
 
 fn endpoint(m: &Model) -> String {
@@ -642,63 +658,8 @@ impl RowCtx<'_> {
 
     fn row(&self, row: &Row) -> Line<'static> {
         match *row {
-            Row::File { file } => {
-                let fv = &self.v.files[file];
-                let what = if fv.content.created {
-                    " (new file)"
-                } else if fv.content.deleted {
-                    " (deleted)"
-                } else {
-                    ""
-                };
-                let mode = fv
-                    .content
-                    .mode_change
-                    .as_deref()
-                    .map(|m| format!("  mode {}", inert_line(m)))
-                    .unwrap_or_default();
-                let text = format!(
-                    "━━ {}{what}{mode}  +{} -{} ",
-                    inert_line(&fv.content.path),
-                    fv.diff.added,
-                    fv.diff.removed
-                );
-                let fill = "━".repeat(self.width.saturating_sub(text.chars().count()));
-                Line::styled(
-                    format!("{text}{fill}"),
-                    self.p.accent().add_modifier(Modifier::BOLD),
-                )
-            }
-            Row::Hunk { file, hunk } => {
-                let g = self.v.files[file].first_hunk + hunk;
-                let cursor = g == self.v.cursor;
-                let on = self.included(file, hunk);
-                let h = &self.v.files[file].diff.hunks[hunk];
-                let (added, removed) = h.counts();
-                let mut style = if on { self.p.accent() } else { self.p.dim() };
-                if cursor {
-                    style = style.add_modifier(Modifier::REVERSED | Modifier::BOLD);
-                }
-                let mark = if !self.item.is_open() {
-                    "   "
-                } else if on {
-                    "[✓]"
-                } else {
-                    "[ ]"
-                };
-                Line::from(vec![
-                    Span::styled(if cursor { "▶ " } else { "  " }, style),
-                    Span::styled(
-                        format!(
-                            "{mark} {}  hunk {}/{}  +{added} -{removed} ",
-                            h.header(),
-                            g + 1,
-                            self.v.hunk_total()
-                        ),
-                        style,
-                    ),
-                ])
-            }
+            Row::File { file } => self.file_row(file),
+            Row::Hunk { file, hunk } => self.hunk_row(file, hunk),
             Row::Folded { .. } => Line::styled(
                 "      ⋯ whitespace-only changes (w shows them)",
                 self.p.dim(),
@@ -708,87 +669,169 @@ impl RowCtx<'_> {
                 hunk,
                 line,
                 partner,
-            } => {
-                let h = &self.v.files[file].diff.hunks[hunk];
-                let l = &h.lines[line];
-                let left_out = self.skipped(file, hunk, line);
-                let on = self.included(file, hunk) && !left_out;
-                let partner = partner.map(|k| h.lines[k].text.as_str());
-                let mut spans = vec![
-                    Span::styled(num(l.old_index), self.p.dim()),
-                    Span::styled(num(l.new_index), self.p.dim()),
-                    Span::styled(
-                        match l.tag {
-                            _ if left_out => "· ",
-                            Tag::Equal => "  ",
-                            Tag::Insert => "+ ",
-                            Tag::Delete => "- ",
-                        },
-                        self.p.sign(l.tag),
-                    ),
-                ];
-                spans.extend(self.content(file, l, partner, self.width.saturating_sub(12)));
-                dim_if(Line::from(spans), !on, self.p)
-            }
-            Row::Same { file, hunk, line } => {
-                let h = &self.v.files[file].diff.hunks[hunk];
-                let l = &h.lines[line];
-                let mut spans = vec![
-                    Span::styled("     ", self.p.dim()),
-                    Span::styled(num(l.new_index), self.p.dim()),
-                    Span::styled("~ ", self.p.dim()),
-                ];
-                let mut eq = l.clone();
-                eq.tag = Tag::Equal;
-                spans.extend(self.content(file, &eq, None, self.width.saturating_sub(12)));
-                Line::from(spans)
-            }
+            } => self.line_row(file, hunk, line, partner),
+            Row::Same { file, hunk, line } => self.same_row(file, hunk, line),
             Row::Pair {
                 file,
                 hunk,
                 old,
                 new,
-            } => {
-                let h = &self.v.files[file].diff.hunks[hunk];
-                let on = self.included(file, hunk);
-                let half = self.width.saturating_sub(1) / 2;
-                let text_w = half.saturating_sub(6);
-                let side = |idx: Option<usize>, other: Option<usize>, is_new: bool| {
-                    let mut spans: Vec<Span<'static>> = Vec::new();
-                    match idx {
-                        Some(i) => {
-                            let l = &h.lines[i];
-                            let n = if is_new { l.new_index } else { l.old_index };
-                            spans.push(Span::styled(num(n), self.p.dim()));
-                            let sign = match l.tag {
-                                _ if self.skipped(file, hunk, i) => "·",
-                                Tag::Equal => " ",
-                                Tag::Insert => "+",
-                                Tag::Delete => "-",
-                            };
-                            spans.push(Span::styled(sign, self.p.sign(l.tag)));
-                            let partner = other
-                                .filter(|_| l.tag != Tag::Equal)
-                                .map(|k| h.lines[k].text.as_str());
-                            spans.extend(self.content(file, l, partner, text_w));
-                        }
-                        None => spans.push(Span::styled(
-                            " ".repeat(half),
-                            if self.p.color {
-                                Style::default().bg(Color::Rgb(30, 30, 34))
-                            } else {
-                                Style::default()
-                            },
-                        )),
-                    }
-                    pad_to(spans, half)
-                };
-                let mut spans = side(old, new, false);
-                spans.push(Span::styled("│", self.p.dim()));
-                spans.extend(side(new, old, true));
-                dim_if(Line::from(spans), !on, self.p)
-            }
+            } => self.pair_row(file, hunk, old, new),
         }
+    }
+
+    /// A file's header: its path, what happens to it, its counts.
+    fn file_row(&self, file: usize) -> Line<'static> {
+        let fv = &self.v.files[file];
+        let what = if fv.content.created {
+            " (new file)"
+        } else if fv.content.deleted {
+            " (deleted)"
+        } else {
+            ""
+        };
+        let mode = fv
+            .content
+            .mode_change
+            .as_deref()
+            .map(|m| format!("  mode {}", inert_line(m)))
+            .unwrap_or_default();
+        let text = format!(
+            "━━ {}{what}{mode}  +{} -{} ",
+            inert_line(&fv.content.path),
+            fv.diff.added,
+            fv.diff.removed
+        );
+        let fill = "━".repeat(self.width.saturating_sub(text.chars().count()));
+        Line::styled(
+            format!("{text}{fill}"),
+            self.p.accent().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    /// A hunk's header: included or not, the cursor.
+    fn hunk_row(&self, file: usize, hunk: usize) -> Line<'static> {
+        let g = self.v.files[file].first_hunk + hunk;
+        let cursor = g == self.v.cursor;
+        let on = self.included(file, hunk);
+        let h = &self.v.files[file].diff.hunks[hunk];
+        let (added, removed) = h.counts();
+        let mut style = if on { self.p.accent() } else { self.p.dim() };
+        if cursor {
+            style = style.add_modifier(Modifier::REVERSED | Modifier::BOLD);
+        }
+        let mark = if !self.item.is_open() {
+            "   "
+        } else if on {
+            "[✓]"
+        } else {
+            "[ ]"
+        };
+        Line::from(vec![
+            Span::styled(if cursor { "▶ " } else { "  " }, style),
+            Span::styled(
+                format!(
+                    "{mark} {}  hunk {}/{}  +{added} -{removed} ",
+                    h.header(),
+                    g + 1,
+                    self.v.hunk_total()
+                ),
+                style,
+            ),
+        ])
+    }
+
+    /// A unified line, or left out in line mode.
+    fn line_row(
+        &self,
+        file: usize,
+        hunk: usize,
+        line: usize,
+        partner: Option<usize>,
+    ) -> Line<'static> {
+        let h = &self.v.files[file].diff.hunks[hunk];
+        let l = &h.lines[line];
+        let left_out = self.skipped(file, hunk, line);
+        let on = self.included(file, hunk) && !left_out;
+        let partner = partner.map(|k| h.lines[k].text.as_str());
+        let mut spans = vec![
+            Span::styled(num(l.old_index), self.p.dim()),
+            Span::styled(num(l.new_index), self.p.dim()),
+            Span::styled(
+                match l.tag {
+                    _ if left_out => "· ",
+                    Tag::Equal => "  ",
+                    Tag::Insert => "+ ",
+                    Tag::Delete => "- ",
+                },
+                self.p.sign(l.tag),
+            ),
+        ];
+        spans.extend(self.content(file, l, partner, self.width.saturating_sub(12)));
+        dim_if(Line::from(spans), !on, self.p)
+    }
+
+    /// A whitespace-only change shown once, as context.
+    fn same_row(&self, file: usize, hunk: usize, line: usize) -> Line<'static> {
+        let h = &self.v.files[file].diff.hunks[hunk];
+        let l = &h.lines[line];
+        let mut spans = vec![
+            Span::styled("     ", self.p.dim()),
+            Span::styled(num(l.new_index), self.p.dim()),
+            Span::styled("~ ", self.p.dim()),
+        ];
+        let mut eq = l.clone();
+        eq.tag = Tag::Equal;
+        spans.extend(self.content(file, &eq, None, self.width.saturating_sub(12)));
+        Line::from(spans)
+    }
+
+    /// Side by side: the old line and the new one.
+    fn pair_row(
+        &self,
+        file: usize,
+        hunk: usize,
+        old: Option<usize>,
+        new: Option<usize>,
+    ) -> Line<'static> {
+        let h = &self.v.files[file].diff.hunks[hunk];
+        let on = self.included(file, hunk);
+        let half = self.width.saturating_sub(1) / 2;
+        let text_w = half.saturating_sub(6);
+        let side = |idx: Option<usize>, other: Option<usize>, is_new: bool| {
+            let mut spans: Vec<Span<'static>> = Vec::new();
+            match idx {
+                Some(i) => {
+                    let l = &h.lines[i];
+                    let n = if is_new { l.new_index } else { l.old_index };
+                    spans.push(Span::styled(num(n), self.p.dim()));
+                    let sign = match l.tag {
+                        _ if self.skipped(file, hunk, i) => "·",
+                        Tag::Equal => " ",
+                        Tag::Insert => "+",
+                        Tag::Delete => "-",
+                    };
+                    spans.push(Span::styled(sign, self.p.sign(l.tag)));
+                    let partner = other
+                        .filter(|_| l.tag != Tag::Equal)
+                        .map(|k| h.lines[k].text.as_str());
+                    spans.extend(self.content(file, l, partner, text_w));
+                }
+                None => spans.push(Span::styled(
+                    " ".repeat(half),
+                    if self.p.color {
+                        Style::default().bg(Color::Rgb(30, 30, 34))
+                    } else {
+                        Style::default()
+                    },
+                )),
+            }
+            pad_to(spans, half)
+        };
+        let mut spans = side(old, new, false);
+        spans.push(Span::styled("│", self.p.dim()));
+        spans.extend(side(new, old, true));
+        dim_if(Line::from(spans), !on, self.p)
     }
 
     /// A line's text with syntax colours, the diff background and word emphasis.

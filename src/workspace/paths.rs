@@ -131,58 +131,9 @@ impl Root {
         } else {
             self.canonical.join(expanded)
         };
-        // Resolve `.` and `..` lexically; a `..` above the filesystem root is refused.
-        let mut lexical = PathBuf::new();
-        for component in joined.components() {
-            match component {
-                Component::Prefix(p) => lexical.push(p.as_os_str()),
-                Component::RootDir => lexical.push(Component::RootDir.as_os_str()),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    if !lexical.pop() || lexical.as_os_str().is_empty() {
-                        return Err(invalid(user, "`..` leads above the filesystem root"));
-                    }
-                }
-                Component::Normal(n) => lexical.push(n),
-            }
-        }
+        let lexical = lexical(&joined, user)?;
         physical_agrees(&joined, user)?;
-        // Follow symlinks in the part of the path that exists.
-        let mut existing = lexical.clone();
-        let mut rest: Vec<std::ffi::OsString> = Vec::new();
-        let canonical_prefix = loop {
-            match std::fs::canonicalize(&existing) {
-                Ok(c) => break c,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    // A dangling symlink is not a path to create through.
-                    if std::fs::symlink_metadata(&existing).is_ok() {
-                        return Err(invalid(user, "it is a symlink to nothing"));
-                    }
-                    match (
-                        existing.file_name().map(|n| n.to_os_string()),
-                        existing.parent(),
-                    ) {
-                        (Some(name), Some(parent)) => {
-                            rest.push(name);
-                            existing = parent.to_path_buf();
-                        }
-                        _ => return Err(invalid(user, "no part of the path exists")),
-                    }
-                }
-                // A symlink loop is a trap; other failures are the filesystem's (a file used
-                // as a directory, a name too long, no permission).
-                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
-                    return Err(invalid(user, format!("it cannot be resolved: {e}")));
-                }
-                Err(e) => {
-                    return Err(super::fs::io_error(&normalized, "resolve the path", &e));
-                }
-            }
-        };
-        let mut abs = canonical_prefix;
-        for name in rest.into_iter().rev() {
-            abs.push(name);
-        }
+        let abs = follow_existing(&lexical, user, &normalized)?;
         let Ok(relative) = abs.strip_prefix(&self.canonical) else {
             let why = if lexical.starts_with(&self.canonical) {
                 "it leads outside the root through a symlink"
@@ -198,26 +149,91 @@ impl Root {
             .components()
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect();
-        if parts.is_empty() {
-            return Err(invalid(user, "it names the root directory itself"));
-        }
-        if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
-            return Err(invalid(user, "`.git/` is off limits"));
-        }
-        for special in ["/proc", "/sys", "/dev"] {
-            if abs.starts_with(special) {
-                return Err(invalid(
-                    user,
-                    format!("`{special}` is not a place for files to edit"),
-                ));
-            }
-        }
+        check_place(&parts, &abs, user)?;
         check_kind(&abs, user)?;
         Ok(SafePath {
             abs,
             rel: parts.join("/"),
         })
     }
+}
+
+/// `path` with `.` and `..` resolved by name; a `..` above the filesystem root is refused.
+fn lexical(path: &Path, user: &str) -> Result<PathBuf> {
+    let mut lexical = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(p) => lexical.push(p.as_os_str()),
+            Component::RootDir => lexical.push(Component::RootDir.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !lexical.pop() || lexical.as_os_str().is_empty() {
+                    return Err(invalid(user, "`..` leads above the filesystem root"));
+                }
+            }
+            Component::Normal(n) => lexical.push(n),
+        }
+    }
+    Ok(lexical)
+}
+
+/// `lexical` with the symlinks of its existing part followed; the names that do not exist
+/// yet are appended as they are.
+fn follow_existing(lexical: &Path, user: &str, normalized: &str) -> Result<PathBuf> {
+    let mut existing = lexical.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    let mut abs = loop {
+        match std::fs::canonicalize(&existing) {
+            Ok(c) => break c,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A dangling symlink is not a path to create through.
+                if std::fs::symlink_metadata(&existing).is_ok() {
+                    return Err(invalid(user, "it is a symlink to nothing"));
+                }
+                match (
+                    existing.file_name().map(|n| n.to_os_string()),
+                    existing.parent(),
+                ) {
+                    (Some(name), Some(parent)) => {
+                        rest.push(name);
+                        existing = parent.to_path_buf();
+                    }
+                    _ => return Err(invalid(user, "no part of the path exists")),
+                }
+            }
+            // A symlink loop is a trap; other failures are the filesystem's (a file used
+            // as a directory, a name too long, no permission).
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+                return Err(invalid(user, format!("it cannot be resolved: {e}")));
+            }
+            Err(e) => {
+                return Err(super::fs::io_error(normalized, "resolve the path", &e));
+            }
+        }
+    };
+    for name in rest.into_iter().rev() {
+        abs.push(name);
+    }
+    Ok(abs)
+}
+
+/// Places no edit may touch: the root itself, `.git/`, `/proc`, `/sys`, `/dev`.
+fn check_place(parts: &[String], abs: &Path, user: &str) -> Result<()> {
+    if parts.is_empty() {
+        return Err(invalid(user, "it names the root directory itself"));
+    }
+    if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
+        return Err(invalid(user, "`.git/` is off limits"));
+    }
+    for special in ["/proc", "/sys", "/dev"] {
+        if abs.starts_with(special) {
+            return Err(invalid(
+                user,
+                format!("`{special}` is not a place for files to edit"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

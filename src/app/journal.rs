@@ -98,7 +98,7 @@ pub(crate) fn log_line(e: &patchgate::review::journal::Entry) -> String {
     format!(
         "{}  {:<8} {}  {:<18} {}{hunks}{edited}{note}",
         utc(e.ts),
-        inert_line(&e.action),
+        e.action.as_str(),
         inert_line(&e.run_id),
         inert_line(&e.tool),
         files.join(", ")

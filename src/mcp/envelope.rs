@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
-use crate::review::proposal::Review;
+use crate::error::{Error, ErrorCode};
+use crate::review::proposal::{Review, Verdict};
 use crate::review::queue::{Outcome, Summary};
 
 /// Where a call stands.
@@ -26,7 +26,7 @@ pub enum Status {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReviewInfo {
     /// `accept` or `reject`.
-    pub decision: String,
+    pub decision: Verdict,
     /// The reviewer's note.
     pub note: String,
     /// The reviewer changed the content before accepting.
@@ -40,7 +40,7 @@ pub struct ReviewInfo {
 impl From<&Review> for ReviewInfo {
     fn from(r: &Review) -> ReviewInfo {
         ReviewInfo {
-            decision: r.decision.to_string(),
+            decision: r.decision,
             note: r.note.clone(),
             edited_by_reviewer: r.edited_by_reviewer,
             hunks_accepted: r.hunks_accepted,
@@ -56,7 +56,7 @@ pub struct Envelope {
     pub status: Status,
     /// The error code (status `error`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    pub code: Option<ErrorCode>,
     /// What happened and what to do next.
     pub message: String,
     /// The file (single-file calls).
@@ -205,7 +205,7 @@ impl Envelope {
         let (path, paths) = place(call_paths.to_vec());
         Envelope {
             status: Status::Error,
-            code: Some(e.code.as_str().to_string()),
+            code: Some(e.code),
             message: e.message.clone(),
             path,
             paths,
@@ -285,7 +285,7 @@ mod tests {
     fn rejection_carries_the_reason() {
         let mut s = summary(&["x"]);
         s.review = Some(Review {
-            decision: "reject".into(),
+            decision: Verdict::Reject,
             note: "use the helper".into(),
             edited_by_reviewer: false,
             hunks_accepted: 0,

@@ -148,7 +148,7 @@ impl ServerHandler for McpServer {
             tool = tool.as_str(),
             client = client.as_deref().unwrap_or("-"),
             status = ?env.status,
-            code = env.code.as_deref().unwrap_or("-"),
+            code = env.code.map_or("-", |c| c.as_str()),
             run_id = env.run_id.as_deref().unwrap_or("-"),
             ms = started.elapsed().as_millis() as u64,
             "tool call"

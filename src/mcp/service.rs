@@ -379,7 +379,7 @@ impl Dispatcher {
                     tracing::info!("run {run_id}: the client cancelled; review withdrawn");
                     let mut e = env.clone();
                     e.status = Status::Error;
-                    e.code = Some(ErrorCode::ReviewTimeout.as_str().to_string());
+                    e.code = Some(ErrorCode::ReviewTimeout);
                     e.message = format!("run {run_id} was withdrawn: the client cancelled the call");
                     return e;
                 }
@@ -476,7 +476,7 @@ mod tests {
                 &NoProgress,
             )
             .await;
-        assert_eq!(env.code.as_deref(), Some("REVIEWER_GONE"), "{env:?}");
+        assert_eq!(env.code, Some(ErrorCode::ReviewerGone), "{env:?}");
         assert_eq!(
             std::fs::read_to_string(dir.path().join("work/a.txt")).unwrap(),
             "one\n"
@@ -498,7 +498,7 @@ mod tests {
                 &sink,
             )
             .await;
-        assert_eq!(env.code.as_deref(), Some("RUN_NOT_FOUND"));
+        assert_eq!(env.code, Some(ErrorCode::RunNotFound));
         let first = d
             .start_raw_local(
                 ToolName::PatchFile,

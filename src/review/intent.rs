@@ -135,7 +135,7 @@ pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
                 .entries()
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|e| e.action == "applied")
+                .filter(|e| e.action == super::journal::Action::Applied)
                 .map(|e| e.run_id)
                 .collect()
         });

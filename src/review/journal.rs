@@ -38,6 +38,29 @@ pub struct FileRecord {
     pub mode: Option<u32>,
 }
 
+/// What a journal line records, on the wire as `applied` / `rejected` / `undone`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// A proposal was written.
+    Applied,
+    /// A person said no.
+    Rejected,
+    /// An applied proposal was reverted.
+    Undone,
+}
+
+impl Action {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Applied => "applied",
+            Action::Rejected => "rejected",
+            Action::Undone => "undone",
+        }
+    }
+}
+
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
@@ -45,8 +68,8 @@ pub struct Entry {
     pub ts: u64,
     /// The proposal's run id (for an undo, the run undone).
     pub run_id: String,
-    /// `applied`, `rejected` or `undone`.
-    pub action: String,
+    /// Applied, rejected or undone.
+    pub action: Action,
     /// The tool that proposed it.
     pub tool: String,
     /// The client, if known.
@@ -219,7 +242,7 @@ impl Journal {
         self.append(&Entry {
             ts: now_secs(),
             run_id: proposal.run_id.clone(),
-            action: "applied".into(),
+            action: Action::Applied,
             tool: proposal.tool.clone(),
             client: proposal.client.clone(),
             note: review.map(|r| r.note.clone()).unwrap_or_default(),
@@ -234,7 +257,7 @@ impl Journal {
         self.append(&Entry {
             ts: now_secs(),
             run_id: proposal.run_id.clone(),
-            action: "rejected".into(),
+            action: Action::Rejected,
             tool: proposal.tool.clone(),
             client: proposal.client.clone(),
             note: review.note.clone(),
@@ -342,13 +365,13 @@ impl Journal {
         let entries = self.entries()?;
         let undone: Vec<&str> = entries
             .iter()
-            .filter(|e| e.action == "undone")
+            .filter(|e| e.action == Action::Undone)
             .map(|e| e.run_id.as_str())
             .collect();
         let target = entries
             .iter()
             .rev()
-            .filter(|e| e.action == "applied")
+            .filter(|e| e.action == Action::Applied)
             .find(|e| run_id.is_none_or(|r| e.run_id == r) && !undone.contains(&e.run_id.as_str()));
         let Some(target) = target else {
             return Err(Error::new(
@@ -382,7 +405,7 @@ impl Journal {
         let entry = Entry {
             ts: now_secs(),
             run_id: target.run_id.clone(),
-            action: "undone".into(),
+            action: Action::Undone,
             tool: target.tool.clone(),
             client: target.client.clone(),
             note: String::new(),

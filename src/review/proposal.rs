@@ -180,11 +180,43 @@ pub enum Decision {
     Reject(String),
 }
 
+/// What a person said, on the wire as `accept` / `reject`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Yes (whole, in part, or edited).
+    Accept,
+    /// No.
+    Reject,
+}
+
+impl Verdict {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Accept => "accept",
+            Verdict::Reject => "reject",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Verdict {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// The record of a decision, as the tool result reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Review {
-    /// `accept` or `reject`.
-    pub decision: String,
+    /// Accept or reject.
+    pub decision: Verdict,
     /// The reviewer's note.
     pub note: String,
     /// The reviewer edited the content.
@@ -332,7 +364,7 @@ impl Proposal {
         Ok((
             contents,
             Review {
-                decision: "accept".into(),
+                decision: Verdict::Accept,
                 note: String::new(),
                 edited_by_reviewer: false,
                 hunks_accepted: accepted,
@@ -352,7 +384,7 @@ impl Proposal {
                     .map(|f| (!f.delete).then(|| f.new.clone()))
                     .collect(),
                 Review {
-                    decision: "accept".into(),
+                    decision: Verdict::Accept,
                     note: String::new(),
                     edited_by_reviewer: false,
                     hunks_accepted: total,
@@ -372,7 +404,7 @@ impl Proposal {
                         crate::edit::text::normalize_newlines(content).into_owned(),
                     )],
                     Review {
-                        decision: "accept".into(),
+                        decision: Verdict::Accept,
                         note: String::new(),
                         edited_by_reviewer: true,
                         hunks_accepted: total,
@@ -383,7 +415,7 @@ impl Proposal {
             Decision::Reject(note) => Ok((
                 Vec::new(),
                 Review {
-                    decision: "reject".into(),
+                    decision: Verdict::Reject,
                     note: note.clone(),
                     edited_by_reviewer: false,
                     hunks_accepted: 0,

@@ -351,16 +351,47 @@ impl Backend {
     }
 }
 
-/// Follow a remote gate's event stream, reconnecting after a failure.
+/// One server-sent event: its name, data and id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SseEvent {
+    name: String,
+    data: String,
+    id: Option<String>,
+}
+
+/// The events of an SSE byte stream (parsed by `sse-stream`: lines, fields and UTF-8 split
+/// across chunks are its job); the stream ends at the first error.
+fn sse_events<S, E>(bytes: S) -> impl futures_util::Stream<Item = SseEvent>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use futures_util::StreamExt;
+    sse_stream::SseStream::from_bytes_stream(bytes)
+        .take_while(|r| std::future::ready(r.is_ok()))
+        .filter_map(|r| {
+            std::future::ready(r.ok().map(|sse| SseEvent {
+                name: sse.event.unwrap_or_default(),
+                data: sse.data.unwrap_or_default(),
+                id: sse.id,
+            }))
+        })
+}
+
+/// Follow a remote gate's event stream, reconnecting after a failure (from the last event
+/// seen: the gate replays what came after it).
 async fn remote_events(r: Remote, tx: mpsc::UnboundedSender<Change>) {
+    use futures_util::StreamExt;
+    let mut last_id: Option<String> = None;
     loop {
-        let resp = r
+        let mut req = r
             .http
             .get(format!("{}/api/events", r.base))
-            .bearer_auth(&r.token)
-            .send()
-            .await;
-        let resp = match resp {
+            .bearer_auth(&r.token);
+        if let Some(id) = &last_id {
+            req = req.header("Last-Event-ID", id);
+        }
+        let resp = match req.send().await {
             Ok(resp) if resp.status().is_success() => resp,
             Ok(resp) => {
                 let _ = tx.send(Change::Lost(format!("events: {}", resp.status())));
@@ -373,38 +404,28 @@ async fn remote_events(r: Remote, tx: mpsc::UnboundedSender<Change>) {
                 continue;
             }
         };
-        let mut resp = resp;
-        let mut buf = String::new();
-        while let Ok(Some(chunk)) = resp.chunk().await {
-            buf.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buf.find("\n\n") {
-                let block: String = buf.drain(..end + 2).collect();
-                let mut event = "";
-                let mut data = String::new();
-                for line in block.lines() {
-                    if let Some(e) = line.strip_prefix("event:") {
-                        event = e.trim();
-                    } else if let Some(d) = line.strip_prefix("data:") {
-                        data.push_str(d.trim_start());
+        let events = sse_events(resp.bytes_stream());
+        futures_util::pin_mut!(events);
+        while let Some(ev) = events.next().await {
+            if ev.id.is_some() {
+                last_id.clone_from(&ev.id);
+            }
+            let change = match ev.name.as_str() {
+                "ready" | "resync" => match Backend::Remote(r.clone()).list().await {
+                    Ok(list) => Change::Resync(list),
+                    Err(e) => Change::Lost(e),
+                },
+                "new" | "updated" | "decided" => {
+                    let v: Value = serde_json::from_str(&ev.data).unwrap_or(Value::Null);
+                    match serde_json::from_value::<Summary>(v["review"].clone()) {
+                        Ok(s) => Change::upsert(s),
+                        Err(_) => continue,
                     }
                 }
-                let change = match event {
-                    "ready" | "resync" => match Backend::Remote(r.clone()).list().await {
-                        Ok(list) => Change::Resync(list),
-                        Err(e) => Change::Lost(e),
-                    },
-                    "new" | "updated" | "decided" => {
-                        let v: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
-                        match serde_json::from_value::<Summary>(v["review"].clone()) {
-                            Ok(s) => Change::upsert(s),
-                            Err(_) => continue,
-                        }
-                    }
-                    _ => continue,
-                };
-                if tx.send(change).is_err() {
-                    return;
-                }
+                _ => continue,
+            };
+            if tx.send(change).is_err() {
+                return;
             }
         }
         if tx
@@ -414,5 +435,35 @@ async fn remote_events(r: Remote, tx: mpsc::UnboundedSender<Change>) {
             return;
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn events_keep_a_character_split_across_chunks_whole() {
+        use futures_util::StreamExt;
+        // `é` is two bytes; the chunk boundary falls between them.
+        let text = "event: new\ndata: {\"note\": \"caf\u{e9}\"}\nid: 7\n\n"
+            .as_bytes()
+            .to_vec();
+        let cut = text.iter().position(|&b| b == 0xC3).unwrap() + 1;
+        let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = vec![
+            Ok(bytes::Bytes::copy_from_slice(&text[..cut])),
+            Ok(bytes::Bytes::copy_from_slice(&text[cut..])),
+        ];
+        let events: Vec<SseEvent> = sse_events(futures_util::stream::iter(chunks))
+            .collect()
+            .await;
+        assert_eq!(
+            events,
+            vec![SseEvent {
+                name: "new".into(),
+                data: "{\"note\": \"caf\u{e9}\"}".into(),
+                id: Some("7".into()),
+            }]
+        );
     }
 }

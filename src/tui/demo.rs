@@ -218,7 +218,7 @@ fn heard(env: &Envelope) -> Result<String, String> {
     match env.status {
         Status::Error => Err(format!(
             "{}: {}",
-            env.code.as_deref().unwrap_or("error"),
+            env.code.map_or("error", |c| c.as_str()),
             first_line
         )),
         Status::Rejected => Ok(format!(
@@ -309,7 +309,7 @@ mod tests {
         for (i, (tool, env)) in outcomes.iter().enumerate() {
             match i {
                 4 => assert!(env.dry_run && env.status == Status::Ok, "{env:?}"),
-                7 => assert_eq!(env.code.as_deref(), Some("NO_MATCH"), "{env:?}"),
+                7 => assert_eq!(env.code, Some(crate::error::ErrorCode::NoMatch), "{env:?}"),
                 _ => assert_eq!(env.status, Status::Ok, "{tool:?}: {env:?}"),
             }
         }

@@ -100,6 +100,7 @@ pub struct ReviewArgs {
     /// the reviewer token of that gate (default: its discovery file's).
     #[arg(long, env = "PATCHGATE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Where the agents' token comes from, or none.
     #[command(flatten)]
     pub token_opts: TokenOpts,
     /// Seconds an agent's call waits for a decision before answering `pending`.
@@ -208,6 +209,7 @@ pub struct ServeArgs {
     /// (/api) has its own token, in the discovery file only.
     #[arg(long, env = "PATCHGATE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Where the agents' token comes from, or none.
     #[command(flatten)]
     pub token_opts: TokenOpts,
     /// Seconds a tool call waits for a person before answering `pending` (default:

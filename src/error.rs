@@ -54,8 +54,6 @@ pub enum ErrorCode {
     PermissionError,
     /// Any other file-system failure.
     FsError,
-    /// The feature is not available in this build.
-    NotImplemented,
 }
 
 impl ErrorCode {
@@ -83,7 +81,6 @@ impl ErrorCode {
             ErrorCode::FileTooLarge => "FILE_TOO_LARGE",
             ErrorCode::PermissionError => "PERMISSION_ERROR",
             ErrorCode::FsError => "FS_ERROR",
-            ErrorCode::NotImplemented => "NOT_IMPLEMENTED",
         }
     }
 }

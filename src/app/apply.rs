@@ -259,7 +259,7 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
                     };
                     submitted
                         .lock()
-                        .unwrap_or_else(|e| e.into_inner())
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .push((path, sent));
                 }
                 if let Some(first) = failed_summary(&bad_paths) {
@@ -275,7 +275,10 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
         }
     });
     ended?;
-    let out = run_ids.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let out = run_ids
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
     Ok(out)
 }
 

@@ -355,7 +355,10 @@ fn no_match(lines: &[Cow<'_, str>], block: &Block, name: &str) -> Error {
             matching::quote_lines(lines, start, end, 15)
         ));
         if let Some((k, f)) = matching::first_difference(lines, start, &block.search) {
-            let file_line = lines.get(f).map(|l| l.as_ref()).unwrap_or("<end of file>");
+            let file_line = lines
+                .get(f)
+                .map(std::convert::AsRef::as_ref)
+                .unwrap_or("<end of file>");
             message.push_str(&format!(
                 "SEARCH line {} `{}` differs from line {} of the file `{}`.",
                 k + 1,

@@ -160,9 +160,6 @@ impl std::hash::Hasher for KeyHasher {
     }
 }
 
-/// A set of line keys.
-pub type KeySet = std::collections::HashSet<u64, std::hash::BuildHasherDefault<KeyHasher>>;
-
 /// Split a leading line number off `line`: `  12→code`, `    12\tcode` (`cat -n`),
 /// `12: code`, `12 | code`, `L12: code`. Returns the number and the code.
 pub fn split_line_number(line: &str) -> Option<(u64, &str)> {
@@ -364,17 +361,6 @@ impl Reindent {
         Self::learn(pairs, edit_lines, || file_indent, false)
     }
 
-    /// Like [`Reindent::plan`], but only when every pair agrees on the map (a uniformly
-    /// shifted edit); otherwise the identity.
-    /// The file's indentation unit is asked for only when the edit is shifted.
-    pub fn plan_uniform<'a>(
-        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
-        edit_lines: &[&str],
-        file_indent: impl FnOnce() -> Indent,
-    ) -> Reindent {
-        Self::learn(pairs, edit_lines, file_indent, true)
-    }
-
     fn learn<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
         edit_lines: &[&str],
@@ -444,11 +430,6 @@ impl Reindent {
             tab_width,
             style,
         }
-    }
-
-    /// Whether the plan leaves lines unchanged.
-    pub fn is_identity(&self) -> bool {
-        self.identity
     }
 
     /// Re-indent one replacement line.
@@ -700,7 +681,7 @@ pub fn first_difference<S: AsRef<str>>(
 ) -> Option<(usize, usize)> {
     needle.iter().enumerate().find_map(|(k, l)| {
         let f = start + k;
-        let fl = file.get(f).map(|s| s.as_ref()).unwrap_or("");
+        let fl = file.get(f).map(std::convert::AsRef::as_ref).unwrap_or("");
         (Level::Confusables.norm(l) != Level::Confusables.norm(fl)).then_some((k, f))
     })
 }
@@ -710,7 +691,7 @@ mod tests {
     use super::*;
 
     fn v(lines: &[&str]) -> Vec<String> {
-        lines.iter().map(|s| s.to_string()).collect()
+        lines.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]

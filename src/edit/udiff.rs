@@ -831,7 +831,10 @@ fn not_found(lines: &[Cow<'_, str>], hunk: &Hunk, old: &[String]) -> Error {
             matching::quote_lines(lines, start, end, 15)
         ));
         if let Some((k, f)) = matching::first_difference(lines, start, old) {
-            let file_line = lines.get(f).map(|l| l.as_ref()).unwrap_or("<end of file>");
+            let file_line = lines
+                .get(f)
+                .map(std::convert::AsRef::as_ref)
+                .unwrap_or("<end of file>");
             message.push_str(&format!(
                 "The hunk expects `{}` where line {} has `{}`.",
                 old[k].trim(),

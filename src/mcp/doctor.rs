@@ -14,9 +14,17 @@ use super::discovery::Discovery;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reach {
     /// A stdio server: `patchgate serve --stdio --root ROOT` (forwards to a gate).
-    Stdio { root: Option<PathBuf> },
+    Stdio {
+        /// Its `--root`, if given.
+        root: Option<PathBuf>,
+    },
     /// An HTTP endpoint, and the live gate listening there, if any.
-    Http { url: String, gate: Option<PathBuf> },
+    Http {
+        /// The endpoint.
+        url: String,
+        /// The root of the live gate listening there.
+        gate: Option<PathBuf>,
+    },
 }
 
 /// One client configuration file that names patchgate.

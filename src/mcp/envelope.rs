@@ -240,7 +240,7 @@ mod tests {
             run_id: "abc".into(),
             tool: "patch_file".into(),
             client: None,
-            paths: paths.iter().map(|p| p.to_string()).collect(),
+            paths: paths.iter().map(std::string::ToString::to_string).collect(),
             state: State::DryRun,
             added: 1,
             removed: 1,

@@ -49,7 +49,10 @@ impl EventLog {
     }
 
     fn push(&self, numbered: Numbered) {
-        let mut ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ring = self
+            .ring
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if ring.len() == KEPT {
             ring.pop_front();
         }
@@ -64,7 +67,10 @@ impl EventLog {
         &self,
         last: Option<u64>,
     ) -> (broadcast::Receiver<Numbered>, Option<Vec<Numbered>>) {
-        let ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
+        let ring = self
+            .ring
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let rx = self.live.subscribe();
         let Some(last) = last else {
             return (rx, Some(Vec::new()));

@@ -712,7 +712,10 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
     let addr = listener.local_addr()?;
     let shutdown = CancellationToken::new();
 
-    let mut hosts: Vec<String> = LOOPBACK.iter().map(|h| h.to_string()).collect();
+    let mut hosts: Vec<String> = LOOPBACK
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
         hosts.push(addr.ip().to_string());
     }
@@ -779,15 +782,6 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
         shutdown,
         task,
     })
-}
-
-/// Headers a client sends (for tests and `patchgate config`).
-pub fn auth_headers(token: &str) -> HeaderMap {
-    let mut h = HeaderMap::new();
-    if let Ok(v) = HeaderValue::from_str(&format!("Bearer {token}")) {
-        h.insert(header::AUTHORIZATION, v);
-    }
-    h
 }
 
 #[cfg(test)]

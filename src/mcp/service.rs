@@ -142,7 +142,11 @@ impl Dispatcher {
 
     /// Note a call from `client`.
     fn seen(&self, client: Option<&str>) {
-        let mut clients = self.inner.clients.lock().unwrap_or_else(|e| e.into_inner());
+        let mut clients = self
+            .inner
+            .clients
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         clients.insert(
             client.unwrap_or("unknown client").to_string(),
             Instant::now(),
@@ -151,7 +155,11 @@ impl Dispatcher {
 
     /// Clients heard from in the last ten minutes.
     pub fn active_clients(&self) -> usize {
-        let mut clients = self.inner.clients.lock().unwrap_or_else(|e| e.into_inner());
+        let mut clients = self
+            .inner
+            .clients
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         clients.retain(|_, t| t.elapsed() < CLIENT_IDLE);
         clients.len()
     }

@@ -83,11 +83,6 @@ impl FileChange {
         }
     }
 
-    /// The hash of the bytes when proposed (`None` for a new file).
-    pub fn before_hash(&self) -> Option<String> {
-        self.before.as_deref().map(fs::hash)
-    }
-
     /// The mode change this proposal makes, `(old, new)` permission bits: a mode for an
     /// existing file that differs from its mode on disk when proposed.
     pub fn mode_change(&self) -> Option<(u32, u32)> {
@@ -482,7 +477,7 @@ impl Proposal {
             .collect();
         let _guards: Vec<_> = locks
             .iter()
-            .map(|l| l.lock().unwrap_or_else(|e| e.into_inner()))
+            .map(|l| l.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
             .collect();
         // And across processes (another gate or stdio server on the same files).
         let _process_locks: Vec<_> = order

@@ -218,7 +218,10 @@ impl Gate {
     }
 
     fn slots(&self) -> std::sync::MutexGuard<'_, Slots> {
-        self.inner.slots.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner
+            .slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn max_bytes(&self) -> u64 {
@@ -267,7 +270,11 @@ impl Gate {
             .collect();
         paths.sort();
         paths.dedup();
-        let mut locks = self.inner.locks.lock().unwrap_or_else(|e| e.into_inner());
+        let mut locks = self
+            .inner
+            .locks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // Forget the locks nobody holds or waits on.
         locks.retain(|_, l| Arc::strong_count(l) > 1);
         paths

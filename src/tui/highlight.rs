@@ -97,7 +97,9 @@ impl Highlighter {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
-        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Highlight `text` (the file `path`) under `key`, once.
@@ -189,7 +191,11 @@ fn worker(rx: Receiver<Job>, shared: Arc<Mutex<Shared>>, notify: impl Fn()) {
         };
         let ss = syntaxes.get_or_insert_with(two_face::syntax::extra_newlines);
         let lines: Vec<&str> = job.text.split_inclusive('\n').collect();
-        let lock = || shared.lock().unwrap_or_else(|e| e.into_inner());
+        let lock = || {
+            shared
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
         let Some(syntax) = syntax_for(ss, &job.path, lines.first().copied().unwrap_or("")) else {
             if let Some(f) = lock().files.get_mut(&job.key) {
                 f.plain = true;

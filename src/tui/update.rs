@@ -1089,7 +1089,7 @@ pub(crate) mod tests {
             run_id: run_id.into(),
             tool: "fast_apply".into(),
             client: Some("claude-code 2.1".into()),
-            paths: paths.iter().map(|p| p.to_string()).collect(),
+            paths: paths.iter().map(std::string::ToString::to_string).collect(),
             state,
             added: 3,
             removed: 1,

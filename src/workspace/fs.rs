@@ -133,7 +133,7 @@ pub fn lock_for(path: &Path) -> Arc<Mutex<()>> {
     let mut locks = LOCKS
         .get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|e| e.into_inner());
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     locks.entry(path.to_path_buf()).or_default().clone()
 }
 
@@ -195,7 +195,9 @@ fn random_suffix() -> String {
 /// Parent directories are created. A crash at any moment leaves the old or the new file.
 pub fn write_atomic(path: &SafePath, bytes: &[u8], mode_hint: Option<u32>) -> Result<()> {
     let lock = lock_for(&path.abs);
-    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = lock
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     write_atomic_locked(path, bytes, mode_hint)
 }
 
@@ -257,7 +259,9 @@ fn write_portable(
 /// Delete a file (a patch that removes it), under the file's lock.
 pub fn remove(path: &SafePath) -> Result<()> {
     let lock = lock_for(&path.abs);
-    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = lock
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     remove_locked(path)
 }
 

@@ -191,7 +191,7 @@ fn follow_existing(lexical: &Path, user: &str, normalized: &str) -> Result<PathB
                     return Err(invalid(user, "it is a symlink to nothing"));
                 }
                 match (
-                    existing.file_name().map(|n| n.to_os_string()),
+                    existing.file_name().map(std::ffi::OsStr::to_os_string),
                     existing.parent(),
                 ) {
                     (Some(name), Some(parent)) => {

@@ -18,7 +18,7 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 
 /// A project root and a state directory of its own (journal, discovery file, log).
-pub struct Project {
+pub(crate) struct Project {
     _dir: tempfile::TempDir,
     /// The root the server edits.
     pub root: PathBuf,
@@ -27,7 +27,7 @@ pub struct Project {
 }
 
 impl Project {
-    pub fn new() -> Project {
+    pub(crate) fn new() -> Project {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().join("work");
         let state = dir.path().join("state");
@@ -41,7 +41,7 @@ impl Project {
         }
     }
 
-    pub fn write(&self, rel: &str, content: &str) {
+    pub(crate) fn write(&self, rel: &str, content: &str) {
         let p = self.root.join(rel);
         if let Some(d) = p.parent() {
             std::fs::create_dir_all(d).unwrap();
@@ -49,7 +49,7 @@ impl Project {
         std::fs::write(p, content).unwrap();
     }
 
-    pub fn read(&self, rel: &str) -> String {
+    pub(crate) fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
     }
 
@@ -62,7 +62,7 @@ impl Project {
 }
 
 /// A `serve --listen` gate, killed on drop.
-pub struct Gate {
+pub(crate) struct Gate {
     child: Child,
     pub url: String,
     pub mcp_url: String,
@@ -75,12 +75,12 @@ pub struct Gate {
 impl Gate {
     /// Start a gate over `p` with `args` (e.g. `--policy auto`) and wait for its discovery
     /// file.
-    pub fn start(p: &Project, args: &[&str]) -> Gate {
+    pub(crate) fn start(p: &Project, args: &[&str]) -> Gate {
         Gate::start_as(p, args, None)
     }
 
     /// [`Gate::start`] as another user (uid and gid).
-    pub fn start_as(p: &Project, args: &[&str], uid: Option<u32>) -> Gate {
+    pub(crate) fn start_as(p: &Project, args: &[&str], uid: Option<u32>) -> Gate {
         let _ = std::fs::remove_file(p.state.join("reviewer.json"));
         let mut cmd = crate::support::bin();
         if let Some(id) = uid {
@@ -119,13 +119,18 @@ impl Gate {
     }
 
     /// A review-API request.
-    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    pub(crate) async fn api(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Value {
         let (status, v) = self.api_status(method, path, body).await;
         assert!(status.is_success(), "{path}: {status} {v}");
         v
     }
 
-    pub async fn api_status(
+    pub(crate) async fn api_status(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -144,7 +149,7 @@ impl Gate {
     }
 
     /// The run ids of pending reviews.
-    pub async fn pending(&self) -> Vec<String> {
+    pub(crate) async fn pending(&self) -> Vec<String> {
         let list = self.api(reqwest::Method::GET, "/api/reviews", None).await;
         list.as_array()
             .unwrap()
@@ -155,7 +160,7 @@ impl Gate {
     }
 
     /// Wait until `n` reviews are pending.
-    pub async fn wait_pending(&self, n: usize) -> Vec<String> {
+    pub(crate) async fn wait_pending(&self, n: usize) -> Vec<String> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let p = self.pending().await;
@@ -168,7 +173,7 @@ impl Gate {
     }
 
     /// Stop the gate the way Ctrl-C does.
-    pub fn interrupt(&mut self) {
+    pub(crate) fn interrupt(&mut self) {
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).expect("a child's pid");
         rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -189,14 +194,14 @@ impl Drop for Gate {
     }
 }
 
-pub fn http_client() -> reqwest::Client {
+pub(crate) fn http_client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder().build().unwrap()
 }
 
 /// An MCP client that records progress notifications.
 #[derive(Clone, Default)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     pub progress: Arc<Mutex<Vec<(Instant, String)>>>,
 }
 
@@ -220,10 +225,10 @@ impl ClientHandler for Recorder {
     }
 }
 
-pub type Client = RunningService<RoleClient, Recorder>;
+pub(crate) type Client = RunningService<RoleClient, Recorder>;
 
 /// A client of `serve --stdio --root ROOT ARGS`.
-pub async fn stdio(p: &Project, args: &[&str], rec: Recorder) -> Client {
+pub(crate) async fn stdio(p: &Project, args: &[&str], rec: Recorder) -> Client {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_patchgate"));
     cmd.args(["serve", "--stdio", "--root"])
         .arg(&p.root)
@@ -239,7 +244,7 @@ pub async fn stdio(p: &Project, args: &[&str], rec: Recorder) -> Client {
 }
 
 /// A client of a gate's MCP endpoint.
-pub async fn http(gate: &Gate, rec: Recorder) -> Client {
+pub(crate) async fn http(gate: &Gate, rec: Recorder) -> Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(gate.mcp_url.as_str())
@@ -249,7 +254,7 @@ pub async fn http(gate: &Gate, rec: Recorder) -> Client {
 }
 
 /// Call a tool; return its envelope, checking the text twin and `isError`.
-pub async fn call(c: &Client, tool: &str, args: Value) -> Value {
+pub(crate) async fn call(c: &Client, tool: &str, args: Value) -> Value {
     let r = c
         .call_tool(
             CallToolRequestParams::new(tool.to_string())
@@ -1213,7 +1218,10 @@ async fn two_gates_each_stdio_server_reaches_its_own() {
     ok(&v);
     assert_eq!(v["run_id"], run);
     assert_eq!(outer.read("inner/b.txt"), "INNER\n");
-    assert!(v["warnings"].as_array().is_none_or(|w| w.is_empty()), "{v}");
+    assert!(
+        v["warnings"].as_array().is_none_or(std::vec::Vec::is_empty),
+        "{v}"
+    );
     c_outer.cancel().await.unwrap();
     c_inner.cancel().await.unwrap();
 

@@ -9,7 +9,7 @@ use std::process::Command;
 use crate::mcp::{Gate, Project};
 
 /// The venv's python: `$PATCHGATE_TEST_PYTHON`, else the one `.ci/pyenv` creates (once).
-pub fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("PATCHGATE_TEST_PYTHON") {
         return PathBuf::from(p);
     }
@@ -29,7 +29,7 @@ pub fn python() -> PathBuf {
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
 
-pub fn script() -> PathBuf {
+pub(crate) fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/sdk_client.py")
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// The `patchgate` binary built for these tests.
-pub fn bin() -> Command {
+pub(crate) fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_patchgate"));
     // The machine's own user config (policy, rules, a model) stays out of the tests.
     cmd.env(
@@ -16,7 +16,7 @@ pub fn bin() -> Command {
 }
 
 /// Run `patchgate ARGS` with `stdin` and wait for it.
-pub fn run(args: &[&str], stdin: &str) -> Output {
+pub(crate) fn run(args: &[&str], stdin: &str) -> Output {
     let mut child = bin()
         .args(args)
         .stdin(Stdio::piped())
@@ -37,12 +37,12 @@ pub fn run(args: &[&str], stdin: &str) -> Output {
 }
 
 /// The shared corpus of real edits (`../shared/corpus/git-history` beside the checkout).
-pub fn corpus_dir() -> PathBuf {
+pub(crate) fn corpus_dir() -> PathBuf {
     corpus("git-history")
 }
 
 /// One of the shared corpora by name (`git-history`, `git-history-wide`, `model-snippets`).
-pub fn corpus(name: &str) -> PathBuf {
+pub(crate) fn corpus(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/corpus")
         .join(name);

@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-pub struct Tmux {
+pub(crate) struct Tmux {
     socket: PathBuf,
 }
 
 impl Tmux {
     /// Start `program args` with `envs` in a detached `width` × `height` session.
-    pub fn start(
+    pub(crate) fn start(
         dir: &Path,
         width: u16,
         height: u16,
@@ -36,7 +36,7 @@ impl Tmux {
         ];
         cmd.extend(envs.iter().map(|(k, v)| format!("{k}={v}")));
         cmd.push(program.display().to_string());
-        cmd.extend(args.iter().map(|a| a.to_string()));
+        cmd.extend(args.iter().map(std::string::ToString::to_string));
         let out = t.run(&cmd.iter().map(String::as_str).collect::<Vec<_>>());
         assert!(
             out.status.success(),
@@ -60,19 +60,19 @@ impl Tmux {
     }
 
     /// The screen as text.
-    pub fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let out = self.run(&["capture-pane", "-p", "-t", "pg"]);
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// The screen with its colours and attributes as escape sequences.
-    pub fn screen_styled(&self) -> String {
+    pub(crate) fn screen_styled(&self) -> String {
         let out = self.run(&["capture-pane", "-p", "-e", "-t", "pg"]);
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Wait until the screen satisfies `pred`; panics with the last screen after `secs`.
-    pub fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let s = self.screen();
@@ -88,14 +88,14 @@ impl Tmux {
     }
 
     /// Press keys (tmux names: `Space`, `Enter`, `Escape`, `q`).
-    pub fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "pg"];
         args.extend_from_slice(keys);
         assert!(self.run(&args).status.success());
     }
 
     /// Type text literally.
-    pub fn type_text(&self, text: &str) {
+    pub(crate) fn type_text(&self, text: &str) {
         assert!(
             self.run(&["send-keys", "-t", "pg", "-l", text])
                 .status
@@ -104,7 +104,7 @@ impl Tmux {
     }
 
     /// Whether the program in the pane has exited.
-    pub fn exited(&self) -> bool {
+    pub(crate) fn exited(&self) -> bool {
         let out = self.run(&["display-message", "-p", "-t", "pg", "#{pane_dead}"]);
         String::from_utf8_lossy(&out.stdout).trim() == "1"
     }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use patchgate::review::proposal::{FileContent, State};
 use patchgate::review::queue::Summary;
-use patchgate::tui::backend::{Change, GateInfo};
+use patchgate::tui::backend::{Change, StatusInfo};
 use patchgate::tui::highlight::Highlighter;
 use patchgate::tui::model::Model;
 use patchgate::tui::update::{Msg, update};
@@ -98,7 +98,7 @@ fn loaded_model(w: u16, h: u16) -> Model {
     let mut m = Model::new(w, h, true);
     update(
         &mut m,
-        Msg::Info(GateInfo {
+        Msg::Info(StatusInfo {
             address: "127.0.0.1:8787".into(),
             policy: "gate".into(),
             clients: 1,

@@ -7,6 +7,7 @@
 // No unsafe code: system calls go through rustix and std.
 #![forbid(unsafe_code)]
 
+pub mod api;
 pub mod cli;
 pub mod diff;
 pub mod edit;

@@ -2,28 +2,17 @@
 //! edit to the gate's review API with the bearer token, then waits on the review in short
 //! steps so it can relay progress to its own client and withdraw on cancellation.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::args::{ToolName, confine_paths};
 use super::discovery::Discovery;
 use super::envelope::Envelope;
+use crate::api::types::Info;
 use crate::error::{Error, ErrorCode};
 use crate::workspace::paths::Root;
-
-/// What `GET /api/info` tells about a gate.
-#[derive(Debug, Clone, Deserialize)]
-pub struct GateInfo {
-    /// Its root.
-    pub root: PathBuf,
-    /// Its default policy.
-    pub policy: String,
-    /// How long a tool call waits for a person.
-    pub review_timeout_s: u64,
-}
 
 /// A connection to a live gate.
 #[derive(Debug, Clone)]
@@ -59,7 +48,7 @@ impl Forwarder {
             .build()
             .map_err(|e| e.to_string())?;
         let base = d.url.trim_end_matches('/').to_string();
-        let info: GateInfo = http
+        let info: Info = http
             .get(format!("{base}/api/info"))
             .bearer_auth(&d.token)
             .timeout(Duration::from_secs(5))

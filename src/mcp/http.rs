@@ -45,8 +45,8 @@ use tokio_util::sync::CancellationToken;
 use super::args::ToolName;
 use super::server::McpServer;
 use super::service::{Dispatcher, MAX_AWAIT};
+use crate::api::types::{DecisionBody, Info};
 use crate::error::{Error, ErrorCode};
-use crate::review::proposal::Decision;
 use crate::review::queue::{Event, Gate, Outcome};
 
 /// How a listening gate is set up.
@@ -100,7 +100,7 @@ struct AppState {
     review_token: Arc<str>,
     hosts: Arc<Vec<String>>,
     reviewers: Arc<AtomicUsize>,
-    info: Arc<Value>,
+    info: Arc<Info>,
     /// The gate's events, numbered, for replay after `Last-Event-ID`.
     events: super::events::EventLog,
     /// The MCP sessions, and how many may be open at once.
@@ -390,10 +390,10 @@ fn outcome_response(o: &Outcome) -> Response {
     Json(super::envelope::Envelope::from_outcome(o, &[], false).to_value()).into_response()
 }
 
-async fn get_info(State(st): State<AppState>) -> Json<Value> {
+async fn get_info(State(st): State<AppState>) -> Json<Info> {
     let mut info = st.info.as_ref().clone();
-    info["clients"] = json!(st.dispatcher.active_clients());
-    info["pending"] = json!(st.dispatcher.gate().pending().len());
+    info.clients = st.dispatcher.active_clients();
+    info.pending = st.dispatcher.gate().pending().len();
     Json(info)
 }
 
@@ -423,56 +423,6 @@ async fn review_files(State(st): State<AppState>, Path(run_id): Path<String>) ->
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DecisionBody {
-    decision: String,
-    #[serde(default)]
-    hunks: Option<Vec<usize>>,
-    /// Changed lines left out of the accepted hunks: `[hunk, line]` pairs.
-    #[serde(default)]
-    skip_lines: Option<Vec<(usize, usize)>>,
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    note: Option<String>,
-}
-
-/// The decision a body asks for.
-fn decision_of(body: DecisionBody) -> Result<(Decision, Option<String>), Error> {
-    match body.decision.as_str() {
-        "accept" => {
-            let parts = body.hunks.is_some() || body.skip_lines.is_some();
-            let d = match (body.content, body.skip_lines) {
-                (Some(_), _) if parts => {
-                    return Err(Error::invalid_input(
-                        "give `hunks`/`skip_lines` or `content`, not both",
-                    ));
-                }
-                (Some(c), _) => Decision::AcceptEdited(c),
-                (None, Some(skip)) => Decision::AcceptLines {
-                    hunks: body.hunks,
-                    skip,
-                },
-                (None, None) => match body.hunks {
-                    Some(h) => Decision::AcceptHunks(h),
-                    None => Decision::Accept,
-                },
-            };
-            Ok((d, body.note))
-        }
-        "reject" => {
-            if body.hunks.is_some() || body.content.is_some() {
-                return Err(Error::invalid_input("a rejection takes only a `note`"));
-            }
-            Ok((Decision::Reject(body.note.unwrap_or_default()), None))
-        }
-        other => Err(Error::invalid_input(format!(
-            "`decision` must be `accept` or `reject`, not `{other}`"
-        ))),
-    }
-}
-
 async fn decide(
     State(st): State<AppState>,
     Path(run_id): Path<String>,
@@ -482,7 +432,7 @@ async fn decide(
         Ok(Json(b)) => b,
         Err(e) => return rejection(&e),
     };
-    let (decision, note) = match decision_of(body) {
+    let (decision, note) = match body.into_decision() {
         Ok(d) => d,
         Err(e) => return api_error(&e),
     };
@@ -705,10 +655,12 @@ fn mcp_service(
 }
 
 /// Bind and serve the gate's MCP endpoint and review API.
-pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<Running> {
+pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> std::io::Result<Running> {
     let listener = tokio::net::TcpListener::bind(opts.addr)
         .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.addr))?;
+        .map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", opts.addr))
+        })?;
     let addr = listener.local_addr()?;
     let shutdown = CancellationToken::new();
 
@@ -724,15 +676,17 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> anyhow::Result<
     let (mcp, sessions) = mcp_service(&dispatcher, &opts, &shutdown);
 
     let gate = dispatcher.gate();
-    let info = json!({
-        "name": "patchgate",
-        "version": env!("CARGO_PKG_VERSION"),
-        "root": gate.workspace().root.path(),
-        "policy": gate.policy().default.as_str(),
-        "review_timeout_s": dispatcher.review_timeout().as_secs(),
-        "dry_run_ttl_s": gate.workspace().config.dry_run_ttl_s,
-        "mcp": "/mcp",
-    });
+    let info = Info {
+        name: "patchgate".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        root: gate.workspace().root.path().to_path_buf(),
+        policy: gate.policy().default.as_str().into(),
+        review_timeout_s: dispatcher.review_timeout().as_secs(),
+        dry_run_ttl_s: gate.workspace().config.dry_run_ttl_s,
+        mcp: "/mcp".into(),
+        clients: 0,
+        pending: 0,
+    };
     let event_log = super::events::EventLog::start(dispatcher.gate());
     let state = AppState {
         dispatcher,
@@ -828,39 +782,5 @@ mod tests {
         assert!(!eq_constant_time(b"abc", b"abcd"));
         assert_eq!(random_token().len(), 32);
         assert_ne!(random_token(), random_token());
-    }
-
-    #[test]
-    fn decision_bodies() {
-        let body = |v: Value| serde_json::from_value::<DecisionBody>(v).unwrap();
-        assert!(matches!(
-            decision_of(body(json!({"decision": "accept"}))).unwrap().0,
-            Decision::Accept
-        ));
-        assert!(matches!(
-            decision_of(body(json!({"decision": "accept", "hunks": [0, 2]}))).unwrap().0,
-            Decision::AcceptHunks(h) if h == vec![0, 2]
-        ));
-        assert!(matches!(
-            decision_of(body(json!({"decision": "reject", "note": "no"}))).unwrap().0,
-            Decision::Reject(n) if n == "no"
-        ));
-        assert!(matches!(
-            decision_of(body(json!({"decision": "accept", "skip_lines": [[0, 3]]}))).unwrap().0,
-            Decision::AcceptLines { hunks: None, skip } if skip == vec![(0, 3)]
-        ));
-        assert!(
-            decision_of(body(
-                json!({"decision": "accept", "skip_lines": [], "content": "x"})
-            ))
-            .is_err()
-        );
-        assert!(decision_of(body(json!({"decision": "maybe"}))).is_err());
-        assert!(
-            decision_of(body(
-                json!({"decision": "accept", "hunks": [0], "content": "x"})
-            ))
-            .is_err()
-        );
     }
 }

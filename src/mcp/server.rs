@@ -63,12 +63,14 @@ impl McpServer {
     }
 
     /// Serve one client over stdin/stdout until it disconnects.
-    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+    pub async fn serve_stdio(self) -> std::io::Result<()> {
         let running = self
             .serve(rmcp::transport::io::stdio_pipes())
             .await
-            .map_err(|e| anyhow::anyhow!("MCP initialisation over stdio failed: {e}"))?;
-        let reason = running.waiting().await?;
+            .map_err(|e| {
+                std::io::Error::other(format!("MCP initialisation over stdio failed: {e}"))
+            })?;
+        let reason = running.waiting().await.map_err(std::io::Error::other)?;
         tracing::info!("stdio session ended: {reason:?}");
         Ok(())
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::api::types::{DecisionBody, Info};
 use crate::mcp::service::Dispatcher;
 use crate::review::proposal::{Decision, FileContent};
 use crate::review::queue::{Event, Gate, Outcome, Summary};
@@ -31,7 +32,7 @@ impl Change {
 
 /// What the status bar shows of the gate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GateInfo {
+pub struct StatusInfo {
     /// The listen address (`127.0.0.1:8787`), or what the TUI is attached to.
     pub address: String,
     /// The default policy.
@@ -150,16 +151,17 @@ impl Remote {
     }
 
     /// Check the connection and read the gate's description.
-    pub async fn info(&self) -> Result<GateInfo, String> {
-        let v = self.get("/api/info").await?;
-        Ok(GateInfo {
+    pub async fn info(&self) -> Result<StatusInfo, String> {
+        let info: Info =
+            serde_json::from_value(self.get("/api/info").await?).map_err(|e| e.to_string())?;
+        Ok(StatusInfo {
             address: self
                 .base
                 .trim_start_matches("http://")
                 .trim_start_matches("https://")
                 .to_string(),
-            policy: v["policy"].as_str().unwrap_or("?").to_string(),
-            clients: v["clients"].as_u64().unwrap_or(0) as usize,
+            policy: info.policy,
+            clients: info.clients,
         })
     }
 }
@@ -182,12 +184,12 @@ impl Backend {
     }
 
     /// The status bar's facts.
-    pub async fn info(&self) -> Result<GateInfo, String> {
+    pub async fn info(&self) -> Result<StatusInfo, String> {
         match self {
             Backend::Local {
                 dispatcher,
                 address,
-            } => Ok(GateInfo {
+            } => Ok(StatusInfo {
                 address: address.clone().unwrap_or_else(|| "not listening".into()),
                 policy: dispatcher.gate().policy().default.as_str().to_string(),
                 clients: dispatcher.active_clients(),
@@ -241,19 +243,8 @@ impl Backend {
                 .and_then(|o| describe(&o))
             }
             Backend::Remote(r) => {
-                let body = match decision {
-                    Decision::Accept => json!({"decision": "accept", "note": note}),
-                    Decision::AcceptHunks(h) => {
-                        json!({"decision": "accept", "hunks": h, "note": note})
-                    }
-                    Decision::AcceptLines { hunks, skip } => {
-                        json!({"decision": "accept", "hunks": hunks, "skip_lines": skip, "note": note})
-                    }
-                    Decision::AcceptEdited(c) => {
-                        json!({"decision": "accept", "content": c, "note": note})
-                    }
-                    Decision::Reject(n) => json!({"decision": "reject", "note": n}),
-                };
+                let body = serde_json::to_value(DecisionBody::of(&decision, note.as_deref()))
+                    .map_err(|e| e.to_string())?;
                 let v = r
                     .post(&format!("/api/reviews/{run_id}/decision"), body)
                     .await?;

@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::backend::GateInfo;
+use super::backend::StatusInfo;
 use super::model::Model;
 use super::update::tests::{code, key, loaded};
 use super::update::{Msg, update};
@@ -20,7 +20,7 @@ fn frame(m: &Model) -> String {
 fn info(m: &mut Model) {
     update(
         m,
-        Msg::Info(GateInfo {
+        Msg::Info(StatusInfo {
             address: "127.0.0.1:8787".into(),
             policy: "gate".into(),
             clients: 1,

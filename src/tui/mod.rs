@@ -299,7 +299,7 @@ fn run_effect(
 pub async fn run(
     backend: Backend,
     companion: Option<Box<dyn FnOnce(mpsc::UnboundedSender<Msg>) + Send>>,
-) -> anyhow::Result<Ended> {
+) -> std::io::Result<Ended> {
     let mut terminal = ratatui::try_init()?;
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
     let result = session(&mut terminal, backend, companion).await;
@@ -312,7 +312,7 @@ async fn session(
     terminal: &mut ratatui::DefaultTerminal,
     backend: Backend,
     companion: Option<Box<dyn FnOnce(mpsc::UnboundedSender<Msg>) + Send>>,
-) -> anyhow::Result<Ended> {
+) -> std::io::Result<Ended> {
     let size = terminal.size()?;
     let mut m = Model::new(size.width, size.height, color_allowed());
     m.now = now_secs();

@@ -5,7 +5,7 @@
 use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
-use super::backend::GateInfo;
+use super::backend::StatusInfo;
 use super::rows::{self, DiffMode, FileView, Row};
 use crate::review::proposal::State;
 use crate::review::queue::Summary;
@@ -348,7 +348,7 @@ pub struct Model {
     /// The status message.
     pub status: Option<(String, Tone)>,
     /// The gate's facts for the status bar.
-    pub info: GateInfo,
+    pub info: StatusInfo,
     /// The terminal size.
     pub size: Rect,
     /// The search in progress (until Esc): n / N step through its matches.
@@ -378,7 +378,7 @@ impl Model {
             ignore_ws: false,
             overlay: Overlay::None,
             status: None,
-            info: GateInfo::default(),
+            info: StatusInfo::default(),
             size: Rect::new(0, 0, width, height),
             search: None,
             search_row: None,

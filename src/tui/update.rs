@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
-use super::backend::{Change, GateInfo};
+use super::backend::{Change, StatusInfo};
 use super::keymap::{self, Action};
 use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, FileView, Row};
@@ -36,7 +36,7 @@ pub enum Msg {
     /// An undo finished: the run undone and what to say, or why not.
     Undone(Result<(String, String), String>),
     /// The gate's facts.
-    Info(GateInfo),
+    Info(StatusInfo),
     /// The clock (seconds since the epoch).
     Tick(u64),
 }

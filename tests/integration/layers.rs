@@ -18,6 +18,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("workspace", &["review", "mcp", "tui", "eval"]),
     ("review", &["mcp", "tui", "eval"]),
     ("mcp", &["tui", "eval"]),
+    ("api", &["mcp", "tui", "eval"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

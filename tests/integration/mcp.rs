@@ -1699,6 +1699,43 @@ fn config_prints_snippets_for_the_running_gate() {
     assert!(s.contains(&format!("Bearer {token}")), "{s}");
 }
 
+/// `patchgate doctor`: the gates that run, whether the root is covered, and each client
+/// configuration that names patchgate, pre-approved or not.
+#[test]
+fn doctor_shows_the_gates_and_the_client_configurations() {
+    let p = Project::new();
+    let home = p.state.join("home");
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    let doctor = || {
+        let mut cmd = crate::support::bin();
+        cmd.args(["doctor", "--root"])
+            .arg(&p.root)
+            .env("HOME", &home);
+        p.envs(&mut cmd);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let s = doctor();
+    assert!(s.contains("gates: none running"), "{s}");
+    assert!(s.contains("no gate covers it"), "{s}");
+    assert!(s.contains("clients: none configured"), "{s}");
+    // The stdio configuration `patchgate config codex` prints, put where Codex reads it.
+    let mut cmd = crate::support::bin();
+    cmd.args(["config", "codex", "--root"]).arg(&p.root);
+    p.envs(&mut cmd);
+    let toml = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
+    std::fs::write(home.join(".codex/config.toml"), toml).unwrap();
+    let gate = Gate::start(&p, &[]);
+    let s = doctor();
+    assert!(s.contains(&gate.url), "{s}");
+    assert!(s.contains("reviewed by the gate at"), "{s}");
+    assert!(
+        s.contains("codex") && s.contains("stdio server for") && s.contains("tools pre-approved"),
+        "{s}"
+    );
+}
+
 #[test]
 fn a_second_gate_on_the_same_root_refuses_to_start_and_names_the_first() {
     let p = Project::new();

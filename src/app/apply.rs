@@ -8,7 +8,6 @@ use anyhow::{Context, Result, bail};
 use patchgate::cli::ApplyArgs;
 use patchgate::edit::patchfile::{self, PatchSet};
 use patchgate::inert::{inert, inert_line};
-use patchgate::mcp::service::{Dispatcher, Reviewers};
 use patchgate::review::apply::{self as patch_apply, Checked};
 use patchgate::review::proposal::State;
 use patchgate::review::queue::{Gate, Outcome};
@@ -52,7 +51,6 @@ struct Job {
     set: PatchSet,
     checked: Vec<Checked>,
     gate: Gate,
-    review_timeout: std::time::Duration,
     rt: tokio::runtime::Runtime,
 }
 
@@ -111,7 +109,7 @@ pub(crate) fn apply(args: ApplyArgs) -> Result<ExitCode> {
     } else {
         PolicyName::Gate
     };
-    let (gate, review_timeout) =
+    let (gate, _review_timeout) =
         patchgate::review::open_gate(&root, Some(policy), PolicyName::Gate, None)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     let rt = runtime()?;
@@ -124,7 +122,6 @@ pub(crate) fn apply(args: ApplyArgs) -> Result<ExitCode> {
         set,
         checked,
         gate,
-        review_timeout,
         rt,
     };
     if args.check {
@@ -232,18 +229,16 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
     patchgate::log::init();
     let _guard = job.rt.enter();
     let gate = job.gate.clone();
-    let dispatcher = Dispatcher::new(
-        gate.clone(),
-        job.review_timeout,
-        Reviewers::Attachable,
-        None,
-    );
     let requests = patch_apply::requests(&job.set);
     let run_ids = std::sync::Arc::new(std::sync::Mutex::new(Submitted::new()));
     let submitted = run_ids.clone();
     let bad_paths: Vec<String> = job.failed().iter().map(|c| c.path.clone()).collect();
     let ended = job.rt.block_on(patchgate::tui::run(
-        Backend::local(dispatcher, Some(format!("apply {}", job.name))),
+        Backend::local(
+            gate.clone(),
+            std::sync::Arc::new(|| 0),
+            Some(format!("apply {}", job.name)),
+        ),
         Some(Box::new(move |tx| {
             tokio::spawn(async move {
                 for (path, req) in requests {

@@ -11,14 +11,13 @@ use super::*;
 pub(crate) fn demo(args: DemoArgs) -> Result<ExitCode> {
     set_color(args.color);
     use patchgate::mcp::{http, service};
-    use patchgate::tui::backend::Backend;
     use patchgate::workspace::config::PolicyName;
 
     need_terminal()?;
     patchgate::log::init();
     let dir = std::env::temp_dir().join(format!("patchgate-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    patchgate::tui::demo::materialize(&dir)
+    super::demo_agent::materialize(&dir)
         .with_context(|| format!("cannot write the demo project to {}", dir.display()))?;
     let rt = runtime()?;
     let _guard = rt.enter();
@@ -47,9 +46,9 @@ pub(crate) fn demo(args: DemoArgs) -> Result<ExitCode> {
     let agent = dispatcher.clone();
     let pace = std::time::Duration::from_millis(args.pace.max(1));
     let ended = rt.block_on(patchgate::tui::run(
-        Backend::local(dispatcher, Some(running.addr.to_string())),
+        super::local_backend(&dispatcher, Some(running.addr.to_string())),
         Some(Box::new(move |tx| {
-            patchgate::tui::demo::start_agent(agent, tx, pace)
+            super::demo_agent::start_agent(agent, tx, pace)
         })),
     ));
     rt.block_on(async {

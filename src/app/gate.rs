@@ -251,7 +251,7 @@ pub(crate) fn review(args: ReviewArgs) -> Result<ExitCode> {
         .context("cannot write the discovery file")?;
     let address = running.addr.to_string();
     let ended = rt.block_on(patchgate::tui::run(
-        Backend::local(dispatcher, Some(address)),
+        super::local_backend(&dispatcher, Some(address)),
         None,
     ));
     Discovery::remove_own();

@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 
 pub(crate) mod apply;
 pub(crate) mod demo;
+pub(crate) mod demo_agent;
 pub(crate) mod engines;
 pub(crate) mod gate;
 pub(crate) mod journal;
@@ -57,4 +58,17 @@ pub(crate) fn set_color(c: patchgate::cli::ColorArg) {
         ColorArg::Always => Some(true),
         ColorArg::Never => Some(false),
     });
+}
+
+/// The TUI's view of the gate in this process, its client count from `dispatcher`.
+pub(crate) fn local_backend(
+    dispatcher: &patchgate::mcp::service::Dispatcher,
+    address: Option<String>,
+) -> patchgate::tui::backend::Backend {
+    let d = dispatcher.clone();
+    patchgate::tui::backend::Backend::local(
+        dispatcher.gate().clone(),
+        std::sync::Arc::new(move || d.active_clients()),
+        address,
+    )
 }

@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::api::types::{DecisionBody, Info};
-use crate::mcp::service::Dispatcher;
 use crate::review::proposal::{Decision, FileContent};
 use crate::review::queue::{Event, Gate, Outcome, Summary};
 
@@ -49,13 +48,18 @@ pub struct Remote {
     http: reqwest::Client,
 }
 
+/// Counts the agents a gate's server heard from lately.
+pub type ClientCount = std::sync::Arc<dyn Fn() -> usize + Send + Sync>;
+
 /// The source of reviews.
 #[derive(Clone)]
 pub enum Backend {
-    /// The gate in this process (and the dispatcher that serves its agents).
+    /// The gate in this process.
     Local {
-        /// The dispatcher (its gate holds the queue).
-        dispatcher: Dispatcher,
+        /// The gate (it holds the queue).
+        gate: Gate,
+        /// How many agents were heard from lately (the server that serves them counts).
+        clients: ClientCount,
         /// Where agents reach it, if it listens.
         address: Option<String>,
     },
@@ -167,10 +171,11 @@ impl Remote {
 }
 
 impl Backend {
-    /// The gate in this process.
-    pub fn local(dispatcher: Dispatcher, address: Option<String>) -> Backend {
+    /// The gate in this process; `clients` counts the agents its server heard lately.
+    pub fn local(gate: Gate, clients: ClientCount, address: Option<String>) -> Backend {
         Backend::Local {
-            dispatcher,
+            gate,
+            clients,
             address,
         }
     }
@@ -178,7 +183,7 @@ impl Backend {
     /// The local gate, if this is one.
     pub fn gate(&self) -> Option<&Gate> {
         match self {
-            Backend::Local { dispatcher, .. } => Some(dispatcher.gate()),
+            Backend::Local { gate, .. } => Some(gate),
             Backend::Remote(_) => None,
         }
     }
@@ -187,12 +192,13 @@ impl Backend {
     pub async fn info(&self) -> Result<StatusInfo, String> {
         match self {
             Backend::Local {
-                dispatcher,
+                gate,
+                clients,
                 address,
             } => Ok(StatusInfo {
                 address: address.clone().unwrap_or_else(|| "not listening".into()),
-                policy: dispatcher.gate().policy().default.as_str().to_string(),
-                clients: dispatcher.active_clients(),
+                policy: gate.policy().default.as_str().to_string(),
+                clients: clients(),
             }),
             Backend::Remote(r) => r.info().await,
         }
@@ -201,7 +207,7 @@ impl Backend {
     /// Every review the gate remembers.
     pub async fn list(&self) -> Result<Vec<Summary>, String> {
         match self {
-            Backend::Local { dispatcher, .. } => Ok(dispatcher.gate().list()),
+            Backend::Local { gate, .. } => Ok(gate.list()),
             Backend::Remote(r) => {
                 serde_json::from_value(r.get("/api/reviews").await?).map_err(|e| e.to_string())
             }
@@ -211,8 +217,7 @@ impl Backend {
     /// Both versions of every file of a review.
     pub async fn files(&self, run_id: &str) -> Result<Vec<FileContent>, String> {
         match self {
-            Backend::Local { dispatcher, .. } => dispatcher
-                .gate()
+            Backend::Local { gate, .. } => gate
                 .get(run_id)
                 .map(|p| p.contents())
                 .ok_or_else(|| format!("no review {run_id}")),
@@ -231,8 +236,8 @@ impl Backend {
         note: Option<String>,
     ) -> Result<String, String> {
         match self {
-            Backend::Local { dispatcher, .. } => {
-                let gate = dispatcher.gate().clone();
+            Backend::Local { gate, .. } => {
+                let gate = gate.clone();
                 let id = run_id.to_string();
                 tokio::task::spawn_blocking(move || {
                     gate.decide_with_note(&id, decision, note.as_deref())
@@ -256,8 +261,8 @@ impl Backend {
     /// A person commits a dry-run.
     pub async fn commit(&self, run_id: &str) -> Result<String, String> {
         match self {
-            Backend::Local { dispatcher, .. } => {
-                let gate = dispatcher.gate().clone();
+            Backend::Local { gate, .. } => {
+                let gate = gate.clone();
                 let id = run_id.to_string();
                 tokio::task::spawn_blocking(move || gate.commit(&id, true))
                     .await
@@ -277,8 +282,8 @@ impl Backend {
     /// Undo an applied edit (`run_id`, or the latest): the run undone and what to say.
     pub async fn undo(&self, run_id: Option<String>) -> Result<(String, String), String> {
         let (run_id, files) = match self {
-            Backend::Local { dispatcher, .. } => {
-                let gate = dispatcher.gate().clone();
+            Backend::Local { gate, .. } => {
+                let gate = gate.clone();
                 let entry = tokio::task::spawn_blocking(move || gate.undo(run_id.as_deref()))
                     .await
                     .map_err(|e| e.to_string())?
@@ -311,8 +316,8 @@ impl Backend {
     pub fn watch(&self) -> mpsc::UnboundedReceiver<Change> {
         let (tx, rx) = mpsc::unbounded_channel();
         match self.clone() {
-            Backend::Local { dispatcher, .. } => {
-                let gate = dispatcher.gate().clone();
+            Backend::Local { gate, .. } => {
+                let gate = gate.clone();
                 let mut events = gate.subscribe();
                 tokio::spawn(async move {
                     loop {

@@ -5,7 +5,6 @@
 //! runs the effects, and draws.
 
 pub mod backend;
-pub mod demo;
 pub mod highlight;
 pub mod keymap;
 pub mod model;

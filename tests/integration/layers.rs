@@ -1,6 +1,7 @@
 //! The layers point one way (DESIGN §8): pure engines (`edit`, `diff`) know nothing of files,
 //! reviews, MCP or terminals; `workspace` nothing of reviews, MCP or terminals; `review`
-//! nothing of MCP or terminals; `mcp` nothing of the TUI. Read from the sources: every
+//! nothing of MCP or terminals; `api` and `mcp` nothing of the TUI; the TUI nothing of MCP
+//! (it talks to a gate, local or over the review API). Read from the sources: every
 //! `crate::LAYER` path a file names, outside comments.
 
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("workspace", &["review", "mcp", "tui", "eval"]),
     ("review", &["mcp", "tui", "eval"]),
     ("mcp", &["tui", "eval"]),
+    ("tui", &["mcp", "eval"]),
     ("api", &["mcp", "tui", "eval"]),
 ];
 

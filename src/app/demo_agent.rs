@@ -9,13 +9,13 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::update::Msg;
-use crate::mcp::args::ToolName;
-use crate::mcp::envelope::{Envelope, Status};
-use crate::mcp::service::{Dispatcher, NoProgress};
+use patchgate::mcp::args::ToolName;
+use patchgate::mcp::envelope::{Envelope, Status};
+use patchgate::mcp::service::{Dispatcher, NoProgress};
+use patchgate::tui::update::Msg;
 
 /// The demo project, embedded in the binary: (path, content).
-pub const FILES: &[(&str, &str)] = &[
+pub(crate) const FILES: &[(&str, &str)] = &[
     ("README.md", include_str!("../../assets/demo/README.md")),
     (
         "config/settings.toml",
@@ -34,7 +34,7 @@ pub const FILES: &[(&str, &str)] = &[
 ];
 
 /// Write the demo project into `dir`.
-pub fn materialize(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn materialize(dir: &Path) -> std::io::Result<()> {
     for (rel, content) in FILES {
         let p = dir.join(rel);
         if let Some(parent) = p.parent() {
@@ -46,7 +46,7 @@ pub fn materialize(dir: &Path) -> std::io::Result<()> {
 }
 
 /// The agent's calls, in order.
-pub fn script() -> Vec<(ToolName, Value)> {
+pub(crate) fn script() -> Vec<(ToolName, Value)> {
     vec![
         (
             ToolName::FastApply,
@@ -246,7 +246,7 @@ fn heard(env: &Envelope) -> Result<String, String> {
 
 /// Start the scripted agent: its calls go out `every` apart; what it hears back is sent to
 /// the TUI's status line.
-pub fn start_agent(dispatcher: Dispatcher, tx: mpsc::UnboundedSender<Msg>, every: Duration) {
+pub(crate) fn start_agent(dispatcher: Dispatcher, tx: mpsc::UnboundedSender<Msg>, every: Duration) {
     tokio::spawn(async move {
         tokio::time::sleep(every / 2).await;
         for (tool, args) in script() {
@@ -278,12 +278,12 @@ pub fn start_agent(dispatcher: Dispatcher, tx: mpsc::UnboundedSender<Msg>, every
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::service::Reviewers;
-    use crate::review::journal::Journal;
-    use crate::review::policy::Policy;
-    use crate::review::queue::Gate;
-    use crate::workspace::Workspace;
-    use crate::workspace::config::{Config, PolicyName};
+    use patchgate::mcp::service::Reviewers;
+    use patchgate::review::journal::Journal;
+    use patchgate::review::policy::Policy;
+    use patchgate::review::queue::Gate;
+    use patchgate::workspace::Workspace;
+    use patchgate::workspace::config::{Config, PolicyName};
 
     /// Every scripted edit does what the demo says: all apply under `auto` except the one
     /// meant to fail (NO_MATCH) and the dry-run; the cart edit has three hunks.
@@ -309,7 +309,11 @@ mod tests {
         for (i, (tool, env)) in outcomes.iter().enumerate() {
             match i {
                 4 => assert!(env.dry_run && env.status == Status::Ok, "{env:?}"),
-                7 => assert_eq!(env.code, Some(crate::error::ErrorCode::NoMatch), "{env:?}"),
+                7 => assert_eq!(
+                    env.code,
+                    Some(patchgate::error::ErrorCode::NoMatch),
+                    "{env:?}"
+                ),
                 _ => assert_eq!(env.status, Status::Ok, "{tool:?}: {env:?}"),
             }
         }

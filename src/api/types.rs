@@ -5,8 +5,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use serde_json::{Map, Value};
+
 use crate::error::{Error, Result};
-use crate::review::proposal::Decision;
+use crate::review::proposal::{Decision, FileContent};
+use crate::review::queue::Summary;
 
 /// `GET /api/info`: what a gate says of itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +34,53 @@ pub struct Info {
     /// Reviews waiting for a person.
     #[serde(default)]
     pub pending: usize,
+}
+
+/// `GET /api/reviews/{run_id}/files`: both versions of every file of a review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Files {
+    /// The review.
+    pub run_id: String,
+    /// Its files.
+    pub files: Vec<FileContent>,
+}
+
+/// The data of a `new`, `updated` or `decided` event on `GET /api/events`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReviewEvent {
+    /// The review.
+    pub run_id: String,
+    /// Where it stands (`None` once the gate forgot it).
+    pub review: Option<Summary>,
+}
+
+/// `POST /api/tools/{name}`: a tool call for the gate.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallBody {
+    /// The tool's arguments.
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+    /// The calling client's name.
+    #[serde(default)]
+    pub client: Option<String>,
+}
+
+/// `POST /api/reviews/{run_id}/wait`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct WaitBody {
+    /// How long to wait, in seconds (default: the gate's review timeout).
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+}
+
+/// `POST /api/undo`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UndoBody {
+    /// The run to undo (default: the latest applied one).
+    #[serde(default)]
+    pub run_id: Option<String>,
 }
 
 /// `POST /api/reviews/{run_id}/decision`.

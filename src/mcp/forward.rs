@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::args::{ToolName, confine_paths};
 use super::discovery::Discovery;
 use super::envelope::Envelope;
-use crate::api::types::Info;
+use crate::api::types::{Info, ToolCallBody, WaitBody};
 use crate::error::{Error, ErrorCode};
 use crate::workspace::paths::Root;
 
@@ -137,7 +137,7 @@ impl Forwarder {
         if let Err(e) = confine_paths(tool, &mut arguments, &self.root) {
             return Envelope::error(&e, call_paths, dry_run);
         }
-        let body = json!({"arguments": arguments, "client": client});
+        let body = serde_json::to_value(ToolCallBody { arguments, client }).unwrap_or_default();
         self.post(
             &format!("/api/tools/{}", tool.as_str()),
             body,
@@ -152,7 +152,10 @@ impl Forwarder {
         let secs = timeout.as_secs_f64();
         self.post(
             &format!("/api/reviews/{run_id}/wait"),
-            json!({"timeout_s": secs}),
+            serde_json::to_value(WaitBody {
+                timeout_s: Some(secs),
+            })
+            .unwrap_or_default(),
             timeout + Duration::from_secs(30),
         )
         .await

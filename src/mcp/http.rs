@@ -36,8 +36,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_util::sync::CancellationToken;
@@ -45,7 +44,7 @@ use tokio_util::sync::CancellationToken;
 use super::args::ToolName;
 use super::server::McpServer;
 use super::service::{Dispatcher, MAX_AWAIT};
-use crate::api::types::{DecisionBody, Info};
+use crate::api::types::{DecisionBody, Files, Info, ReviewEvent, ToolCallBody, UndoBody, WaitBody};
 use crate::error::{Error, ErrorCode};
 use crate::review::queue::{Event, Gate, Outcome};
 
@@ -415,7 +414,11 @@ async fn review(State(st): State<AppState>, Path(run_id): Path<String>) -> Respo
 
 async fn review_files(State(st): State<AppState>, Path(run_id): Path<String>) -> Response {
     match st.dispatcher.gate().get(&run_id) {
-        Some(p) => Json(json!({"run_id": run_id, "files": p.contents()})).into_response(),
+        Some(p) => Json(Files {
+            run_id,
+            files: p.contents(),
+        })
+        .into_response(),
         None => api_error(&Error::new(
             ErrorCode::RunNotFound,
             format!("no review with run id `{run_id}`"),
@@ -457,12 +460,6 @@ async fn commit(State(st): State<AppState>, Path(run_id): Path<String>) -> Respo
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct WaitBody {
-    #[serde(default)]
-    timeout_s: Option<f64>,
-}
-
 async fn wait(
     State(st): State<AppState>,
     Path(run_id): Path<String>,
@@ -484,19 +481,10 @@ async fn withdraw(State(st): State<AppState>, Path(run_id): Path<String>) -> Res
     outcome_response(&st.dispatcher.gate().status(&run_id))
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolBody {
-    #[serde(default)]
-    arguments: Map<String, Value>,
-    #[serde(default)]
-    client: Option<String>,
-}
-
 async fn tool(
     State(st): State<AppState>,
     Path(name): Path<String>,
-    body: Result<Json<ToolBody>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<ToolCallBody>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
     let Some(tool) = ToolName::parse(&name) else {
         return api_error(&Error::invalid_input(format!("unknown tool `{name}`")));
@@ -510,13 +498,6 @@ async fn tool(
         .start_raw_local(tool, &body.arguments, body.client)
         .await;
     Json(env.to_value()).into_response()
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UndoBody {
-    #[serde(default)]
-    run_id: Option<String>,
 }
 
 async fn undo(State(st): State<AppState>, body: Option<Json<UndoBody>>) -> Response {
@@ -613,10 +594,13 @@ fn sse_event(gate: &Gate, id: u64, e: &Event) -> SseEvent {
     let review = gate
         .get(run_id)
         .map(|p| crate::review::queue::Summary::of(&p));
-    SseEvent::default()
-        .id(id.to_string())
-        .event(name)
-        .data(json!({"run_id": run_id, "review": review}).to_string())
+    SseEvent::default().id(id.to_string()).event(name).data(
+        serde_json::to_string(&ReviewEvent {
+            run_id: run_id.to_string(),
+            review,
+        })
+        .unwrap_or_default(),
+    )
 }
 
 async fn not_found() -> Response {

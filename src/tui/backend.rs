@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::api::types::{DecisionBody, Info};
+use crate::api::types::{DecisionBody, Files, Info, ReviewEvent, UndoBody};
 use crate::review::proposal::{Decision, FileContent};
 use crate::review::queue::{Event, Gate, Outcome, Summary};
 
@@ -223,7 +223,8 @@ impl Backend {
                 .ok_or_else(|| format!("no review {run_id}")),
             Backend::Remote(r) => {
                 let v = r.get(&format!("/api/reviews/{run_id}/files")).await?;
-                serde_json::from_value(v["files"].clone()).map_err(|e| e.to_string())
+                let files: Files = serde_json::from_value(v).map_err(|e| e.to_string())?;
+                Ok(files.files)
             }
         }
     }
@@ -294,7 +295,8 @@ impl Backend {
                 )
             }
             Backend::Remote(r) => {
-                let v = r.post("/api/undo", json!({ "run_id": run_id })).await?;
+                let body = serde_json::to_value(UndoBody { run_id }).map_err(|e| e.to_string())?;
+                let v = r.post("/api/undo", body).await?;
                 (
                     v["run_id"].as_str().unwrap_or("").to_string(),
                     v["files"]
@@ -412,10 +414,11 @@ async fn remote_events(r: Remote, tx: mpsc::UnboundedSender<Change>) {
                     Err(e) => Change::Lost(e),
                 },
                 "new" | "updated" | "decided" => {
-                    let v: Value = serde_json::from_str(&ev.data).unwrap_or(Value::Null);
-                    match serde_json::from_value::<Summary>(v["review"].clone()) {
-                        Ok(s) => Change::upsert(s),
-                        Err(_) => continue,
+                    match serde_json::from_str::<ReviewEvent>(&ev.data) {
+                        Ok(ReviewEvent {
+                            review: Some(s), ..
+                        }) => Change::upsert(s),
+                        _ => continue,
                     }
                 }
                 _ => continue,

@@ -1355,7 +1355,10 @@ async fn http_guard_and_review_api() {
 
     // The review API: info, a dry-run through the tool endpoint, a person's commit.
     let info = gate.api(reqwest::Method::GET, "/api/info", None).await;
-    assert_eq!(info["policy"], "dry-run");
+    let info: patchgate::api::types::Info = serde_json::from_value(info).unwrap();
+    assert_eq!(info.policy, "dry-run");
+    assert_eq!(info.name, "patchgate");
+    assert_eq!(info.pending, 0);
     let v = gate
         .api(
             reqwest::Method::POST,

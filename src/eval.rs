@@ -96,7 +96,7 @@ fn read_meta(dir: &Path) -> Result<(Option<String>, bool), CorpusError> {
 }
 
 /// Every case folder under `root` (folders holding a `before.*` file), sorted by path.
-pub fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
+pub(crate) fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -244,7 +244,7 @@ impl Report {
     }
 
     /// Merge cases (those not expected to decline).
-    pub fn merge_cases(&self) -> usize {
+    pub(crate) fn merge_cases(&self) -> usize {
         self.cases.iter().filter(|c| !c.expect_decline).count()
     }
 
@@ -281,7 +281,7 @@ impl Report {
     }
 
     /// Per-merge time at quantile `q` (0..=1), in microseconds.
-    pub fn quantile_us(&self, q: f64) -> f64 {
+    pub(crate) fn quantile_us(&self, q: f64) -> f64 {
         let mut t: Vec<u128> = self.cases.iter().map(|c| c.nanos).collect();
         if t.is_empty() {
             return 0.0;

@@ -47,7 +47,7 @@ pub struct Files {
 
 /// The data of a `new`, `updated` or `decided` event on `GET /api/events`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ReviewEvent {
+pub(crate) struct ReviewEvent {
     /// The review.
     pub run_id: String,
     /// Where it stands (`None` once the gate forgot it).
@@ -57,7 +57,7 @@ pub struct ReviewEvent {
 /// `POST /api/tools/{name}`: a tool call for the gate.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolCallBody {
+pub(crate) struct ToolCallBody {
     /// The tool's arguments.
     #[serde(default)]
     pub arguments: Map<String, Value>,
@@ -68,7 +68,7 @@ pub struct ToolCallBody {
 
 /// `POST /api/reviews/{run_id}/wait`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct WaitBody {
+pub(crate) struct WaitBody {
     /// How long to wait, in seconds (default: the gate's review timeout).
     #[serde(default)]
     pub timeout_s: Option<f64>,
@@ -77,7 +77,7 @@ pub struct WaitBody {
 /// `POST /api/undo`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct UndoBody {
+pub(crate) struct UndoBody {
     /// The run to undo (default: the latest applied one).
     #[serde(default)]
     pub run_id: Option<String>,
@@ -86,7 +86,7 @@ pub struct UndoBody {
 /// `POST /api/reviews/{run_id}/decision`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DecisionBody {
+pub(crate) struct DecisionBody {
     /// `accept` or `reject`.
     pub decision: String,
     /// The hunks accepted (indices over all files' hunks).
@@ -105,7 +105,7 @@ pub struct DecisionBody {
 
 impl DecisionBody {
     /// The body that asks for `decision`, with a `note` for an acceptance.
-    pub fn of(decision: &Decision, note: Option<&str>) -> DecisionBody {
+    pub(crate) fn of(decision: &Decision, note: Option<&str>) -> DecisionBody {
         let note = note.map(str::to_string);
         let accept = |b: DecisionBody| DecisionBody {
             decision: "accept".into(),
@@ -136,7 +136,7 @@ impl DecisionBody {
     }
 
     /// The decision the body asks for, and the note of an acceptance.
-    pub fn into_decision(self) -> Result<(Decision, Option<String>)> {
+    pub(crate) fn into_decision(self) -> Result<(Decision, Option<String>)> {
         match self.decision.as_str() {
             "accept" => {
                 let parts = self.hunks.is_some() || self.skip_lines.is_some();

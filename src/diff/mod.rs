@@ -6,7 +6,7 @@
 use similar::{Algorithm, DiffTag, capture_diff_slices};
 
 /// Default context lines around a change.
-pub const CONTEXT: usize = 3;
+pub(crate) const CONTEXT: usize = 3;
 
 /// What a diff line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub struct DiffHunk {
 
 impl DiffHunk {
     /// `@@ -a,b +c,d @@` as unified diffs write it.
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         fn range(start: usize, len: usize) -> String {
             match len {
                 0 => format!("{start},0"),
@@ -78,7 +78,7 @@ impl DiffHunk {
     }
 
     /// Lines added and removed in this hunk.
-    pub fn counts(&self) -> (usize, usize) {
+    pub(crate) fn counts(&self) -> (usize, usize) {
         self.changes
             .iter()
             .fold((0, 0), |(a, r), c| (a + c.new.len(), r + c.old.len()))
@@ -225,33 +225,6 @@ impl FileDiff {
         }
         out
     }
-
-    /// The old version with only the accepted hunks applied (`accepted[i]` for hunk `i`;
-    /// missing entries count as rejected).
-    pub fn apply_subset(&self, old: &str, new: &str, accepted: &[bool]) -> String {
-        let a = split_keep(old);
-        let b = split_keep(new);
-        let mut out = String::with_capacity(old.len().max(new.len()));
-        let mut o = 0;
-        for (i, h) in self.hunks.iter().enumerate() {
-            if !accepted.get(i).copied().unwrap_or(false) {
-                continue;
-            }
-            for c in &h.changes {
-                for line in &a[o..c.old.start] {
-                    out.push_str(line);
-                }
-                for line in &b[c.new.clone()] {
-                    out.push_str(line);
-                }
-                o = c.old.end;
-            }
-        }
-        for line in &a[o..] {
-            out.push_str(line);
-        }
-        out
-    }
 }
 
 impl FileDiff {
@@ -259,7 +232,7 @@ impl FileDiff {
     /// `k` of hunk `h` (an index into its `lines`) is taken — a removed line taken goes, an
     /// added line taken comes; a line not taken leaves the old text as it was there. Missing
     /// entries are not taken.
-    pub fn apply_lines(&self, old: &str, new: &str, take: &[Vec<bool>]) -> String {
+    pub(crate) fn apply_lines(&self, old: &str, new: &str, take: &[Vec<bool>]) -> String {
         let a = split_keep(old);
         let b = split_keep(new);
         let mut out = String::with_capacity(old.len().max(new.len()));
@@ -296,6 +269,20 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The old version with only the accepted hunks taken whole (through `apply_lines`).
+    fn subset(d: &FileDiff, old: &str, new: &str, accepted: &[bool]) -> String {
+        let masks: Vec<Vec<bool>> = d
+            .hunks
+            .iter()
+            .enumerate()
+            .map(|(h, hunk)| {
+                let on = accepted.get(h).copied().unwrap_or(false);
+                hunk.lines.iter().map(|_| on).collect()
+            })
+            .collect();
+        d.apply_lines(old, new, &masks)
+    }
+
     #[test]
     fn unified_text_has_headers_hunks_and_no_newline_markers() {
         let d = FileDiff::compute("a\nb\nc", "a\nB\nc\n", 3);
@@ -330,10 +317,10 @@ mod tests {
         let old = numbers(&[]);
         let new = numbers(&[(3, "three"), (25, "twenty-five")]);
         let d = FileDiff::compute(&old, &new, 3);
-        assert_eq!(d.apply_subset(&old, &new, &[true, true]), new);
-        assert_eq!(d.apply_subset(&old, &new, &[false, false]), old);
+        assert_eq!(subset(&d, &old, &new, &[true, true]), new);
+        assert_eq!(subset(&d, &old, &new, &[false, false]), old);
         assert_eq!(
-            d.apply_subset(&old, &new, &[false, true]),
+            subset(&d, &old, &new, &[false, true]),
             numbers(&[(25, "twenty-five")])
         );
     }
@@ -355,6 +342,20 @@ mod proptests {
     use super::*;
     use crate::edit::udiff;
     use proptest::prelude::*;
+
+    /// The old version with only the accepted hunks taken whole (through `apply_lines`).
+    fn subset(d: &FileDiff, old: &str, new: &str, accepted: &[bool]) -> String {
+        let masks: Vec<Vec<bool>> = d
+            .hunks
+            .iter()
+            .enumerate()
+            .map(|(h, hunk)| {
+                let on = accepted.get(h).copied().unwrap_or(false);
+                hunk.lines.iter().map(|_| on).collect()
+            })
+            .collect();
+        d.apply_lines(old, new, &masks)
+    }
 
     fn lines() -> impl Strategy<Value = Vec<String>> {
         proptest::collection::vec(
@@ -397,10 +398,10 @@ mod proptests {
             let (old, new) = (text(&a, nl_a), text(&b, nl_b));
             let d = FileDiff::compute(&old, &new, 3);
             let n = d.hunks.len();
-            prop_assert_eq!(d.apply_subset(&old, &new, &vec![true; n]), new.clone());
-            prop_assert_eq!(d.apply_subset(&old, &new, &vec![false; n]), old.clone());
+            prop_assert_eq!(subset(&d, &old, &new, &vec![true; n]), new.clone());
+            prop_assert_eq!(subset(&d, &old, &new, &vec![false; n]), old.clone());
             let mask: Vec<bool> = (0..n).map(|i| mask_bits >> (i % 64) & 1 == 1).collect();
-            let result = d.apply_subset(&old, &new, &mask);
+            let result = subset(&d, &old, &new, &mask);
             let (chosen, rest): (Vec<_>, Vec<_>) = d.hunks.iter().cloned().zip(&mask).partition(|(_, m)| **m);
             let chosen: Vec<DiffHunk> = chosen.into_iter().map(|(h, _)| h).collect();
             let rest: Vec<DiffHunk> = rest.into_iter().map(|(h, _)| h).collect();

@@ -40,17 +40,17 @@ fn marker(line: &str, ch: char, word: &str) -> bool {
 }
 
 /// `<<<<<<< SEARCH`
-pub fn is_search_marker(line: &str) -> bool {
+pub(crate) fn is_search_marker(line: &str) -> bool {
     marker(line, '<', "SEARCH")
 }
 
 /// `=======`
-pub fn is_divider(line: &str) -> bool {
+pub(crate) fn is_divider(line: &str) -> bool {
     marker(line, '=', "")
 }
 
 /// `>>>>>>> REPLACE`
-pub fn is_replace_marker(line: &str) -> bool {
+pub(crate) fn is_replace_marker(line: &str) -> bool {
     marker(line, '>', "REPLACE")
 }
 
@@ -183,7 +183,7 @@ pub fn apply(content: &str, indent: Indent, edit: &str) -> Result<Merged> {
 }
 
 /// Apply parsed blocks, in order, all or nothing.
-pub fn apply_blocks(
+pub(crate) fn apply_blocks(
     content: &str,
     indent: Indent,
     blocks: &[Block],

@@ -23,7 +23,7 @@ const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
 
 /// Whether `text` holds a Codex envelope.
-pub fn is_envelope(text: &str) -> bool {
+pub(crate) fn is_envelope(text: &str) -> bool {
     text.lines().any(|l| l.trim() == BEGIN)
 }
 

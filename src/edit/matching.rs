@@ -13,7 +13,7 @@ use super::text::Indent;
 
 /// One rung of the tolerance ladder; each rung also tolerates what the ones before it do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
+pub(crate) enum Level {
     /// Byte for byte.
     Exact,
     /// Trailing whitespace ignored.
@@ -30,7 +30,7 @@ pub enum Level {
 
 impl Level {
     /// Every rung, most exact first.
-    pub const LADDER: [Level; 6] = [
+    pub(crate) const LADDER: [Level; 6] = [
         Level::Exact,
         Level::TrailingWs,
         Level::Indent,
@@ -40,7 +40,7 @@ impl Level {
     ];
 
     /// What this rung tolerated, for warnings.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Level::Exact => "exactly",
             Level::TrailingWs => "ignoring trailing whitespace",
@@ -56,12 +56,12 @@ impl Level {
     }
 
     /// Whether blank lines are skipped when matching.
-    pub fn ignores_blank(self) -> bool {
+    pub(crate) fn ignores_blank(self) -> bool {
         self >= Level::BlankLines
     }
 
     /// The comparison key of `line` on this rung.
-    pub fn norm(self, line: &str) -> Cow<'_, str> {
+    pub(crate) fn norm(self, line: &str) -> Cow<'_, str> {
         match self {
             Level::Exact => Cow::Borrowed(line),
             Level::TrailingWs => Cow::Borrowed(line.trim_end()),
@@ -91,7 +91,7 @@ fn fold_char(c: char) -> Option<&'static str> {
 }
 
 /// Fold typographic look-alikes to the ASCII characters code uses (see `fold_char`).
-pub fn fold_confusables(s: &str) -> Cow<'_, str> {
+pub(crate) fn fold_confusables(s: &str) -> Cow<'_, str> {
     if s.is_ascii() || !s.chars().any(|c| fold_char(c).is_some()) {
         return Cow::Borrowed(s);
     }
@@ -107,7 +107,7 @@ pub fn fold_confusables(s: &str) -> Cow<'_, str> {
 
 /// A 64-bit hash of a line with whitespace removed and look-alikes folded: lines equal but
 /// for spacing, indentation and typography hash alike. Allocation-free.
-pub fn line_key(line: &str) -> u64 {
+pub(crate) fn line_key(line: &str) -> u64 {
     if line.is_ascii() {
         return line
             .bytes()
@@ -134,17 +134,17 @@ pub fn line_key(line: &str) -> u64 {
 }
 
 /// The starting value of [`line_key`].
-pub const KEY_SEED: u64 = 0xcbf2_9ce4_8422_2325;
+pub(crate) const KEY_SEED: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// One character step of [`line_key`].
 #[inline]
-pub fn key_step(h: u64, c: u32) -> u64 {
+pub(crate) fn key_step(h: u64, c: u32) -> u64 {
     (h.rotate_left(5) ^ u64::from(c)).wrapping_mul(0x517c_c1b7_2722_0a95)
 }
 
 /// A hasher for keys that are already hashes.
 #[derive(Default, Clone, Copy)]
-pub struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
 impl std::hash::Hasher for KeyHasher {
     fn finish(&self) -> u64 {
@@ -162,7 +162,7 @@ impl std::hash::Hasher for KeyHasher {
 
 /// Split a leading line number off `line`: `  12→code`, `    12\tcode` (`cat -n`),
 /// `12: code`, `12 | code`, `L12: code`. Returns the number and the code.
-pub fn split_line_number(line: &str) -> Option<(u64, &str)> {
+pub(crate) fn split_line_number(line: &str) -> Option<(u64, &str)> {
     let rest = line.trim_start_matches(' ');
     let rest = rest.strip_prefix('L').unwrap_or(rest);
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
@@ -186,7 +186,7 @@ pub fn split_line_number(line: &str) -> Option<(u64, &str)> {
 
 /// Strip line numbers from every line when every non-blank line carries one and the numbers
 /// increase; `None` when the lines are not numbered.
-pub fn strip_line_numbers(lines: &[String]) -> Option<Vec<String>> {
+pub(crate) fn strip_line_numbers(lines: &[String]) -> Option<Vec<String>> {
     let mut last: Option<u64> = None;
     let mut out = Vec::with_capacity(lines.len());
     let mut numbered = 0usize;
@@ -208,7 +208,7 @@ pub fn strip_line_numbers(lines: &[String]) -> Option<Vec<String>> {
 
 /// Strip line numbers from the lines that carry one (for a replacement whose SEARCH was
 /// numbered).
-pub fn strip_line_numbers_where_present(lines: &[String]) -> Vec<String> {
+pub(crate) fn strip_line_numbers_where_present(lines: &[String]) -> Vec<String> {
     lines
         .iter()
         .map(|l| match split_line_number(l) {
@@ -220,7 +220,7 @@ pub fn strip_line_numbers_where_present(lines: &[String]) -> Vec<String> {
 
 /// One place where a run of edit lines matches the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Match {
+pub(crate) struct Match {
     /// First file line (0-based) of the region.
     pub start: usize,
     /// One past the last file line of the region.
@@ -231,7 +231,7 @@ pub struct Match {
 
 impl Match {
     /// `start-end` as 1-based inclusive line numbers, for messages.
-    pub fn lines_label(&self) -> String {
+    pub(crate) fn lines_label(&self) -> String {
         if self.end <= self.start + 1 {
             format!("line {}", self.start + 1)
         } else {
@@ -241,7 +241,11 @@ impl Match {
 }
 
 /// Every place in `file` where `needle` matches on `level`.
-pub fn find_matches<S: AsRef<str>>(file: &[S], needle: &[String], level: Level) -> Vec<Match> {
+pub(crate) fn find_matches<S: AsRef<str>>(
+    file: &[S],
+    needle: &[String],
+    level: Level,
+) -> Vec<Match> {
     if needle.is_empty() {
         return Vec::new();
     }
@@ -328,7 +332,7 @@ fn find_ignoring_blank<S: AsRef<str>>(file: &[S], needle: &[String], level: Leve
 /// do: a linear map of indentation columns (`file = search × num / den + shift`), rendered with
 /// the file's tabs or spaces.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reindent {
+pub(crate) struct Reindent {
     identity: bool,
     num: i64,
     den: i64,
@@ -339,7 +343,7 @@ pub struct Reindent {
 
 impl Reindent {
     /// A plan that leaves lines as they are.
-    pub fn identity() -> Reindent {
+    pub(crate) fn identity() -> Reindent {
         Reindent {
             identity: true,
             num: 1,
@@ -353,7 +357,7 @@ impl Reindent {
     /// Learn the map from (edit line, file line) pairs that matched, by majority. `edit_lines`
     /// are all the lines of the edit (to infer its indentation unit); `file_indent` is the
     /// file's style.
-    pub fn plan<'a>(
+    pub(crate) fn plan<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
         edit_lines: &[&str],
         file_indent: Indent,
@@ -433,7 +437,7 @@ impl Reindent {
     }
 
     /// Re-indent one replacement line.
-    pub fn apply(&self, line: &str) -> String {
+    pub(crate) fn apply(&self, line: &str) -> String {
         if self.identity {
             return line.to_string();
         }
@@ -457,7 +461,7 @@ impl Reindent {
 }
 
 /// The leading whitespace of a line.
-pub fn leading_ws(line: &str) -> &str {
+pub(crate) fn leading_ws(line: &str) -> &str {
     &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
 
@@ -493,7 +497,7 @@ fn edit_space_unit(lines: &[&str]) -> usize {
 /// Render the replacement of a tolerant match: lines the edit leaves unchanged keep the file's
 /// own bytes (and the file's blank lines that the edit did not mention stay), new and changed
 /// lines are re-indented with `reindent`.
-pub fn render_replacement<S: AsRef<str>>(
+pub(crate) fn render_replacement<S: AsRef<str>>(
     file: &[S],
     m: &Match,
     search: &[String],
@@ -577,7 +581,7 @@ pub fn render_replacement<S: AsRef<str>>(
 }
 
 /// How many lines of `old` a line diff to `new` removes or changes.
-pub fn changed_old_lines<A: AsRef<str>, B: AsRef<str>>(old: &[A], new: &[B]) -> usize {
+pub(crate) fn changed_old_lines<A: AsRef<str>, B: AsRef<str>>(old: &[A], new: &[B]) -> usize {
     let a: Vec<&str> = old.iter().map(AsRef::as_ref).collect();
     let b: Vec<&str> = new.iter().map(AsRef::as_ref).collect();
     capture_diff_slices(Algorithm::Myers, &a, &b)
@@ -593,7 +597,10 @@ pub fn changed_old_lines<A: AsRef<str>, B: AsRef<str>>(old: &[A], new: &[B]) -> 
 /// messages. Lines that occur verbatim (ignoring whitespace and look-alikes) vote for where the
 /// needle would start, weighted by rarity; without any, the line most similar to the needle's
 /// first non-blank line is used.
-pub fn closest_region<S: AsRef<str>>(file: &[S], needle: &[String]) -> Option<(usize, usize)> {
+pub(crate) fn closest_region<S: AsRef<str>>(
+    file: &[S],
+    needle: &[String],
+) -> Option<(usize, usize)> {
     if file.is_empty() || needle.is_empty() {
         return None;
     }
@@ -651,7 +658,12 @@ pub fn closest_region<S: AsRef<str>>(file: &[S], needle: &[String]) -> Option<(u
 }
 
 /// Quote `file[start..end]` with 1-based line numbers (at most `max` lines, long lines cut).
-pub fn quote_lines<S: AsRef<str>>(file: &[S], start: usize, end: usize, max: usize) -> String {
+pub(crate) fn quote_lines<S: AsRef<str>>(
+    file: &[S],
+    start: usize,
+    end: usize,
+    max: usize,
+) -> String {
     let mut out = String::new();
     let end = end.min(file.len());
     for (i, line) in file.iter().enumerate().take(end).skip(start) {
@@ -674,7 +686,7 @@ pub fn quote_lines<S: AsRef<str>>(file: &[S], start: usize, end: usize, max: usi
 
 /// The first line of `needle` that differs from the file region starting at `start` (ignoring
 /// whitespace and look-alikes): `(needle index, file line index)`.
-pub fn first_difference<S: AsRef<str>>(
+pub(crate) fn first_difference<S: AsRef<str>>(
     file: &[S],
     start: usize,
     needle: &[String],

@@ -84,7 +84,7 @@ pub struct PatchSet {
 }
 
 /// Detect the format of `text`.
-pub fn detect(text: &str) -> Format {
+pub(crate) fn detect(text: &str) -> Format {
     if codex::is_envelope(text) {
         return Format::Codex;
     }

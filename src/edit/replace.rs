@@ -24,7 +24,7 @@ pub struct Replacement {
 /// The `patch_file` edit fields as they arrive (JSON), before validation.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawReplaceEdit {
+pub(crate) struct RawReplaceEdit {
     /// Text to find.
     pub search_content: Option<String>,
     /// Text to put in its place.
@@ -76,7 +76,7 @@ pub enum ReplaceEdit {
 
 impl RawReplaceEdit {
     /// Validate into a [`ReplaceEdit`]: exactly one of the three forms, no empty search.
-    pub fn validate(self) -> Result<ReplaceEdit> {
+    pub(crate) fn validate(self) -> Result<ReplaceEdit> {
         let single = self.search_content.is_some() || self.replace_content.is_some();
         let list = self.replacements.is_some();
         let insert = self.insert_line.is_some() || self.insert_content.is_some();

@@ -7,7 +7,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// How a file ends its lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineEnding {
+pub(crate) enum LineEnding {
     /// `\n` only (also files without any line break).
     Lf,
     /// `\r\n` only.
@@ -25,19 +25,9 @@ pub enum Indent {
     Spaces(usize),
 }
 
-impl Indent {
-    /// The whitespace of one level.
-    pub fn unit(self) -> String {
-        match self {
-            Indent::Tabs => "\t".to_string(),
-            Indent::Spaces(n) => " ".repeat(n),
-        }
-    }
-}
-
 /// The byte encoding the file is kept in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
+pub(crate) enum Encoding {
     /// UTF-8 (with or without a BOM).
     Utf8,
     /// A legacy single-byte file read as Latin-1: every byte maps to one char and back.
@@ -169,29 +159,9 @@ impl Text {
         &self.content
     }
 
-    /// The file's line-ending style.
-    pub fn line_ending(&self) -> LineEnding {
-        self.ending
-    }
-
-    /// Whether the file starts with a UTF-8 byte-order mark.
-    pub fn has_bom(&self) -> bool {
-        self.bom
-    }
-
-    /// The file's encoding.
-    pub fn encoding(&self) -> Encoding {
-        self.encoding
-    }
-
     /// The file's indentation unit (spaces of width 4 when it has no indented lines).
-    pub fn indent(&self) -> Indent {
+    pub(crate) fn indent(&self) -> Indent {
         *self.indent.get_or_init(|| detect_indent(&self.content))
-    }
-
-    /// Whether the last line ends with a line break (true for an empty file).
-    pub fn final_newline(&self) -> bool {
-        self.content.is_empty() || self.content.ends_with('\n')
     }
 
     /// Encode `new_content` (LF-normalised, as an engine returns it) the way this file is
@@ -322,7 +292,7 @@ const INDENT_SAMPLE_LINES: usize = 2000;
 
 /// Tabs when more indented lines start with a tab than with a space; otherwise spaces with the
 /// most common step between consecutive indentation levels.
-pub fn detect_indent(content: &str) -> Indent {
+pub(crate) fn detect_indent(content: &str) -> Indent {
     let (mut tabs, mut spaces) = (0usize, 0usize);
     let mut steps = [0usize; 9];
     let mut prev = 0usize;
@@ -363,7 +333,7 @@ pub fn detect_indent(content: &str) -> Indent {
 
 /// Split LF-normalised text into lines without terminators, and whether the last line was
 /// terminated. An empty text has no lines and counts as terminated.
-pub fn split_lines(content: &str) -> (Vec<&str>, bool) {
+pub(crate) fn split_lines(content: &str) -> (Vec<&str>, bool) {
     if content.is_empty() {
         return (Vec::new(), true);
     }
@@ -425,7 +395,7 @@ fn find_lf(bytes: &[u8], from: usize) -> Option<usize> {
 }
 
 /// The inverse of [`split_lines`].
-pub fn join_lines<S: AsRef<str>>(lines: &[S], final_newline: bool) -> String {
+pub(crate) fn join_lines<S: AsRef<str>>(lines: &[S], final_newline: bool) -> String {
     let len: usize = lines.iter().map(|l| l.as_ref().len() + 1).sum();
     let mut out = String::with_capacity(len);
     for (i, line) in lines.iter().enumerate() {
@@ -441,7 +411,7 @@ pub fn join_lines<S: AsRef<str>>(lines: &[S], final_newline: bool) -> String {
 }
 
 /// Normalise an edit's own line endings (`\r\n` → `\n`), as agents on Windows send them.
-pub fn normalize_newlines(s: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn normalize_newlines(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains('\r') {
         std::borrow::Cow::Owned(s.replace("\r\n", "\n"))
     } else {
@@ -491,7 +461,7 @@ mod tests {
     #[test]
     fn lf_file_round_trips() {
         let t = Text::decode(b"a\nb\n").unwrap();
-        assert_eq!(t.line_ending(), LineEnding::Lf);
+        assert_eq!(t.ending, LineEnding::Lf);
         assert_eq!(t.encode(t.content()).unwrap(), b"a\nb\n");
     }
 
@@ -499,14 +469,14 @@ mod tests {
     fn crlf_file_is_normalised_and_written_back_with_crlf() {
         let t = Text::decode(b"a\r\nb\r\n").unwrap();
         assert_eq!(t.content(), "a\nb\n");
-        assert_eq!(t.line_ending(), LineEnding::Crlf);
+        assert_eq!(t.ending, LineEnding::Crlf);
         assert_eq!(t.encode("a\nx\nb\n").unwrap(), b"a\r\nx\r\nb\r\n");
     }
 
     #[test]
     fn mixed_endings_keep_each_unchanged_line_ending() {
         let t = Text::decode(b"one\r\ntwo\nthree\r\nfour\n").unwrap();
-        assert_eq!(t.line_ending(), LineEnding::Mixed);
+        assert_eq!(t.ending, LineEnding::Mixed);
         let out = t.encode("one\ntwo\nTHREE\nnew\nfour\n").unwrap();
         assert_eq!(out, b"one\r\ntwo\nTHREE\nnew\nfour\n".to_vec());
         let out = t.encode("zero\none\ntwo\nthree\nfour\n").unwrap();
@@ -516,15 +486,9 @@ mod tests {
     #[test]
     fn bom_is_kept() {
         let t = Text::decode(b"\xEF\xBB\xBFx = 1\n").unwrap();
-        assert!(t.has_bom());
+        assert!(t.bom);
         assert_eq!(t.content(), "x = 1\n");
         assert_eq!(t.encode("x = 2\n").unwrap(), b"\xEF\xBB\xBFx = 2\n");
-    }
-
-    #[test]
-    fn missing_final_newline_is_reported() {
-        assert!(!Text::decode(b"a\nb").unwrap().final_newline());
-        assert!(Text::decode(b"").unwrap().final_newline());
     }
 
     #[test]
@@ -543,7 +507,7 @@ mod tests {
     fn latin1_file_round_trips_byte_for_byte() {
         let bytes = b"caf\xe9 = 1\nna\xefve = 2\n";
         let t = Text::decode(bytes).unwrap();
-        assert_eq!(t.encoding(), Encoding::Latin1);
+        assert_eq!(t.encoding, Encoding::Latin1);
         assert_eq!(t.content(), "café = 1\nnaïve = 2\n");
         assert_eq!(t.encode(t.content()).unwrap(), bytes.to_vec());
         assert_eq!(t.encode("café = 3\n").unwrap(), b"caf\xe9 = 3\n".to_vec());

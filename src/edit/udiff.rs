@@ -11,7 +11,7 @@ use super::text::{join_lines, normalize_newlines, split_lines};
 use super::{Error, ErrorCode, Merged, Result};
 
 /// How far (in lines) from its stated position a numbered hunk may be found.
-pub const MAX_OFFSET: usize = 1000;
+pub(crate) const MAX_OFFSET: usize = 1000;
 
 /// A whole patch: one entry per file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -74,7 +74,7 @@ impl FilePatch {
     }
 
     /// The path to show for this file: the new one, else the old one.
-    pub fn display_path(&self) -> &str {
+    pub(crate) fn display_path(&self) -> &str {
         self.new_path
             .as_deref()
             .or(self.old_path.as_deref())
@@ -151,7 +151,7 @@ pub struct Hunk {
 
 impl Hunk {
     /// A hunk without numbers (Codex style, or a header-less model diff).
-    pub fn unnumbered(line: usize) -> Hunk {
+    pub(crate) fn unnumbered(line: usize) -> Hunk {
         Hunk {
             old_start: None,
             old_len: 0,
@@ -192,19 +192,10 @@ impl Hunk {
     }
 
     /// The old version of the hunk's lines.
-    pub fn old_lines(&self) -> Vec<String> {
+    pub(crate) fn old_lines(&self) -> Vec<String> {
         self.lines
             .iter()
             .filter(|l| l.kind != LineKind::Add)
-            .map(|l| l.text.clone())
-            .collect()
-    }
-
-    /// The new version of the hunk's lines.
-    pub fn new_lines(&self) -> Vec<String> {
-        self.lines
-            .iter()
-            .filter(|l| l.kind != LineKind::Remove)
             .map(|l| l.text.clone())
             .collect()
     }
@@ -613,7 +604,7 @@ fn mark_no_newline(hunk: &mut Hunk, last: Option<LineKind>, _text: &str) {
 }
 
 /// Parse a diff that must concern one file (or be bare hunks), for `merge udiff`.
-pub fn parse_single(diff: &str) -> Result<FilePatch> {
+pub(crate) fn parse_single(diff: &str) -> Result<FilePatch> {
     let mut patch = parse(diff)?;
     if patch.files.len() != 1 {
         return Err(Error::invalid_input(format!(
@@ -642,7 +633,7 @@ pub fn merge(content: &str, diff: &str) -> Result<Merged> {
 }
 
 /// Apply hunks in order to LF-normalised `content`, all or nothing.
-pub fn apply_hunks(content: &str, hunks: &[Hunk]) -> Result<Merged> {
+pub(crate) fn apply_hunks(content: &str, hunks: &[Hunk]) -> Result<Merged> {
     let (file_lines, mut final_newline) = split_lines(content);
     let mut lines: Vec<Cow<'_, str>> = file_lines.into_iter().map(Cow::Borrowed).collect();
     let mut warnings = Vec::new();

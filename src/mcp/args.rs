@@ -32,7 +32,7 @@ pub enum ToolName {
 
 impl ToolName {
     /// Every tool, in the order `tools/list` shows them.
-    pub const ALL: [ToolName; 6] = [
+    pub(crate) const ALL: [ToolName; 6] = [
         ToolName::FastApply,
         ToolName::PatchFile,
         ToolName::BatchPatchFiles,
@@ -458,7 +458,7 @@ fn patch_edit(a: &Args) -> Result<ProposedEdit> {
 /// Resolve every path argument of a call under `root` (the stdio server's own root, when it
 /// forwards to a gate over a wider one) and send the resolved absolute path: a path that
 /// leaves `root` is refused here, though the gate would take it.
-pub fn confine_paths(
+pub(crate) fn confine_paths(
     tool: ToolName,
     arguments: &mut Map<String, Value>,
     root: &crate::workspace::paths::Root,

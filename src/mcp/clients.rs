@@ -116,10 +116,10 @@ pub fn snippet(kind: ClientKind, conn: &Connection, review_timeout_s: u64) -> St
 const CODEX_APPROVE: &str = "default_tools_approval_mode = \"approve\"\n";
 
 /// The rule that pre-approves every patchgate tool in Claude Code's permission lists.
-pub const CLAUDE_ALLOW: &str = "mcp__patchgate__*";
+pub(crate) const CLAUDE_ALLOW: &str = "mcp__patchgate__*";
 
 /// Claude Code's own file-writing tools, which would write behind the gate's back.
-pub const CLAUDE_EDIT_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
+pub(crate) const CLAUDE_EDIT_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
 /// Claude Code's project settings that pre-approve patchgate's tools and deny its own edit
 /// tools, as shell comments (the snippet stays runnable).

@@ -13,10 +13,10 @@ use crate::workspace::fs::write_private;
 use crate::workspace::state::state_dir;
 
 /// The newest gate's discovery file, in the state directory.
-pub const FILE_NAME: &str = "reviewer.json";
+pub(crate) const FILE_NAME: &str = "reviewer.json";
 
 /// The directory of one entry per live gate, in the state directory.
-pub const GATES_DIR: &str = "gates";
+pub(crate) const GATES_DIR: &str = "gates";
 
 /// A running gate, as its discovery file describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,7 +42,7 @@ pub fn path() -> PathBuf {
 }
 
 /// Where the entry of the gate for `root` lives.
-pub fn entry_path(root: &Path) -> PathBuf {
+pub(crate) fn entry_path(root: &Path) -> PathBuf {
     let canon = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let key = crate::workspace::fs::hash(canon.as_os_str().as_encoded_bytes());
     state_dir()
@@ -50,7 +50,7 @@ pub fn entry_path(root: &Path) -> PathBuf {
         .join(format!("{}.json", &key[..16]))
 }
 
-pub use crate::workspace::state::pid_alive;
+pub(crate) use crate::workspace::state::pid_alive;
 
 impl Discovery {
     /// Write this gate's entry and `reviewer.json` (mode 0600).
@@ -79,7 +79,7 @@ impl Discovery {
 
     /// Every live gate but this process's own, newest entry first; stale entries are
     /// removed on the way.
-    pub fn live_all() -> Vec<Discovery> {
+    pub(crate) fn live_all() -> Vec<Discovery> {
         let me = std::process::id();
         let mut out: Vec<Discovery> = Vec::new();
         let newest = read_file(&path()).filter(|d| d.pid != me && pid_alive(d.pid));

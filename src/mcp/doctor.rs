@@ -12,7 +12,7 @@ use super::discovery::Discovery;
 
 /// How one configured MCP server reaches patchgate.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reach {
+pub(crate) enum Reach {
     /// A stdio server: `patchgate serve --stdio --root ROOT` (forwards to a gate).
     Stdio {
         /// Its `--root`, if given.
@@ -29,7 +29,7 @@ pub enum Reach {
 
 /// One client configuration file that names patchgate.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub(crate) struct Found {
     /// The client ("claude", "codex", "cursor", "vscode").
     pub client: &'static str,
     /// The file.
@@ -41,7 +41,7 @@ pub struct Found {
 }
 
 /// Every client configuration under `home` and in `root` that names a patchgate server.
-pub fn scan(root: &Path, home: Option<&Path>, gates: &[Discovery]) -> Vec<Found> {
+pub(crate) fn scan(root: &Path, home: Option<&Path>, gates: &[Discovery]) -> Vec<Found> {
     let mut out = Vec::new();
     let mut json_file = |client: &'static str, file: PathBuf, key: &str, project: bool| {
         let Some(v) = read_json(&file) else { return };

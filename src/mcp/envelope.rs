@@ -127,7 +127,11 @@ impl Envelope {
 
     /// The envelope of an outcome; `call_paths` and `dry_run` come from the call (for
     /// failures that happened before a proposal existed).
-    pub fn from_outcome(outcome: &Outcome, call_paths: &[String], dry_run: bool) -> Envelope {
+    pub(crate) fn from_outcome(
+        outcome: &Outcome,
+        call_paths: &[String],
+        dry_run: bool,
+    ) -> Envelope {
         match outcome {
             Outcome::Applied(s) => {
                 let mut message = format!("Applied to {} ({}).", names(s), counts(s));
@@ -224,7 +228,7 @@ impl Envelope {
     }
 
     /// As JSON.
-    pub fn to_value(&self) -> serde_json::Value {
+    pub(crate) fn to_value(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_else(|_| serde_json::json!({"status": "error"}))
     }
 }

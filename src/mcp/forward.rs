@@ -16,7 +16,7 @@ use crate::workspace::paths::Root;
 
 /// A connection to a live gate.
 #[derive(Debug, Clone)]
-pub struct Forwarder {
+pub(crate) struct Forwarder {
     base: String,
     token: String,
     http: reqwest::Client,
@@ -41,7 +41,7 @@ fn gone(base: &str, e: impl std::fmt::Display) -> Error {
 impl Forwarder {
     /// Connect to the gate `d` describes, for a stdio server rooted at `base_dir` (relative
     /// paths are sent as absolute ones under it).
-    pub async fn connect(d: &Discovery, base_dir: &Path) -> Result<Forwarder, String> {
+    pub(crate) async fn connect(d: &Discovery, base_dir: &Path) -> Result<Forwarder, String> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(3))
@@ -83,11 +83,6 @@ impl Forwarder {
         })
     }
 
-    /// The gate's URL.
-    pub fn url(&self) -> &str {
-        &self.base
-    }
-
     async fn post(&self, path: &str, body: Value, timeout: Duration) -> Result<Envelope, Error> {
         let resp = self
             .http
@@ -126,7 +121,7 @@ impl Forwarder {
     }
 
     /// Send a tool call; the gate answers at once (`pending` when a person must decide).
-    pub async fn start(
+    pub(crate) async fn start(
         &self,
         tool: ToolName,
         mut arguments: Map<String, Value>,
@@ -148,7 +143,7 @@ impl Forwarder {
     }
 
     /// Wait up to `timeout` for a review.
-    pub async fn wait(&self, run_id: &str, timeout: Duration) -> Envelope {
+    pub(crate) async fn wait(&self, run_id: &str, timeout: Duration) -> Envelope {
         let secs = timeout.as_secs_f64();
         self.post(
             &format!("/api/reviews/{run_id}/wait"),
@@ -167,7 +162,7 @@ impl Forwarder {
     }
 
     /// Withdraw a pending review (the client cancelled).
-    pub async fn withdraw(&self, run_id: &str) {
+    pub(crate) async fn withdraw(&self, run_id: &str) {
         let _ = self
             .post(
                 &format!("/api/reviews/{run_id}/withdraw"),

@@ -23,10 +23,10 @@ use crate::review::proposal::State;
 use crate::review::queue::{Gate, Outcome, Request};
 
 /// How often a waiting call reports progress.
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+pub(crate) const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// The longest `await_review` waits in one call.
-pub const MAX_AWAIT: Duration = Duration::from_secs(3600);
+pub(crate) const MAX_AWAIT: Duration = Duration::from_secs(3600);
 
 /// Where progress messages go (an MCP progress notification, or nowhere).
 pub trait ProgressSink: Send + Sync {
@@ -254,7 +254,7 @@ impl Dispatcher {
 
     /// Start a parsed call on this process's gate and answer at once (`pending` when a
     /// person must decide).
-    pub async fn start_local(&self, call: &ToolCall, client: Option<String>) -> Envelope {
+    pub(crate) async fn start_local(&self, call: &ToolCall, client: Option<String>) -> Envelope {
         self.seen(client.as_deref());
         let paths = call.paths();
         let dry_run = call.dry_run();
@@ -296,13 +296,13 @@ impl Dispatcher {
     }
 
     /// Wait up to `timeout` on this process's gate.
-    pub async fn wait_local(&self, run_id: &str, timeout: Duration) -> Envelope {
+    pub(crate) async fn wait_local(&self, run_id: &str, timeout: Duration) -> Envelope {
         let o = self.inner.gate.wait(run_id, timeout).await;
         Envelope::from_outcome(&o, &[], false)
     }
 
     /// Parse and start a raw call on this process's gate (the review API's tool endpoint).
-    pub async fn start_raw_local(
+    pub(crate) async fn start_raw_local(
         &self,
         tool: ToolName,
         arguments: &Map<String, Value>,

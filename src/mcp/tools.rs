@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::args::ToolName;
 
 /// The server's instructions to the agent, sent at initialisation.
-pub const INSTRUCTIONS: &str = "\
+pub(crate) const INSTRUCTIONS: &str = "\
 patchgate edits files under the project root. Every edit is computed exactly (no model \
 guesses), shown to the person who owns the code when their policy asks for it, and written \
 atomically with the file's line endings, encoding and indentation kept.

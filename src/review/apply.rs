@@ -10,7 +10,7 @@ use super::edit::{EditOp, ProposedEdit};
 use super::queue::{Gate, Request};
 
 /// The tool name patch files are reviewed under.
-pub const TOOL: &str = "apply";
+pub(crate) const TOOL: &str = "apply";
 
 /// One file of the patch as a request: (the path to show, the request).
 pub fn requests(set: &PatchSet) -> Vec<(String, Request)> {

@@ -135,7 +135,7 @@ impl ProposedEdit {
 }
 
 /// The change one file of a parsed patch makes (adds, deletes and mode changes included).
-pub fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> Result<FileChange> {
+pub(crate) fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> Result<FileChange> {
     if fp.binary {
         return Err(Error::invalid_input(format!(
             "the patch for `{user_path}` is binary, which cannot be applied as text"

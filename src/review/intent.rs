@@ -38,7 +38,7 @@ struct Record {
 
 /// A durable intent, removed by [`Intent::finish`].
 #[derive(Debug)]
-pub struct Intent {
+pub(crate) struct Intent {
     path: Option<PathBuf>,
 }
 
@@ -57,7 +57,7 @@ fn io(what: &str, e: &std::io::Error) -> Error {
 impl Intent {
     /// Record the intent of writing `contents` (encoded `bytes` per file, `None`: delete)
     /// for `proposal`, durably, when it changes two or more files; else a no-op intent.
-    pub fn begin(
+    pub(crate) fn begin(
         journal: &Journal,
         proposal: &Proposal,
         bytes: &[Option<Vec<u8>>],
@@ -91,7 +91,7 @@ impl Intent {
     }
 
     /// The batch is journaled (or was rolled back in process): the intent goes.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         if let Some(p) = &self.path {
             let _ = std::fs::remove_file(p);
             if let Some(d) = p.parent() {

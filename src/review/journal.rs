@@ -125,7 +125,7 @@ impl Journal {
     }
 
     /// The journal with its pre-images capped at `bytes` in all.
-    pub fn with_cap(mut self, bytes: u64) -> Journal {
+    pub(crate) fn with_cap(mut self, bytes: u64) -> Journal {
         self.preimages = Preimages::beside(&self.path, bytes);
         self
     }

@@ -75,7 +75,7 @@ fn compile(rules: &[RuleConfig], source: &'static str) -> Result<Vec<Rule>> {
 
 /// Whether an edit of `rel` always waits for a person: the gate's own configuration and
 /// environment files, which an agent could use to loosen the gate or leak secrets.
-pub fn is_protected(rel: &str) -> bool {
+pub(crate) fn is_protected(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     name == crate::workspace::config::FILE_NAME || name.starts_with(".env")
 }
@@ -98,7 +98,7 @@ impl Policy {
     /// The policy a gate runs: the command line's (`cli`), else the user's, else the
     /// command's default; the user's rules may loosen it; the repository's policy and rules
     /// (`repo`) only count where they are stricter (an `auto` there is ignored, logged).
-    pub fn layered(
+    pub(crate) fn layered(
         user: &UserConfig,
         repo: &Config,
         cli: Option<PolicyName>,
@@ -188,7 +188,10 @@ impl Policy {
     }
 
     /// The action for several paths: any deny refuses, any gate gates, all auto is auto.
-    pub fn action_for_all<'a>(&self, rels: impl IntoIterator<Item = &'a str>) -> Result<Action> {
+    pub(crate) fn action_for_all<'a>(
+        &self,
+        rels: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Action> {
         let mut result = Action::Auto;
         for rel in rels {
             match self.action(rel)? {

@@ -13,18 +13,18 @@ use flate2::write::ZlibEncoder;
 use crate::workspace::fs;
 
 /// The default cap on the pre-images' total size.
-pub const DEFAULT_CAP: u64 = 256 << 20;
+pub(crate) const DEFAULT_CAP: u64 = 256 << 20;
 
 /// The pre-image store of one journal.
 #[derive(Debug, Clone)]
-pub struct Preimages {
+pub(crate) struct Preimages {
     dir: PathBuf,
     cap: u64,
 }
 
 impl Preimages {
     /// The store beside the journal at `journal` (`NAME.preimages/`), capped at `cap` bytes.
-    pub fn beside(journal: &Path, cap: u64) -> Preimages {
+    pub(crate) fn beside(journal: &Path, cap: u64) -> Preimages {
         Preimages {
             dir: journal.with_extension("preimages"),
             cap,
@@ -38,7 +38,7 @@ impl Preimages {
     }
 
     /// Store `bytes`; returns their hash (the key to [`Preimages::get`] them back).
-    pub fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
+    pub(crate) fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
         let hash = fs::hash(bytes);
         let path = self
             .path_of(&hash)
@@ -57,7 +57,7 @@ impl Preimages {
     }
 
     /// The bytes stored as `hash`; `None` when they were dropped (or never stored).
-    pub fn get(&self, hash: &str) -> Option<Vec<u8>> {
+    pub(crate) fn get(&self, hash: &str) -> Option<Vec<u8>> {
         let compressed = std::fs::read(self.path_of(hash)?).ok()?;
         let mut out = Vec::new();
         ZlibDecoder::new(compressed.as_slice())

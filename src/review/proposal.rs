@@ -14,10 +14,10 @@ use crate::workspace::fs;
 use crate::workspace::paths::SafePath;
 
 /// The identifier of a proposal: short and unguessable.
-pub type RunId = String;
+pub(crate) type RunId = String;
 
 /// A new run id: 12 characters of base-32 (60 random bits).
-pub fn new_run_id() -> RunId {
+pub(crate) fn new_run_id() -> RunId {
     const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
     let mut bytes = [0u8; 12];
     if getrandom::getrandom(&mut bytes).is_err() {
@@ -137,7 +137,7 @@ pub enum State {
 
 impl State {
     /// Whether the proposal can still be decided or committed.
-    pub fn is_open(self) -> bool {
+    pub(crate) fn is_open(self) -> bool {
         matches!(self, State::DryRun | State::Pending)
     }
 
@@ -259,7 +259,7 @@ impl Proposal {
     }
 
     /// Make it a dry-run that expires after `ttl`.
-    pub fn as_dry_run(mut self, ttl: Duration) -> Proposal {
+    pub(crate) fn into_dry_run(mut self, ttl: Duration) -> Proposal {
         self.state = State::DryRun;
         self.expires_at = Some(self.created + ttl);
         self
@@ -275,12 +275,12 @@ impl Proposal {
     }
 
     /// Whether the dry-run's time ran out.
-    pub fn is_expired(&self, now: SystemTime) -> bool {
+    pub(crate) fn is_expired(&self, now: SystemTime) -> bool {
         self.expires_at.is_some_and(|t| now >= t)
     }
 
     /// All hunks, over all files.
-    pub fn hunk_count(&self) -> usize {
+    pub(crate) fn hunk_count(&self) -> usize {
         self.files.iter().map(|f| f.diff.hunks.len()).sum()
     }
 
@@ -422,7 +422,7 @@ impl Proposal {
 
     /// Check that every file still holds what it held when proposed. A file that changed
     /// gives `FILE_CHANGED` (line endings count: the bytes are compared).
-    pub fn verify_unchanged(&self, max_bytes: u64) -> Result<()> {
+    pub(crate) fn verify_unchanged(&self, max_bytes: u64) -> Result<()> {
         for f in &self.files {
             let now = fs::read(&f.path, max_bytes)?;
             let same = match (&now, &f.before) {
@@ -544,7 +544,7 @@ impl Proposal {
 
     /// The proposal with each file's new content replaced by `contents` (`None`: deleted), as
     /// [`Proposal::decided_contents`] gives them: what a partial or edited acceptance wrote.
-    pub fn with_contents(&self, contents: &[Option<String>]) -> Proposal {
+    pub(crate) fn with_contents(&self, contents: &[Option<String>]) -> Proposal {
         let mut p = self.clone();
         for (f, c) in p.files.iter_mut().zip(contents) {
             let (new, delete) = match c {
@@ -560,7 +560,7 @@ impl Proposal {
 
     /// The proposal rebased on the files' current content with a three-way merge, when every
     /// changed file merges cleanly (the result must be decided again); `None` otherwise.
-    pub fn rebased(&self, max_bytes: u64) -> Option<Proposal> {
+    pub(crate) fn rebased(&self, max_bytes: u64) -> Option<Proposal> {
         let mut files = Vec::with_capacity(self.files.len());
         for f in &self.files {
             let now = fs::read(&f.path, max_bytes).ok()?;

@@ -209,7 +209,7 @@ impl Gate {
     }
 
     /// Hear about every change to the queue.
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.inner.events.subscribe()
     }
 
@@ -356,7 +356,7 @@ impl Gate {
         let proposal = Proposal::new(&req.tool, req.client.clone(), files);
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
-            let proposal = proposal.as_dry_run(ttl);
+            let proposal = proposal.into_dry_run(ttl);
             let summary = Summary::of(&proposal);
             self.insert(proposal);
             self.emit(Event::New(summary.run_id.clone()));
@@ -499,7 +499,7 @@ impl Gate {
 
     /// [`Gate::decide`] with the reviewer's note for the agent (on an acceptance too: "kept
     /// the first hunk only, the second broke the build").
-    pub fn decide_with_note(
+    pub(crate) fn decide_with_note(
         &self,
         run_id: &str,
         decision: Decision,
@@ -684,7 +684,7 @@ impl Gate {
     }
 
     /// The agent gave up waiting (a cancelled request): withdraw its pending review.
-    pub fn withdraw(&self, run_id: &str) {
+    pub(crate) fn withdraw(&self, run_id: &str) {
         let e = Error::new(
             ErrorCode::ReviewTimeout,
             format!("run {run_id} was withdrawn by the client"),
@@ -694,7 +694,7 @@ impl Gate {
 
     /// Close a pending review without a decision: `state` and the error the agent gets.
     /// Returns whether it was pending.
-    pub fn close_pending(&self, run_id: &str, state: State, e: Error) -> bool {
+    pub(crate) fn close_pending(&self, run_id: &str, state: State, e: Error) -> bool {
         let open = self
             .slots()
             .map

@@ -49,7 +49,7 @@ pub struct Remote {
 }
 
 /// Counts the agents a gate's server heard from lately.
-pub type ClientCount = std::sync::Arc<dyn Fn() -> usize + Send + Sync>;
+pub(crate) type ClientCount = std::sync::Arc<dyn Fn() -> usize + Send + Sync>;
 
 /// The source of reviews.
 #[derive(Clone)]
@@ -315,7 +315,7 @@ impl Backend {
     }
 
     /// Start listening for changes; they arrive on the returned channel.
-    pub fn watch(&self) -> mpsc::UnboundedReceiver<Change> {
+    pub(crate) fn watch(&self) -> mpsc::UnboundedReceiver<Change> {
         let (tx, rx) = mpsc::unbounded_channel();
         match self.clone() {
             Backend::Local { gate, .. } => {

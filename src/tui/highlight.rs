@@ -15,7 +15,7 @@ use syntect::highlighting::{FontStyle, Style as SynStyle, Theme};
 use syntect::parsing::SyntaxSet;
 
 /// Styled byte ranges of one line (the line break excluded).
-pub type Spans = Vec<(Style, Range<usize>)>;
+pub(crate) type Spans = Vec<(Style, Range<usize>)>;
 
 /// Which version of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,7 +62,7 @@ pub struct Highlighter {
 
 /// Map a syntect style to a ratatui style (foreground and font style; the diff owns the
 /// background).
-pub fn to_style(s: SynStyle) -> Style {
+pub(crate) fn to_style(s: SynStyle) -> Style {
     let mut style = Style::default().fg(Color::Rgb(s.foreground.r, s.foreground.g, s.foreground.b));
     if s.font_style.contains(FontStyle::BOLD) {
         style = style.add_modifier(Modifier::BOLD);
@@ -138,7 +138,7 @@ impl Highlighter {
     }
 
     /// Forget the files of reviews not in `keep`.
-    pub fn retain(&self, keep: &[String]) {
+    pub(crate) fn retain(&self, keep: &[String]) {
         let mut s = self.lock();
         s.files.retain(|k, _| keep.contains(&k.0));
         s.wants.retain(|k, _| keep.contains(&k.0));

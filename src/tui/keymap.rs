@@ -107,7 +107,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
 }
 
 /// The help overlay: (keys, what they do), in sections.
-pub const HELP: &[(&str, &[(&str, &str)])] = &[
+pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
     (
         "Move",
         &[
@@ -157,7 +157,7 @@ pub const HELP: &[(&str, &[(&str, &str)])] = &[
 ];
 
 /// The help's lines as text: each section's title, its keys, a blank line.
-pub fn help_text() -> Vec<(String, Option<String>)> {
+pub(crate) fn help_text() -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     for (section, keys) in HELP {
         out.push((format!(" {section}"), None));
@@ -170,7 +170,7 @@ pub fn help_text() -> Vec<(String, Option<String>)> {
 }
 
 /// Rows the help takes inside a box `width` columns wide (its lines wrapped).
-pub fn help_rows(width: usize) -> usize {
+pub(crate) fn help_rows(width: usize) -> usize {
     let w = width.max(1);
     help_text()
         .iter()
@@ -182,7 +182,7 @@ pub fn help_rows(width: usize) -> usize {
 }
 
 /// The key-hint line.
-pub const HINTS: &str = "j/k move  n/N hunk  space toggle  a accept  r reject  e edit  c commit  s side-by-side  ? help  q quit";
+pub(crate) const HINTS: &str = "j/k move  n/N hunk  space toggle  a accept  r reject  e edit  c commit  s side-by-side  ? help  q quit";
 
 #[cfg(test)]
 mod tests {

@@ -51,7 +51,7 @@ fn now_secs() -> u64 {
 }
 
 /// Whether colours are allowed (`NO_COLOR` unset or empty).
-pub fn color_allowed() -> bool {
+pub(crate) fn color_allowed() -> bool {
     match COLOR.load(Ordering::SeqCst) {
         1 => true,
         2 => false,

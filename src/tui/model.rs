@@ -63,7 +63,7 @@ impl DiffView {
 
     /// Rebuild the rows if the mode or whitespace setting changed, keeping the cursor's
     /// hunk on screen.
-    pub fn ensure_rows(&mut self, mode: DiffMode, ignore_ws: bool) {
+    pub(crate) fn ensure_rows(&mut self, mode: DiffMode, ignore_ws: bool) {
         if self.rows_for == (mode, ignore_ws) {
             return;
         }
@@ -81,7 +81,7 @@ impl DiffView {
 
     /// The changed lines row `r` shows, as (global hunk, line in the hunk): none for a
     /// header, context, or a whitespace-only pair shown once.
-    pub fn row_lines(&self, r: usize) -> Vec<(usize, usize)> {
+    pub(crate) fn row_lines(&self, r: usize) -> Vec<(usize, usize)> {
         let changed = |file: usize, hunk: usize, line: usize| {
             let l = &self.files[file].diff.hunks[hunk].lines[line];
             (l.tag != crate::diff::Tag::Equal).then_some((self.files[file].first_hunk + hunk, line))
@@ -105,7 +105,7 @@ impl DiffView {
     }
 
     /// The changed lines of global hunk `h` (indices in its lines).
-    pub fn changed_lines_of(&self, h: usize) -> Vec<usize> {
+    pub(crate) fn changed_lines_of(&self, h: usize) -> Vec<usize> {
         let Some((file, hunk)) = self.locate(h) else {
             return Vec::new();
         };
@@ -116,7 +116,7 @@ impl DiffView {
     }
 
     /// The next row after (before, when `back`) `from` that shows a changed line.
-    pub fn next_change_row(&self, from: usize, back: bool) -> Option<usize> {
+    pub(crate) fn next_change_row(&self, from: usize, back: bool) -> Option<usize> {
         if back {
             (0..from).rev().find(|&r| !self.row_lines(r).is_empty())
         } else {
@@ -125,12 +125,12 @@ impl DiffView {
     }
 
     /// Hunks in all files.
-    pub fn hunk_total(&self) -> usize {
+    pub(crate) fn hunk_total(&self) -> usize {
         self.included.len()
     }
 
     /// The (file, hunk) of a global hunk index.
-    pub fn locate(&self, global: usize) -> Option<(usize, usize)> {
+    pub(crate) fn locate(&self, global: usize) -> Option<(usize, usize)> {
         self.files.iter().enumerate().find_map(|(fi, f)| {
             (global >= f.first_hunk && global < f.first_hunk + f.diff.hunks.len())
                 .then(|| (fi, global - f.first_hunk))
@@ -163,7 +163,7 @@ impl Item {
     }
 
     /// Whether a person can still decide it.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         matches!(self.summary.state, State::Pending | State::DryRun)
     }
 }
@@ -229,7 +229,7 @@ pub enum Tone {
 
 /// The screen's regions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Areas {
+pub(crate) struct Areas {
     /// The queue pane (with its border).
     pub queue: Rect,
     /// The diff pane (with its border).
@@ -272,7 +272,7 @@ impl Filter {
     }
 
     /// Whether `item` shows.
-    pub fn admits(self, item: &Item) -> bool {
+    pub(crate) fn admits(self, item: &Item) -> bool {
         match self {
             Filter::All => true,
             Filter::Open => item.is_open(),
@@ -282,13 +282,13 @@ impl Filter {
 }
 
 /// Below this width the queue stands above the diff instead of beside it.
-pub const STACK_BELOW: u16 = 80;
+pub(crate) const STACK_BELOW: u16 = 80;
 
 /// Lines each queue item takes.
-pub const ITEM_HEIGHT: u16 = 2;
+pub(crate) const ITEM_HEIGHT: u16 = 2;
 
 /// Split the screen; `message_rows` lines at the bottom hold the message (or the key hints).
-pub fn areas(size: Rect, message_rows: u16) -> Areas {
+pub(crate) fn areas(size: Rect, message_rows: u16) -> Areas {
     let h = size.height;
     let bottom = 1 + message_rows.max(1);
     let body_h = h.saturating_sub(bottom);
@@ -320,7 +320,7 @@ pub fn areas(size: Rect, message_rows: u16) -> Areas {
 }
 
 /// The most lines the message area takes.
-pub const MESSAGE_ROWS_MAX: u16 = 3;
+pub(crate) const MESSAGE_ROWS_MAX: u16 = 3;
 
 /// The whole TUI state.
 #[derive(Debug, Clone)]
@@ -394,12 +394,12 @@ impl Model {
     }
 
     /// The selected item, mutably.
-    pub fn current_mut(&mut self) -> Option<&mut Item> {
+    pub(crate) fn current_mut(&mut self) -> Option<&mut Item> {
         self.items.get_mut(self.selected)
     }
 
     /// Pending reviews.
-    pub fn pending_count(&self) -> usize {
+    pub(crate) fn pending_count(&self) -> usize {
         self.items
             .iter()
             .filter(|i| i.summary.state == State::Pending)
@@ -407,12 +407,12 @@ impl Model {
     }
 
     /// The screen regions.
-    pub fn areas(&self) -> Areas {
+    pub(crate) fn areas(&self) -> Areas {
         areas(self.size, self.message_rows())
     }
 
     /// Lines the status message needs at the bottom (wrapped, at most three).
-    pub fn message_rows(&self) -> u16 {
+    pub(crate) fn message_rows(&self) -> u16 {
         let Some((text, _)) = &self.status else {
             return 1;
         };
@@ -427,19 +427,19 @@ impl Model {
     }
 
     /// The indices of the items the filter shows, in order.
-    pub fn visible(&self) -> Vec<usize> {
+    pub(crate) fn visible(&self) -> Vec<usize> {
         (0..self.items.len())
             .filter(|&i| self.filter.admits(&self.items[i]))
             .collect()
     }
 
     /// Rows of the diff pane inside its border.
-    pub fn diff_height(&self) -> usize {
+    pub(crate) fn diff_height(&self) -> usize {
         self.areas().diff.height.saturating_sub(2) as usize
     }
 
     /// Queue items that fit inside its border.
-    pub fn queue_capacity(&self) -> usize {
+    pub(crate) fn queue_capacity(&self) -> usize {
         (self.areas().queue.height.saturating_sub(2) / ITEM_HEIGHT).max(1) as usize
     }
 }

@@ -121,7 +121,7 @@ impl Row {
 }
 
 /// Text compared ignoring whitespace.
-pub fn squash(s: &str) -> String {
+pub(crate) fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -157,7 +157,7 @@ fn runs(h: &DiffHunk) -> Vec<Run> {
 }
 
 /// Whether every change of the hunk is whitespace only.
-pub fn whitespace_only(h: &DiffHunk) -> bool {
+pub(crate) fn whitespace_only(h: &DiffHunk) -> bool {
     runs(h).iter().all(|r| match r {
         Run::Context(_) => true,
         Run::Change(d, i) => {
@@ -262,7 +262,7 @@ pub fn build(files: &[FileView], mode: DiffMode, ignore_ws: bool) -> Vec<Row> {
 }
 
 /// The row of each global hunk's header.
-pub fn hunk_rows(rows: &[Row], files: &[FileView]) -> Vec<usize> {
+pub(crate) fn hunk_rows(rows: &[Row], files: &[FileView]) -> Vec<usize> {
     let mut out = Vec::new();
     for (r, row) in rows.iter().enumerate() {
         if let Row::Hunk { file, hunk } = row {
@@ -304,7 +304,7 @@ fn tokens(s: &str) -> Vec<Range<usize>> {
 
 /// The byte ranges of `line` that differ from `partner`, word by word. Long lines and lines
 /// with nothing in common get no emphasis (the whole line is the change).
-pub fn emphasis(line: &str, partner: &str, line_is_new: bool) -> Vec<Range<usize>> {
+pub(crate) fn emphasis(line: &str, partner: &str, line_is_new: bool) -> Vec<Range<usize>> {
     if line.len() > 1000 || partner.len() > 1000 {
         return Vec::new();
     }

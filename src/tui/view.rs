@@ -25,7 +25,7 @@ pub trait Styler {
 }
 
 /// No syntax colours (tests, `NO_COLOR`).
-pub struct Plain;
+pub(crate) struct Plain;
 
 impl Styler for Plain {
     fn line(&self, _: &Key, _: usize) -> Option<Spans> {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 /// The file name looked for at the root.
-pub const FILE_NAME: &str = ".patchgate.toml";
+pub(crate) const FILE_NAME: &str = ".patchgate.toml";
 
 /// The parsed configuration (defaults when the file is absent).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

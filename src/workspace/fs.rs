@@ -15,13 +15,13 @@ use super::paths::SafePath;
 use crate::error::{Error, ErrorCode, Result};
 
 /// The default cap on the size of a file patchgate reads or writes.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// The marker in temp file names (`.NAME.patchgate-XXXXXXXX.tmp`).
 const TEMP_MARKER: &str = ".patchgate-";
 
 /// Map an I/O error on `path` to the error vocabulary.
-pub fn io_error(path: &str, what: &str, e: &std::io::Error) -> Error {
+pub(crate) fn io_error(path: &str, what: &str, e: &std::io::Error) -> Error {
     let code = match e.kind() {
         std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
             ErrorCode::PermissionError
@@ -32,7 +32,7 @@ pub fn io_error(path: &str, what: &str, e: &std::io::Error) -> Error {
 }
 
 /// The SHA-256 of `bytes`, hex.
-pub fn hash(bytes: &[u8]) -> String {
+pub(crate) fn hash(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -103,7 +103,7 @@ pub fn mode(path: &Path) -> Option<u32> {
 /// Write a small private file (mode 0600 from its creation): a temp file beside it, synced,
 /// renamed over `path`. For patchgate's own state (discovery and lock notes), not for files
 /// under a root.
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
     let mut opts = std::fs::OpenOptions::new();
@@ -128,7 +128,7 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// A per-file lock: one writer per file at a time within this process.
-pub fn lock_for(path: &Path) -> Arc<Mutex<()>> {
+pub(crate) fn lock_for(path: &Path) -> Arc<Mutex<()>> {
     static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
     let mut locks = LOCKS
         .get_or_init(Default::default)
@@ -140,19 +140,19 @@ pub fn lock_for(path: &Path) -> Arc<Mutex<()>> {
 /// A lock on one file shared by every patchgate process: an exclusive `flock` on a lock file
 /// named after the file's path in the state directory, released on drop.
 #[derive(Debug)]
-pub struct ProcessLock {
+pub(crate) struct ProcessLock {
     _file: std::fs::File,
 }
 
 impl ProcessLock {
     /// Wait for the lock of `path`. `None` (logged) when the lock file cannot be made, e.g.
     /// an unwritable state directory: the in-process lock still holds.
-    pub fn acquire(path: &Path) -> Option<ProcessLock> {
+    pub(crate) fn acquire(path: &Path) -> Option<ProcessLock> {
         ProcessLock::acquire_in(&super::state::state_dir().join("locks"), path)
     }
 
     /// [`ProcessLock::acquire`] with the lock files in `dir`.
-    pub fn acquire_in(dir: &Path, path: &Path) -> Option<ProcessLock> {
+    pub(crate) fn acquire_in(dir: &Path, path: &Path) -> Option<ProcessLock> {
         let name = hash(path.as_os_str().as_encoded_bytes());
         let file = std::fs::create_dir_all(dir)
             .and_then(|()| {
@@ -204,7 +204,11 @@ pub fn write_atomic(path: &SafePath, bytes: &[u8], mode_hint: Option<u32>) -> Re
 /// [`write_atomic`] for a caller that already holds the file's lock. On Unix the write
 /// happens beneath the root's directory handle, following no symlink ([`super::beneath`]);
 /// the temp file is private (0600) until it gets its final mode.
-pub fn write_atomic_locked(path: &SafePath, bytes: &[u8], mode_hint: Option<u32>) -> Result<()> {
+pub(crate) fn write_atomic_locked(
+    path: &SafePath,
+    bytes: &[u8],
+    mode_hint: Option<u32>,
+) -> Result<()> {
     let name = path
         .abs
         .file_name()
@@ -266,7 +270,7 @@ pub fn remove(path: &SafePath) -> Result<()> {
 }
 
 /// [`remove`] for a caller that already holds the file's lock.
-pub fn remove_locked(path: &SafePath) -> Result<()> {
+pub(crate) fn remove_locked(path: &SafePath) -> Result<()> {
     #[cfg(unix)]
     let removed = super::beneath::remove(path);
     #[cfg(not(unix))]
@@ -278,7 +282,7 @@ pub fn remove_locked(path: &SafePath) -> Result<()> {
 }
 
 /// Give a file the permission bits `mode` (a patch's mode change), never a symlink's target.
-pub fn set_mode(path: &SafePath, mode: u32) -> Result<()> {
+pub(crate) fn set_mode(path: &SafePath, mode: u32) -> Result<()> {
     #[cfg(unix)]
     {
         super::beneath::chmod(path, mode).map_err(|e| io_error(&path.rel, "change the mode of", &e))

@@ -14,7 +14,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// Who holds a root, as the holder describes itself.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Holder {
+pub(crate) struct Holder {
     /// Its process id.
     pub pid: u32,
     /// The canonical root.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 /// The state directory (not created).
-pub fn state_dir() -> PathBuf {
+pub(crate) fn state_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("PATCHGATE_STATE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
@@ -38,7 +38,7 @@ pub fn root_key(root: &Path) -> String {
 }
 
 /// Whether process `pid` is alive.
-pub fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     #[cfg(unix)]
     {
         let Some(pid) = i32::try_from(pid)

@@ -43,10 +43,10 @@ pub(crate) const GUARD_MIN_LINES: usize = 10;
 
 /// The default cap on a snippet's size: larger snippets are `FILE_TOO_LARGE` (send the whole
 /// file with a full-content tool instead). The file itself is capped by the workspace.
-pub const DEFAULT_MAX_SNIPPET_BYTES: usize = 2 << 20;
+pub(crate) const DEFAULT_MAX_SNIPPET_BYTES: usize = 2 << 20;
 
 /// The default cap on the file a snippet is merged into.
-pub const DEFAULT_MAX_FILE_BYTES: usize = 16 << 20;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: usize = 16 << 20;
 
 /// Candidate places listed in a refusal.
 pub(crate) const PLACES_LISTED: usize = 6;

@@ -39,8 +39,8 @@ mod segments;
 mod slide;
 mod units;
 
-pub use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
-pub use self::placeholder::{is_markdown, strip_fence};
+pub(crate) use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
+pub(crate) use self::placeholder::{is_markdown, strip_fence};
 
 use self::align::{Aligner, Edit, Op};
 use self::hints::Instruction;
@@ -125,7 +125,7 @@ fn check_sizes(content: &str, snippet_text: &str) -> Result<()> {
 }
 
 /// [`merge`] for a file whose indentation style is known already.
-pub fn merge_indented(
+pub(crate) fn merge_indented(
     content: &str,
     indent: &dyn Fn() -> Indent,
     snippet_text: &str,
@@ -494,7 +494,7 @@ fn only_placeholders(lines: &[&str]) -> Error {
 
 /// The guards on a merge computed elsewhere (a model's answer): the same checks as the
 /// deterministic merge's result, plus placeholder text that the file did not have.
-pub fn check_external(
+pub(crate) fn check_external(
     original: &str,
     snippet_text: &str,
     hints: &Hints<'_>,

@@ -1,7 +1,6 @@
 //! A language-agnostic outline of a file: where definitions start and end (by braces or by
-//! indentation), used to delete the block a `remove NAME` directive names, to list top-level
-//! definitions when a snippet gives nothing to anchor on, and to read placement hints from an
-//! `instruction` ("in function foo", "after imports", "at the end").
+//! indentation), used to delete the block a `remove NAME` directive names and to list top-level
+//! definitions when a snippet gives nothing to anchor on.
 
 /// Keywords that declare a name in common languages.
 const DECLARING_WORDS: &[&str] = &[
@@ -63,60 +62,6 @@ fn identifiers(line: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
-const CONTROL_WORDS: &[&str] = &[
-    "if", "for", "while", "switch", "return", "else", "catch", "match", "when", "elif", "with",
-    "new", "await", "throw", "case", "assert", "print", "yield",
-];
-
-/// Whether `line` looks like the start of a definition of `name`.
-fn defines(line: &str, name: &str) -> bool {
-    let t = line.trim();
-    if t.starts_with("//") || t.starts_with('#') || t.starts_with('*') || t.starts_with("--") {
-        return false;
-    }
-    let ids: Vec<&str> = identifiers(t).collect();
-    let Some(pos) = ids.iter().position(|w| *w == name) else {
-        return false;
-    };
-    // `class Dispatch(Base, metaclass=Meta):` defines Dispatch, not Meta.
-    if let Some(declared) = declared_name(t) {
-        return declared == name;
-    }
-    if ids.first().is_some_and(|w| CONTROL_WORDS.contains(w)) {
-        return false;
-    }
-    let Some(at) = find_word(t, name) else {
-        return false;
-    };
-    let after = t[at + name.len()..].trim_start();
-    if after.starts_with('.') {
-        return false;
-    }
-    let opens = t.ends_with('{') || t.ends_with(':') || t.ends_with("=>");
-    let assigned = (after.starts_with('=') && !after.starts_with("==")) || after.starts_with(":=");
-    let keyword_before = ids[..pos].iter().any(|w| is_def_word(w));
-    if keyword_before {
-        return true;
-    }
-    // `int helper(int x) {`, `helper(a) {` (methods, shell functions), `name = …`
-    (after.starts_with('(') && opens) || (pos == 0 && assigned)
-}
-
-/// Whether `line` names `word` as a whole identifier.
-pub fn mentions(line: &str, word: &str) -> bool {
-    find_word(line, word).is_some()
-}
-
-/// Byte offset of `word` as a whole identifier in `s`.
-fn find_word(s: &str, word: &str) -> Option<usize> {
-    let is_id = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    s.match_indices(word).map(|(i, _)| i).find(|&i| {
-        let before_ok = s[..i].chars().next_back().is_none_or(|c| !is_id(c));
-        let after_ok = s[i + word.len()..].chars().next().is_none_or(|c| !is_id(c));
-        before_ok && after_ok
-    })
-}
-
 /// Lines directly above a definition that belong to it: decorators, attributes, doc comments.
 fn attached_above(lines: &[&str], start: usize) -> usize {
     let mut first = start;
@@ -147,7 +92,7 @@ fn attached_above(lines: &[&str], start: usize) -> usize {
 /// The lines (0-based, half-open) of the block that starts at `start`: through the matching
 /// closing bracket when the definition opens one, else through the lines indented deeper.
 /// Decorators, attributes and doc comments directly above are included.
-pub fn block_extent(lines: &[&str], start: usize) -> (usize, usize) {
+pub(crate) fn block_extent(lines: &[&str], start: usize) -> (usize, usize) {
     let first = attached_above(lines, start);
     let base = indent_of(lines[start]);
     let mut depth: i64 = 0;
@@ -209,7 +154,7 @@ pub fn block_extent(lines: &[&str], start: usize) -> (usize, usize) {
 
 /// The characters of a line outside string literals and `//` comments, so brackets inside
 /// them are not counted.
-pub fn code_chars(line: &str) -> impl Iterator<Item = char> + '_ {
+pub(crate) fn code_chars(line: &str) -> impl Iterator<Item = char> + '_ {
     let mut quote: Option<char> = None;
     let mut escaped = false;
     let mut prev_slash = false;
@@ -246,19 +191,9 @@ pub fn code_chars(line: &str) -> impl Iterator<Item = char> + '_ {
     })
 }
 
-/// Every definition of `name`: the block extents, in file order.
-pub fn find_definitions(lines: &[&str], name: &str) -> Vec<(usize, usize)> {
-    lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| defines(l, name))
-        .map(|(i, _)| block_extent(lines, i))
-        .collect()
-}
-
 /// The name a line declares (`const NAME =`, `def NAME(`, `func (r T) NAME(`,
 /// `export interface NAME {` …), if it starts with declaring keywords.
-pub fn declared_name(line: &str) -> Option<&str> {
+pub(crate) fn declared_name(line: &str) -> Option<&str> {
     let mut rest = line.trim_start();
     let mut declared = false;
     loop {
@@ -283,7 +218,7 @@ pub fn declared_name(line: &str) -> Option<&str> {
 }
 
 /// Top-level definitions (unindented lines that open a definition), as `line: text`.
-pub fn top_level(lines: &[&str]) -> Vec<String> {
+pub(crate) fn top_level(lines: &[&str]) -> Vec<String> {
     lines
         .iter()
         .enumerate()
@@ -297,108 +232,6 @@ pub fn top_level(lines: &[&str]) -> Vec<String> {
         })
         .map(|(i, l)| format!("{}: {}", i + 1, l.trim_end()))
         .collect()
-}
-
-/// Where an instruction asks the edit to go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hint {
-    /// Inside these file lines (a named definition).
-    Within(usize, usize),
-    /// After the last import line.
-    AfterImports(usize),
-    /// At the start of the file.
-    Top,
-    /// At the end of the file.
-    End,
-}
-
-/// Read a placement hint from a free-text instruction.
-pub fn read_hint(instruction: &str, lines: &[&str]) -> Option<Hint> {
-    let lower = instruction.to_ascii_lowercase();
-    if lower.contains("after import")
-        || lower.contains("after the import")
-        || lower.contains("below the import")
-    {
-        let last = lines.iter().rposition(|l| {
-            let t = l.trim_start();
-            t.starts_with("import ")
-                || t.starts_with("from ") && t.contains(" import ")
-                || t.starts_with("use ")
-                || t.starts_with("#include")
-                || t.starts_with("require")
-                || (t.starts_with("const ") && t.contains("require("))
-        })?;
-        return Some(Hint::AfterImports(last + 1));
-    }
-    if lower.contains("at the end")
-        || lower.contains("end of the file")
-        || lower.contains("end of file")
-        || lower.starts_with("append")
-    {
-        return Some(Hint::End);
-    }
-    if lower.contains("at the top")
-        || lower.contains("beginning of the file")
-        || lower.contains("start of the file")
-    {
-        return Some(Hint::Top);
-    }
-    // "in function foo", "inside the foo method", "in foo()", "to class Foo"
-    let ids: Vec<&str> = identifiers(instruction).collect();
-    for w in ids.iter().rev() {
-        let name = w.trim_end_matches("()");
-        if name.is_empty() || is_def_word(name) || is_common_word(&name.to_ascii_lowercase()) {
-            continue;
-        }
-        let defs = find_definitions(lines, name);
-        if let [(a, b)] = defs.as_slice() {
-            return Some(Hint::Within(*a, *b));
-        }
-    }
-    None
-}
-
-fn is_common_word(w: &str) -> bool {
-    matches!(
-        w,
-        "in" | "inside"
-            | "the"
-            | "to"
-            | "of"
-            | "add"
-            | "after"
-            | "before"
-            | "method"
-            | "function"
-            | "class"
-            | "into"
-            | "a"
-            | "an"
-            | "and"
-            | "at"
-            | "for"
-            | "with"
-            | "new"
-            | "call"
-            | "update"
-            | "change"
-            | "replace"
-            | "remove"
-            | "fix"
-            | "make"
-            | "use"
-            | "on"
-            | "it"
-            | "file"
-            | "line"
-            | "lines"
-            | "code"
-            | "block"
-            | "body"
-            | "return"
-            | "value"
-            | "field"
-    )
 }
 
 #[cfg(test)]
@@ -436,7 +269,7 @@ mod tests {
             "def main():",
             "    pass",
         ];
-        assert_eq!(find_definitions(&src, "helper"), vec![(2, 6)]);
+        assert_eq!(block_extent(&src, 2), (2, 6));
     }
 
     #[test]
@@ -449,8 +282,8 @@ mod tests {
             "",
             "func b() {}",
         ];
-        assert_eq!(find_definitions(&src, "a"), vec![(0, 4)]);
-        assert_eq!(find_definitions(&src, "b"), vec![(5, 6)]);
+        assert_eq!(block_extent(&src, 0), (0, 4));
+        assert_eq!(block_extent(&src, 5), (5, 6));
     }
 
     #[test]
@@ -466,36 +299,7 @@ mod tests {
             "  }",
             "}",
         ];
-        assert_eq!(find_definitions(&src, "size"), vec![(1, 8)]);
-    }
-
-    #[test]
-    fn calls_are_not_definitions() {
-        let src = ["def f():", "    helper(1)", "    x = helper(2)"];
-        assert!(find_definitions(&src, "helper").is_empty());
-    }
-
-    #[test]
-    fn a_name_used_in_a_definition_line_is_not_defined_there() {
-        let src = [
-            "class Meta(type):",
-            "    pass",
-            "class View(Base, metaclass=Meta):",
-            "    pass",
-        ];
-        assert_eq!(find_definitions(&src, "Meta"), vec![(0, 2)]);
-        assert_eq!(find_definitions(&src, "View"), vec![(2, 4)]);
-    }
-
-    #[test]
-    fn hints_from_instructions() {
-        let src = ["import a", "import b", "", "def run():", "    pass"];
-        assert_eq!(
-            read_hint("add it after imports", &src),
-            Some(Hint::AfterImports(2))
-        );
-        assert_eq!(read_hint("append at the end", &src), Some(Hint::End));
-        assert_eq!(read_hint("in function run", &src), Some(Hint::Within(3, 5)));
-        assert_eq!(read_hint("make it faster", &src), None);
+        // The extent takes in the annotation and the doc comment above the header.
+        assert_eq!(block_extent(&src, 5), (1, 8));
     }
 }

@@ -4,7 +4,7 @@
 //! ("// and at the top of the file:"), the outer code fence and Markdown targets.
 
 /// Markdown targets keep fenced code verbatim.
-pub fn is_markdown(ext: Option<&str>) -> bool {
+pub(crate) fn is_markdown(ext: Option<&str>) -> bool {
     matches!(
         ext.map(str::to_ascii_lowercase).as_deref(),
         Some("md" | "mdx" | "markdown")
@@ -12,7 +12,7 @@ pub fn is_markdown(ext: Option<&str>) -> bool {
 }
 
 /// Strip one outer code fence (```lang … ```) around the whole snippet.
-pub fn strip_fence(snippet: &str) -> &str {
+pub(crate) fn strip_fence(snippet: &str) -> &str {
     let trimmed = snippet.trim_matches(|c| c == '\n' || c == ' ' || c == '\t');
     let (Some(first_nl), Some(last_nl)) = (trimmed.find('\n'), trimmed.rfind('\n')) else {
         return snippet;

@@ -33,7 +33,7 @@ pub(crate) async fn shutdown_signal() {
 }
 
 pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode> {
-    use patchgate::mcp::{discovery::Discovery, http, server::McpServer, service};
+    use patchgate::mcp::{server::McpServer, service};
     use patchgate::workspace::config::PolicyName;
 
     patchgate::log::init();
@@ -65,57 +65,97 @@ pub(crate) fn serve(args: ServeArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let addr = listen_addr(args.listen.as_deref().unwrap_or("127.0.0.1:8787"))?;
-    let mut root_lock = RootLock::acquire(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let root_lock = RootLock::acquire(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let policy = gate.policy().default;
+    let token = agent_token(args.token, &args.token_opts, addr, &root)?;
+    let on = rt.block_on(listen(
+        &gate,
+        review_timeout,
+        (addr, token, args.allow_host),
+        root_lock,
+    ))?;
+    tracing::info!("listening on {} (root {})", on.running.url, root.display());
+    eprintln!(
+        "patchgate: gate for {} listening on {} (policy {}); MCP endpoint {}\n\
+         patchgate: bearer token and address in {}; Ctrl-C stops",
+        root.display(),
+        on.running.url,
+        policy.as_str(),
+        on.running.mcp_url(),
+        on.discovery_file.display()
+    );
+    rt.block_on(async move {
+        shutdown_signal().await;
+        stop(&gate, on.running).await;
+    });
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A gate listening over HTTP, found through its discovery entry.
+pub(crate) struct Listening {
+    /// What serves its agents.
+    pub(crate) dispatcher: patchgate::mcp::service::Dispatcher,
+    /// The HTTP server.
+    pub(crate) running: patchgate::mcp::http::Running,
+    /// Its discovery entry.
+    pub(crate) discovery_file: std::path::PathBuf,
+    /// Held while it runs: one gate per root.
+    _root_lock: RootLock,
+}
+
+/// Serve `gate` over HTTP at `addr` with the agents' `token` (and extra allowed hosts), and
+/// write its discovery entry.
+pub(crate) async fn listen(
+    gate: &patchgate::review::queue::Gate,
+    review_timeout: std::time::Duration,
+    (addr, token, allow_host): (std::net::SocketAddr, Option<String>, Vec<String>),
+    mut root_lock: RootLock,
+) -> Result<Listening> {
+    use patchgate::mcp::{discovery::Discovery, http, service};
     let dispatcher = service::Dispatcher::new(
         gate.clone(),
         review_timeout,
         service::Reviewers::Attachable,
         None,
     );
-    let opts = gate_http_options(
-        &gate,
-        addr,
-        agent_token(args.token, &args.token_opts, addr, &root)?,
-        args.allow_host,
-        review_timeout,
-    );
+    let opts = gate_http_options(gate, addr, token, allow_host, review_timeout);
     let (token, review_token) = (opts.token.clone(), opts.review_token.clone());
-    rt.block_on(async move {
-        let running = http::start(dispatcher, opts).await?;
-        root_lock.set_url(&running.url);
-        let discovery = Discovery {
-            url: running.url.clone(),
-            mcp_url: running.mcp_url(),
-            token: token.unwrap_or_default(),
-            review_token,
-            pid: std::process::id(),
-            root: root.clone(),
-        };
-        let file = discovery
-            .write()
-            .context("cannot write the discovery file")?;
-        tracing::info!("listening on {} (root {})", running.url, root.display());
-        eprintln!(
-            "patchgate: gate for {} listening on {} (policy {}); MCP endpoint {}\n\
-             patchgate: bearer token and address in {}; Ctrl-C stops",
-            root.display(),
-            running.url,
-            policy.as_str(),
-            running.mcp_url(),
-            file.display()
-        );
-        shutdown_signal().await;
-        if !gate.pending().is_empty() {
-            // Waiting agents hear REVIEWER_GONE before the connections close.
-            gate.reviewer_gone();
-            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        }
-        Discovery::remove_own();
-        running.shutdown().await;
-        anyhow::Ok(())
-    })?;
-    Ok(ExitCode::SUCCESS)
+    let running = http::start(dispatcher.clone(), opts)
+        .await
+        .context("is another gate running? `patchgate --listen 127.0.0.1:0` picks a free port")?;
+    root_lock.set_url(&running.url);
+    let discovery = Discovery {
+        url: running.url.clone(),
+        mcp_url: running.mcp_url(),
+        token: token.unwrap_or_default(),
+        review_token,
+        pid: std::process::id(),
+        root: gate.workspace().root.path().to_path_buf(),
+    };
+    let discovery_file = discovery
+        .write()
+        .context("cannot write the discovery file")?;
+    Ok(Listening {
+        dispatcher,
+        running,
+        discovery_file,
+        _root_lock: root_lock,
+    })
+}
+
+/// Stop a listening gate: waiting agents hear REVIEWER_GONE before the connections close,
+/// and the discovery entry goes.
+pub(crate) async fn stop(
+    gate: &patchgate::review::queue::Gate,
+    running: patchgate::mcp::http::Running,
+) {
+    use patchgate::mcp::discovery::Discovery;
+    Discovery::remove_own();
+    if !gate.pending().is_empty() {
+        gate.reviewer_gone();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    running.shutdown().await;
 }
 
 /// The agents' token of a gate listening on `addr`: `--no-token` (loopback only: none),
@@ -180,7 +220,7 @@ pub(crate) fn gate_http_options(
 
 pub(crate) fn review(args: ReviewArgs) -> Result<ExitCode> {
     set_color(args.color);
-    use patchgate::mcp::{discovery::Discovery, http, service};
+    use patchgate::mcp::discovery::Discovery;
     use patchgate::tui::backend::{Backend, Remote};
     use patchgate::workspace::config::PolicyName;
 
@@ -211,7 +251,7 @@ pub(crate) fn review(args: ReviewArgs) -> Result<ExitCode> {
     }
     let root = std::fs::canonicalize(&args.root)
         .with_context(|| format!("cannot use {} as the root", args.root.display()))?;
-    let mut root_lock = RootLock::acquire(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let root_lock = RootLock::acquire(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let (gate, review_timeout) = patchgate::review::open_gate(
         &root,
         args.policy.map(Into::into),
@@ -220,48 +260,19 @@ pub(crate) fn review(args: ReviewArgs) -> Result<ExitCode> {
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     let addr = listen_addr(&args.listen)?;
-    let dispatcher = service::Dispatcher::new(
-        gate.clone(),
-        review_timeout,
-        service::Reviewers::Attachable,
-        None,
-    );
-    let opts = gate_http_options(
+    let token = agent_token(args.token, &args.token_opts, addr, &root)?;
+    let on = rt.block_on(listen(
         &gate,
-        addr,
-        agent_token(args.token, &args.token_opts, addr, &root)?,
-        args.allow_host,
         review_timeout,
-    );
-    let (token, review_token) = (opts.token.clone(), opts.review_token.clone());
-    let running = rt
-        .block_on(http::start(dispatcher.clone(), opts))
-        .context("is another gate running? `patchgate --listen 127.0.0.1:0` picks a free port")?;
-    root_lock.set_url(&running.url);
-    let discovery = Discovery {
-        url: running.url.clone(),
-        mcp_url: running.mcp_url(),
-        token: token.unwrap_or_default(),
-        review_token,
-        pid: std::process::id(),
-        root: root.clone(),
-    };
-    discovery
-        .write()
-        .context("cannot write the discovery file")?;
-    let address = running.addr.to_string();
+        (addr, token, args.allow_host),
+        root_lock,
+    ))?;
+    let address = on.running.addr.to_string();
     let ended = rt.block_on(patchgate::tui::run(
-        super::local_backend(&dispatcher, Some(address)),
+        super::local_backend(&on.dispatcher, Some(address)),
         None,
     ));
-    Discovery::remove_own();
-    rt.block_on(async {
-        if !gate.pending().is_empty() {
-            gate.reviewer_gone();
-            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        }
-        running.shutdown().await;
-    });
+    rt.block_on(stop(&gate, on.running));
     ended?;
     Ok(ExitCode::SUCCESS)
 }

@@ -171,6 +171,48 @@ fn spans_of(ranges: &[(SynStyle, &str)]) -> Spans {
     out
 }
 
+/// Highlight the window at line `w` on its own (an approximation: no state from above),
+/// where nothing is highlighted yet. Returns whether it did.
+fn quick_window(
+    shared: &Mutex<Shared>,
+    key: &Key,
+    w: usize,
+    lines: &[&str],
+    (syntax, theme, ss): (&syntect::parsing::SyntaxReference, &Theme, &SyntaxSet),
+) -> bool {
+    let lock = || {
+        shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    let missing = lock()
+        .files
+        .get(key)
+        .is_some_and(|f| f.lines.get(w).is_some_and(Option::is_none));
+    if !missing {
+        return false;
+    }
+    let mut quick = HighlightLines::new(syntax, theme);
+    let end = (w + WINDOW).min(lines.len());
+    let spans: Vec<Spans> = lines[w..end]
+        .iter()
+        .map(|l| {
+            quick
+                .highlight_line(l, ss)
+                .map(|r| spans_of(&r))
+                .unwrap_or_default()
+        })
+        .collect();
+    if let Some(f) = lock().files.get_mut(key) {
+        for (k, sp) in spans.into_iter().enumerate() {
+            if f.lines[w + k].is_none() {
+                f.lines[w + k] = Some(sp);
+            }
+        }
+    }
+    true
+}
+
 fn worker(rx: Receiver<Job>, shared: Arc<Mutex<Shared>>, notify: impl Fn()) {
     let mut syntaxes: Option<SyntaxSet> = None;
     let theme: Theme = two_face::theme::extra()
@@ -239,32 +281,9 @@ fn worker(rx: Receiver<Job>, shared: Arc<Mutex<Shared>>, notify: impl Fn()) {
                 if let Some(w) = want
                     && w > i + AHEAD
                     && w < lines.len()
+                    && quick_window(&shared, &job.key, w, &lines, (syntax, &theme, ss))
                 {
-                    let missing = lock()
-                        .files
-                        .get(&job.key)
-                        .is_some_and(|f| f.lines.get(w).is_some_and(Option::is_none));
-                    if missing {
-                        let mut quick = HighlightLines::new(syntax, &theme);
-                        let end = (w + WINDOW).min(lines.len());
-                        let spans: Vec<Spans> = lines[w..end]
-                            .iter()
-                            .map(|l| {
-                                quick
-                                    .highlight_line(l, ss)
-                                    .map(|r| spans_of(&r))
-                                    .unwrap_or_default()
-                            })
-                            .collect();
-                        if let Some(f) = lock().files.get_mut(&job.key) {
-                            for (k, sp) in spans.into_iter().enumerate() {
-                                if f.lines[w + k].is_none() {
-                                    f.lines[w + k] = Some(sp);
-                                }
-                            }
-                        }
-                        notify();
-                    }
+                    notify();
                 }
             }
         }

@@ -6,6 +6,8 @@
 
 // No unsafe code: system calls go through rustix and std.
 #![forbid(unsafe_code)]
+// No function over 100 lines (clippy.toml), tests aside.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod api;
 pub mod cli;

@@ -47,6 +47,13 @@ pub(crate) fn materialize(dir: &Path) -> std::io::Result<()> {
 
 /// The agent's calls, in order.
 pub(crate) fn script() -> Vec<(ToolName, Value)> {
+    let mut calls = first_calls();
+    calls.extend(later_calls());
+    calls
+}
+
+/// The first four calls: a lazy snippet, a patch, a whole-file write, a batch.
+fn first_calls() -> Vec<(ToolName, Value)> {
     vec![
         (
             ToolName::FastApply,
@@ -137,6 +144,13 @@ pub(crate) fn script() -> Vec<(ToolName, Value)> {
                 ]
             }),
         ),
+    ]
+}
+
+/// The last four calls: patches and a lazy snippet, among them the dry-run and the edit
+/// that does not apply.
+fn later_calls() -> Vec<(ToolName, Value)> {
+    vec![
         (
             ToolName::PatchFile,
             json!({

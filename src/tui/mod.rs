@@ -307,16 +307,9 @@ pub async fn run(
     result
 }
 
-async fn session(
-    terminal: &mut ratatui::DefaultTerminal,
-    backend: Backend,
-    companion: Option<Box<dyn FnOnce(mpsc::UnboundedSender<Msg>) + Send>>,
-) -> std::io::Result<Ended> {
-    let size = terminal.size()?;
-    let mut m = Model::new(size.width, size.height, color_allowed());
-    m.now = now_secs();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
-
+/// What feeds the loop besides the person: terminal input (on its own thread: crossterm's
+/// read blocks), the gate's changes, and the clock with the gate's facts.
+fn spawn_feeds(tx: &mpsc::UnboundedSender<Input>, backend: &Backend) -> std::io::Result<()> {
     // Terminal input on its own thread (crossterm's read blocks).
     {
         let tx = tx.clone();
@@ -358,6 +351,20 @@ async fn session(
             }
         });
     }
+    Ok(())
+}
+
+async fn session(
+    terminal: &mut ratatui::DefaultTerminal,
+    backend: Backend,
+    companion: Option<Box<dyn FnOnce(mpsc::UnboundedSender<Msg>) + Send>>,
+) -> std::io::Result<Ended> {
+    let size = terminal.size()?;
+    let mut m = Model::new(size.width, size.height, color_allowed());
+    m.now = now_secs();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Input>();
+
+    spawn_feeds(&tx, &backend)?;
     let hl = {
         let tx = tx.clone();
         Highlighter::new(move || {

@@ -143,6 +143,12 @@ pub(crate) fn block_extent(lines: &[&str], start: usize) -> (usize, usize) {
             k += 1;
             continue;
         }
+        // `ensure`, `rescue`, `else` at the header's depth go on with the block.
+        if indent_of(l) == base && is_continuation_keyword(l) {
+            end = k + 1;
+            k += 1;
+            continue;
+        }
         // `end` keywords close blocks in Ruby, Lua and shell.
         if indent_of(l) == base && matches!(l.trim(), "end" | "fi" | "done" | "esac" | "end;") {
             end = k + 1;
@@ -150,6 +156,13 @@ pub(crate) fn block_extent(lines: &[&str], start: usize) -> (usize, usize) {
         break;
     }
     (first, end.min(lines.len()))
+}
+
+/// Whether `line` continues a block at its header's depth without ending it: Ruby's `ensure`
+/// and `rescue`, and `else`/`elsif` (shell's `else` too).
+pub(crate) fn is_continuation_keyword(line: &str) -> bool {
+    let first = line.split_whitespace().next().unwrap_or("");
+    matches!(first, "ensure" | "rescue" | "else" | "elsif")
 }
 
 /// The characters of a line outside string literals and `//` comments, so brackets inside
@@ -301,5 +314,21 @@ mod tests {
         ];
         // The extent takes in the annotation and the doc comment above the header.
         assert_eq!(block_extent(&src, 5), (1, 8));
+    }
+
+    #[test]
+    fn ruby_ensure_and_rescue_stay_inside_the_method() {
+        let src = [
+            "  def render(engine)",
+            "    was = engine",
+            "    super",
+            "  rescue Error",
+            "    retry",
+            "  ensure",
+            "    @engine = was",
+            "  end",
+            "  def next_one",
+        ];
+        assert_eq!(block_extent(&src, 0), (0, 8));
     }
 }

@@ -380,6 +380,11 @@ pub(crate) fn snippet_unit(
         if l.indent == base && is_end_keyword(&l.text) {
             return Some(UnitEnd::Whole(at));
         }
+        // `ensure`, `rescue`, `else` at the header's depth continue its body (Ruby, Lua).
+        if l.indent == base && outline::is_continuation_keyword(&l.text) {
+            last = Some(at);
+            continue;
+        }
         return last.map(UnitEnd::Whole);
     }
     // The segment ends inside the body (or right after the header).

@@ -43,16 +43,21 @@ shot() { # NAME
     echo "$out/$1.png"
 }
 
-tm new-session -d -s pg -x "$COLS" -y "$ROWS" -- env \
-    PATCHGATE_STATE_DIR="$work/state" PATCHGATE_LOG="$work/patchgate.log" \
-    COLORTERM=truecolor "$bin" demo --pace 150
-# The scripted agent's eight calls: six wait for review, one is a dry-run, one fails.
-wait_for "6 pending" 30
-sleep 1
+# `patchgate demo` at $COLS x $ROWS, on its first review (fast_apply on src/inventory.rs)
+# with the diff in focus. The scripted agent's eight calls: six wait for review, one is a
+# dry-run, one fails.
+start_demo() {
+    rm -rf "$work/state"
+    tm new-session -d -s pg -x "$COLS" -y "$ROWS" -- env \
+        PATCHGATE_STATE_DIR="$work/state" PATCHGATE_LOG="$work/patchgate.log" \
+        COLORTERM=truecolor "$bin" demo --pace 150
+    wait_for "6 pending" 30
+    sleep 1
+    tm send-keys -t pg g Enter
+    wait_for "hunk 1/"
+}
 
-# The first review (fast_apply on src/inventory.rs) with its diff in focus.
-tm send-keys -t pg g Enter
-wait_for "hunk 1/"
+start_demo
 shot queue-and-diff
 
 tm send-keys -t pg s
@@ -86,14 +91,7 @@ tm kill-server 2>/dev/null || true
 # The same TUI in a small terminal: 80 × 24 (queue beside the diff), then 60 × 20 (stacked).
 COLS=80
 ROWS=24
-rm -rf "$work/state"
-tm new-session -d -s pg -x "$COLS" -y "$ROWS" -- env \
-    PATCHGATE_STATE_DIR="$work/state" PATCHGATE_LOG="$work/patchgate.log" \
-    COLORTERM=truecolor "$bin" demo --pace 150
-wait_for "6 pending" 30
-sleep 1
-tm send-keys -t pg g Enter
-wait_for "hunk 1/"
+start_demo
 shot small-80x24
 tm send-keys -t pg "?"
 wait_for "j/k scroll"

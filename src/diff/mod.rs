@@ -270,7 +270,7 @@ mod tests {
     use super::*;
 
     /// The old version with only the accepted hunks taken whole (through `apply_lines`).
-    fn subset(d: &FileDiff, old: &str, new: &str, accepted: &[bool]) -> String {
+    pub(super) fn subset(d: &FileDiff, old: &str, new: &str, accepted: &[bool]) -> String {
         let masks: Vec<Vec<bool>> = d
             .hunks
             .iter()
@@ -343,19 +343,7 @@ mod proptests {
     use crate::edit::udiff;
     use proptest::prelude::*;
 
-    /// The old version with only the accepted hunks taken whole (through `apply_lines`).
-    fn subset(d: &FileDiff, old: &str, new: &str, accepted: &[bool]) -> String {
-        let masks: Vec<Vec<bool>> = d
-            .hunks
-            .iter()
-            .enumerate()
-            .map(|(h, hunk)| {
-                let on = accepted.get(h).copied().unwrap_or(false);
-                hunk.lines.iter().map(|_| on).collect()
-            })
-            .collect();
-        d.apply_lines(old, new, &masks)
-    }
+    use super::tests::subset;
 
     fn lines() -> impl Strategy<Value = Vec<String>> {
         proptest::collection::vec(

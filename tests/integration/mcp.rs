@@ -1151,6 +1151,28 @@ async fn stdio_forwards_to_a_live_gate_and_relays_progress() {
     c.cancel().await.unwrap();
 }
 
+/// A patch_file call through `c` that waits at gate `own` only (`other` sees nothing), and
+/// that a person accepts there; its result.
+async fn accepted_at(c: &Client, own: &Gate, other: &Gate, args: Value) -> Value {
+    let (v, run) = tokio::join!(call(c, "patch_file", args), async {
+        let run = own.wait_pending(1).await.remove(0);
+        assert!(
+            other.pending().await.is_empty(),
+            "the other gate saw nothing"
+        );
+        own.api(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{run}/decision"),
+            Some(json!({"decision": "accept"})),
+        )
+        .await;
+        run
+    });
+    ok(&v);
+    assert_eq!(v["run_id"], run);
+    v
+}
+
 /// Two gates on two roots (one inside the other) share a state directory: each stdio server
 /// reaches the gate of the deepest root holding its own; with no gate, every edit's result
 /// says that nobody reviews it.
@@ -1176,47 +1198,21 @@ async fn two_gates_each_stdio_server_reaches_its_own() {
     let c_outer = stdio(&outer, &[], Recorder::default()).await;
     let c_inner = stdio(&inner, &[], Recorder::default()).await;
     let edit = |c: &'static str, from: &'static str, to: &'static str| json!({"target_file": c, "search_content": from, "replace_content": to});
-    let (v, run) = tokio::join!(
-        call(&c_outer, "patch_file", edit("a.txt", "outer", "OUTER")),
-        async {
-            let run = gate_outer.wait_pending(1).await.remove(0);
-            assert!(
-                gate_inner.pending().await.is_empty(),
-                "the inner gate saw nothing"
-            );
-            gate_outer
-                .api(
-                    reqwest::Method::POST,
-                    &format!("/api/reviews/{run}/decision"),
-                    Some(json!({"decision": "accept"})),
-                )
-                .await;
-            run
-        }
-    );
-    ok(&v);
-    assert_eq!(v["run_id"], run);
+    accepted_at(
+        &c_outer,
+        &gate_outer,
+        &gate_inner,
+        edit("a.txt", "outer", "OUTER"),
+    )
+    .await;
     assert_eq!(outer.read("a.txt"), "OUTER\n");
-    let (v, run) = tokio::join!(
-        call(&c_inner, "patch_file", edit("b.txt", "inner", "INNER")),
-        async {
-            let run = gate_inner.wait_pending(1).await.remove(0);
-            assert!(
-                gate_outer.pending().await.is_empty(),
-                "the outer gate saw nothing"
-            );
-            gate_inner
-                .api(
-                    reqwest::Method::POST,
-                    &format!("/api/reviews/{run}/decision"),
-                    Some(json!({"decision": "accept"})),
-                )
-                .await;
-            run
-        }
-    );
-    ok(&v);
-    assert_eq!(v["run_id"], run);
+    let v = accepted_at(
+        &c_inner,
+        &gate_inner,
+        &gate_outer,
+        edit("b.txt", "inner", "INNER"),
+    )
+    .await;
     assert_eq!(outer.read("inner/b.txt"), "INNER\n");
     assert!(
         v["warnings"].as_array().is_none_or(std::vec::Vec::is_empty),

@@ -49,6 +49,18 @@ pub enum Command {
     /// DIR holds one folder per case with before.EXT, after.EXT and the edit (lazy.txt or
     /// blocks.txt). The last line is a one-line summary.
     Eval(EvalArgs),
+    /// Search the code under a root (the agents' `agentic_search`, on the command line):
+    /// files best first, with the line ranges of their best-matching definitions.
+    ///
+    /// The index is kept in the state directory and brought up to date on each search (only
+    /// changed files are read). With a model configured in your patchgate config ([fallback]
+    /// and [search]), --agentic runs the model's exploration loop as the MCP tool does.
+    Search(SearchArgs),
+    /// Score the code search on a corpus and print recall@5, hit@1, MRR and time per query.
+    ///
+    /// DIR holds one folder per project with snapshot.tar.gz and queries.jsonl (lines of
+    /// {"query", "files"}), or is one such folder. The last line is a one-line summary.
+    SearchEval(SearchEvalArgs),
     /// List the decision journal of a root: what was applied, rejected and undone.
     Log(LogArgs),
     /// Revert an applied edit (the latest, or RUN_ID) when the files still hold what it wrote.
@@ -260,6 +272,40 @@ pub struct ConfigArgs {
     /// The project root (default: the current directory).
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
+}
+
+/// `patchgate search QUERY... [--root DIR] [--json] [--limit N] [--agentic]`
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for, in words or names (several arguments are joined).
+    #[arg(required = true, num_args = 1..)]
+    pub query: Vec<String>,
+    /// The project root to search (default: the current directory).
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// Print the tool's JSON answer.
+    #[arg(long)]
+    pub json: bool,
+    /// How many files to list.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=200))]
+    pub limit: u32,
+    /// Follow the hits' definitions and references (the `agentic_retrieval` tool).
+    #[arg(long, conflicts_with = "agentic")]
+    pub retrieval: bool,
+    /// Let the configured model explore from the local hits (the `agentic_search` tool with
+    /// a model); without a model configured this is an error.
+    #[arg(long)]
+    pub agentic: bool,
+}
+
+/// `patchgate search-eval DIR [--verbose]`
+#[derive(Debug, Args)]
+pub struct SearchEvalArgs {
+    /// The corpus directory.
+    pub dir: PathBuf,
+    /// List each query's rank of its first answering file and the files it missed.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// `patchgate doctor [--root DIR]`

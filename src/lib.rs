@@ -10,6 +10,7 @@
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod api;
+pub mod chat;
 pub mod cli;
 pub mod diff;
 pub mod edit;
@@ -19,5 +20,6 @@ pub mod inert;
 pub mod log;
 pub mod mcp;
 pub mod review;
+pub mod search;
 pub mod tui;
 pub mod workspace;

@@ -14,7 +14,9 @@ use patchgate::cli::{Cli, Command};
 
 mod app;
 
-use app::{apply, config, demo, doctor, eval, log, merge, review, serve, undo};
+use app::{
+    apply, config, demo, doctor, eval, log, merge, review, search, search_eval, serve, undo,
+};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -36,6 +38,8 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::Apply(args) => apply(args),
         Command::Merge(args) => merge(args),
         Command::Eval(args) => eval(args),
+        Command::Search(args) => search(args),
+        Command::SearchEval(args) => search_eval(args),
         Command::Log(args) => log(args),
         Command::Undo(args) => undo(args),
         Command::Serve(args) => serve(args),

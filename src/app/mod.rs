@@ -11,6 +11,7 @@ pub(crate) mod demo_agent;
 pub(crate) mod engines;
 pub(crate) mod gate;
 pub(crate) mod journal;
+pub(crate) mod search;
 pub(crate) mod setup;
 
 pub(crate) use self::apply::*;
@@ -18,6 +19,7 @@ pub(crate) use self::demo::*;
 pub(crate) use self::engines::*;
 pub(crate) use self::gate::*;
 pub(crate) use self::journal::*;
+pub(crate) use self::search::*;
 pub(crate) use self::setup::*;
 
 /// A listen address: `HOST:PORT`, or a bare port on loopback.

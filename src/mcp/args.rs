@@ -28,17 +28,26 @@ pub enum ToolName {
     FileWriteOrEdit,
     /// Wait again for a pending review.
     AwaitReview,
+    /// Relace's code search (the index, and the model's exploration when configured).
+    AgenticSearch,
+    /// The deprecated alias of `agentic_search`.
+    FastSearch,
+    /// Relace's two-stage retrieval: the index's hints, then their links followed.
+    AgenticRetrieval,
 }
 
 impl ToolName {
     /// Every tool, in the order `tools/list` shows them.
-    pub(crate) const ALL: [ToolName; 6] = [
+    pub(crate) const ALL: [ToolName; 9] = [
         ToolName::FastApply,
         ToolName::PatchFile,
         ToolName::BatchPatchFiles,
         ToolName::ApplyLastDryRun,
         ToolName::FileWriteOrEdit,
         ToolName::AwaitReview,
+        ToolName::AgenticSearch,
+        ToolName::FastSearch,
+        ToolName::AgenticRetrieval,
     ];
 
     /// The wire name.
@@ -50,7 +59,18 @@ impl ToolName {
             ToolName::ApplyLastDryRun => "apply_last_dry_run",
             ToolName::FileWriteOrEdit => "FileWriteOrEdit",
             ToolName::AwaitReview => "await_review",
+            ToolName::AgenticSearch => "agentic_search",
+            ToolName::FastSearch => "fast_search",
+            ToolName::AgenticRetrieval => "agentic_retrieval",
         }
+    }
+
+    /// Whether the tool only reads (no review, no write).
+    pub fn is_search(self) -> bool {
+        matches!(
+            self,
+            ToolName::AgenticSearch | ToolName::FastSearch | ToolName::AgenticRetrieval
+        )
     }
 
     /// The tool of a wire name.
@@ -82,6 +102,13 @@ pub enum ToolCall {
         run_id: String,
         /// How long to wait (the review timeout when absent).
         timeout: Option<Duration>,
+    },
+    /// Search the code (read-only).
+    Search {
+        /// Which search tool.
+        tool: ToolName,
+        /// The query, trimmed.
+        query: String,
     },
 }
 
@@ -126,6 +153,7 @@ fn accepted(tool: ToolName) -> &'static [&'static str] {
             "thread_id",
         ],
         ToolName::AwaitReview => &["run_id", "timeout_s"],
+        ToolName::AgenticSearch | ToolName::FastSearch | ToolName::AgenticRetrieval => &["query"],
     }
 }
 
@@ -257,6 +285,13 @@ pub fn parse(tool: ToolName, arguments: Option<&Map<String, Value>>) -> Result<T
             Ok(ToolCall::Await {
                 run_id: run_id(&a)?,
                 timeout,
+            })
+        }
+        ToolName::AgenticSearch | ToolName::FastSearch | ToolName::AgenticRetrieval => {
+            let query = a.required("query")?;
+            Ok(ToolCall::Search {
+                tool,
+                query: crate::search::check_query(&query)?.to_string(),
             })
         }
         ToolName::FileWriteOrEdit => {
@@ -503,7 +538,11 @@ fn for_each_path(
                 }
             }
         }
-        ToolName::ApplyLastDryRun | ToolName::AwaitReview => {}
+        ToolName::ApplyLastDryRun
+        | ToolName::AwaitReview
+        | ToolName::AgenticSearch
+        | ToolName::FastSearch
+        | ToolName::AgenticRetrieval => {}
     }
 }
 

@@ -10,6 +10,7 @@ pub mod envelope;
 pub(crate) mod events;
 pub mod forward;
 pub mod http;
+pub mod search;
 pub mod serve;
 pub mod server;
 pub mod service;

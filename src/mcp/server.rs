@@ -6,7 +6,6 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
@@ -35,16 +34,16 @@ struct PeerProgress {
 impl ProgressSink for PeerProgress {
     fn progress<'a>(
         &'a self,
-        elapsed: Duration,
-        total: Duration,
+        done: f64,
+        total: f64,
         message: String,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
         Box::pin(async move {
             let Some(token) = self.token.clone() else {
                 return;
             };
-            let p = ProgressNotificationParam::new(token, elapsed.as_secs_f64().floor())
-                .with_total(total.as_secs_f64().floor())
+            let p = ProgressNotificationParam::new(token, done)
+                .with_total(total)
                 .with_message(message);
             if let Err(e) = self.peer.notify_progress(p).await {
                 tracing::debug!("progress notification not sent: {e}");
@@ -136,6 +135,26 @@ impl ServerHandler for McpServer {
             token: ctx.meta.get_progress_token(),
         };
         let started = std::time::Instant::now();
+        if tool.is_search() {
+            let arguments = request.arguments.unwrap_or_default();
+            let (value, failed) = self
+                .dispatcher
+                .search(tool, &arguments, client.clone(), ctx.ct.clone(), &sink)
+                .await;
+            tracing::info!(
+                tool = tool.as_str(),
+                client = client.as_deref().unwrap_or("-"),
+                files = value["files"].as_object().map_or(0, serde_json::Map::len),
+                ms = started.elapsed().as_millis() as u64,
+                "search call"
+            );
+            let result = if failed {
+                CallToolResult::structured_error(value)
+            } else {
+                CallToolResult::structured(value)
+            };
+            return Ok(result.into());
+        }
         let env = self
             .dispatcher
             .run(

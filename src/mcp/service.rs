@@ -30,11 +30,11 @@ pub(crate) const MAX_AWAIT: Duration = Duration::from_secs(3600);
 
 /// Where progress messages go (an MCP progress notification, or nowhere).
 pub trait ProgressSink: Send + Sync {
-    /// Report `elapsed` of at most `total`, with a message.
+    /// Report `done` of `total` (seconds waited, files indexed, turns taken), with a message.
     fn progress<'a>(
         &'a self,
-        elapsed: Duration,
-        total: Duration,
+        done: f64,
+        total: f64,
         message: String,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 }
@@ -45,8 +45,8 @@ pub struct NoProgress;
 impl ProgressSink for NoProgress {
     fn progress<'a>(
         &'a self,
-        _: Duration,
-        _: Duration,
+        _: f64,
+        _: f64,
         _: String,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
         Box::pin(async {})
@@ -71,6 +71,8 @@ struct Inner {
     forwarder: tokio::sync::Mutex<Option<(Discovery, Forwarder)>>,
     /// When each client was last heard from.
     clients: std::sync::Mutex<std::collections::HashMap<String, Instant>>,
+    /// The code search of the gate's root.
+    searches: super::search::Searches,
 }
 
 /// How long a client counts as connected after its last call.
@@ -131,6 +133,7 @@ impl Dispatcher {
                 forward_from,
                 forwarder: tokio::sync::Mutex::new(None),
                 clients: std::sync::Mutex::new(std::collections::HashMap::new()),
+                searches: super::search::Searches::default(),
             }),
         }
     }
@@ -162,6 +165,28 @@ impl Dispatcher {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         clients.retain(|_, t| t.elapsed() < CLIENT_IDLE);
         clients.len()
+    }
+
+    /// Run a search tool (read-only: no review, never forwarded) to its JSON answer, with
+    /// `true` when it is an error envelope.
+    pub async fn search(
+        &self,
+        tool: ToolName,
+        arguments: &Map<String, Value>,
+        client: Option<String>,
+        cancel: CancellationToken,
+        sink: &dyn ProgressSink,
+    ) -> (Value, bool) {
+        self.seen(client.as_deref());
+        super::search::run(
+            &self.inner.searches,
+            &self.inner.gate,
+            tool,
+            arguments,
+            cancel,
+            sink,
+        )
+        .await
     }
 
     /// The review timeout of this process's gate.
@@ -274,6 +299,10 @@ impl Dispatcher {
                 gate.sweep();
                 Ok(gate.status(run_id))
             }
+            ToolCall::Search { tool, .. } => Err(Error::invalid_input(format!(
+                "`{}` is served over MCP (/mcp or `patchgate serve --stdio`) and by `patchgate search`, not here",
+                tool.as_str()
+            ))),
         };
         match result {
             Ok(o) => Envelope::from_outcome(&self.settle_unreviewable(o), &paths, dry_run),
@@ -407,8 +436,8 @@ impl Dispatcher {
                     .or_else(|| env.paths.as_ref().map(|p| p.join(", ")))
                     .unwrap_or_else(|| "the edit".into());
                 sink.progress(
-                    started.elapsed(),
-                    timeout,
+                    started.elapsed().as_secs_f64().floor(),
+                    timeout.as_secs_f64().floor(),
                     format!(
                         "awaiting review of {what}, {}",
                         elapsed_text(started.elapsed())
@@ -449,8 +478,8 @@ mod tests {
     impl ProgressSink for Collect {
         fn progress<'a>(
             &'a self,
-            _: Duration,
-            _: Duration,
+            _: f64,
+            _: f64,
             message: String,
         ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
             self.0.lock().unwrap().push(message);

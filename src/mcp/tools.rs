@@ -23,6 +23,8 @@ for code edits.
 diff; `dry_run` to preview, then apply_last_dry_run to write without resending.
 - batch_patch_files: several files that must change together (all or nothing).
 - FileWriteOrEdit: SEARCH/REPLACE blocks, or the whole file when most of it changes.
+To find code first: agentic_search (files and line ranges for a question) or \
+agentic_retrieval (the same, plus the definitions and uses around the hits); both read only.
 
 Every result has `status`: `ok` (written, or a dry-run computed), `pending` (a person is \
 reviewing: call await_review with the run_id, do not resend), `rejected` (nothing written; \
@@ -209,6 +211,80 @@ result (`ok` with the diff that was written, or `rejected` with the reviewer's n
 `pending` again after `timeout_s` (default: the server's review timeout). Progress \
 notifications are sent while waiting. Never resend a pending edit; wait for it instead.";
 
+const AGENTIC_SEARCH: &str = "\
+Find the code that answers a question about this project: returns the relevant files, most \
+relevant first, each with the line ranges [start, end] (1-based, inclusive) worth reading. \
+Ask in words or names (\"where are sessions saved\", \"SaveUploadedFile permissions\"). A \
+local index of identifiers, definitions and paths answers in milliseconds (`turns_used` 0); \
+when the user configured a model, it then explores from those hits (view, grep, glob) for a \
+bounded number of turns. `partial: true` means the turns or the time ran out and the answer \
+is what was found so far. Read-only: no review, nothing written; files a rule denies and \
+ignored files are never shown.";
+
+const FAST_SEARCH: &str = "\
+Deprecated alias of agentic_search, kept for clients written against it: the same answer \
+(the relevant files, most relevant first, with the line ranges worth reading, `turns_used` and \
+`partial`) plus a `_deprecated` note. Call agentic_search instead; this name will go away.";
+
+const AGENTIC_RETRIEVAL: &str = "\
+Two-stage code retrieval: the index's best hits are the hints (`hints_used` says how many), \
+then the names they define are followed to where they are used, and the names they call to \
+where they are defined. Returns the hinted files first, then the files the links reach, each \
+with the line ranges that hold the link. Use it to see a feature's call graph around the \
+places that match the question. Read-only.";
+
+/// The input schema of the search tools: one query.
+fn search_input() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": "What to find, in natural language or by names of functions, types or files."
+            }
+        },
+        "required": ["query"],
+        "additionalProperties": false
+    })
+}
+
+/// The search tools' answer.
+fn search_output() -> Arc<JsonObject> {
+    schema(json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "explanation": {"type": "string"},
+            "files": {
+                "type": "object",
+                "description": "Absolute path -> line ranges [[start, end], ...], most relevant file first.",
+                "additionalProperties": {
+                    "type": "array",
+                    "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}
+                }
+            },
+            "turns_used": {"type": "integer"},
+            "partial": {"type": "boolean"},
+            "hints_used": {"type": "integer"},
+            "error": {"type": "string"},
+            "_deprecated": {"type": "string"}
+        },
+        "required": ["query", "explanation", "files", "turns_used", "partial"]
+    }))
+}
+
+/// A search tool: read-only, one query in, files and ranges out.
+fn search_tool(name: ToolName, description: &'static str) -> Tool {
+    let annotations = ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false);
+    Tool::new(name.as_str(), description, schema(search_input()))
+        .with_raw_output_schema(search_output())
+        .with_annotations(annotations)
+}
+
 /// The definition of one tool.
 pub fn tool(name: ToolName) -> Tool {
     let (description, input) = match name {
@@ -228,6 +304,9 @@ pub fn tool(name: ToolName) -> Tool {
         ToolName::ApplyLastDryRun => (APPLY_LAST, apply_last_input()),
         ToolName::FileWriteOrEdit => (WRITE_OR_EDIT, write_or_edit_input()),
         ToolName::AwaitReview => (AWAIT, await_input()),
+        ToolName::AgenticSearch => return search_tool(name, AGENTIC_SEARCH),
+        ToolName::FastSearch => return search_tool(name, FAST_SEARCH),
+        ToolName::AgenticRetrieval => return search_tool(name, AGENTIC_RETRIEVAL),
     };
     // Every tool but await_review writes files; none reaches past the project.
     let writes = name != ToolName::AwaitReview;
@@ -402,6 +481,9 @@ mod tests {
                 ][..],
             ),
             ("await_review", &["run_id", "timeout_s"][..]),
+            ("agentic_search", &["query"][..]),
+            ("fast_search", &["query"][..]),
+            ("agentic_retrieval", &["query"][..]),
         ] {
             let have = props(tool);
             for n in names {
@@ -412,11 +494,14 @@ mod tests {
     }
 
     #[test]
-    fn only_await_review_is_read_only() {
+    fn only_await_review_and_the_searches_are_read_only() {
         for t in all() {
             let a = t.annotations.clone().unwrap();
             let ro = a.read_only_hint == Some(true);
-            assert_eq!(ro, t.name == "await_review", "{}", t.name);
+            let reads = t.name == "await_review"
+                || t.name.contains("search")
+                || t.name == "agentic_retrieval";
+            assert_eq!(ro, reads, "{}", t.name);
             assert_eq!(a.destructive_hint == Some(true), !ro, "{}", t.name);
             assert_eq!(a.open_world_hint, Some(false));
         }

@@ -2,10 +2,9 @@
 //! `chat/completions` endpoint, called only when the deterministic merge declines. Its answer
 //! passes the same guards as a deterministic merge. The engines never see this adapter.
 
-use std::time::Duration;
-
 use serde_json::json;
 
+use crate::chat::Chat;
 use crate::edit::{Hints, Merged, lazy, text::normalize_newlines};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::config::FallbackConfig;
@@ -19,41 +18,13 @@ lines exactly as they are. Reply with the file content only: no explanation, no 
 /// A configured fallback endpoint.
 #[derive(Debug, Clone)]
 pub struct Fallback {
-    client: reqwest::Client,
-    url: String,
-    model: String,
-    api_key: Option<String>,
+    chat: Chat,
 }
 
 impl Fallback {
     /// Build the client for `config`; `None` when the section is disabled.
     pub fn from_config(config: &FallbackConfig) -> Result<Option<Fallback>> {
-        if !config.enabled {
-            return Ok(None);
-        }
-        // One process-wide TLS provider; a second install is refused harmlessly.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(config.timeout_s.max(1)))
-            .build()
-            .map_err(|e| Error::invalid_input(format!("cannot set up the fallback client: {e}")))?;
-        let base = config.endpoint.trim_end_matches('/');
-        let url = if base.ends_with("/chat/completions") {
-            base.to_string()
-        } else {
-            format!("{base}/chat/completions")
-        };
-        let api_key = config
-            .api_key_env
-            .as_deref()
-            .and_then(|var| std::env::var(var).ok())
-            .filter(|k| !k.is_empty());
-        Ok(Some(Fallback {
-            client,
-            url,
-            model: config.model.clone(),
-            api_key,
-        }))
+        Ok(Chat::from_config(config)?.map(|chat| Fallback { chat }))
     }
 
     /// Ask the model for the merged file.
@@ -74,32 +45,19 @@ impl Fallback {
             "<code>\n{original}</code>\n<update>\n{snippet}\n</update>"
         ));
         let body = json!({
-            "model": self.model,
             "temperature": 0,
             "messages": [
                 {"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": user},
             ],
         });
-        let mut request = self.client.post(&self.url).json(&body);
-        if let Some(key) = &self.api_key {
-            request = request.bearer_auth(key);
-        }
+        let value = self.chat.post(body, "the fallback model").await?;
         let failed = |what: String| {
             Error::new(
                 ErrorCode::FsError,
                 format!("the fallback model failed: {what}"),
             )
         };
-        let response = request.send().await.map_err(|e| failed(e.to_string()))?;
-        let status = response.status();
-        let value: serde_json::Value = response
-            .json()
-            .await
-            .map_err(|e| failed(format!("{status}: {e}")))?;
-        if !status.is_success() {
-            return Err(failed(format!("{status}: {value}")));
-        }
         let content = value["choices"][0]["message"]["content"]
             .as_str()
             .ok_or_else(|| failed("the answer has no choices[0].message.content".to_string()))?;

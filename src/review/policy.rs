@@ -98,7 +98,7 @@ impl Policy {
     /// The policy a gate runs: the command line's (`cli`), else the user's, else the
     /// command's default; the user's rules may loosen it; the repository's policy and rules
     /// (`repo`) only count where they are stricter (an `auto` there is ignored, logged).
-    pub(crate) fn layered(
+    pub fn layered(
         user: &UserConfig,
         repo: &Config,
         cli: Option<PolicyName>,
@@ -185,6 +185,12 @@ impl Policy {
             action = Action::Gate;
         }
         Ok(action)
+    }
+
+    /// Whether a read-only tool (the code search) may show a root-relative path: every path
+    /// no `deny` rule names.
+    pub fn may_read(&self, rel: &str) -> bool {
+        self.action(rel).is_ok()
     }
 
     /// The action for several paths: any deny refuses, any gate gates, all auto is auto.

@@ -148,6 +148,40 @@ fn default_timeout() -> u64 {
     60
 }
 
+/// The code search's use of the model (the user's `[search]`; the endpoint is
+/// `[fallback]`'s).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    /// Let the model explore from the index's hits (when `[fallback]` is set).
+    #[serde(default = "default_true")]
+    pub agentic: bool,
+    /// The most model turns one search takes before it answers with what it has.
+    #[serde(default = "default_search_turns")]
+    pub max_turns: u32,
+    /// The most seconds one search takes before it answers with what it has.
+    #[serde(default = "default_search_timeout")]
+    pub timeout_s: u64,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig {
+            agentic: true,
+            max_turns: default_search_turns(),
+            timeout_s: default_search_timeout(),
+        }
+    }
+}
+
+fn default_search_turns() -> u32 {
+    8
+}
+
+fn default_search_timeout() -> u64 {
+    120
+}
+
 fn default_true() -> bool {
     true
 }

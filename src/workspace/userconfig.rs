@@ -16,13 +16,18 @@
 //! endpoint = "http://127.0.0.1:11434/v1"
 //! model = "qwen2.5-coder:7b"
 //! api_key_env = "OPENAI_API_KEY"
+//!
+//! [search]                        # the code search's model loop (uses [fallback]'s model)
+//! agentic = true
+//! max_turns = 8
+//! timeout_s = 120
 //! ```
 
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::config::{ConfigError, FallbackConfig, PolicyName, RuleConfig};
+use super::config::{ConfigError, FallbackConfig, PolicyName, RuleConfig, SearchConfig};
 
 /// The user's configuration (empty when there is no file).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -37,6 +42,9 @@ pub struct UserConfig {
     /// The model fallback for lazy snippets the deterministic merge declines.
     #[serde(default)]
     pub fallback: Option<FallbackConfig>,
+    /// How the code search uses the model.
+    #[serde(default)]
+    pub search: Option<SearchConfig>,
     /// The cap on the journal's stored pre-images, in bytes (default 256 MiB); edits whose
     /// pre-images are dropped past it can no longer be undone.
     #[serde(default)]
@@ -96,6 +104,10 @@ mod tests {
         assert_eq!(c.policy, Some(PolicyName::Auto));
         assert_eq!(c.rules.len(), 1);
         assert_eq!(c.fallback.unwrap().model, "m");
+        assert!(c.search.is_none());
+        let s = UserConfig::parse("[search]\nmax_turns = 3\n").unwrap();
+        assert_eq!(s.search.unwrap().max_turns, 3);
+        assert!(UserConfig::parse("[search]\nturns = 3\n").is_err());
         assert!(UserConfig::parse("polcy = \"auto\"\n").is_err());
     }
 }

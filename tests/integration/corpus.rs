@@ -125,3 +125,26 @@ fn eval_verbose_lists_the_slowest_cases() {
         assert!(dir.join(name).is_dir(), "{name} is not a case folder");
     }
 }
+
+/// The code search on the search corpus (flask, gin): recall@5 ≥ 80%, hit@1 ≥ 45% (a plain
+/// BM25 floor scores 68.5% and 31.5%); the index build time is reported.
+#[test]
+fn search_eval_meets_the_bars() {
+    let out = run(&["search-eval", corpus("search").to_str().unwrap()], "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let s = summary(&stdout);
+    assert_eq!(s["n"], 200.0, "{stdout}");
+    assert!(s["recall@5"] >= 80.0, "{stdout}");
+    assert!(s["hit@1"] >= 45.0, "{stdout}");
+    assert!(s["mrr"] >= 0.6, "{stdout}");
+    assert!(
+        s.contains_key("median_ms") && s.contains_key("index_ms"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("index built in"), "{stdout}");
+}

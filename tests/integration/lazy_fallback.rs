@@ -3,54 +3,14 @@
 //! a small HTTP server in the test answers with a canned completion (the one mock in these
 //! tests); everything else — the binary, the config file, the HTTP client — is real.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use crate::support::bin;
+use crate::support::{bin, fake_chat};
 
 /// Serve `answer` as the completion to every request; returns the base URL and the request
 /// bodies received.
 fn fake_endpoint(answer: &'static str) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0usize;
-            let mut line = String::new();
-            while reader.read_line(&mut line).unwrap_or(0) > 0 {
-                if line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-                line.clear();
-            }
-            let mut body = vec![0u8; length];
-            reader.read_exact(&mut body).unwrap();
-            log.lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap());
-            let reply = serde_json::json!({
-                "id": "cmpl-1", "object": "chat.completion", "model": "stand-in",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": answer}}]
-            })
-            .to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                reply.len(),
-                reply
-            );
-        }
-    });
-    (url, seen)
+    fake_chat(move |_, _| serde_json::json!({"role": "assistant", "content": answer}))
 }
 
 const FILE: &str = "def a():\n    x = 1\n    return x\n\n\ndef b():\n    x = 1\n    return x\n";
@@ -138,7 +98,7 @@ fn a_leaked_placeholder_in_the_fallback_answer_is_marker_leakage() {
 #[test]
 fn an_unreachable_fallback_keeps_the_deterministic_refusal() {
     // A port nothing listens on.
-    let port = TcpListener::bind("127.0.0.1:0")
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()

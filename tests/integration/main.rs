@@ -10,6 +10,7 @@ mod layers;
 mod lazy_fallback;
 mod mcp;
 mod mcp_python;
+mod search;
 mod support;
 mod tmux;
 mod tui;

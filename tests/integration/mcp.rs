@@ -313,22 +313,43 @@ async fn exercise(c: &Client, p: &Project) {
         names,
         [
             "FileWriteOrEdit",
+            "agentic_retrieval",
+            "agentic_search",
             "apply_last_dry_run",
             "await_review",
             "batch_patch_files",
             "fast_apply",
+            "fast_search",
             "patch_file"
         ]
     );
     for t in &tools {
         let a = t.annotations.as_ref().expect("annotations");
-        let read_only = t.name == "await_review";
+        let read_only = [
+            "await_review",
+            "agentic_search",
+            "fast_search",
+            "agentic_retrieval",
+        ]
+        .contains(&t.name.as_ref());
         assert_eq!(a.read_only_hint, Some(read_only), "{}", t.name);
         assert_eq!(a.destructive_hint, Some(!read_only), "{}", t.name);
         assert!(t.description.as_ref().unwrap().len() > 200, "{}", t.name);
     }
 
     p.write("src/lib.rs", LIB);
+    p.write("secrets/render.rs", "fn render() {}\n");
+
+    // The search sees the code but not what a rule denies.
+    let v = call(
+        c,
+        "agentic_search",
+        json!({"query": "parse and render a value"}),
+    )
+    .await;
+    let files: Vec<&String> = v["files"].as_object().unwrap().keys().collect();
+    assert!(files[0].ends_with("/src/lib.rs"), "{v}");
+    assert!(!files.iter().any(|f| f.contains("secrets")), "{v}");
 
     // fast_apply: a lazy snippet.
     let v = call(

@@ -4,6 +4,7 @@ Usage:
     sdk_client.py stdio PATCHGATE_BINARY ROOT
     sdk_client.py http MCP_URL TOKEN ROOT
     sdk_client.py review MCP_URL TOKEN ROOT
+    sdk_client.py search PATCHGATE_BINARY ROOT
 
 In `stdio` and `http` modes the gate runs with `--policy auto`: the script writes `greet.py` into ROOT (an empty temporary directory), lists the tools,
 checks their schemas carry the reference argument names, and runs fast_apply, patch_file with
@@ -13,6 +14,11 @@ disk, and exits non-zero with a message on the first mismatch. It prints `OK <tr
 In `review` mode a person (the tmux test) decides in the TUI: the script sends a three-hunk
 FileWriteOrEdit to `story.md` (which the test wrote), then a patch_file to `story.md`, and prints
 each tool result's envelope as one line `RESULT <json>` as soon as it arrives.
+
+In `search` mode (stdio, ROOT prepared by the test) the script calls agentic_search,
+fast_search and agentic_retrieval with the query in $PATCHGATE_TEST_QUERY, then agentic_search
+with an empty query, and prints each result as `RESULT <tool> <is_error> <json>` and each
+progress notification as `PROGRESS <tool> <done> <total> <message>`; the test checks them.
 """
 
 import asyncio
@@ -35,7 +41,11 @@ EXPECTED_ARGS = {
     "apply_last_dry_run": {"run_id"},
     "FileWriteOrEdit": {"file_path", "percentage_to_change", "text_or_search_replace_blocks", "thread_id"},
     "await_review": {"run_id", "timeout_s"},
+    "agentic_search": {"query"},
+    "fast_search": {"query"},
+    "agentic_retrieval": {"query"},
 }
+READ_ONLY = {"await_review", "agentic_search", "fast_search", "agentic_retrieval"}
 
 
 def fail(msg):
@@ -89,9 +99,9 @@ async def exercise(session, root):
         if props != args:
             fail(f"{name} schema arguments {sorted(props)}, expected {sorted(args)}")
         ann = by_name[name].annotations
-        if name == "await_review":
-            if not ann.read_only_hint:
-                fail("await_review should be read-only")
+        if name in READ_ONLY:
+            if not ann.read_only_hint or ann.destructive_hint:
+                fail(f"{name} should be read-only")
         elif ann.read_only_hint or not ann.destructive_hint:
             fail(f"{name} should be destructive, not read-only")
 
@@ -182,6 +192,26 @@ async def under_review(session, root):
     print("RESULT " + json.dumps(r), flush=True)
 
 
+async def searches(session):
+    await session.initialize()
+    query = os.environ["PATCHGATE_TEST_QUERY"]
+    for tool, q in [
+        ("agentic_search", query),
+        ("fast_search", query),
+        ("agentic_retrieval", query),
+        ("agentic_search", "   "),
+    ]:
+        async def progress(done, total, message, tool=tool):
+            print(f"PROGRESS {tool} {done} {total} {message}", flush=True)
+
+        r = await session.call_tool(tool, {"query": q}, progress_callback=progress)
+        data = r.structured_content
+        text = [c.text for c in r.content if getattr(c, "type", None) == "text"]
+        if data is None or not text or json.loads(text[0]) != data:
+            fail(f"{tool}: structured content and text differ: {r}")
+        print(f"RESULT {tool} {bool(r.is_error)} {json.dumps(data)}", flush=True)
+
+
 async def main():
     mode = sys.argv[1]
     if mode == "stdio":
@@ -207,6 +237,17 @@ async def main():
             async with streamable_http_client(url, http_client=http) as (read_stream, write_stream, *_):
                 async with ClientSession(read_stream, write_stream) as session:
                     await under_review(session, root)
+    elif mode == "search":
+        exe, root = sys.argv[2], sys.argv[3]
+        params = StdioServerParameters(
+            command=exe,
+            args=["serve", "--stdio", "--root", root],
+            env={k: v for k, v in os.environ.items() if k.startswith("PATCHGATE_")},
+            cwd=root,
+        )
+        async with stdio_client(params) as (read_stream, write_stream):
+            async with ClientSession(read_stream, write_stream) as session:
+                await searches(session)
     else:
         fail(f"unknown mode {mode}")
     print(f"OK {mode}")

@@ -1,0 +1,184 @@
+//! `patchgate search` and `patchgate search-eval`: the code search on the command line, and
+//! its score on a corpus.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+
+use patchgate::cli::{SearchArgs, SearchEvalArgs};
+use patchgate::review::policy::Policy;
+use patchgate::search::eval::{self, ProjectScore, QueryResult};
+use patchgate::search::explore::Keep;
+use patchgate::search::{Answer, Mode, Searcher, agent};
+use patchgate::workspace::Workspace;
+use patchgate::workspace::config::PolicyName;
+use patchgate::workspace::userconfig::UserConfig;
+
+/// What a search of `root` may see: every file no deny rule names.
+pub(crate) fn read_filter(ws: &Workspace, user: &UserConfig) -> Result<Keep> {
+    let policy = Policy::layered(user, &ws.config, None, PolicyName::Gate)?;
+    Ok(Arc::new(move |rel: &str| policy.may_read(rel)))
+}
+
+/// Progress on standard error while a terminal shows it.
+fn indexing_progress() -> impl FnMut(usize, usize) {
+    let show = std::io::stderr().is_terminal();
+    move |done, total| {
+        if show && total > 0 {
+            eprint!("\rindexing {done}/{total} files");
+            if done == total {
+                eprint!("\r\x1b[K");
+            }
+        }
+    }
+}
+
+fn print_answer(answer: &Answer) {
+    for (i, (path, ranges)) in answer.files.iter().enumerate() {
+        let r: Vec<String> = ranges
+            .iter()
+            .map(|[a, b]| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}-{b}")
+                }
+            })
+            .collect();
+        println!("{:>3}. {path}  {}", i + 1, r.join(", "));
+    }
+    if !answer.explanation.is_empty() {
+        eprintln!("{}", answer.explanation);
+    }
+}
+
+pub(crate) fn search(args: SearchArgs) -> Result<ExitCode> {
+    let ws = Workspace::load(&args.root)?;
+    let user = UserConfig::load()?;
+    let searcher = Searcher::for_root(&ws.root, read_filter(&ws, &user)?, &user)?;
+    let query = args.query.join(" ");
+    let mode = if args.retrieval {
+        Mode::Retrieval
+    } else {
+        Mode::Search
+    };
+    let limit = args.limit as usize;
+    let mut answer = searcher.local(mode, &query, limit, &mut indexing_progress())?;
+    if args.agentic {
+        let model = searcher
+            .model()
+            .context("--agentic needs a model: set [fallback] in your patchgate config")?;
+        let explorer = searcher.explorer();
+        let show = std::io::stderr().is_terminal();
+        answer = super::runtime()?.block_on(agent::explore(
+            model,
+            &explorer,
+            &query,
+            &answer,
+            &mut |turn, max| {
+                if show {
+                    eprint!("\rmodel turn {turn}/{max}\x1b[K");
+                }
+            },
+        ));
+        if show {
+            eprint!("\r\x1b[K");
+        }
+    }
+    if args.json {
+        println!("{}", answer.to_value(ws.root.path()));
+    } else {
+        print_answer(&answer);
+    }
+    Ok(if answer.files.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_project(p: &ProjectScore, verbose: bool) {
+    let results: Vec<&QueryResult> = p.results.iter().collect();
+    let (recall, hit, mrr) = eval::summary(&results);
+    let median = eval::median(p.results.iter().map(|r| r.elapsed).collect());
+    println!(
+        "{}: {} queries over {} files, index built in {} ms: recall@5={:.1}% hit@1={:.1}% MRR={:.3} median_ms={:.2}",
+        p.name,
+        p.results.len(),
+        p.files,
+        p.build.as_millis(),
+        recall * 100.0,
+        hit * 100.0,
+        mrr,
+        median.as_secs_f64() * 1000.0
+    );
+    if verbose {
+        for r in &p.results {
+            let rank = r
+                .ranked
+                .iter()
+                .position(|f| r.query.files.contains(f))
+                .map_or_else(|| "-".to_string(), |i| (i + 1).to_string());
+            let missed: Vec<&str> = r
+                .query
+                .files
+                .iter()
+                .filter(|f| !r.ranked.iter().take(5).any(|g| g == *f))
+                .map(String::as_str)
+                .collect();
+            println!(
+                "  {rank:>2}  {}  top: {}{}",
+                r.query.query,
+                r.ranked
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if missed.is_empty() {
+                    String::new()
+                } else {
+                    format!("  missed: {}", missed.join(", "))
+                }
+            );
+        }
+    }
+}
+
+pub(crate) fn search_eval(args: SearchEvalArgs) -> Result<ExitCode> {
+    if !args.dir.is_dir() {
+        bail!("{} is not a directory", args.dir.display());
+    }
+    let show_progress = std::io::stderr().is_terminal();
+    let mut all = Vec::new();
+    for project in eval::projects(&args.dir)? {
+        let name = project
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let score = eval::score_project(&project, &mut |done, total| {
+            if show_progress {
+                eprint!("\r{name}: indexing {done}/{total} files");
+                if done == total {
+                    eprint!("\r\x1b[K");
+                }
+            }
+        })?;
+        print_project(&score, args.verbose);
+        all.push(score);
+    }
+    let results: Vec<&QueryResult> = all.iter().flat_map(|p| &p.results).collect();
+    let (recall, hit, mrr) = eval::summary(&results);
+    let median = eval::median(results.iter().map(|r| r.elapsed).collect());
+    let build: u128 = all.iter().map(|p| p.build.as_millis()).sum();
+    println!(
+        "search n={} recall@5={:.1}% hit@1={:.1}% mrr={:.3} median_ms={:.2} index_ms={build}",
+        results.len(),
+        recall * 100.0,
+        hit * 100.0,
+        mrr,
+        median.as_secs_f64() * 1000.0
+    );
+    Ok(ExitCode::SUCCESS)
+}

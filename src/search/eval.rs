@@ -1,0 +1,219 @@
+//! Scoring the search on a corpus (`patchgate search-eval DIR`): each project directory holds
+//! `snapshot.tar.gz` (the project at one commit) and `queries.jsonl` (lines of
+//! `{"query", "files"}`: a commit's subject and the source files it changed). The snapshot
+//! is unpacked to a temporary directory, indexed once (timed), and every query is ranked
+//! (timed): recall@5, hit@1 and MRR against the files.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use super::rank;
+use super::store::Store;
+use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::paths::Root;
+
+/// How deep the ranking goes for MRR.
+const DEPTH: usize = 50;
+
+/// One query of a corpus.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Query {
+    /// The query text.
+    pub query: String,
+    /// The files that answer it.
+    pub files: Vec<String>,
+}
+
+/// One query's result.
+#[derive(Debug, Clone)]
+pub struct QueryResult {
+    /// The query.
+    pub query: Query,
+    /// The ranked paths (up to the depth MRR needs).
+    pub ranked: Vec<String>,
+    /// Time to rank.
+    pub elapsed: Duration,
+}
+
+impl QueryResult {
+    /// The share of the answer's files in the first five.
+    pub fn recall_at_5(&self) -> f64 {
+        if self.query.files.is_empty() {
+            return 1.0;
+        }
+        let top: Vec<&String> = self.ranked.iter().take(5).collect();
+        let found = self.query.files.iter().filter(|f| top.contains(f)).count();
+        found as f64 / self.query.files.len() as f64
+    }
+
+    /// Whether the first file answers.
+    pub fn hit_at_1(&self) -> bool {
+        self.ranked
+            .first()
+            .is_some_and(|f| self.query.files.contains(f))
+    }
+
+    /// The reciprocal rank of the first answering file (0 when none is ranked).
+    pub fn reciprocal_rank(&self) -> f64 {
+        self.ranked
+            .iter()
+            .position(|f| self.query.files.contains(f))
+            .map_or(0.0, |i| 1.0 / (i as f64 + 1.0))
+    }
+}
+
+/// The scores of one project.
+#[derive(Debug, Clone)]
+pub struct ProjectScore {
+    /// The project directory's name.
+    pub name: String,
+    /// Files indexed.
+    pub files: usize,
+    /// Time to build the index.
+    pub build: Duration,
+    /// Each query's result.
+    pub results: Vec<QueryResult>,
+}
+
+/// Mean recall@5, hit@1 rate and MRR of results.
+pub fn summary(results: &[&QueryResult]) -> (f64, f64, f64) {
+    let n = results.len().max(1) as f64;
+    let recall = results.iter().map(|r| r.recall_at_5()).sum::<f64>() / n;
+    let hit = results.iter().filter(|r| r.hit_at_1()).count() as f64 / n;
+    let mrr = results.iter().map(|r| r.reciprocal_rank()).sum::<f64>() / n;
+    (recall, hit, mrr)
+}
+
+/// The median of durations.
+pub fn median(mut times: Vec<Duration>) -> Duration {
+    if times.is_empty() {
+        return Duration::ZERO;
+    }
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn fs_error(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::new(ErrorCode::FsError, format!("{what}: {e}"))
+}
+
+/// The project directories of a corpus (those holding `queries.jsonl`), sorted; `dir` itself
+/// when it is one.
+pub fn projects(dir: &Path) -> Result<Vec<PathBuf>> {
+    if dir.join("queries.jsonl").is_file() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| fs_error(&format!("cannot read {}", dir.display()), e))?;
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("queries.jsonl").is_file())
+        .collect();
+    out.sort();
+    if out.is_empty() {
+        return Err(Error::invalid_input(format!(
+            "{} holds no search corpus: no queries.jsonl in it or in its directories",
+            dir.display()
+        )));
+    }
+    Ok(out)
+}
+
+/// Read a project's queries.
+pub fn queries(project: &Path) -> Result<Vec<Query>> {
+    let file = project.join("queries.jsonl");
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| fs_error(&format!("cannot read {}", file.display()), e))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| Error::invalid_input(format!("{}:{}: {e}", file.display(), n + 1)))
+        })
+        .collect()
+}
+
+/// Unpack a project's snapshot into `into`; the directory to index (the single top
+/// directory when the archive has one).
+pub fn unpack(project: &Path, into: &Path) -> Result<PathBuf> {
+    let archive = project.join("snapshot.tar.gz");
+    let file = std::fs::File::open(&archive)
+        .map_err(|e| fs_error(&format!("cannot open {}", archive.display()), e))?;
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    tar.set_preserve_permissions(false);
+    tar.unpack(into)
+        .map_err(|e| fs_error(&format!("cannot unpack {}", archive.display()), e))?;
+    let entries: Vec<PathBuf> = std::fs::read_dir(into)
+        .map_err(|e| fs_error("cannot list the snapshot", e))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    Ok(match entries.as_slice() {
+        [one] if one.is_dir() => one.clone(),
+        _ => into.to_path_buf(),
+    })
+}
+
+/// Score one project: unpack, index (reporting progress), rank every query.
+pub fn score_project(
+    project: &Path,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ProjectScore> {
+    let qs = queries(project)?;
+    let tmp = tempfile::tempdir().map_err(|e| fs_error("cannot make a temporary directory", e))?;
+    let dir = unpack(project, tmp.path())?;
+    let root = Root::new(&dir)?;
+    let mut store = Store::in_memory(&root);
+    let built = store.refresh(&|_| true, progress);
+    let mut results = Vec::with_capacity(qs.len());
+    for q in qs {
+        let started = Instant::now();
+        let hits = rank::rank(store.index(), &q.query, DEPTH, &|_| true);
+        let elapsed = started.elapsed();
+        results.push(QueryResult {
+            ranked: hits.into_iter().map(|h| h.path).collect(),
+            query: q,
+            elapsed,
+        });
+    }
+    Ok(ProjectScore {
+        name: project
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        files: built.files,
+        build: built.elapsed,
+        results,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(files: &[&str], ranked: &[&str]) -> QueryResult {
+        QueryResult {
+            query: Query {
+                query: String::new(),
+                files: files.iter().map(ToString::to_string).collect(),
+            },
+            ranked: ranked.iter().map(ToString::to_string).collect(),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn the_measures_count_what_they_say() {
+        let r = result(&["a", "b"], &["x", "a", "y", "z", "w", "b"]);
+        assert_eq!(r.recall_at_5(), 0.5);
+        assert!(!r.hit_at_1());
+        assert_eq!(r.reciprocal_rank(), 0.5);
+        let s = result(&["a"], &["a"]);
+        let (recall, hit, mrr) = summary(&[&r, &s]);
+        assert_eq!((recall, hit, mrr), (0.75, 0.5, 0.75));
+        assert_eq!(result(&["a"], &[]).reciprocal_rank(), 0.0);
+    }
+}

@@ -1,0 +1,323 @@
+//! The index of one root, on disk: the files are walked with the `ignore` crate (so
+//! `.gitignore`, `.ignore` and git's excludes hold, even outside a git checkout; hidden files
+//! and symlinks are not followed), files over [`MAX_FILE_BYTES`] and binaries are skipped,
+//! and only files whose modification time or size changed are read again. The index is kept
+//! gzipped in the state directory, written atomically, so a killed process leaves the last
+//! whole index.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::index::Index;
+use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::fs;
+use crate::workspace::paths::Root;
+use crate::workspace::state;
+
+/// Files larger than this are not indexed.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Bump when the index's format or analysis changes: an older file is rebuilt.
+const FORMAT: u32 = 1;
+
+/// A file the walk found.
+#[derive(Debug, Clone)]
+struct Found {
+    rel: String,
+    mtime_ns: i64,
+    size: u64,
+}
+
+/// What the store keeps on disk.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Saved {
+    format: u32,
+    root: PathBuf,
+    index: Index,
+    /// Files seen and not indexed (binary, unreadable), with their stamps, so they are not
+    /// read again until they change.
+    skipped: HashMap<String, (i64, u64)>,
+}
+
+/// What a refresh did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refresh {
+    /// Files in the index after it.
+    pub files: usize,
+    /// Files read (new or changed).
+    pub read: usize,
+    /// Files dropped (gone, now ignored or denied).
+    pub removed: usize,
+    /// Time it took.
+    pub elapsed: Duration,
+}
+
+/// Progress of a build: files done, files in all.
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize);
+
+/// The index of one root, kept up to date on demand.
+pub struct Store {
+    root: Root,
+    file: Option<PathBuf>,
+    saved: Saved,
+}
+
+/// Where the index of `root` is kept.
+fn index_file(root: &Path) -> PathBuf {
+    state::state_dir()
+        .join("search")
+        .join(format!("{}.json.gz", state::root_key(root)))
+}
+
+fn stamp(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// The files under `root` a search may see, sorted by path.
+fn walk(root: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<Found> {
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .follow_links(false)
+        .require_git(false)
+        .build();
+    for entry in walker.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let rel: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let rel = rel.join("/");
+        if rel.is_empty() || fs::is_temp_name(&rel) || !keep(&rel) {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.len() > MAX_FILE_BYTES {
+            continue;
+        }
+        out.push(Found {
+            rel,
+            mtime_ns: stamp(&meta),
+            size: meta.len(),
+        });
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out
+}
+
+/// A file's text when it is text: no NUL byte in its first 8 KiB, decoded lossily.
+fn text_of(bytes: &[u8]) -> Option<String> {
+    let head = &bytes[..bytes.len().min(8192)];
+    if memchr::memchr(0, head).is_some() {
+        return None;
+    }
+    Some(String::from_utf8_lossy(bytes).into_owned())
+}
+
+fn load(file: &Path, root: &Path) -> Option<Saved> {
+    let bytes = std::fs::read(file).ok()?;
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_end(&mut json)
+        .ok()?;
+    let mut saved: Saved = serde_json::from_slice(&json).ok()?;
+    if saved.format != FORMAT || saved.root != root {
+        return None;
+    }
+    saved.index.finish();
+    Some(saved)
+}
+
+impl Store {
+    /// The store of `root`, loaded from the state directory when an index is kept there.
+    pub fn open(root: &Root) -> Store {
+        let file = index_file(root.path());
+        let saved = load(&file, root.path()).unwrap_or_else(|| Saved {
+            format: FORMAT,
+            root: root.path().to_path_buf(),
+            ..Saved::default()
+        });
+        Store {
+            root: root.clone(),
+            file: Some(file),
+            saved,
+        }
+    }
+
+    /// A store that lives in memory only (for the corpus evaluation and tests).
+    pub fn in_memory(root: &Root) -> Store {
+        Store {
+            root: root.clone(),
+            file: None,
+            saved: Saved {
+                format: FORMAT,
+                root: root.path().to_path_buf(),
+                ..Saved::default()
+            },
+        }
+    }
+
+    /// The root.
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The index (as of the last refresh).
+    pub fn index(&self) -> &Index {
+        &self.saved.index
+    }
+
+    /// Bring the index up to date with the files `keep` allows: read new and changed files,
+    /// drop gone ones, and save when anything changed. `progress` hears of each file read.
+    pub fn refresh(&mut self, keep: &dyn Fn(&str) -> bool, progress: Progress<'_>) -> Refresh {
+        let started = Instant::now();
+        let found = walk(self.root.path(), keep);
+        let stale: Vec<&Found> = found
+            .iter()
+            .filter(|f| {
+                let now = Some((f.mtime_ns, f.size));
+                self.saved.index.stamp(&f.rel) != now
+                    && self.saved.skipped.get(&f.rel).copied() != now
+            })
+            .collect();
+        let seen: HashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
+        let before = self.saved.index.len();
+        self.saved.index.retain(|p| seen.contains(p));
+        self.saved.skipped.retain(|p, _| seen.contains(p.as_str()));
+        let removed = before - self.saved.index.len();
+        let total = stale.len();
+        for (done, f) in stale.iter().enumerate() {
+            progress(done, total);
+            self.read_one(f);
+        }
+        if total > 0 || removed > 0 {
+            progress(total, total);
+            self.saved.index.finish();
+            self.save();
+        }
+        Refresh {
+            files: self.saved.index.len(),
+            read: total,
+            removed,
+            elapsed: started.elapsed(),
+        }
+    }
+
+    fn read_one(&mut self, f: &Found) {
+        let text = self
+            .root
+            .resolve(&f.rel)
+            .and_then(|p| fs::read(&p, MAX_FILE_BYTES))
+            .ok()
+            .flatten()
+            .and_then(|b| text_of(&b));
+        match text {
+            Some(text) => {
+                self.saved.skipped.remove(&f.rel);
+                self.saved.index.add(&f.rel, f.mtime_ns, f.size, &text);
+            }
+            None => {
+                self.saved.index.retain(|p| p != f.rel);
+                self.saved
+                    .skipped
+                    .insert(f.rel.clone(), (f.mtime_ns, f.size));
+            }
+        }
+    }
+
+    /// Write the index to the state directory (atomically; a failure is logged, the index
+    /// in memory stays good).
+    fn save(&self) {
+        let Some(file) = &self.file else { return };
+        let written = (|| -> Result<()> {
+            let json = serde_json::to_vec(&self.saved)
+                .map_err(|e| Error::new(ErrorCode::FsError, e.to_string()))?;
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(&json)
+                .and_then(|()| gz.finish())
+                .and_then(|bytes| {
+                    if let Some(dir) = file.parent() {
+                        std::fs::create_dir_all(dir)?;
+                    }
+                    fs::write_private(file, &bytes)
+                })
+                .map_err(|e| Error::new(ErrorCode::FsError, e.to_string()))
+        })();
+        if let Err(e) = written {
+            tracing::warn!("the search index was not saved to {}: {e}", file.display());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, text: &[u8]) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn gitignored_binary_large_and_refused_files_stay_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, ".gitignore", b"build/\n*.log\n");
+        write(d, "src/main.go", b"package main\nfunc main() {}\n");
+        write(d, "build/out.go", b"package out\n");
+        write(d, "debug.log", b"trace\n");
+        write(d, "logo.png", b"\x89PNG\0\0\0binary");
+        write(d, ".env", b"SECRET=1\n");
+        write(d, "secret/key.go", b"package key\n");
+        write(d, "big.txt", &vec![b'a'; (MAX_FILE_BYTES + 1) as usize]);
+        let root = Root::new(d).unwrap();
+        let mut store = Store::in_memory(&root);
+        let r = store.refresh(&|p| !p.starts_with("secret/"), &mut |_, _| {});
+        let paths: Vec<&str> = store.index().paths().collect();
+        assert_eq!(paths, ["src/main.go"]);
+        assert_eq!(r.read, 2, "the binary is read once and remembered");
+        let again = store.refresh(&|p| !p.starts_with("secret/"), &mut |_, _| {});
+        assert_eq!(again.read, 0);
+    }
+
+    #[test]
+    fn only_changed_files_are_read_again_and_the_index_survives_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "a.py", b"def alpha():\n    pass\n");
+        write(d, "b.py", b"def beta():\n    pass\n");
+        let root = Root::new(d).unwrap();
+        let file = state.path().join("ix.json.gz");
+        let mut store = Store::in_memory(&root);
+        store.file = Some(file.clone());
+        let mut calls = Vec::new();
+        let first = store.refresh(&|_| true, &mut |done, total| calls.push((done, total)));
+        assert_eq!((first.files, first.read), (2, 2));
+        assert_eq!(calls.last(), Some(&(2, 2)));
+        write(d, "b.py", b"def gamma_changed():\n    pass\n\n");
+        std::fs::remove_file(d.join("a.py")).unwrap();
+        let mut reopened = Store {
+            root: root.clone(),
+            file: Some(file.clone()),
+            saved: load(&file, root.path()).expect("the saved index loads"),
+        };
+        let second = reopened.refresh(&|_| true, &mut |_, _| {});
+        assert_eq!((second.files, second.read, second.removed), (1, 1, 1));
+        assert!(reopened.index().term("gamma").is_some());
+        assert!(crate::search::rank::rank(reopened.index(), "alpha", 5, &|_| true).is_empty());
+    }
+}

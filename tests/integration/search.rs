@@ -1,0 +1,302 @@
+//! The code search: the three MCP tools over stdio with the official Python SDK (answers,
+//! the alias's `_deprecated`, progress, `.gitignore` and deny rules respected, a bad query
+//! refused), the model's exploration loop against a local stand-in endpoint (a path outside
+//! the root refused, the turn limit giving `partial`), `patchgate search` on the command line,
+//! and the bars on the search corpus.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::mcp::Project;
+use crate::mcp_python::{python, script};
+use crate::support::{bin, fake_chat};
+
+const SESSION: &str = "\"\"\"Sessions kept in signed cookies.\"\"\"\n\n\nclass CookieJar:\n    def __init__(self):\n        self.items = {}\n\n\ndef save_session(jar, session):\n    \"\"\"Sign the session and store it in the cookie jar.\"\"\"\n    jar.items[\"session\"] = sign_cookie(session)\n\n\ndef sign_cookie(value):\n    return \"signed:\" + str(value)\n";
+
+const VIEWS: &str = "from .session import save_session\n\n\ndef logout_view(request):\n    save_session(request.jar, {})\n    return \"bye\"\n";
+
+/// A project: the session code, its user, an ignored copy, a denied copy, 30 fillers.
+fn project() -> Project {
+    let p = Project::new();
+    p.write(".gitignore", "build/\n");
+    p.write(
+        ".patchgate.toml",
+        "[[rules]]\nglob = \"secrets/**\"\naction = \"deny\"\n",
+    );
+    p.write("app/session.py", SESSION);
+    p.write("app/views.py", VIEWS);
+    p.write("build/session_copy.py", SESSION);
+    p.write("secrets/session_keys.py", SESSION);
+    for i in 0..30 {
+        p.write(
+            &format!("app/filler_{i}.py"),
+            &format!("def helper_{i}(x):\n    return x + {i}\n"),
+        );
+    }
+    p
+}
+
+/// The `RESULT` lines of the search script: (tool, is_error, answer).
+fn results(stdout: &str) -> Vec<(String, bool, Value)> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("RESULT "))
+        .map(|l| {
+            let mut parts = l.splitn(3, ' ');
+            let tool = parts.next().unwrap().to_string();
+            let error = parts.next().unwrap() == "True";
+            (
+                tool,
+                error,
+                serde_json::from_str(parts.next().unwrap()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn paths(answer: &Value) -> Vec<String> {
+    answer["files"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_three_search_tools_over_stdio_with_the_python_sdk() {
+    let p = project();
+    let out = Command::new(python())
+        .arg(script())
+        .args(["search", env!("CARGO_BIN_EXE_patchgate")])
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .env("PATCHGATE_LOG", p.state.join("patchgate.log"))
+        .env("PATCHGATE_CONFIG", p.state.join("no-user-config.toml"))
+        .env(
+            "PATCHGATE_TEST_QUERY",
+            "where is the session signed and saved in a cookie",
+        )
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let r = results(&stdout);
+    assert_eq!(r.len(), 4, "{stdout}");
+    let session = p.root.join("app/session.py").to_string_lossy().into_owned();
+    let views = p.root.join("app/views.py").to_string_lossy().into_owned();
+
+    let (tool, error, search) = &r[0];
+    assert_eq!((tool.as_str(), *error), ("agentic_search", false));
+    assert_eq!(paths(search)[0], session, "{search}");
+    // The ranges are the best definitions, in line order: save_session is lines 9-11.
+    let ranges = search["files"][&session].as_array().unwrap();
+    assert!(ranges.contains(&json!([9, 11])), "{search}");
+    assert_eq!(
+        (search["turns_used"].clone(), search["partial"].clone()),
+        (json!(0), json!(false))
+    );
+    assert!(search.get("_deprecated").is_none());
+    for answer in [&r[0].2, &r[1].2, &r[2].2] {
+        for path in paths(answer) {
+            assert!(!path.contains("build/"), ".gitignore'd file shown: {path}");
+            assert!(!path.contains("secrets/"), "denied file shown: {path}");
+            assert!(path.starts_with(&*p.root.to_string_lossy()), "{path}");
+        }
+    }
+
+    let (tool, error, alias) = &r[1];
+    assert_eq!((tool.as_str(), *error), ("fast_search", false));
+    assert_eq!(alias["files"], search["files"]);
+    assert!(
+        alias["_deprecated"]
+            .as_str()
+            .unwrap()
+            .contains("agentic_search")
+    );
+
+    let (tool, error, retrieval) = &r[2];
+    assert_eq!((tool.as_str(), *error), ("agentic_retrieval", false));
+    assert!(
+        retrieval["hints_used"].as_u64().unwrap() >= 1,
+        "{retrieval}"
+    );
+    assert!(
+        paths(retrieval).contains(&views),
+        "the caller is followed: {retrieval}"
+    );
+
+    let (tool, error, empty) = &r[3];
+    assert_eq!((tool.as_str(), *error), ("agentic_search", true));
+    assert_eq!(empty["code"], "INVALID_INPUT", "{empty}");
+
+    // The first search built the index (33 files) and said so.
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("PROGRESS agentic_search") && l.contains("indexing")),
+        "{stdout}"
+    );
+    let kept = std::fs::read_dir(p.state.join("search")).unwrap().count();
+    assert_eq!(kept, 1, "the index is kept in the state directory");
+}
+
+/// A user config naming the stand-in endpoint.
+fn model_config(p: &Project, url: &str, turns: u32) -> std::path::PathBuf {
+    let file = p.state.join("user.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[fallback]\nendpoint = \"{url}\"\nmodel = \"stand-in\"\n[search]\nmax_turns = {turns}\ntimeout_s = 30\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
+}
+
+fn search_json(p: &Project, config: &Path, query: &str) -> Value {
+    let out = bin()
+        .args(["search", "--agentic", "--json", "--root"])
+        .arg(&p.root)
+        .arg(query)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .env("PATCHGATE_CONFIG", config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_model_explores_with_read_only_tools_and_reports_back() {
+    let p = project();
+    let (url, seen) = fake_chat(|n, _| match n {
+        0 => json!({"role": "assistant", "content": null, "tool_calls": [
+            call("a", "view_file", json!({"path": "../outside.txt"})),
+            call("b", "grep", json!({"pattern": "save_session\\("})),
+            call("c", "view_file", json!({"path": "secrets/session_keys.py"})),
+        ]}),
+        _ => json!({"role": "assistant", "content": null, "tool_calls": [
+            call("d", "report_back", json!({
+                "explanation": "save_session signs and stores it",
+                "files": {"app/session.py": [[9, 11]], "/etc/passwd": [[1, 1]], "app/views.py": [[4, 6]]}
+            })),
+        ]}),
+    });
+    std::fs::write(p.root.parent().unwrap().join("outside.txt"), "secret\n").unwrap();
+    let config = model_config(&p, &url, 5);
+    let answer = search_json(&p, &config, "where is the session saved");
+    assert_eq!(answer["turns_used"], 2, "{answer}");
+    assert_eq!(answer["partial"], false);
+    assert_eq!(answer["explanation"], "save_session signs and stores it");
+    let root = p.root.to_string_lossy();
+    assert_eq!(
+        paths(&answer),
+        [
+            format!("{root}/app/session.py"),
+            format!("{root}/app/views.py")
+        ]
+    );
+    assert!(answer["error"].as_str().unwrap().contains("/etc/passwd"));
+
+    let bodies = seen.lock().unwrap();
+    let tools: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        ["view_file", "grep", "glob", "list_dir", "report_back"]
+    );
+    let seed = bodies[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        seed.contains("app/session.py"),
+        "the index's hits seed the loop: {seed}"
+    );
+    let replies: Vec<&str> = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(replies.len(), 3);
+    assert!(
+        replies[0].starts_with("error:") && replies[0].contains("outside"),
+        "{}",
+        replies[0]
+    );
+    assert!(!replies.iter().any(|r| r.contains("secret\n")));
+    assert!(replies[1].contains("app/views.py:5:"), "{}", replies[1]);
+    assert!(
+        !replies[1].contains("secrets/") && !replies[1].contains("build/"),
+        "{}",
+        replies[1]
+    );
+    assert!(
+        replies[2].starts_with("error:") && replies[2].contains("denies"),
+        "{}",
+        replies[2]
+    );
+}
+
+#[test]
+fn the_turn_limit_answers_partial_with_the_index_hits() {
+    let p = project();
+    let (url, seen) = fake_chat(|n, _| {
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            call(&format!("g{n}"), "glob", json!({"pattern": "*.py"})),
+        ]})
+    });
+    let config = model_config(&p, &url, 2);
+    let answer = search_json(&p, &config, "where is the session saved");
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    assert_eq!(answer["partial"], true, "{answer}");
+    assert_eq!(answer["turns_used"], 2);
+    assert!(answer["error"].as_str().unwrap().contains("2 turns"));
+    let root = p.root.to_string_lossy();
+    assert_eq!(paths(&answer)[0], format!("{root}/app/session.py"));
+}
+
+#[test]
+fn search_on_the_command_line() {
+    let p = project();
+    let run = |args: &[&str]| {
+        bin()
+            .arg("search")
+            .args(args)
+            .arg("--root")
+            .arg(&p.root)
+            .env("PATCHGATE_STATE_DIR", &p.state)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["save", "session", "--limit", "2"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(stdout.starts_with("  1. app/session.py  "), "{stdout}");
+    let none = run(&["zzzqqq"]);
+    assert_eq!(none.status.code(), Some(1), "nothing found exits 1");
+    let agentic = run(&["--agentic", "cookie"]);
+    assert_eq!(agentic.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&agentic.stderr).contains("[fallback]"));
+    let outside = bin()
+        .args(["search", "x", "--root", "/nonexistent/dir"])
+        .output()
+        .unwrap();
+    assert_eq!(outside.status.code(), Some(2));
+}

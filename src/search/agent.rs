@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
-use super::Answer;
 use super::explore::Explorer;
+use super::{Answer, merge_ranges};
 use crate::chat::Chat;
 use crate::error::Result;
 use crate::workspace::config::SearchConfig;
@@ -23,6 +23,10 @@ view_file reads lines, grep searches lines by regular expression, glob finds fil
 list_dir lists a directory. Paths are relative to the project root. Use few turns. When you \
 know, call report_back once with a short explanation and the relevant files, most relevant \
 first, each with the line ranges [start, end] (1-based, inclusive) that matter.";
+
+/// The most files a model's report may name, and ranges per file.
+const MAX_REPORTED_FILES: usize = 50;
+const MAX_REPORTED_RANGES: usize = 20;
 
 /// The model and the loop's bounds.
 #[derive(Debug, Clone)]
@@ -151,21 +155,23 @@ fn report(explorer: &Explorer, query: &str, args: &Map<String, Value>, turns: u3
     let mut files = Vec::new();
     let mut dropped = Vec::new();
     if let Some(Value::Object(named)) = args.get("files") {
-        for (path, ranges) in named {
+        for (path, ranges) in named.iter().take(MAX_REPORTED_FILES) {
             let Ok(rel) = explorer.resolve(path) else {
                 dropped.push(path.clone());
                 continue;
             };
-            let ranges: Vec<[u32; 2]> = ranges
+            let mut ranges: Vec<[u32; 2]> = ranges
                 .as_array()
                 .into_iter()
                 .flatten()
+                .take(MAX_REPORTED_RANGES)
                 .filter_map(|r| {
                     let a = r.get(0)?.as_u64()?.clamp(1, u64::from(u32::MAX)) as u32;
                     let b = r.get(1).and_then(Value::as_u64).unwrap_or(u64::from(a));
                     Some([a, (b.min(u64::from(u32::MAX)) as u32).max(a)])
                 })
                 .collect();
+            merge_ranges(&mut ranges);
             if !files.iter().any(|(p, _)| p == &rel) {
                 files.push((rel, ranges));
             }

@@ -20,6 +20,8 @@ pub const MAX_GREP_MATCHES: usize = 100;
 pub const MAX_LISTED: usize = 300;
 /// The longest line shown in a `grep` answer, in characters.
 const MAX_LINE_CHARS: usize = 200;
+/// The longest line shown by `view_file`, in characters (minified files have huge lines).
+const MAX_VIEW_LINE_CHARS: usize = 1000;
 
 /// Which paths a search may see.
 pub type Keep = Arc<dyn Fn(&str) -> bool + Send + Sync>;
@@ -48,7 +50,8 @@ impl Explorer {
         }
     }
 
-    /// A searchable file's root-relative path, or why not.
+    /// A searchable file's root-relative path, or why not: outside the root, denied by a
+    /// rule, or not searchable (missing, ignored by `.gitignore`, hidden, binary, too large).
     pub fn resolve(&self, path: &str) -> Result<String> {
         let safe = self.root.resolve(path)?;
         if !(self.keep)(&safe.rel) {
@@ -56,6 +59,12 @@ impl Explorer {
                 ErrorCode::DeniedByRule,
                 format!("`{}` may not be read: a rule denies it", safe.rel),
             ));
+        }
+        if self.files.binary_search(&safe.rel).is_err() {
+            return Err(refused(format!(
+                "`{}` is not a searchable file (missing, ignored, hidden, binary or over 1 MB)",
+                safe.rel
+            )));
         }
         Ok(safe.rel)
     }
@@ -108,7 +117,9 @@ impl Explorer {
         let last = wanted.max(first).min(n).min(first + MAX_VIEW_LINES - 1);
         let mut out = format!("{rel} (lines {first}-{last} of {n})\n");
         for (i, l) in lines.iter().enumerate().take(last).skip(first - 1) {
-            out.push_str(&format!("{:>5}  {l}\n", i + 1));
+            let shown: String = l.chars().take(MAX_VIEW_LINE_CHARS).collect();
+            let cut = if shown.len() < l.len() { " …" } else { "" };
+            out.push_str(&format!("{:>5}  {shown}{cut}\n", i + 1));
         }
         if last < wanted.min(n) {
             out.push_str(&format!(
@@ -285,6 +296,9 @@ mod tests {
         assert_eq!(e.code, ErrorCode::InvalidPath);
         let e = x.view_file("secret.py", None, None).unwrap_err();
         assert_eq!(e.code, ErrorCode::DeniedByRule);
+        std::fs::write(x.root.path().join("ignored.py"), "X = 1\n").unwrap();
+        let e = x.view_file("ignored.py", None, None).unwrap_err();
+        assert!(e.message.contains("not a searchable file"), "{}", e.message);
         assert!(x.grep("KEY", None, false).unwrap().starts_with("no line"));
         assert!(x.list_dir(Some("../")).is_err());
         assert!(x.grep("(", None, false).is_err());

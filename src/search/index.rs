@@ -140,6 +140,10 @@ pub struct Index {
     /// Per defined name's whole term: (file, unit) of each definition.
     #[serde(skip)]
     defs: HashMap<u32, Vec<(u32, u32)>>,
+    /// While files are added: each identifier's term ids (identifiers repeat a lot, and
+    /// splitting and stemming them is most of the work). Dropped by [`Index::finish`].
+    #[serde(skip)]
+    seen_ids: HashMap<String, Vec<u32>>,
 }
 
 fn counted(ids: impl IntoIterator<Item = u32>) -> Vec<(u32, u32)> {
@@ -209,15 +213,7 @@ impl Index {
     /// Index (or re-index) one file's text. Call [`Index::finish`] after a batch.
     pub fn add(&mut self, path: &str, mtime_ns: i64, size: u64, text: &str) {
         let lines: Vec<&str> = text.lines().collect();
-        let line_terms: Vec<Vec<u32>> = lines
-            .iter()
-            .map(|l| {
-                tokens::terms(l)
-                    .into_iter()
-                    .map(|t| self.intern(t))
-                    .collect()
-            })
-            .collect();
+        let line_terms: Vec<Vec<u32>> = lines.iter().map(|l| self.line_terms(l)).collect();
         let mut unit_entries = Vec::new();
         let mut def_terms = Vec::new();
         for u in units::units(&lines) {
@@ -269,6 +265,23 @@ impl Index {
         }
     }
 
+    /// The term ids of one line (through the identifier cache).
+    fn line_terms(&mut self, line: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        for id in tokens::identifiers(line) {
+            if let Some(ids) = self.seen_ids.get(id) {
+                out.extend_from_slice(ids);
+                continue;
+            }
+            let mut terms = Vec::new();
+            tokens::identifier_terms(id, &mut terms);
+            let ids: Vec<u32> = terms.into_iter().map(|t| self.intern(t)).collect();
+            out.extend_from_slice(&ids);
+            self.seen_ids.insert(id.to_string(), ids);
+        }
+        out
+    }
+
     /// Drop the files `keep` refuses. Call [`Index::finish`] after.
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
         self.files.retain(|f| keep(&f.path));
@@ -282,6 +295,7 @@ impl Index {
 
     /// Derive the postings and statistics (after loading or changing files).
     pub fn finish(&mut self) {
+        self.seen_ids = HashMap::new();
         if self.dict.len() != self.words.len() {
             self.dict = self
                 .words

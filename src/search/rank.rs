@@ -17,6 +17,8 @@ const PATH_WEIGHT: f64 = 1.2;
 const DEF_WEIGHT: f64 = 0.8;
 /// Weight of the file's best unit (the query's terms together in one definition).
 const UNIT_WEIGHT: f64 = 0.6;
+/// How many leading files get the proximity bonus at least.
+const MIN_CANDIDATES: usize = 100;
 /// The most ranges one hit reports.
 const MAX_RANGES: usize = 3;
 /// The most lines of a file reported when no unit matches.
@@ -108,25 +110,35 @@ pub fn rank(index: &Index, query: &str, limit: usize, keep: &dyn Fn(&str) -> boo
                 extra += DEF_WEIGHT * idf;
             }
         }
-        // Proximity: the query's terms together in one definition count again.
-        let best_unit = if scores[i] > 0.0 {
-            f.units
-                .iter()
-                .map(|u| unit_score(index, u, &q))
-                .fold(0.0, f64::max)
-        } else {
-            0.0
-        };
-        scores[i] = (scores[i] + extra + UNIT_WEIGHT * best_unit) * prior(f.kind);
+        scores[i] += extra;
     }
+    let by_score = |scores: &[f64], a: &usize, b: &usize| {
+        scores[*b]
+            .total_cmp(&scores[*a])
+            .then_with(|| files[*a].path.cmp(&files[*b].path))
+    };
     let mut order: Vec<usize> = (0..files.len())
         .filter(|&i| scores[i] > 0.0 && keep(&files[i].path))
         .collect();
-    order.sort_by(|&a, &b| {
-        scores[b]
-            .total_cmp(&scores[a])
-            .then_with(|| files[a].path.cmp(&files[b].path))
+    // Proximity, for the leading candidates only (a common word matches most files): the
+    // query's terms together in one definition count again.
+    let candidates = (limit * 4).max(MIN_CANDIDATES);
+    let prior_score = |i: usize| scores[i] * prior(files[i].kind);
+    order.sort_by(|a, b| {
+        prior_score(*b)
+            .total_cmp(&prior_score(*a))
+            .then_with(|| by_score(&scores, a, b))
     });
+    order.truncate(candidates);
+    for &i in &order {
+        let best_unit = files[i]
+            .units
+            .iter()
+            .map(|u| unit_score(index, u, &q))
+            .fold(0.0, f64::max);
+        scores[i] = (scores[i] + UNIT_WEIGHT * best_unit) * prior(files[i].kind);
+    }
+    order.sort_by(|a, b| by_score(&scores, a, b));
     order.truncate(limit);
     order
         .into_iter()

@@ -2,11 +2,10 @@
 //! `.gitignore`, `.ignore` and git's excludes hold, even outside a git checkout; hidden files
 //! and symlinks are not followed), files over [`MAX_FILE_BYTES`] and binaries are skipped,
 //! and only files whose modification time or size changed are read again. The index is kept
-//! gzipped in the state directory, written atomically, so a killed process leaves the last
-//! whole index.
+//! in the state directory in a compact binary form (postcard), written atomically, so a killed
+//! process leaves the last whole index.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
@@ -70,7 +69,7 @@ pub struct Store {
 fn index_file(root: &Path) -> PathBuf {
     state::state_dir()
         .join("search")
-        .join(format!("{}.json.gz", state::root_key(root)))
+        .join(format!("{}.index", state::root_key(root)))
 }
 
 fn stamp(meta: &std::fs::Metadata) -> i64 {
@@ -128,11 +127,7 @@ fn text_of(bytes: &[u8]) -> Option<String> {
 
 fn load(file: &Path, root: &Path) -> Option<Saved> {
     let bytes = std::fs::read(file).ok()?;
-    let mut json = Vec::new();
-    flate2::read::GzDecoder::new(&bytes[..])
-        .read_to_end(&mut json)
-        .ok()?;
-    let mut saved: Saved = serde_json::from_slice(&json).ok()?;
+    let mut saved: Saved = postcard::from_bytes(&bytes).ok()?;
     if saved.format != FORMAT || saved.root != root {
         return None;
     }
@@ -242,18 +237,12 @@ impl Store {
     fn save(&self) {
         let Some(file) = &self.file else { return };
         let written = (|| -> Result<()> {
-            let json = serde_json::to_vec(&self.saved)
+            let bytes = postcard::to_stdvec(&self.saved)
                 .map_err(|e| Error::new(ErrorCode::FsError, e.to_string()))?;
-            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-            gz.write_all(&json)
-                .and_then(|()| gz.finish())
-                .and_then(|bytes| {
-                    if let Some(dir) = file.parent() {
-                        std::fs::create_dir_all(dir)?;
-                    }
-                    fs::write_private(file, &bytes)
-                })
-                .map_err(|e| Error::new(ErrorCode::FsError, e.to_string()))
+            if let Some(dir) = file.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| fs::io_error("search", "create", &e))?;
+            }
+            fs::write_private(file, &bytes).map_err(|e| fs::io_error("search", "write", &e))
         })();
         if let Err(e) = written {
             tracing::warn!("the search index was not saved to {}: {e}", file.display());
@@ -301,7 +290,7 @@ mod tests {
         write(d, "a.py", b"def alpha():\n    pass\n");
         write(d, "b.py", b"def beta():\n    pass\n");
         let root = Root::new(d).unwrap();
-        let file = state.path().join("ix.json.gz");
+        let file = state.path().join("ix.index");
         let mut store = Store::in_memory(&root);
         store.file = Some(file.clone());
         let mut calls = Vec::new();

@@ -98,6 +98,7 @@ pub(crate) fn whole_term(id: &str) -> String {
 }
 
 /// The terms of a text, in order.
+#[cfg(test)]
 pub(crate) fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for id in identifiers(text) {

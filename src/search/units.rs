@@ -26,13 +26,98 @@ fn is_comment(line: &str) -> bool {
         .any(|m| t.starts_with(m))
 }
 
+/// Words that start statements, never a method signature.
+const STATEMENT_WORDS: &[&str] = &[
+    "if",
+    "else",
+    "for",
+    "foreach",
+    "while",
+    "do",
+    "switch",
+    "case",
+    "catch",
+    "try",
+    "return",
+    "throw",
+    "new",
+    "delete",
+    "using",
+    "lock",
+    "when",
+    "synchronized",
+    "await",
+    "yield",
+    "sizeof",
+    "assert",
+    "elif",
+    "with",
+    "match",
+    "defer",
+    "go",
+    "select",
+    "unless",
+    "until",
+    "typeof",
+];
+
+/// The name of a C-family method or function signature without a declaring keyword
+/// (`public static int parse(String s) {`, `Foo::~Foo()`, a JS class's `render() {`): a name
+/// right before the first `(`, after type words only, on a line that opens a brace (now or
+/// on the next line) and ends no statement.
+fn signature_name<'a>(line: &'a str, next: Option<&str>) -> Option<&'a str> {
+    let t = line.trim();
+    let open = t.find('(')?;
+    let (head, rest) = (&t[..open], &t[open..]);
+    let opens = t.ends_with('{') || (t.ends_with(')') && next.is_some_and(|n| n.trim() == "{"));
+    if !opens
+        || t.ends_with(';')
+        || rest.contains(['"', '\'', '`'])
+        || rest.contains("=>")
+        || rest.contains("function")
+        || head.contains(['=', '.', '"', '\'', ',', '!', '?'])
+        || head.trim().is_empty()
+    {
+        return None;
+    }
+    let words: Vec<&str> = head.split_whitespace().collect();
+    let first = words.first()?.trim_start_matches('@');
+    if STATEMENT_WORDS.contains(&first) {
+        return None;
+    }
+    let last = words.last()?;
+    let name = last
+        .rsplit("::")
+        .next()?
+        .trim_start_matches(['*', '&', '~']);
+    let is_name = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        && !name.chars().next().is_some_and(|c| c.is_ascii_digit());
+    let keyword = STATEMENT_WORDS.contains(&name)
+        || matches!(
+            name,
+            "pub" | "public" | "private" | "protected" | "static" | "fn" | "def"
+        );
+    (is_name && !keyword).then_some(name)
+}
+
 /// The name a line defines, when it opens a definition worth a unit: local `let`, `var` and
-/// `const` inside a block are not.
-pub(crate) fn definition(line: &str) -> Option<&str> {
+/// `const` inside a block are not. `next` is the following line (for a brace on its own).
+pub(crate) fn definition<'a>(line: &'a str, next: Option<&str>) -> Option<&'a str> {
     if is_comment(line) {
         return None;
     }
-    let name = declared_name(line)?;
+    // Rust's `pub(crate) fn`: the visibility's parentheses hide the keyword.
+    let trimmed = line.trim_start();
+    let line = match trimmed.strip_prefix("pub(").and_then(|r| r.split_once(')')) {
+        Some((_, rest)) => rest,
+        None => line,
+    };
+    let Some(name) = declared_name(line) else {
+        return signature_name(line, next);
+    };
     let first = line.split_whitespace().next().unwrap_or("");
     let local = matches!(first, "let" | "var" | "const" | "local");
     let indented = line.starts_with([' ', '\t']);
@@ -86,7 +171,7 @@ fn containers(defs: &[Unit]) -> Vec<bool> {
 pub(crate) fn units(lines: &[&str]) -> Vec<Unit> {
     let mut defs = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        let Some(name) = definition(line) else {
+        let Some(name) = definition(line, lines.get(i + 1).copied()) else {
             continue;
         };
         let (start, end) = block_extent(lines, i);
@@ -129,6 +214,45 @@ pub(crate) fn units(lines: &[&str]) -> Vec<Unit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn c_family_signatures_without_a_keyword_are_definitions() {
+        let yes = [
+            (
+                "    public static int parseInt(String s) throws Bad {",
+                "parseInt",
+            ),
+            ("    private List<String> names() {", "names"),
+            ("Foo::~Foo()", "Foo"),
+            ("static void *worker(void *arg) {", "worker"),
+            ("  async render(props) {", "render"),
+            ("    public override string ToString()", "ToString"),
+        ];
+        for (line, name) in yes {
+            assert_eq!(definition(line, Some("{")), Some(name), "{line}");
+        }
+        let no = [
+            "    if (x) {",
+            "    } else if (y) {",
+            "    foo(bar);",
+            "    obj.call(x) {",
+            "describe('parser', () => {",
+            "    return compute(x) {",
+            "    x = make(y) {",
+            "    for (int i = 0; i < n; i++) {",
+        ];
+        for line in no {
+            assert_eq!(definition(line, Some("{")), None, "{line}");
+        }
+        assert_eq!(definition("    int size()", Some("    return 1;")), None);
+        assert_eq!(
+            definition(
+                "    pub(crate) fn units(lines: &[&str]) -> Vec<Unit> {",
+                None
+            ),
+            Some("units")
+        );
+    }
 
     #[test]
     fn python_methods_are_units_inside_their_class() {

@@ -186,6 +186,7 @@ fn the_model_explores_with_read_only_tools_and_reports_back() {
             call("a", "view_file", json!({"path": "../outside.txt"})),
             call("b", "grep", json!({"pattern": "save_session\\("})),
             call("c", "view_file", json!({"path": "secrets/session_keys.py"})),
+            call("e", "view_file", json!({"path": "build/session_copy.py"})),
         ]}),
         _ => json!({"role": "assistant", "content": null, "tool_calls": [
             call("d", "report_back", json!({
@@ -233,7 +234,7 @@ fn the_model_explores_with_read_only_tools_and_reports_back() {
         .filter(|m| m["role"] == "tool")
         .map(|m| m["content"].as_str().unwrap())
         .collect();
-    assert_eq!(replies.len(), 3);
+    assert_eq!(replies.len(), 4);
     assert!(
         replies[0].starts_with("error:") && replies[0].contains("outside"),
         "{}",

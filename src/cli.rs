@@ -290,7 +290,7 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=200))]
     pub limit: u32,
     /// Follow the hits' definitions and references (the `agentic_retrieval` tool).
-    #[arg(long, conflicts_with = "agentic")]
+    #[arg(long)]
     pub retrieval: bool,
     /// Let the configured model explore from the local hits (the `agentic_search` tool with
     /// a model); without a model configured this is an error.

@@ -72,6 +72,7 @@ pub(crate) fn search(args: SearchArgs) -> Result<ExitCode> {
             .context("--agentic needs a model: set [fallback] in your patchgate config")?;
         let explorer = searcher.explorer();
         let show = std::io::stderr().is_terminal();
+        let hints_used = answer.hints_used;
         answer = super::runtime()?.block_on(agent::explore(
             model,
             &explorer,
@@ -83,6 +84,7 @@ pub(crate) fn search(args: SearchArgs) -> Result<ExitCode> {
                 }
             },
         ));
+        answer.hints_used = hints_used;
         if show {
             eprint!("\r\x1b[K");
         }

@@ -16,6 +16,7 @@ use super::envelope::Envelope;
 use super::service::ProgressSink;
 use crate::error::{Error, ErrorCode, Result};
 use crate::review::queue::Gate;
+use crate::search::explore::Explorer;
 use crate::search::{DEFAULT_LIMIT, Mode, Searcher, agent, store::Store};
 use crate::workspace::userconfig::UserConfig;
 
@@ -75,16 +76,18 @@ async fn reporting<T>(
     }
 }
 
-/// The local answer, on a blocking thread; indexing progress goes to `tx` about every 5%.
+/// The local answer and the exploration tools over the files it saw, on a blocking thread
+/// (the index may be read, built or brought up to date); indexing progress goes to `tx`
+/// about every 5%.
 async fn local(
     searcher: Arc<Searcher>,
     mode: Mode,
     query: String,
     tx: mpsc::UnboundedSender<Report>,
-) -> Result<crate::search::Answer> {
+) -> Result<(crate::search::Answer, Explorer)> {
     tokio::task::spawn_blocking(move || {
         let mut last = usize::MAX;
-        searcher.local(mode, &query, DEFAULT_LIMIT, &mut |done, total| {
+        let answer = searcher.local(mode, &query, DEFAULT_LIMIT, &mut |done, total| {
             let step = done * 20 / total.max(1);
             if total >= 20 && step != last {
                 last = step;
@@ -94,13 +97,15 @@ async fn local(
                     format!("indexing {done}/{total} files"),
                 ));
             }
-        })
+        })?;
+        Ok((answer, searcher.explorer()))
     })
     .await
     .map_err(|e| Error::new(ErrorCode::FsError, format!("the search stopped: {e}")))?
 }
 
-/// The search proper: local answer, then the model's exploration when one is configured.
+/// The search proper: the local answer (ranked hits, or for retrieval the hints and their
+/// links), then the model's exploration from it when one is configured.
 async fn answer(
     searcher: Arc<Searcher>,
     tool: ToolName,
@@ -113,11 +118,11 @@ async fn answer(
         Mode::Search
     };
     let (tx, rx) = mpsc::unbounded_channel();
-    let seeds = reporting(local(searcher.clone(), mode, query.clone(), tx), rx, sink).await?;
-    let Some(model) = searcher.model().filter(|_| mode == Mode::Search) else {
+    let (seeds, explorer) =
+        reporting(local(searcher.clone(), mode, query.clone(), tx), rx, sink).await?;
+    let Some(model) = searcher.model() else {
         return Ok(seeds);
     };
-    let explorer = searcher.explorer();
     let (tx, rx) = mpsc::unbounded_channel();
     let mut turn_report = move |turn: u32, max: u32| {
         let _ = tx.send((
@@ -127,7 +132,9 @@ async fn answer(
         ));
     };
     let work = agent::explore(model, &explorer, &query, &seeds, &mut turn_report);
-    Ok(reporting(work, rx, sink).await)
+    let mut explored = reporting(work, rx, sink).await;
+    explored.hints_used = seeds.hints_used;
+    Ok(explored)
 }
 
 /// Run a search tool call to its JSON answer; `true` with an error envelope.
@@ -148,7 +155,7 @@ pub async fn run(
         Err(e) => return (Envelope::error(&e, &[], false).to_value(), true),
     };
     let searcher = searches.get(gate);
-    let root = searcher.root();
+    let root = searcher.root().to_path_buf();
     let result = tokio::select! {
         r = answer(searcher, tool, query, sink) => r,
         () = cancel.cancelled() => Err(Error::invalid_input("the client cancelled the search")),

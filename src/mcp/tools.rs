@@ -230,8 +230,9 @@ const AGENTIC_RETRIEVAL: &str = "\
 Two-stage code retrieval: the index's best hits are the hints (`hints_used` says how many), \
 then the names they define are followed to where they are used, and the names they call to \
 where they are defined. Returns the hinted files first, then the files the links reach, each \
-with the line ranges that hold the link. Use it to see a feature's call graph around the \
-places that match the question. Read-only.";
+with the line ranges that hold the link. When the user configured a model, it then explores \
+from these as agentic_search does. Use it to see a feature's call graph around the places \
+that match the question. Read-only.";
 
 /// The input schema of the search tools: one query.
 fn search_input() -> Value {

@@ -153,6 +153,7 @@ pub enum Mode {
 
 /// The searches of one root: its store, which paths it may see, and the model if any.
 pub struct Searcher {
+    root: std::path::PathBuf,
     store: Mutex<Store>,
     keep: Keep,
     model: Option<SearchModel>,
@@ -162,6 +163,7 @@ impl Searcher {
     /// A searcher over `store`, seeing only the paths `keep` allows.
     pub fn new(store: Store, keep: Keep, model: Option<SearchModel>) -> Searcher {
         Searcher {
+            root: store.root().path().to_path_buf(),
             store: Mutex::new(store),
             keep,
             model,
@@ -189,8 +191,8 @@ impl Searcher {
     }
 
     /// The root directory.
-    pub fn root(&self) -> std::path::PathBuf {
-        self.store().root().path().to_path_buf()
+    pub fn root(&self) -> &std::path::Path {
+        &self.root
     }
 
     /// The model, when one is configured for search.
@@ -225,7 +227,8 @@ impl Searcher {
         })
     }
 
-    /// The exploration tools over the files indexed now.
+    /// The exploration tools over the files indexed now (blocking while another search
+    /// refreshes the index).
     pub fn explorer(&self) -> Explorer {
         let store = self.store();
         let files = store.index().paths().map(str::to_string).collect();

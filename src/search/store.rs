@@ -63,6 +63,8 @@ pub struct Store {
     root: Root,
     file: Option<PathBuf>,
     saved: Saved,
+    /// Whether the kept index was read (on the first refresh, off the async threads).
+    loaded: bool,
 }
 
 /// Where the index of `root` is kept.
@@ -136,18 +138,13 @@ fn load(file: &Path, root: &Path) -> Option<Saved> {
 }
 
 impl Store {
-    /// The store of `root`, loaded from the state directory when an index is kept there.
+    /// The store of `root`, kept in the state directory; the kept index is read by the
+    /// first refresh.
     pub fn open(root: &Root) -> Store {
-        let file = index_file(root.path());
-        let saved = load(&file, root.path()).unwrap_or_else(|| Saved {
-            format: FORMAT,
-            root: root.path().to_path_buf(),
-            ..Saved::default()
-        });
         Store {
-            root: root.clone(),
-            file: Some(file),
-            saved,
+            file: Some(index_file(root.path())),
+            loaded: false,
+            ..Store::in_memory(root)
         }
     }
 
@@ -161,6 +158,7 @@ impl Store {
                 root: root.path().to_path_buf(),
                 ..Saved::default()
             },
+            loaded: true,
         }
     }
 
@@ -178,6 +176,12 @@ impl Store {
     /// drop gone ones, and save when anything changed. `progress` hears of each file read.
     pub fn refresh(&mut self, keep: &dyn Fn(&str) -> bool, progress: Progress<'_>) -> Refresh {
         let started = Instant::now();
+        if !self.loaded {
+            self.loaded = true;
+            if let Some(saved) = self.file.as_deref().and_then(|f| load(f, self.root.path())) {
+                self.saved = saved;
+            }
+        }
         let found = walk(self.root.path(), keep);
         let stale: Vec<&Found> = found
             .iter()
@@ -299,10 +303,11 @@ mod tests {
         assert_eq!(calls.last(), Some(&(2, 2)));
         write(d, "b.py", b"def gamma_changed():\n    pass\n\n");
         std::fs::remove_file(d.join("a.py")).unwrap();
+        assert!(load(&file, root.path()).is_some(), "the saved index loads");
         let mut reopened = Store {
-            root: root.clone(),
             file: Some(file.clone()),
-            saved: load(&file, root.path()).expect("the saved index loads"),
+            loaded: false,
+            ..Store::in_memory(&root)
         };
         let second = reopened.refresh(&|_| true, &mut |_, _| {});
         assert_eq!((second.files, second.read, second.removed), (1, 1, 1));

@@ -115,9 +115,20 @@ pub(crate) fn definition<'a>(line: &'a str, next: Option<&str>) -> Option<&'a st
         Some((_, rest)) => rest,
         None => line,
     };
-    let Some(name) = declared_name(line) else {
+    let Some(mut name) = declared_name(line) else {
         return signature_name(line, next);
     };
+    // Ruby's `def self.name`: the name is after the receiver.
+    if name == "self"
+        && let Some(after) = line.split_once("self.").map(|(_, a)| a)
+    {
+        let end = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        if end > 0 {
+            name = &after[..end];
+        }
+    }
     let first = line.split_whitespace().next().unwrap_or("");
     let local = matches!(first, "let" | "var" | "const" | "local");
     let indented = line.starts_with([' ', '\t']);
@@ -245,6 +256,7 @@ mod tests {
             assert_eq!(definition(line, Some("{")), None, "{line}");
         }
         assert_eq!(definition("    int size()", Some("    return 1;")), None);
+        assert_eq!(definition("  def self.parse(text)", None), Some("parse"));
         assert_eq!(
             definition(
                 "    pub(crate) fn units(lines: &[&str]) -> Vec<Unit> {",

@@ -65,25 +65,31 @@ fn paths(answer: &Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn the_three_search_tools_over_stdio_with_the_python_sdk() {
-    let p = project();
+/// Run the Python SDK's search script against `p` with the user config `config`; its stdout.
+fn python_searches(p: &Project, config: &Path) -> String {
     let out = Command::new(python())
         .arg(script())
         .args(["search", env!("CARGO_BIN_EXE_patchgate")])
         .arg(&p.root)
         .env("PATCHGATE_STATE_DIR", &p.state)
         .env("PATCHGATE_LOG", p.state.join("patchgate.log"))
-        .env("PATCHGATE_CONFIG", p.state.join("no-user-config.toml"))
+        .env("PATCHGATE_CONFIG", config)
         .env(
             "PATCHGATE_TEST_QUERY",
             "where is the session signed and saved in a cookie",
         )
         .output()
         .expect("run python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
+    stdout
+}
+
+#[test]
+fn the_three_search_tools_over_stdio_with_the_python_sdk() {
+    let p = project();
+    let stdout = python_searches(&p, &p.state.join("no-user-config.toml"));
     let r = results(&stdout);
     assert_eq!(r.len(), 4, "{stdout}");
     let session = p.root.join("app/session.py").to_string_lossy().into_owned();
@@ -251,6 +257,47 @@ fn the_model_explores_with_read_only_tools_and_reports_back() {
         replies[2].starts_with("error:") && replies[2].contains("denies"),
         "{}",
         replies[2]
+    );
+}
+
+#[test]
+fn over_mcp_the_model_answers_agentic_search_and_its_turns_are_progress() {
+    let p = project();
+    let (url, seen) = fake_chat(|n, _| {
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            call(&format!("r{n}"), "report_back", json!({
+                "explanation": "the caller", "files": {"app/views.py": [[4, 6]]}
+            })),
+        ]})
+    });
+    let config = model_config(&p, &url, 4);
+    let stdout = python_searches(&p, &config);
+    let r = results(&stdout);
+    let views = p.root.join("app/views.py").to_string_lossy().into_owned();
+    for (tool, answer) in [("agentic_search", &r[0].2), ("fast_search", &r[1].2)] {
+        assert_eq!(
+            paths(answer),
+            std::slice::from_ref(&views),
+            "{tool}: {answer}"
+        );
+        assert_eq!(answer["turns_used"], 1, "{answer}");
+        assert_eq!(answer["explanation"], "the caller");
+    }
+    // Retrieval seeds the model with the hints and their links, and keeps `hints_used`.
+    assert_eq!(r[2].2["turns_used"], 1, "{}", r[2].2);
+    assert!(r[2].2["hints_used"].as_u64().unwrap() >= 1);
+    let bodies = seen.lock().unwrap();
+    assert_eq!(bodies.len(), 3, "one model turn per search");
+    let seed = bodies[2]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        seed.contains("app/views.py"),
+        "the followed caller seeds the model: {seed}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("PROGRESS agentic_search 1.0 4.0 exploring: model turn 1")),
+        "{stdout}"
     );
 }
 

@@ -51,6 +51,37 @@ const TEST_WORDS: &[&str] = &[
     "e2e",
 ];
 
+/// Directories of vendored, built or generated code: not the project's own source.
+const VENDORED_DIRS: &[&str] = &[
+    "vendor",
+    "vendored",
+    "third_party",
+    "thirdparty",
+    "third-party",
+    "external",
+    "node_modules",
+    "dist",
+    "build",
+    "target",
+    "generated",
+    "__generated__",
+    "gen",
+];
+
+/// File-name endings of generated code.
+const GENERATED_ENDINGS: &[&str] = &[
+    ".min.js",
+    ".min.css",
+    ".pb.go",
+    "_pb2.py",
+    "_pb2_grpc.py",
+    ".pb.cc",
+    ".pb.h",
+    ".generated.cs",
+    ".g.dart",
+    ".designer.cs",
+];
+
 /// The kind of a root-relative path.
 pub fn kind_of(path: &str) -> Kind {
     let lower = path.to_ascii_lowercase();
@@ -58,6 +89,11 @@ pub fn kind_of(path: &str) -> Kind {
     let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
     let dirs: Vec<&str> = lower.split('/').collect();
     let dirs = &dirs[..dirs.len() - 1];
+    if dirs.iter().any(|d| VENDORED_DIRS.contains(d))
+        || GENERATED_ENDINGS.iter().any(|e| name.ends_with(e))
+    {
+        return Kind::Other;
+    }
     if DOC_EXT.contains(&ext) || dirs.iter().any(|d| matches!(*d, "docs" | "doc")) {
         return Kind::Doc;
     }
@@ -372,6 +408,9 @@ mod tests {
         assert_eq!(kind_of("README.md"), Kind::Doc);
         assert_eq!(kind_of("pyproject.toml"), Kind::Other);
         assert_eq!(kind_of("src/latest.rs"), Kind::Source);
+        assert_eq!(kind_of("vendor/github.com/x/y.go"), Kind::Other);
+        assert_eq!(kind_of("static/app.min.js"), Kind::Other);
+        assert_eq!(kind_of("api/v1/service.pb.go"), Kind::Other);
     }
 
     #[test]

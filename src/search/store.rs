@@ -21,7 +21,7 @@ use crate::workspace::state;
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Bump when the index's format or analysis changes: an older file is rebuilt.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// A file the walk found.
 #[derive(Debug, Clone)]
@@ -178,8 +178,15 @@ impl Store {
         let started = Instant::now();
         if !self.loaded {
             self.loaded = true;
-            if let Some(saved) = self.file.as_deref().and_then(|f| load(f, self.root.path())) {
+            if let Some(f) = self.file.as_deref()
+                && let Some(saved) = load(f, self.root.path())
+            {
                 self.saved = saved;
+                // In use: not for pruning, even when nothing changes.
+                let _ = std::fs::File::options()
+                    .write(true)
+                    .open(f)
+                    .and_then(|file| file.set_modified(std::time::SystemTime::now()));
             }
         }
         let found = walk(self.root.path(), keep);
@@ -250,6 +257,32 @@ impl Store {
         })();
         if let Err(e) = written {
             tracing::warn!("the search index was not saved to {}: {e}", file.display());
+        }
+        if let Some(dir) = file.parent() {
+            prune(dir, UNUSED_FOR);
+        }
+    }
+}
+
+/// How long an index nobody used lives on (its root is probably gone).
+const UNUSED_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Remove the indexes in `dir` not written or read for `age` (a root searched once, long
+/// ago).
+fn prune(dir: &Path, age: Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|e| e > age);
+        if old && path.extension().is_some_and(|e| e == "index") {
+            let _ = std::fs::remove_file(&path);
         }
     }
 }

@@ -233,7 +233,7 @@ impl Index {
 
     /// The entry of a path.
     pub(crate) fn file(&self, path: &str) -> Option<&FileEntry> {
-        self.by_path.get(path).map(|&i| &self.files[i])
+        self.position(path).map(|i| &self.files[i])
     }
 
     /// The file's modification time and size as indexed.
@@ -318,15 +318,25 @@ impl Index {
         out
     }
 
-    /// Drop the files `keep` refuses. Call [`Index::finish`] after.
-    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        self.files.retain(|f| keep(&f.path));
+    /// Map each path to its place in `files`.
+    fn index_paths(&mut self) {
         self.by_path = self
             .files
             .iter()
             .enumerate()
             .map(|(i, f)| (f.path.clone(), i))
             .collect();
+    }
+
+    /// The place of a path in [`Index::files`].
+    pub(crate) fn position(&self, path: &str) -> Option<usize> {
+        self.by_path.get(path).copied()
+    }
+
+    /// Drop the files `keep` refuses. Call [`Index::finish`] after.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.files.retain(|f| keep(&f.path));
+        self.index_paths();
     }
 
     /// Derive the postings and statistics (after loading or changing files).
@@ -340,12 +350,7 @@ impl Index {
                 .map(|(i, w)| (w.clone(), i as u32))
                 .collect();
         }
-        self.by_path = self
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.path.clone(), i))
-            .collect();
+        self.index_paths();
         let mut postings = vec![Vec::new(); self.words.len()];
         let mut total = 0u64;
         self.defs.clear();

@@ -87,14 +87,8 @@ fn reach(map: &mut HashMap<usize, Reached>, file: &FileEntry, f: usize, unit: us
 /// Follow the hints' names through the index.
 fn follow(index: &Index, hints: &[Hit], keep: &dyn Fn(&str) -> bool) -> HashMap<usize, Reached> {
     let mut reached: HashMap<usize, Reached> = HashMap::new();
-    let position: HashMap<&str, usize> = index
-        .files()
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_str(), i))
-        .collect();
     for hit in hints {
-        let Some(&hf) = position.get(hit.path.as_str()) else {
+        let Some(hf) = index.position(&hit.path) else {
             continue;
         };
         let file = &index.files()[hf];
@@ -131,7 +125,7 @@ pub fn retrieve(index: &Index, query: &str, limit: usize, keep: &dyn Fn(&str) ->
     let mut explanation = explain(&hints, index.len());
     for h in &hints {
         let mut ranges = h.ranges.clone();
-        if let Some(pos) = index.files().iter().position(|f| f.path == h.path)
+        if let Some(pos) = index.position(&h.path)
             && let Some(r) = reached.remove(&pos)
         {
             let mut more = r.ranges;

@@ -266,44 +266,43 @@ mod tests {
         );
     }
 
-    #[test]
-    fn python_methods_are_units_inside_their_class() {
-        let text = "import os\n\nclass App:\n    x = 1\n\n    def run(self):\n        let = 2\n        return let\n\n    @property\n    def name(self):\n        return 'a'\n\nVALUE = 3\n";
+    /// Check each unit of `text` as (start, end, name).
+    fn assert_spans(text: &str, expected: &[(usize, usize, Option<&str>)]) {
         let lines: Vec<&str> = text.lines().collect();
         let all = units(&lines);
         let got: Vec<(usize, usize, Option<&str>)> = all
             .iter()
             .map(|u| (u.start, u.end, u.name.as_deref()))
             .collect();
-        assert_eq!(
-            got,
-            [
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn python_methods_are_units_inside_their_class() {
+        let text = "import os\n\nclass App:\n    x = 1\n\n    def run(self):\n        let = 2\n        return let\n\n    @property\n    def name(self):\n        return 'a'\n\nVALUE = 3\n";
+        assert_spans(
+            text,
+            &[
                 (0, 2, None),
                 (2, 12, Some("App")),
                 (2, 5, None),
                 (5, 8, Some("run")),
                 (9, 12, Some("name")),
                 (12, 14, None),
-            ]
+            ],
         );
     }
 
     #[test]
     fn go_functions_end_at_their_brace_and_locals_are_no_units() {
         let text = "package gin\n\n// Next runs the chain.\nfunc (c *Context) Next() {\n\tvar i = 0\n\tc.index++\n}\n\nconst abortIndex = 63\n";
-        let lines: Vec<&str> = text.lines().collect();
-        let all = units(&lines);
-        let got: Vec<(usize, usize, Option<&str>)> = all
-            .iter()
-            .map(|u| (u.start, u.end, u.name.as_deref()))
-            .collect();
-        assert_eq!(
-            got,
-            [
+        assert_spans(
+            text,
+            &[
                 (0, 2, None),
                 (2, 7, Some("Next")),
                 (8, 9, Some("abortIndex")),
-            ]
+            ],
         );
     }
 }

@@ -48,12 +48,16 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::Completions(args) => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
-            clap_complete::generate(args.shell, &mut cmd, "patchgate", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut cmd, "patchgate", &mut script);
+            app::out::bytes(&script);
             Ok(ExitCode::SUCCESS)
         }
         Command::Man => {
             use clap::CommandFactory;
-            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            app::out::bytes(&page);
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -15,6 +15,7 @@ use patchgate::tui::backend::Backend;
 use patchgate::tui::update::Msg;
 use patchgate::workspace::config::PolicyName;
 
+use super::out::outln;
 use super::*;
 
 /// Read a patch: the file, or stdin for `-` / nothing.
@@ -147,20 +148,20 @@ pub(crate) fn apply(args: ApplyArgs) -> Result<ExitCode> {
 fn check_only(job: &Job) -> ExitCode {
     for c in &job.checked {
         if let Ok(ok) = &c.result {
-            println!(
+            outln!(
                 "  applies  {}  +{} -{}",
                 inert_line(&c.path),
                 ok.added,
                 ok.removed
             );
             for w in &ok.warnings {
-                println!("           {}", inert_line(w));
+                outln!("           {}", inert_line(w));
             }
         }
     }
     job.print_failures();
     let (files, failed) = (job.files(), job.failed().len());
-    println!(
+    outln!(
         "{} ({}): {} of {files} file{} apply",
         job.name,
         job.set.format.name(),
@@ -187,7 +188,7 @@ fn apply_now(job: &Job) -> ExitCode {
         Ok(Outcome::Applied(s)) => {
             for c in &job.checked {
                 if let Ok(ok) = &c.result {
-                    println!(
+                    outln!(
                         "  applied  {}  +{} -{}",
                         inert_line(&c.path),
                         ok.added,
@@ -195,7 +196,7 @@ fn apply_now(job: &Job) -> ExitCode {
                     );
                 }
             }
-            println!(
+            outln!(
                 "applied {name} ({}): {files} file{}, run {} (`patchgate undo {}` reverts it)",
                 job.set.format.name(),
                 plural(files),
@@ -280,7 +281,7 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
 /// After the TUI: every file of the patch, in its order — applied, rejected, or why not;
 /// exit 1 unless every file was applied.
 fn report(job: &Job, submitted: &Submitted) -> ExitCode {
-    println!("{} ({}):", job.name, job.set.format.name());
+    outln!("{} ({}):", job.name, job.set.format.name());
     let mut applied = 0;
     for c in &job.checked {
         let path = &c.path;
@@ -294,11 +295,11 @@ fn report(job: &Job, submitted: &Submitted) -> ExitCode {
                 line
             }
         };
-        println!("  {}: {line}", inert_line(path));
+        outln!("  {}: {line}", inert_line(path));
     }
     job.print_failures();
     let files = job.files();
-    println!(
+    outln!(
         "{applied} of {files} file{} applied{}",
         plural(files),
         if applied > 0 {

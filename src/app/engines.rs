@@ -1,6 +1,6 @@
 //! The `merge` and `eval` commands: the engines on files and corpora.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -12,6 +12,8 @@ use patchgate::review::fallback::merge_lazy;
 use patchgate::workspace::config::Config;
 use patchgate::workspace::userconfig::UserConfig;
 use std::path::Path;
+
+use super::out::{out, outln};
 
 pub(crate) fn read_edit(arg: Option<&str>) -> Result<String> {
     let bytes = match arg {
@@ -77,7 +79,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
             if args.json {
                 let obj =
                     serde_json::json!({"status": "error", "code": e.code, "message": e.message});
-                println!("{obj}");
+                outln!("{obj}");
             }
             eprintln!(
                 "patchgate: the edit was refused ({}):\n{}",
@@ -87,7 +89,6 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    let mut stdout = std::io::stdout().lock();
     if args.json {
         let name = args.file.to_string_lossy();
         let obj = serde_json::json!({
@@ -97,14 +98,13 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
             "diff": unified_diff(&name, text.content(), &merged.content),
             "content": String::from_utf8(bytes).unwrap_or(merged.content),
         });
-        writeln!(stdout, "{obj}")?;
+        outln!("{obj}");
     } else {
         for w in &merged.warnings {
             eprintln!("patchgate: warning: {w}");
         }
-        stdout.write_all(&bytes)?;
+        super::out::bytes(&bytes);
     }
-    stdout.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -125,9 +125,9 @@ pub(crate) fn eval(args: EvalArgs) -> Result<ExitCode> {
             }
         })?;
         if args.dirs.len() > 1 {
-            println!("== {}", dir.display());
+            outln!("== {}", dir.display());
         }
-        print!("{}", report.render(args.verbose));
+        out!("{}", report.render(args.verbose));
         let label = dir.file_name().map_or_else(
             || dir.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
@@ -136,8 +136,8 @@ pub(crate) fn eval(args: EvalArgs) -> Result<ExitCode> {
     }
     if parts.len() > 1 {
         let all = patchgate::eval::Report::combine(format, parts);
-        println!("== all");
-        println!("{}", all.summary());
+        outln!("== all");
+        outln!("{}", all.summary());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,8 @@ use patchgate::inert::{inert, inert_line};
 use patchgate::review::journal::Journal;
 use patchgate::workspace::Workspace;
 
+use super::out::outln;
+
 /// `2026-11-21 12:00:03` (UTC) from seconds since the epoch.
 pub(crate) fn utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
@@ -112,7 +114,7 @@ pub(crate) fn undo(args: UndoArgs) -> Result<ExitCode> {
         Ok(entry) => {
             let files: Vec<Cow<'_, str>> =
                 entry.files.iter().map(|f| inert_line(&f.path)).collect();
-            println!(
+            outln!(
                 "undid run {}: restored {}",
                 inert_line(&entry.run_id),
                 files.join(", ")

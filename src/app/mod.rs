@@ -11,6 +11,7 @@ pub(crate) mod demo_agent;
 pub(crate) mod engines;
 pub(crate) mod gate;
 pub(crate) mod journal;
+pub(crate) mod out;
 pub(crate) mod search;
 pub(crate) mod setup;
 

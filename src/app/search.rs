@@ -13,6 +13,8 @@ use patchgate::search::eval::{self, ProjectScore, QueryResult};
 use patchgate::search::explore::Keep;
 use patchgate::search::{Answer, Mode, Searcher, agent};
 use patchgate::workspace::Workspace;
+
+use super::out::outln;
 use patchgate::workspace::config::PolicyName;
 use patchgate::workspace::userconfig::UserConfig;
 
@@ -47,7 +49,7 @@ fn print_answer(answer: &Answer) {
                 }
             })
             .collect();
-        println!("{:>3}. {path}  {}", i + 1, r.join(", "));
+        outln!("{:>3}. {path}  {}", i + 1, r.join(", "));
     }
     if !answer.explanation.is_empty() {
         eprintln!("{}", answer.explanation);
@@ -90,7 +92,7 @@ pub(crate) fn search(args: SearchArgs) -> Result<ExitCode> {
         }
     }
     if args.json {
-        println!("{}", answer.to_value(ws.root.path()));
+        outln!("{}", answer.to_value(ws.root.path()));
     } else {
         print_answer(&answer);
     }
@@ -105,7 +107,7 @@ fn print_project(p: &ProjectScore, verbose: bool) {
     let results: Vec<&QueryResult> = p.results.iter().collect();
     let (recall, hit, mrr) = eval::summary(&results);
     let median = eval::median(p.results.iter().map(|r| r.elapsed).collect());
-    println!(
+    outln!(
         "{}: {} queries over {} files, index built in {} ms: recall@5={:.1}% hit@1={:.1}% MRR={:.3} median_ms={:.2}",
         p.name,
         p.results.len(),
@@ -130,7 +132,7 @@ fn print_project(p: &ProjectScore, verbose: bool) {
                 .filter(|f| !r.ranked.iter().take(5).any(|g| g == *f))
                 .map(String::as_str)
                 .collect();
-            println!(
+            outln!(
                 "  {rank:>2}  {}  top: {}{}",
                 r.query.query,
                 r.ranked
@@ -174,7 +176,7 @@ pub(crate) fn search_eval(args: SearchEvalArgs) -> Result<ExitCode> {
     let (recall, hit, mrr) = eval::summary(&results);
     let median = eval::median(results.iter().map(|r| r.elapsed).collect());
     let build: u128 = all.iter().map(|p| p.build.as_millis()).sum();
-    println!(
+    outln!(
         "search n={} recall@5={:.1}% hit@1={:.1}% mrr={:.3} median_ms={:.2} index_ms={build}",
         results.len(),
         recall * 100.0,

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use patchgate::cli::{ClientArg, ConfigArgs};
 use patchgate::workspace::config::Config;
 
+use super::out::out;
 use super::*;
 
 pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
@@ -71,7 +72,7 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
             review_timeout,
         )
     };
-    print!("{out}");
+    out!("{out}");
     eprint!("{}", advice(kind, &root));
     Ok(ExitCode::SUCCESS)
 }
@@ -81,6 +82,6 @@ pub(crate) fn doctor(args: patchgate::cli::DoctorArgs) -> Result<ExitCode> {
     let root = std::fs::canonicalize(&args.root)
         .with_context(|| format!("cannot use {} as the root", args.root.display()))?;
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    print!("{}", patchgate::mcp::doctor::report(&root, home.as_deref()));
+    out!("{}", patchgate::mcp::doctor::report(&root, home.as_deref()));
     Ok(ExitCode::SUCCESS)
 }

@@ -3,6 +3,7 @@
 
 mod apply_git;
 mod cli_merge;
+mod closed_pipe;
 mod corpus;
 mod crash;
 mod journal_cli;

@@ -237,17 +237,18 @@ pub struct ServeArgs {
 /// The MCP clients `config` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ClientArg {
-    /// Claude Code: a `claude mcp add` command.
+    /// Claude Code: `.mcp.json` and `.claude/settings.local.json` (user: `~/.claude.json`
+    /// and `~/.claude/settings.json`).
     Claude,
-    /// Codex CLI: a `~/.codex/config.toml` table.
+    /// Codex CLI: `.codex/config.toml` (user: `~/.codex/config.toml`).
     Codex,
-    /// Cursor: `.cursor/mcp.json`.
+    /// Cursor: `.cursor/mcp.json` and `.cursor/permissions.json` (user: under `~/.cursor`).
     Cursor,
-    /// VS Code: `.vscode/mcp.json`.
+    /// VS Code: `.vscode/mcp.json` (user: VS Code's user `mcp.json`).
     Vscode,
 }
 
-/// `patchgate config (claude|codex|cursor|vscode) [--stdio | --http [--listen ADDR]] [--root DIR]`
+/// `patchgate config (claude|codex|cursor|vscode) [--stdio | --http [--listen ADDR]] [--root DIR] [--write [--only PART]] [--user]`
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
     /// The client.
@@ -272,6 +273,28 @@ pub struct ConfigArgs {
     /// The project root (default: the current directory).
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
+    /// Merge the configuration into the client's own files instead of printing it (every
+    /// other key is kept, the old file is copied to FILE.patchgate-backup, a second run
+    /// changes nothing), and print what changed.
+    #[arg(long)]
+    pub write: bool,
+    /// The user's files (every project; the stdio server serves the directory the client
+    /// runs in) instead of the project's.
+    #[arg(long)]
+    pub user: bool,
+    /// With --write: only the server entry, or only the pre-approval.
+    #[arg(long, value_enum, requires = "write")]
+    pub only: Option<ConfigPart>,
+}
+
+/// What `config --write --only` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfigPart {
+    /// The MCP server entry.
+    Server,
+    /// The pre-approval of patchgate's tools (and the denial of the client's own edit tools
+    /// where it has such a list).
+    Approval,
 }
 
 /// `patchgate search QUERY... [--root DIR] [--json] [--limit N] [--agentic]`

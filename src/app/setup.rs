@@ -12,7 +12,6 @@ use super::*;
 
 pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
     use patchgate::mcp::clients::{ClientKind, Connection, advice, snippet};
-    use patchgate::mcp::discovery::{Discovery, stable_token};
 
     let kind = match args.client {
         ClientArg::Claude => ClientKind::Claude,
@@ -25,63 +24,145 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
     let review_timeout = Config::load(&root)
         .map(|c| c.review_timeout_s)
         .unwrap_or(600);
-    let exe = std::env::current_exe().context("cannot find the patchgate binary")?;
-    let out = if args.http {
-        let (url, token) = match Discovery::for_dir(&root) {
-            Some(d) => {
-                eprintln!(
-                    "patchgate: the gate for {} listens at {}",
-                    d.root.display(),
-                    d.url
-                );
-                (d.mcp_url, d.token)
-            }
-            None => {
-                let addr = listen_addr(&args.listen)?;
-                eprintln!(
-                    "patchgate: no gate runs for {}; start it with `patchgate --listen {addr} --root {}` \
-                     (it keeps this token across restarts)",
-                    root.display(),
-                    root.display()
-                );
-                (format!("http://{addr}/mcp"), stable_token(&root)?)
-            }
-        };
-        snippet(
-            kind,
-            &Connection::Http {
-                url: &url,
-                token: &token,
-            },
-            review_timeout,
-        )
+    let exe = installed_binary()?;
+    let endpoint = if args.http {
+        Some(http_endpoint(&root, &args.listen)?)
     } else {
-        if Discovery::for_dir(&root).is_none() {
+        if patchgate::mcp::discovery::Discovery::for_dir(&root).is_none() {
             eprintln!(
                 "patchgate: no gate runs for {} yet; the stdio server forwards to one whenever one \
                  runs, else it says with each edit that nobody reviews it",
                 root.display()
             );
         }
-        snippet(
-            kind,
-            &Connection::Stdio {
-                exe: &exe,
-                root: &root,
-            },
-            review_timeout,
-        )
+        None
     };
-    out!("{out}");
+    let conn = match &endpoint {
+        Some((url, token)) => Connection::Http { url, token },
+        None => Connection::Stdio {
+            exe: &exe,
+            root: (!args.user).then_some(root.as_path()),
+        },
+    };
+    if args.write {
+        write_config(kind, &conn, review_timeout, &args, &root)?;
+    } else {
+        out!("{}", snippet(kind, &conn, review_timeout, args.user, &exe));
+    }
     eprint!("{}", advice(kind, &root));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The patchgate binary a client should start: the one on PATH when there is one (it survives
+/// `cargo clean`), else this one, with a warning when it sits in a build directory.
+fn installed_binary() -> Result<std::path::PathBuf> {
+    let this = std::env::current_exe().context("cannot find the patchgate binary")?;
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join("patchgate"))
+            .find(|p| is_executable(p))
+    });
+    // Named as PATH names it: a package manager's link outlives the versioned file behind it.
+    if let Some(p) = on_path {
+        return Ok(p);
+    }
+    if this.components().any(|c| c.as_os_str() == "target") {
+        eprintln!(
+            "patchgate: {} is a build output (`cargo clean` removes it) and no patchgate is on PATH; \
+             install it with `cargo install --locked --path .` and run this again",
+            this.display()
+        );
+    }
+    Ok(this)
+}
+
+fn is_executable(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The running gate's MCP endpoint and agents' token for `root`, else `listen`'s with the
+/// token a gate there will keep.
+fn http_endpoint(root: &std::path::Path, listen: &str) -> Result<(String, String)> {
+    use patchgate::mcp::discovery::{Discovery, stable_token};
+    Ok(match Discovery::for_dir(root) {
+        Some(d) => {
+            eprintln!(
+                "patchgate: the gate for {} listens at {}",
+                d.root.display(),
+                d.url
+            );
+            (d.mcp_url, d.token)
+        }
+        None => {
+            let addr = listen_addr(listen)?;
+            eprintln!(
+                "patchgate: no gate runs for {}; start it with `patchgate --listen {addr} --root {}` \
+                 (it keeps this token across restarts)",
+                root.display(),
+                root.display()
+            );
+            (format!("http://{addr}/mcp"), stable_token(root)?)
+        }
+    })
+}
+
+/// `config --write`: merge into the client's files and say, file by file, what changed.
+fn write_config(
+    kind: patchgate::mcp::clients::ClientKind,
+    conn: &patchgate::mcp::clients::Connection,
+    review_timeout: u64,
+    args: &ConfigArgs,
+    root: &std::path::Path,
+) -> Result<()> {
+    use patchgate::cli::ConfigPart;
+    use patchgate::mcp::client_files::{Homes, Outcome, Part, Scope, apply, plan};
+    let scope = if args.user {
+        Scope::User
+    } else {
+        Scope::Project
+    };
+    let homes = Homes::from_env();
+    let wanted = |p: Part| match args.only {
+        None => true,
+        Some(ConfigPart::Server) => p == Part::Server,
+        Some(ConfigPart::Approval) => p == Part::Approval,
+    };
+    let changes = plan(kind, conn, review_timeout, scope, root, &homes)?;
+    if changes.iter().all(|c| !wanted(c.part)) {
+        out!(
+            "nothing to write: this client keeps no such file (its pre-approval is its own choice)\n"
+        );
+    }
+    for change in changes.iter().filter(|c| wanted(c.part)) {
+        let shown = change
+            .file
+            .strip_prefix(root)
+            .unwrap_or(&change.file)
+            .display()
+            .to_string();
+        match apply(change)? {
+            Outcome::Created => out!("created {shown}: {}\n", change.describe()),
+            Outcome::Updated { backup } => out!(
+                "updated {shown}: {} (the old file is in {})\n",
+                change.describe(),
+                backup.display()
+            ),
+            Outcome::Unchanged => out!("unchanged {shown}: {} already there\n", change.describe()),
+        }
+    }
+    if let Some(note) = patchgate::mcp::doctor::scope_note(kind, scope, root, &homes) {
+        eprintln!("patchgate: {note}");
+    }
+    Ok(())
 }
 
 /// `patchgate doctor`.
 pub(crate) fn doctor(args: patchgate::cli::DoctorArgs) -> Result<ExitCode> {
     let root = std::fs::canonicalize(&args.root)
         .with_context(|| format!("cannot use {} as the root", args.root.display()))?;
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    out!("{}", patchgate::mcp::doctor::report(&root, home.as_deref()));
+    let homes = patchgate::mcp::client_files::Homes::from_env();
+    out!("{}", patchgate::mcp::doctor::report(&root, &homes));
     Ok(ExitCode::SUCCESS)
 }

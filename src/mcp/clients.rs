@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The clients we write configuration for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,17 +34,32 @@ pub enum Connection<'a> {
     Stdio {
         /// The patchgate binary.
         exe: &'a Path,
-        /// The project root.
-        root: &'a Path,
+        /// The project root; none: the server's working directory (a user-wide entry).
+        root: Option<&'a Path>,
     },
 }
 
-fn toml_str(s: &str) -> String {
-    // A TOML basic string is a JSON string minus a few escapes JSON never produces.
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
-}
+/// The name patchgate's server has in every client's configuration.
+pub const SERVER_NAME: &str = "patchgate";
 
-fn shell_quote(s: &str) -> String {
+/// The rule that pre-approves every patchgate tool in Claude Code's permission lists.
+pub(crate) const CLAUDE_ALLOW: &str = "mcp__patchgate__*";
+
+/// Claude Code's own file-writing tools, which would write behind the gate's back (the tools
+/// Claude Code 2.1 offers its model; a deny rule naming a tool it does not have is warned
+/// about).
+pub(crate) const CLAUDE_EDIT_TOOLS: [&str; 3] = ["Edit", "Write", "NotebookEdit"];
+
+/// Codex's per-server approval key: `approve` lets patchgate's tools run without Codex asking
+/// (a person approves each edit in the gate), so `codex exec` works unattended.
+pub(crate) const CODEX_APPROVE_KEY: &str = "default_tools_approval_mode";
+
+/// The entry of Cursor's `permissions.json` `mcpAllowlist` that lets every patchgate tool run
+/// without asking.
+pub(crate) const CURSOR_ALLOW: &str = "patchgate:*";
+
+/// A word for a POSIX shell: as it is when it is plain, else single-quoted.
+pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-:=@,+".contains(c))
@@ -55,80 +70,113 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// The snippet for `kind` over `conn`; `review_timeout_s` sets the client's tool timeout
-/// where it has one (a person needs time to decide).
-pub fn snippet(kind: ClientKind, conn: &Connection, review_timeout_s: u64) -> String {
+/// `serve --stdio` and its `--root`, when there is one.
+fn stdio_args(root: Option<&Path>) -> Vec<String> {
+    let mut args = vec!["serve".to_string(), "--stdio".to_string()];
+    if let Some(r) = root {
+        args.push("--root".to_string());
+        args.push(r.to_string_lossy().into_owned());
+    }
+    args
+}
+
+/// patchgate's server entry in `kind`'s configuration over `conn`, as JSON (Codex's TOML
+/// table has the same keys); `review_timeout_s` sets the client's tool timeout where it has
+/// one (a person needs time to decide).
+pub fn server_entry(kind: ClientKind, conn: &Connection, review_timeout_s: u64) -> Value {
     let tool_timeout = review_timeout_s + 60;
+    let bearer = |token: &str| format!("Bearer {token}");
     match (kind, conn) {
-        (ClientKind::Claude, Connection::Http { url, token }) => format!(
-            "claude mcp add --transport http patchgate {} --header {}\n{}",
-            shell_quote(url),
-            shell_quote(&format!("Authorization: Bearer {token}")),
-            claude_permissions()
-        ),
-        (ClientKind::Claude, Connection::Stdio { exe, root }) => format!(
-            "claude mcp add patchgate -- {} serve --stdio --root {}\n{}",
-            shell_quote(&exe.to_string_lossy()),
-            shell_quote(&root.to_string_lossy()),
-            claude_permissions()
-        ),
-        (ClientKind::Codex, Connection::Http { url, token }) => format!(
-            "# ~/.codex/config.toml\n[mcp_servers.patchgate]\nurl = {}\nhttp_headers = {{ \"Authorization\" = {} }}\ntool_timeout_sec = {tool_timeout}\n{CODEX_APPROVE}",
-            toml_str(url),
-            toml_str(&format!("Bearer {token}"))
-        ),
-        (ClientKind::Codex, Connection::Stdio { exe, root }) => format!(
-            "# ~/.codex/config.toml\n[mcp_servers.patchgate]\ncommand = {}\nargs = [\"serve\", \"--stdio\", \"--root\", {}]\ntool_timeout_sec = {tool_timeout}\n{CODEX_APPROVE}",
-            toml_str(&exe.to_string_lossy()),
-            toml_str(&root.to_string_lossy())
-        ),
-        (ClientKind::Cursor, Connection::Http { url, token }) => pretty(json!({
-            "mcpServers": {"patchgate": {
-                "url": url,
-                "headers": {"Authorization": format!("Bearer {token}")}
-            }}
-        })),
-        (ClientKind::Cursor, Connection::Stdio { exe, root }) => pretty(json!({
-            "mcpServers": {"patchgate": {
-                "command": exe,
-                "args": ["serve", "--stdio", "--root", root]
-            }}
-        })),
-        (ClientKind::Vscode, Connection::Http { url, token }) => pretty(json!({
-            "servers": {"patchgate": {
-                "type": "http",
-                "url": url,
-                "headers": {"Authorization": format!("Bearer {token}")}
-            }}
-        })),
-        (ClientKind::Vscode, Connection::Stdio { exe, root }) => pretty(json!({
-            "servers": {"patchgate": {
-                "type": "stdio",
-                "command": exe,
-                "args": ["serve", "--stdio", "--root", root]
-            }}
-        })),
+        (ClientKind::Claude | ClientKind::Vscode, Connection::Http { url, token }) => json!({
+            "type": "http", "url": url, "headers": {"Authorization": bearer(token)}
+        }),
+        (ClientKind::Claude, Connection::Stdio { exe, root }) => json!({
+            "type": "stdio", "command": exe, "args": stdio_args(*root), "env": {}
+        }),
+        (ClientKind::Vscode, Connection::Stdio { exe, root }) => json!({
+            "type": "stdio", "command": exe, "args": stdio_args(*root)
+        }),
+        (ClientKind::Cursor, Connection::Http { url, token }) => json!({
+            "url": url, "headers": {"Authorization": bearer(token)}
+        }),
+        (ClientKind::Cursor, Connection::Stdio { exe, root }) => json!({
+            "command": exe, "args": stdio_args(*root)
+        }),
+        (ClientKind::Codex, Connection::Http { url, token }) => json!({
+            "url": url,
+            "http_headers": {"Authorization": bearer(token)},
+            "tool_timeout_sec": tool_timeout,
+            CODEX_APPROVE_KEY: "approve",
+        }),
+        (ClientKind::Codex, Connection::Stdio { exe, root }) => json!({
+            "command": exe,
+            "args": stdio_args(*root),
+            "tool_timeout_sec": tool_timeout,
+            CODEX_APPROVE_KEY: "approve",
+        }),
     }
 }
 
-/// Codex's per-server approval default: patchgate's tools run without Codex asking (a person
-/// approves each edit in the gate), so `codex exec` works under `approval_policy = "never"`.
-const CODEX_APPROVE: &str = "default_tools_approval_mode = \"approve\"\n";
+/// What `patchgate config` prints for `kind` over `conn`: for Claude Code, shell commands with
+/// the same effect as `--write` (`exe` names the patchgate binary to run); for the others, the
+/// file's content to merge, headed by a comment naming the file where its format has comments.
+pub fn snippet(
+    kind: ClientKind,
+    conn: &Connection,
+    review_timeout_s: u64,
+    user: bool,
+    exe: &Path,
+) -> String {
+    let entry = server_entry(kind, conn, review_timeout_s);
+    match kind {
+        ClientKind::Claude => claude_commands(conn, user, exe),
+        ClientKind::Codex => {
+            let file = if user {
+                "~/.codex/config.toml"
+            } else {
+                ".codex/config.toml"
+            };
+            let table = json!({"mcp_servers": {SERVER_NAME: entry}});
+            format!("# {file}\n{}", toml::to_string(&table).unwrap_or_default())
+        }
+        ClientKind::Cursor => pretty(json!({"mcpServers": {SERVER_NAME: entry}})),
+        ClientKind::Vscode => pretty(json!({"servers": {SERVER_NAME: entry}})),
+    }
+}
 
-/// The rule that pre-approves every patchgate tool in Claude Code's permission lists.
-pub(crate) const CLAUDE_ALLOW: &str = "mcp__patchgate__*";
-
-/// Claude Code's own file-writing tools, which would write behind the gate's back.
-pub(crate) const CLAUDE_EDIT_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
-
-/// Claude Code's project settings that pre-approve patchgate's tools and deny its own edit
-/// tools, as shell comments (the snippet stays runnable).
-fn claude_permissions() -> String {
-    let settings = json!({"permissions": {"allow": [CLAUDE_ALLOW], "deny": CLAUDE_EDIT_TOOLS}});
-    format!(
-        "# pre-approve patchgate and keep Claude's own edit tools off: merge into .claude/settings.json\n#   {settings}\n# headless: claude -p --allowedTools '{CLAUDE_ALLOW}' --disallowedTools {} \"...\"\n",
-        CLAUDE_EDIT_TOOLS.join(",")
-    )
+/// Claude Code's commands: `claude mcp add` writes the server entry (`.mcp.json`, or the user's
+/// `~/.claude.json`), and patchgate merges the pre-approval, which Claude has no command for.
+fn claude_commands(conn: &Connection, user: bool, exe: &Path) -> String {
+    let scope = if user { "user" } else { "project" };
+    let add = match conn {
+        Connection::Http { url, token } => format!(
+            "claude mcp add --scope {scope} --transport http {SERVER_NAME} {} --header {}",
+            shell_quote(url),
+            shell_quote(&format!("Authorization: Bearer {token}"))
+        ),
+        Connection::Stdio { exe, root } => {
+            let args: Vec<String> = stdio_args(*root).iter().map(|a| shell_quote(a)).collect();
+            format!(
+                "claude mcp add --scope {scope} {SERVER_NAME} -- {} {}",
+                shell_quote(&exe.to_string_lossy()),
+                args.join(" ")
+            )
+        }
+    };
+    let exe = shell_quote(&exe.to_string_lossy());
+    match (conn, user) {
+        (_, true) => format!("{add}\n{exe} config claude --write --user --only approval\n"),
+        (
+            Connection::Stdio {
+                root: Some(root), ..
+            },
+            false,
+        ) => {
+            let root = shell_quote(&root.to_string_lossy());
+            format!("cd {root}\n{add}\n{exe} config claude --write --only approval --root {root}\n")
+        }
+        (_, false) => format!("{add}\n{exe} config claude --write --only approval\n"),
+    }
 }
 
 /// How to keep `kind` from writing files behind the gate's back, in its own terms (for
@@ -137,26 +185,25 @@ pub fn advice(kind: ClientKind, root: &Path) -> String {
     let root = root.display();
     match kind {
         ClientKind::Claude => format!(
-            "patchgate: so that every edit of {root} goes through the gate, Claude Code must not write files itself: \
-             put the permissions above in {root}/.claude/settings.json (allow `{CLAUDE_ALLOW}`, deny {}); \
-             `claude -p` runs need the same, or the --allowedTools/--disallowedTools flags shown\n",
+            "patchgate: so that every edit of {root} goes through the gate, the commands above also deny Claude Code's own \
+             edit tools ({}) in .claude/settings.local.json, which Claude reads without a trust prompt\n",
             CLAUDE_EDIT_TOOLS.join(", ")
         ),
         ClientKind::Codex => format!(
-            "patchgate: the table above pre-approves patchgate's tools (`default_tools_approval_mode`); \
+            "patchgate: the table above pre-approves patchgate's tools (`{CODEX_APPROVE_KEY}`); \
              so that every edit of {root} goes through the gate, run Codex with `sandbox_mode = \"read-only\"` \
              (or `codex --sandbox read-only`): its own patches and shell writes are then refused, \
              and edits go through patchgate\n"
         ),
         ClientKind::Cursor => format!(
             "patchgate: Cursor's own agent edits do not pass through patchgate: tell the agent to edit {root} \
-             only with patchgate's tools, and let patchgate's tools run without asking in Cursor's MCP settings \
-             (a person approves each edit in the gate)\n"
+             only with patchgate's tools; `--write` also lets patchgate's tools run without asking \
+             (`{CURSOR_ALLOW}` in .cursor/permissions.json's mcpAllowlist; a person approves each edit in the gate)\n"
         ),
         ClientKind::Vscode => format!(
             "patchgate: VS Code's own edit tools do not pass through patchgate: disable them in the chat's tool \
              picker, and allow patchgate's tools for the workspace {root} when VS Code first asks \
-             (a person approves each edit in the gate)\n"
+             (VS Code keeps that choice itself, not in a file; a person approves each edit in the gate)\n"
         ),
     }
 }
@@ -171,19 +218,21 @@ fn pretty(v: serde_json::Value) -> String {
 mod tests {
     use super::*;
 
+    const EXE: &str = "/opt/my tools/patchgate";
+
     #[test]
-    fn http_snippets_carry_url_and_token() {
+    fn http_entries_carry_url_and_token() {
         let c = Connection::Http {
             url: "http://127.0.0.1:8787/mcp",
             token: "tok",
         };
-        let s = snippet(ClientKind::Claude, &c, 600);
+        let s = snippet(ClientKind::Claude, &c, 600, false, Path::new(EXE));
         assert!(
-            s.starts_with("claude mcp add --transport http patchgate http://127.0.0.1:8787/mcp --header 'Authorization: Bearer tok'\n"),
+            s.starts_with("claude mcp add --scope project --transport http patchgate http://127.0.0.1:8787/mcp --header 'Authorization: Bearer tok'\n"),
             "{s}"
         );
-        let s = snippet(ClientKind::Codex, &c, 600);
-        let t: toml::Value = toml::from_str(&s).unwrap();
+        let t: toml::Value =
+            toml::from_str(&snippet(ClientKind::Codex, &c, 600, false, Path::new(EXE))).unwrap();
         assert_eq!(
             t["mcp_servers"]["patchgate"]["url"].as_str(),
             Some("http://127.0.0.1:8787/mcp")
@@ -192,71 +241,67 @@ mod tests {
             t["mcp_servers"]["patchgate"]["tool_timeout_sec"].as_integer(),
             Some(660)
         );
-        for kind in [ClientKind::Cursor, ClientKind::Vscode] {
-            let v: serde_json::Value = serde_json::from_str(&snippet(kind, &c, 600)).unwrap();
-            let key = if kind == ClientKind::Cursor {
-                "mcpServers"
-            } else {
-                "servers"
-            };
-            assert_eq!(
-                v[key]["patchgate"]["headers"]["Authorization"],
-                "Bearer tok"
-            );
+        for kind in [ClientKind::Cursor, ClientKind::Vscode, ClientKind::Claude] {
+            let v = server_entry(kind, &c, 600);
+            assert_eq!(v["headers"]["Authorization"], "Bearer tok", "{kind:?}");
         }
     }
 
     #[test]
-    fn stdio_snippets_spawn_serve_stdio() {
-        let exe = Path::new("/opt/my tools/patchgate");
-        let root = Path::new("/work/proj");
-        let c = Connection::Stdio { exe, root };
-        let claude = snippet(ClientKind::Claude, &c, 600);
-        assert!(
-            claude.starts_with("claude mcp add patchgate -- '/opt/my tools/patchgate' serve --stdio --root /work/proj\n"),
-            "{claude}"
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&snippet(ClientKind::Vscode, &c, 600)).unwrap();
-        assert_eq!(v["servers"]["patchgate"]["type"], "stdio");
+    fn stdio_entries_spawn_serve_stdio_with_the_root_or_without_for_the_user() {
+        let exe = Path::new(EXE);
+        let c = Connection::Stdio {
+            exe,
+            root: Some(Path::new("/work/proj")),
+        };
+        let v = server_entry(ClientKind::Vscode, &c, 600);
+        assert_eq!(v["type"], "stdio");
         assert_eq!(
-            v["servers"]["patchgate"]["args"],
+            v["args"],
             json!(["serve", "--stdio", "--root", "/work/proj"])
         );
-        let t: toml::Value = toml::from_str(&snippet(ClientKind::Codex, &c, 600)).unwrap();
+        let t: toml::Value =
+            toml::from_str(&snippet(ClientKind::Codex, &c, 600, false, exe)).unwrap();
+        assert_eq!(t["mcp_servers"]["patchgate"]["command"].as_str(), Some(EXE));
         assert_eq!(
-            t["mcp_servers"]["patchgate"]["command"].as_str(),
-            Some("/opt/my tools/patchgate")
+            t["mcp_servers"]["patchgate"][CODEX_APPROVE_KEY].as_str(),
+            Some("approve")
+        );
+        let user = Connection::Stdio { exe, root: None };
+        assert_eq!(
+            server_entry(ClientKind::Cursor, &user, 600)["args"],
+            json!(["serve", "--stdio"])
         );
     }
 
     #[test]
-    fn each_client_pre_approves_patchgate_and_keeps_its_own_edits_off() {
+    fn claude_commands_are_runnable_lines_not_comments() {
+        let exe = Path::new(EXE);
         let c = Connection::Stdio {
-            exe: Path::new("/bin/patchgate"),
-            root: Path::new("/p"),
+            exe,
+            root: Some(Path::new("/work/my proj")),
         };
-        let t: toml::Value = toml::from_str(&snippet(ClientKind::Codex, &c, 600)).unwrap();
+        let s = snippet(ClientKind::Claude, &c, 600, false, exe);
         assert_eq!(
-            t["mcp_servers"]["patchgate"]["default_tools_approval_mode"].as_str(),
-            Some("approve")
+            s,
+            "cd '/work/my proj'\n\
+             claude mcp add --scope project patchgate -- '/opt/my tools/patchgate' serve --stdio --root '/work/my proj'\n\
+             '/opt/my tools/patchgate' config claude --write --only approval --root '/work/my proj'\n"
         );
-        let claude = snippet(ClientKind::Claude, &c, 600);
-        // Every line after the command is a comment: the snippet stays runnable.
+        assert!(s.lines().all(|l| !l.starts_with('#')));
+        let user = snippet(
+            ClientKind::Claude,
+            &Connection::Stdio { exe, root: None },
+            600,
+            true,
+            exe,
+        );
         assert!(
-            claude.lines().skip(1).all(|l| l.starts_with('#')),
-            "{claude}"
+            user.starts_with("claude mcp add --scope user patchgate -- "),
+            "{user}"
         );
-        let json_line = claude
-            .lines()
-            .nth(2)
-            .unwrap()
-            .trim_start_matches('#')
-            .trim();
-        let v: serde_json::Value = serde_json::from_str(json_line).unwrap();
-        assert_eq!(v["permissions"]["allow"], json!(["mcp__patchgate__*"]));
-        assert_eq!(v["permissions"]["deny"][1], "Write");
+        assert!(user.contains("--write --user --only approval"), "{user}");
         assert!(advice(ClientKind::Codex, Path::new("/p")).contains("read-only"));
-        assert!(advice(ClientKind::Claude, Path::new("/p")).contains("/p/.claude/settings.json"));
+        assert!(advice(ClientKind::Claude, Path::new("/p")).contains("settings.local.json"));
     }
 }

@@ -1,13 +1,17 @@
-//! `patchgate doctor`: which gates run and which roots they cover, and whether each client's
-//! configuration reaches one (a patchgate stdio server, or a live gate's endpoint) with
-//! patchgate's tools pre-approved.
+//! `patchgate doctor`: which gates run and which roots they cover, each client configuration
+//! that reaches one (a patchgate stdio server, or a live gate's endpoint), and per client
+//! whether it is ready — patchgate's server where the client reads it and its tools
+//! pre-approved — or the one command that makes it ready.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::clients::{CLAUDE_ALLOW, CLAUDE_EDIT_TOOLS};
+use super::client_files::{Homes, Scope};
+use super::clients::{
+    CLAUDE_ALLOW, CLAUDE_EDIT_TOOLS, CODEX_APPROVE_KEY, CURSOR_ALLOW, ClientKind,
+};
 use super::discovery::Discovery;
 
 /// How one configured MCP server reaches patchgate.
@@ -41,7 +45,8 @@ pub(crate) struct Found {
 }
 
 /// Every client configuration under `home` and in `root` that names a patchgate server.
-pub(crate) fn scan(root: &Path, home: Option<&Path>, gates: &[Discovery]) -> Vec<Found> {
+pub(crate) fn scan(root: &Path, homes: &Homes, gates: &[Discovery]) -> Vec<Found> {
+    let home = homes.home.as_deref();
     let mut out = Vec::new();
     let mut json_file = |client: &'static str, file: PathBuf, key: &str, project: bool| {
         let Some(v) = read_json(&file) else { return };
@@ -74,12 +79,16 @@ pub(crate) fn scan(root: &Path, home: Option<&Path>, gates: &[Discovery]) -> Vec
     json_file("claude", root.join(".mcp.json"), "mcpServers", false);
     json_file("cursor", root.join(".cursor/mcp.json"), "mcpServers", false);
     json_file("vscode", root.join(".vscode/mcp.json"), "servers", false);
+    if let Some(user) = vscode_user_file(homes) {
+        json_file("vscode", user, "servers", false);
+    }
     let claude_ok = claude_pre_approved(root, home);
     for f in out.iter_mut().filter(|f| f.client == "claude") {
         f.pre_approved = Some(claude_ok);
     }
-    let codex = home
-        .map(|h| h.join(".codex/config.toml"))
+    let codex = homes
+        .codex()
+        .map(|h| h.join("config.toml"))
         .into_iter()
         .chain([root.join(".codex/config.toml")]);
     for file in codex {
@@ -95,7 +104,7 @@ pub(crate) fn scan(root: &Path, home: Option<&Path>, gates: &[Discovery]) -> Vec
         for entry in servers.values() {
             let v = serde_json::to_value(entry).unwrap_or(Value::Null);
             if let Some(reach) = reach_of(&v, gates) {
-                let approve = v["default_tools_approval_mode"].as_str() == Some("approve");
+                let approve = v[CODEX_APPROVE_KEY].as_str() == Some("approve");
                 out.push(Found {
                     client: "codex",
                     file: file.clone(),
@@ -147,40 +156,183 @@ fn reach_of(entry: &Value, gates: &[Discovery]) -> Option<Reach> {
     })
 }
 
-/// Whether Claude Code's settings (project, project-local or user) allow patchgate's tools
-/// and deny Claude's own edit tools.
-fn claude_pre_approved(root: &Path, home: Option<&Path>) -> bool {
+/// VS Code's user `mcp.json`.
+fn vscode_user_file(homes: &Homes) -> Option<PathBuf> {
+    let dir = if cfg!(target_os = "macos") {
+        homes
+            .home
+            .as_ref()?
+            .join("Library/Application Support/Code/User")
+    } else {
+        homes
+            .config_home
+            .clone()
+            .or_else(|| homes.home.as_ref().map(|h| h.join(".config")))?
+            .join("Code/User")
+    };
+    Some(dir.join("mcp.json"))
+}
+
+/// The strings of the list at `pointer` in `v`.
+fn strings(v: &Value, pointer: &str) -> Vec<String> {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Claude Code's settings files that apply to `root` without a trust prompt: the local
+/// project settings and the user's; the shared project settings only once the workspace is
+/// trusted (Claude ignores their permissions before).
+fn claude_settings(root: &Path, home: Option<&Path>) -> Vec<Value> {
+    let trusted = home
+        .and_then(|h| read_json(&h.join(".claude.json")))
+        .and_then(|v| {
+            let projects = v.get("projects")?.as_object()?.clone();
+            projects
+                .iter()
+                .find(|(k, _)| Path::new(k) == root)
+                .map(|(_, p)| p["hasTrustDialogAccepted"] == Value::Bool(true))
+        })
+        .unwrap_or(false);
     let files = [
-        Some(root.join(".claude/settings.json")),
+        trusted.then(|| root.join(".claude/settings.json")),
         Some(root.join(".claude/settings.local.json")),
         home.map(|h| h.join(".claude/settings.json")),
     ];
-    let mut allow = false;
-    let mut deny: Vec<String> = Vec::new();
-    for v in files.into_iter().flatten().filter_map(|f| read_json(&f)) {
-        let list = |k: &str| -> Vec<String> {
-            v.pointer(&format!("/permissions/{k}"))
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(String::from))
-                        .collect()
-                })
-                .unwrap_or_default()
+    files
+        .into_iter()
+        .flatten()
+        .filter_map(|f| read_json(&f))
+        .collect()
+}
+
+/// Whether Claude Code's settings allow patchgate's tools without asking.
+fn claude_pre_approved(root: &Path, home: Option<&Path>) -> bool {
+    claude_settings(root, home).iter().any(|v| {
+        strings(v, "/permissions/allow")
+            .iter()
+            .any(|r| r == CLAUDE_ALLOW || r == "mcp__patchgate")
+    })
+}
+
+/// Claude Code's own edit tools that its settings do not deny.
+fn claude_undenied(root: &Path, home: Option<&Path>) -> Vec<&'static str> {
+    let deny: Vec<String> = claude_settings(root, home)
+        .iter()
+        .flat_map(|v| strings(v, "/permissions/deny"))
+        .collect();
+    CLAUDE_EDIT_TOOLS
+        .into_iter()
+        .filter(|t| !deny.iter().any(|d| d == t))
+        .collect()
+}
+
+/// Whether Codex trusts `root` (or a directory above it): it reads a project's
+/// `.codex/config.toml` only then.
+fn codex_trusts(root: &Path, homes: &Homes) -> bool {
+    let Some(t) = homes
+        .codex()
+        .and_then(|d| std::fs::read_to_string(d.join("config.toml")).ok())
+        .and_then(|s| s.parse::<toml::Table>().ok())
+    else {
+        return false;
+    };
+    let Some(projects) = t.get("projects").and_then(|p| p.as_table()) else {
+        return false;
+    };
+    projects.iter().any(|(k, v)| {
+        root.starts_with(k) && v.get("trust_level").and_then(|l| l.as_str()) == Some("trusted")
+    })
+}
+
+/// Whether Cursor's permissions let patchgate's tools run without asking.
+fn cursor_pre_approved(root: &Path, home: Option<&Path>) -> bool {
+    [
+        Some(root.join(".cursor/permissions.json")),
+        home.map(|h| h.join(".cursor/permissions.json")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|f| read_json(&f))
+    .any(|v| {
+        strings(&v, "/mcpAllowlist")
+            .iter()
+            .any(|e| e == CURSOR_ALLOW)
+    })
+}
+
+/// A note on what `config --write` wrote that the client will not read yet, if any (Codex
+/// reads a project's `.codex/config.toml` only in a trusted project).
+pub fn scope_note(kind: ClientKind, scope: Scope, root: &Path, homes: &Homes) -> Option<String> {
+    (kind == ClientKind::Codex && scope == Scope::Project && !codex_trusts(root, homes)).then(|| {
+        format!(
+            "Codex reads .codex/config.toml only in a project it trusts, and it does not trust {} yet: \
+             answer its trust question once (run `codex` there), or use `patchgate config codex --write --user`",
+            root.display()
+        )
+    })
+}
+
+/// One client's state for `root`: `Ok(where it reads patchgate)` when it is ready, else
+/// `Err(what is missing, the command that makes it ready)`.
+fn readiness(
+    kind: ClientKind,
+    name: &str,
+    found: &[Found],
+    root: &Path,
+    homes: &Homes,
+) -> Result<String, (String, String)> {
+    let fix = |extra: &str| format!("patchgate config {name} --write{extra}");
+    let home = homes.home.as_deref();
+    let mut servers = found.iter().filter(|f| f.client == name).filter(|f| {
+        // A project's Codex file counts only where Codex trusts the project.
+        kind != ClientKind::Codex || !f.file.starts_with(root) || codex_trusts(root, homes)
+    });
+    let Some(server) = servers.next() else {
+        let untrusted = kind == ClientKind::Codex
+            && found
+                .iter()
+                .any(|f| f.client == name && f.file.starts_with(root));
+        return Err(if untrusted {
+            (
+                "its project file is not read: Codex does not trust this project".into(),
+                fix(" --user"),
+            )
+        } else {
+            ("no patchgate server where it looks".into(), fix(""))
+        });
+    };
+    let file = server.file.display();
+    let approved = match kind {
+        ClientKind::Claude => claude_pre_approved(root, home),
+        ClientKind::Codex => server.pre_approved == Some(true),
+        ClientKind::Cursor => cursor_pre_approved(root, home),
+        // VS Code keeps tool approvals itself; it asks once.
+        ClientKind::Vscode => true,
+    };
+    if !approved {
+        let only = if kind == ClientKind::Codex {
+            ""
+        } else {
+            " --only approval"
         };
-        allow |= list("allow")
-            .iter()
-            .any(|r| r == CLAUDE_ALLOW || r == "mcp__patchgate");
-        deny.extend(list("deny"));
+        return Err((
+            format!(
+                "{file} names patchgate, but its tools are not pre-approved (the client will ask)"
+            ),
+            fix(only),
+        ));
     }
-    allow
-        && CLAUDE_EDIT_TOOLS
-            .iter()
-            .all(|t| deny.iter().any(|d| d == t))
+    Ok(format!("{file}"))
 }
 
 /// The report `patchgate doctor` prints for `root`.
-pub fn report(root: &Path, home: Option<&Path>) -> String {
+pub fn report(root: &Path, homes: &Homes) -> String {
     let gates = Discovery::live_all();
     let mut s = String::new();
     if gates.is_empty() {
@@ -203,9 +355,11 @@ pub fn report(root: &Path, home: Option<&Path>) -> String {
             );
         }
     }
-    let found = scan(root, home, &gates);
+    let found = scan(root, homes, &gates);
     if found.is_empty() {
-        s.push_str("clients: none configured for patchgate (see `patchgate config CLIENT`)\n");
+        s.push_str("clients: none configured for patchgate\n");
+    } else {
+        s.push_str("configured:\n");
     }
     for f in &found {
         let how = match &f.reach {
@@ -218,10 +372,38 @@ pub fn report(root: &Path, home: Option<&Path>) -> String {
         };
         let approved = match f.pre_approved {
             Some(true) => "; tools pre-approved",
-            Some(false) => "; tools NOT pre-approved (the client will ask; see `patchgate config`)",
+            Some(false) => "; tools NOT pre-approved (the client will ask)",
             None => "",
         };
-        let _ = writeln!(s, "{:<7} {}: {how}{approved}", f.client, f.file.display());
+        let _ = writeln!(s, "  {:<7} {}: {how}{approved}", f.client, f.file.display());
+    }
+    s.push_str("clients:\n");
+    let kinds = [
+        (ClientKind::Claude, "claude"),
+        (ClientKind::Codex, "codex"),
+        (ClientKind::Cursor, "cursor"),
+        (ClientKind::Vscode, "vscode"),
+    ];
+    for (kind, name) in kinds {
+        match readiness(kind, name, &found, root, homes) {
+            Ok(file) => {
+                let _ = write!(s, "  {name:<7} ready ({file})");
+                if kind == ClientKind::Claude {
+                    let open = claude_undenied(root, homes.home.as_deref());
+                    if !open.is_empty() {
+                        let _ = write!(
+                            s,
+                            "; its own {} can still write behind the gate: `patchgate config claude --write --only approval`",
+                            open.join(", ")
+                        );
+                    }
+                }
+                s.push('\n');
+            }
+            Err((why, fix)) => {
+                let _ = writeln!(s, "  {name:<7} not ready: {why}; run `{fix}`");
+            }
+        }
     }
     s
 }
@@ -246,7 +428,11 @@ mod tests {
             r#"{"mcpServers": {"patchgate": {"type": "http", "url": "http://127.0.0.1:8787/mcp"}}}"#,
         )
         .unwrap();
-        let found = scan(&root, Some(&home), &[]);
+        let homes = Homes {
+            home: Some(home.clone()),
+            ..Homes::default()
+        };
+        let found = scan(&root, &homes, &[]);
         assert_eq!(found.len(), 2, "{found:?}");
         let claude = found.iter().find(|f| f.client == "claude").unwrap();
         assert_eq!(
@@ -265,13 +451,33 @@ mod tests {
             }
         );
         assert_eq!(codex.pre_approved, Some(true));
-        std::fs::write(
-            root.join(".claude/settings.json"),
-            r#"{"permissions": {"allow": ["mcp__patchgate__*"], "deny": ["Edit", "Write", "MultiEdit", "NotebookEdit"]}}"#,
-        )
-        .unwrap();
-        let found = scan(&root, Some(&home), &[]);
+        // The shared project settings count only in a trusted workspace; the local ones always.
+        let allow = r#"{"permissions": {"allow": ["mcp__patchgate__*"], "deny": ["Edit", "Write", "NotebookEdit"]}}"#;
+        std::fs::write(root.join(".claude/settings.json"), allow).unwrap();
+        let found = scan(&root, &homes, &[]);
+        let claude = found.iter().find(|f| f.client == "claude").unwrap();
+        assert_eq!(claude.pre_approved, Some(false));
+        let trust = serde_json::json!({"projects": {root.to_str().unwrap(): {"hasTrustDialogAccepted": true}}});
+        std::fs::write(home.join(".claude.json"), trust.to_string()).unwrap();
+        let found = scan(&root, &homes, &[]);
         let claude = found.iter().find(|f| f.client == "claude").unwrap();
         assert_eq!(claude.pre_approved, Some(true));
+        std::fs::remove_file(home.join(".claude.json")).unwrap();
+        std::fs::rename(
+            root.join(".claude/settings.json"),
+            root.join(".claude/settings.local.json"),
+        )
+        .unwrap();
+        let found = scan(&root, &homes, &[]);
+        let claude = found.iter().find(|f| f.client == "claude").unwrap();
+        assert_eq!(claude.pre_approved, Some(true));
+        // Codex's server is in the user's file: ready; Claude's too; Cursor has none.
+        let r = report(&root, &homes);
+        assert!(r.contains("claude  ready"), "{r}");
+        assert!(r.contains("codex   ready"), "{r}");
+        assert!(
+            r.contains("cursor  not ready: no patchgate server where it looks; run `patchgate config cursor --write`"),
+            "{r}"
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! server into a live gate, and the client configuration snippets.
 
 pub mod args;
+pub mod client_files;
 pub mod clients;
 pub mod discovery;
 pub mod doctor;

@@ -4,6 +4,7 @@
 mod apply_git;
 mod cli_merge;
 mod closed_pipe;
+mod config_write;
 mod corpus;
 mod crash;
 mod journal_cli;

@@ -1698,12 +1698,12 @@ fn config_prints_snippets_for_the_running_gate() {
     let s = run("claude", &["--http"]);
     assert!(
         s.starts_with(&format!(
-            "claude mcp add --transport http patchgate {} --header 'Authorization: Bearer {}'",
+            "claude mcp add --scope project --transport http patchgate {} --header 'Authorization: Bearer {}'",
             gate.mcp_url, gate.token
         )),
         "{s}"
     );
-    assert!(s.contains("mcp__patchgate__*"), "{s}");
+    assert!(s.contains("config claude --write --only approval"), "{s}");
     let v: Value = serde_json::from_str(&run("cursor", &["--http"])).unwrap();
     assert_eq!(v["mcpServers"]["patchgate"]["url"], gate.mcp_url);
     // The agents' token is kept across a restart: an HTTP configuration survives it.

@@ -11,6 +11,7 @@ use super::out::out;
 use super::*;
 
 pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
+    use patchgate::mcp::client_files::{Scope, user_wide};
     use patchgate::mcp::clients::{ClientKind, Connection, advice, snippet};
 
     let kind = match args.client {
@@ -37,17 +38,25 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
         }
         None
     };
+    let scope = if args.user {
+        Scope::User
+    } else {
+        Scope::Project
+    };
     let conn = match &endpoint {
         Some((url, token)) => Connection::Http { url, token },
         None => Connection::Stdio {
             exe: &exe,
-            root: (!args.user).then_some(root.as_path()),
+            root: (!user_wide(kind, scope)).then_some(root.as_path()),
         },
     };
     if args.write {
         write_config(kind, &conn, review_timeout, &args, &root)?;
     } else {
-        out!("{}", snippet(kind, &conn, review_timeout, args.user, &exe));
+        out!(
+            "{}",
+            snippet(kind, &conn, review_timeout, user_wide(kind, scope), &exe)
+        );
     }
     eprint!("{}", advice(kind, &root));
     Ok(ExitCode::SUCCESS)

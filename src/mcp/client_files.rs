@@ -146,7 +146,9 @@ pub enum Outcome {
     Unchanged,
 }
 
-/// The files `kind` needs for patchgate over `conn` in `scope`, each with its edits.
+/// The files `kind` needs for patchgate over `conn` in `scope`, each with its edits. `conn`
+/// should carry no root for a user-wide entry (and for Codex, whose entry is always the
+/// user's: see [`user_wide`]).
 pub fn plan(
     kind: ClientKind,
     conn: &Connection,
@@ -190,12 +192,11 @@ pub fn plan(
                 },
             ]
         }
+        // Codex reads a project's `.codex/config.toml` only in a project it trusts, and
+        // trusting one also lets its own sandbox write there: the server goes into the user's
+        // file whatever the scope, without `--root` (Codex starts it in the project).
         ClientKind::Codex => {
-            let dir = if user {
-                homes.codex().ok_or(ConfigFileError::NoHome)?
-            } else {
-                root.join(".codex")
-            };
+            let dir = homes.codex().ok_or(ConfigFileError::NoHome)?;
             vec![FileChange {
                 file: dir.join("config.toml"),
                 part: Part::Server,
@@ -228,6 +229,11 @@ pub fn plan(
             vec![server(file, "servers")]
         }
     })
+}
+
+/// Whether `kind`'s entry goes into the user's files in `scope` (so it names no root).
+pub fn user_wide(kind: ClientKind, scope: Scope) -> bool {
+    scope == Scope::User || kind == ClientKind::Codex
 }
 
 /// Claude Code's pre-approval: allow patchgate's tools, deny Claude's own edit tools, and in

@@ -54,6 +54,15 @@ pub(crate) const CLAUDE_EDIT_TOOLS: [&str; 3] = ["Edit", "Write", "NotebookEdit"
 /// (a person approves each edit in the gate), so `codex exec` works unattended.
 pub(crate) const CODEX_APPROVE_KEY: &str = "default_tools_approval_mode";
 
+/// The variables Codex passes on to patchgate's stdio server (it passes only a few by
+/// default): where the state directory, and so the gates' discovery entries, are.
+pub(crate) const CODEX_ENV_VARS: [&str; 4] = [
+    "PATCHGATE_STATE_DIR",
+    "XDG_STATE_HOME",
+    "PATCHGATE_CONFIG",
+    "PATCHGATE_LOG",
+];
+
 /// The entry of Cursor's `permissions.json` `mcpAllowlist` that lets every patchgate tool run
 /// without asking.
 pub(crate) const CURSOR_ALLOW: &str = "patchgate:*";
@@ -108,9 +117,12 @@ pub fn server_entry(kind: ClientKind, conn: &Connection, review_timeout_s: u64) 
             "tool_timeout_sec": tool_timeout,
             CODEX_APPROVE_KEY: "approve",
         }),
+        // Codex passes only a few variables (HOME, PATH, …) to a server: the ones that say
+        // where the gates' discovery entries are must be named.
         (ClientKind::Codex, Connection::Stdio { exe, root }) => json!({
             "command": exe,
             "args": stdio_args(*root),
+            "env_vars": CODEX_ENV_VARS,
             "tool_timeout_sec": tool_timeout,
             CODEX_APPROVE_KEY: "approve",
         }),
@@ -131,13 +143,11 @@ pub fn snippet(
     match kind {
         ClientKind::Claude => claude_commands(conn, user, exe),
         ClientKind::Codex => {
-            let file = if user {
-                "~/.codex/config.toml"
-            } else {
-                ".codex/config.toml"
-            };
             let table = json!({"mcp_servers": {SERVER_NAME: entry}});
-            format!("# {file}\n{}", toml::to_string(&table).unwrap_or_default())
+            format!(
+                "# ~/.codex/config.toml\n{}",
+                toml::to_string(&table).unwrap_or_default()
+            )
         }
         ClientKind::Cursor => pretty(json!({"mcpServers": {SERVER_NAME: entry}})),
         ClientKind::Vscode => pretty(json!({"servers": {SERVER_NAME: entry}})),

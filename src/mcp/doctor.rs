@@ -266,14 +266,18 @@ fn cursor_pre_approved(root: &Path, home: Option<&Path>) -> bool {
     })
 }
 
-/// A note on what `config --write` wrote that the client will not read yet, if any (Codex
-/// reads a project's `.codex/config.toml` only in a trusted project).
+/// A note on where `config --write` put the configuration when that is not where the scope
+/// says (Codex's server always goes into the user's file).
 pub fn scope_note(kind: ClientKind, scope: Scope, root: &Path, homes: &Homes) -> Option<String> {
-    (kind == ClientKind::Codex && scope == Scope::Project && !codex_trusts(root, homes)).then(|| {
+    (kind == ClientKind::Codex && scope == Scope::Project).then(|| {
+        let trust = if codex_trusts(root, homes) {
+            ""
+        } else {
+            ", and it does not trust this project"
+        };
         format!(
-            "Codex reads .codex/config.toml only in a project it trusts, and it does not trust {} yet: \
-             answer its trust question once (run `codex` there), or use `patchgate config codex --write --user`",
-            root.display()
+            "patchgate's Codex server went into your own config.toml, where it serves the project Codex \
+             runs in: Codex reads a project's .codex/config.toml only in a project it trusts{trust}"
         )
     })
 }
@@ -301,7 +305,7 @@ fn readiness(
         return Err(if untrusted {
             (
                 "its project file is not read: Codex does not trust this project".into(),
-                fix(" --user"),
+                fix(""),
             )
         } else {
             ("no patchgate server where it looks".into(), fix(""))

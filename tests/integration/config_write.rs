@@ -182,6 +182,9 @@ fn codex_config_keeps_its_comments_and_other_servers() {
     assert_eq!(pg["command"].as_str(), s.exe.to_str());
     assert_eq!(pg["default_tools_approval_mode"].as_str(), Some("approve"));
     assert_eq!(pg["tool_timeout_sec"].as_integer(), Some(660));
+    // No --root: Codex starts the server in the project it runs in.
+    assert_eq!(pg["args"].as_array().unwrap().len(), 2);
+    assert_eq!(pg["env_vars"][0].as_str(), Some("PATCHGATE_STATE_DIR"));
     assert_eq!(
         std::fs::read_to_string(s.home.join(".codex/config.toml.patchgate-backup")).unwrap(),
         user
@@ -189,11 +192,13 @@ fn codex_config_keeps_its_comments_and_other_servers() {
     let (_, doctor, _) = s.run(&["doctor"]);
     assert!(doctor.contains("codex   ready"), "{doctor}");
 
-    // In the project: written, but Codex reads it only once it trusts the project.
+    // The default scope writes the same user file (Codex reads a project's file only in a
+    // project it trusts), so nothing changes, and it says where the server went.
     let (code, said, err) = s.run(&["config", "codex", "--write"]);
     assert_eq!(code, 0, "{err}");
-    assert!(said.contains("created .codex/config.toml"), "{said}");
+    assert!(said.starts_with("unchanged "), "{said}");
     assert!(err.contains("only in a project it trusts"), "{err}");
+    assert!(!s.root.join(".codex").exists());
 }
 
 #[test]

@@ -196,7 +196,9 @@ pub fn advice(kind: ClientKind, root: &Path) -> String {
     match kind {
         ClientKind::Claude => format!(
             "patchgate: so that every edit of {root} goes through the gate, the commands above also deny Claude Code's own \
-             edit tools ({}) in .claude/settings.local.json, which Claude reads without a trust prompt\n",
+             edit tools ({}) in .claude/settings.local.json, which Claude reads without a trust prompt \
+             (Claude Code 2.1.200 or later; older ones read its permissions only in a trusted workspace: \
+             run `claude` there once and trust it, or use --user)\n",
             CLAUDE_EDIT_TOOLS.join(", ")
         ),
         ClientKind::Codex => format!(

@@ -3,6 +3,7 @@
 
 mod apply_git;
 mod cli_merge;
+mod clients;
 mod closed_pipe;
 mod config_write;
 mod corpus;

@@ -117,6 +117,73 @@ async fn codex_exec_headless_edit_waits_at_the_gate_and_lands_on_accept() {
     t.run_client("codex", cmd, &model).await;
 }
 
+/// What `patchgate config claude` prints is shell commands that, run as printed with the real
+/// `claude` on PATH, leave the same files as `config claude --write`: a `--write` after them
+/// finds everything in place.
+#[test]
+fn config_claude_prints_commands_with_the_same_effect_as_write() {
+    let spec = std::env::var("PATCHGATE_TEST_CLAUDE_CODE").unwrap_or(CLAUDE_CODE.into());
+    let Some(claude) = npm_client(&spec, "claude") else {
+        return;
+    };
+    let t = Setup::new();
+    let mut print = crate::support::bin();
+    t.envs(&mut print);
+    let out = print
+        .args(["config", "claude", "--root"])
+        .arg(&t.p.root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let commands = String::from_utf8(out.stdout).unwrap();
+    assert!(!commands.lines().any(|l| l.starts_with('#')), "{commands}");
+    let mut sh = Command::new("sh");
+    t.envs(&mut sh);
+    let path = sh
+        .get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v.map(ToOwned::to_owned))
+        .unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(claude.parent().unwrap().to_path_buf()).chain(std::env::split_paths(&path)),
+    )
+    .unwrap();
+    let ran = sh
+        .env("PATH", path)
+        .args(["-e", "-c", &commands])
+        .current_dir(t.home.as_path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "the printed commands failed:\n{commands}\n{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let mut write = crate::support::bin();
+    t.envs(&mut write);
+    let out = write
+        .args(["config", "claude", "--write", "--root"])
+        .arg(&t.p.root)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(said.lines().count(), 2, "{said}");
+    assert!(
+        said.lines().all(|l| l.starts_with("unchanged ")),
+        "the printed commands did not do what --write does:\n{commands}\n{said}"
+    );
+}
+
 /// A project with the file to edit, a gate over it (policy gate), and a temporary HOME.
 struct Setup {
     p: Project,

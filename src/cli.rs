@@ -1,4 +1,4 @@
-//! Command-line parsing (clap) into the commands `main` runs. The contract is DESIGN §2.
+//! Command-line parsing (clap) into the commands `main` runs. The contract is docs/DESIGN.md §2.
 
 use std::path::PathBuf;
 
@@ -108,8 +108,12 @@ pub struct ReviewArgs {
     /// The write policy (default: `.patchgate.toml`'s, else gate).
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// The agents' bearer token for /mcp (default: a random one per start). With --connect:
-    /// the reviewer token of that gate (default: its discovery file's).
+    /// The agents' bearer token for /mcp (default: one made on the first start and kept for
+    /// this root in tokens/ of the state directory, $PATCHGATE_STATE_DIR, else
+    /// $XDG_STATE_HOME/patchgate or ~/.local/state/patchgate: the same after every restart).
+    /// The review API has its own reviewer token, new at each start, in the gate's discovery
+    /// file (gates/ of the state directory). With --connect: that gate's reviewer token
+    /// (default: its discovery file's).
     #[arg(long, env = "PATCHGATE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// Where the agents' token comes from, or none.
@@ -217,8 +221,11 @@ pub struct ServeArgs {
     /// --listen).
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// The agents' bearer token for /mcp (default: a random one per start). The review API
-    /// (/api) has its own token, in the discovery file only.
+    /// The agents' bearer token for /mcp (default: one made on the first start and kept for
+    /// this root in tokens/ of the state directory, $PATCHGATE_STATE_DIR, else
+    /// $XDG_STATE_HOME/patchgate or ~/.local/state/patchgate: the same after every restart).
+    /// The review API (/api) has its own reviewer token, new at each start, in the gate's
+    /// discovery file only (gates/ of the state directory).
     #[arg(long, env = "PATCHGATE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// Where the agents' token comes from, or none.

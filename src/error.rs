@@ -1,5 +1,5 @@
 //! The error vocabulary shared by every layer: one `ErrorCode` per outcome an agent or a
-//! person can act on (DESIGN §3), and `Error`, a code with a message that says what to do next.
+//! person can act on (docs/DESIGN.md §3), and `Error`, a code with a message that says what to do next.
 //!
 //! This module sits above the engines in the layer order: it knows nothing of files, MCP or
 //! terminals, so every layer may use it.
@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// The stable error codes of DESIGN §3 (the references' names where they exist).
+/// The stable error codes of docs/DESIGN.md §3 (the references' names where they exist).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {

@@ -1,7 +1,7 @@
 //! patchgate: a human approval gate for the file edits of AI coding agents, and the
 //! deterministic merge engines behind it.
 //!
-//! Layers point one way (DESIGN §8): [`error`] and [`edit`] (pure engines) ← [`diff`] (pure
+//! Layers point one way (docs/DESIGN.md §8): [`error`] and [`edit`] (pure engines) ← [`diff`] (pure
 //! diffing) ← the rest. [`eval`] scores the engines on a corpus.
 
 // No unsafe code: system calls go through rustix and std.

@@ -14,8 +14,18 @@ pub(crate) fn demo(args: DemoArgs) -> Result<ExitCode> {
     use patchgate::workspace::config::PolicyName;
 
     need_terminal()?;
+    // Everything the demo keeps lives in its temporary directory: the project, and beside
+    // it the state directory (journal, pre-images, locks, log, search index), chosen for
+    // this whole process before anything reads it, so the user's own is never touched.
+    // A new directory of the user's own (0700, a name nobody could have made beforehand).
+    let base = tempfile::Builder::new()
+        .prefix("patchgate-demo-")
+        .tempdir()
+        .context("cannot make the demo's temporary directory")?
+        .keep();
+    let dir = base.join("project");
+    patchgate::workspace::state::use_state_dir(base.join("state"));
     patchgate::log::init();
-    let dir = std::env::temp_dir().join(format!("patchgate-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     super::demo_agent::materialize(&dir)
         .with_context(|| format!("cannot write the demo project to {}", dir.display()))?;
@@ -35,8 +45,8 @@ pub(crate) fn demo(args: DemoArgs) -> Result<ExitCode> {
         dispatcher.clone(),
         http::HttpOptions {
             addr: "127.0.0.1:0".parse()?,
-            token: Some(http::random_token()),
-            review_token: http::random_token(),
+            token: Some(patchgate::workspace::random::token().context("cannot make a token")?),
+            review_token: patchgate::workspace::random::token().context("cannot make a token")?,
             extra_hosts: Vec::new(),
             max_body: 32 << 20,
             session_keep_alive: std::time::Duration::from_secs(3600),
@@ -57,9 +67,13 @@ pub(crate) fn demo(args: DemoArgs) -> Result<ExitCode> {
     });
     ended?;
     if args.keep {
-        println!("the demo project is in {}", dir.display());
+        println!(
+            "the demo project is in {} (its journal and log in {})",
+            dir.display(),
+            base.join("state").display()
+        );
     } else {
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&base);
         println!("demo done; its temporary project was removed (--keep keeps it)");
     }
     Ok(ExitCode::SUCCESS)

@@ -118,7 +118,7 @@ pub(crate) async fn listen(
         service::Reviewers::Attachable,
         None,
     );
-    let opts = gate_http_options(gate, addr, token, allow_host, review_timeout);
+    let opts = gate_http_options(gate, addr, token, allow_host, review_timeout)?;
     let (token, review_token) = (opts.token.clone(), opts.review_token.clone());
     let running = http::start(dispatcher.clone(), opts)
         .await
@@ -195,19 +195,20 @@ pub(crate) fn agent_token(
 }
 
 /// The HTTP options of a gate: bodies up to twice the file cap (JSON escaping) plus 1 MiB,
-/// sessions kept well past the longest review.
+/// sessions kept well past the longest review; an error when no reviewers' token can be made.
 pub(crate) fn gate_http_options(
     gate: &patchgate::review::queue::Gate,
     addr: std::net::SocketAddr,
     token: Option<String>,
     extra_hosts: Vec<String>,
     review_timeout: std::time::Duration,
-) -> patchgate::mcp::http::HttpOptions {
-    patchgate::mcp::http::HttpOptions {
+) -> Result<patchgate::mcp::http::HttpOptions> {
+    Ok(patchgate::mcp::http::HttpOptions {
         addr,
         token,
         // The reviewers' token is new at every start and lives in the discovery file only.
-        review_token: patchgate::mcp::http::random_token(),
+        review_token: patchgate::workspace::random::token()
+            .context("cannot make the reviewers' token")?,
         extra_hosts,
         max_body: usize::try_from(gate.workspace().config.max_file_bytes)
             .unwrap_or(usize::MAX / 4)
@@ -215,13 +216,40 @@ pub(crate) fn gate_http_options(
             .saturating_add(1 << 20),
         session_keep_alive: (review_timeout * 3).max(std::time::Duration::from_secs(3600)),
         limits: patchgate::mcp::serve::Limits::default(),
+    })
+}
+
+/// A TUI attached to a gate of this machine follows it across restarts: when the gate goes
+/// away, the discovery entry of its root names the next one (its URL and reviewer token).
+/// The TUI is handed a function that looks it up, as it knows nothing of discovery (MCP).
+fn follow_local_gate(
+    remote: patchgate::tui::backend::Remote,
+    root: &std::path::Path,
+) -> patchgate::tui::backend::Remote {
+    use patchgate::mcp::discovery::Discovery;
+    fn canon(p: &std::path::Path) -> std::path::PathBuf {
+        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
     }
+    // The gate of exactly this root (not one of a directory above it).
+    let find =
+        |root: &std::path::Path| Discovery::for_dir(root).filter(|d| canon(&d.root) == canon(root));
+    let here = find(root).is_some_and(|d| d.url.trim_end_matches('/') == remote.base());
+    if !here {
+        // A gate elsewhere: its discovery entries are on its own machine.
+        return remote;
+    }
+    remote.follow(
+        root.to_path_buf(),
+        std::sync::Arc::new(move |root: &std::path::Path| {
+            find(root).map(|d| (d.url, d.review_token))
+        }),
+    )
 }
 
 pub(crate) fn review(args: ReviewArgs) -> Result<ExitCode> {
     set_color(args.color);
     use patchgate::mcp::discovery::Discovery;
-    use patchgate::tui::backend::{Backend, Remote};
+    use patchgate::tui::backend::{Backend, Remote, RemoteError};
     use patchgate::workspace::config::PolicyName;
 
     need_terminal()?;
@@ -231,15 +259,19 @@ pub(crate) fn review(args: ReviewArgs) -> Result<ExitCode> {
     if let Some(url) = &args.connect {
         let token = match args.token.clone().filter(|t| !t.is_empty()) {
             Some(t) => t,
-            None => Discovery::live()
-                .filter(|d| d.url.trim_end_matches('/') == url.trim_end_matches('/').trim_end_matches("/mcp"))
+            None => Discovery::for_url(url)
                 .map(|d| d.review_token)
                 .filter(|t| !t.is_empty())
                 .context("give the gate's reviewer token with --token or PATCHGATE_TOKEN (`review_token` in the discovery file of the machine the gate runs on)")?,
         };
         let remote = Remote::new(url, &token).map_err(|e| anyhow::anyhow!(e))?;
-        rt.block_on(remote.info())
-            .map_err(|e| anyhow::anyhow!("cannot reach the gate at {url}: {e}"))?;
+        // A token the gate refuses (the agents' one, say) is an error, not a lost connection.
+        let info = match rt.block_on(remote.connect()) {
+            Ok(info) => info,
+            Err(RemoteError::Refused(why)) => bail!("{why}"),
+            Err(RemoteError::Failed(e)) => bail!("cannot reach the gate at {url}: {e}"),
+        };
+        let remote = follow_local_gate(remote, &info.root);
         let ended = rt.block_on(patchgate::tui::run(Backend::Remote(remote), None))?;
         if ended.pending > 0 {
             eprintln!(

@@ -1,4 +1,4 @@
-//! SEARCH/REPLACE blocks (DESIGN §5.2), the format of wcgw's `FileWriteOrEdit` and aider:
+//! SEARCH/REPLACE blocks (docs/DESIGN.md §5.2), the format of wcgw's `FileWriteOrEdit` and aider:
 //!
 //! ```text
 //! <<<<<<< SEARCH

@@ -1,4 +1,4 @@
-//! The pure edit engines (DESIGN §5): text in, merged text or a precise error out. Nothing here
+//! The pure edit engines (docs/DESIGN.md §5): text in, merged text or a precise error out. Nothing here
 //! touches files, the network, a runtime or a terminal.
 //!
 //! Every engine works on LF-normalised content (see [`text`]); the caller decodes a file with

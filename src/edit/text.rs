@@ -1,4 +1,4 @@
-//! The text model (DESIGN §5.4): decode a file's bytes into LF-normalised text that the engines
+//! The text model (docs/DESIGN.md §5.4): decode a file's bytes into LF-normalised text that the engines
 //! work on, remember everything the normalisation hid (line endings, a UTF-8 BOM, the encoding,
 //! the indentation style), and encode an engine's result back so that every byte the edit did
 //! not touch is kept.

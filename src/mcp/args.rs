@@ -1,4 +1,4 @@
-//! Tool arguments, parsed once at the edge into a validated [`ToolCall`] (DESIGN §8): the
+//! Tool arguments, parsed once at the edge into a validated [`ToolCall`] (docs/DESIGN.md §8): the
 //! references' own argument names (Relace, patchitRIGHT, wcgw), strict about unknown names so
 //! an agent that guessed a name hears which ones exist, lenient about what models really send
 //! (numbers as strings, `null` for an absent optional).

@@ -1,4 +1,4 @@
-//! Discovery of running gates (DESIGN §1, §7): every gate that listens writes
+//! Discovery of running gates (docs/DESIGN.md §1, §7): every gate that listens writes
 //! `gates/<root-hash>.json` = `{url, mcp_url, token, review_token, pid, root}` (mode 0600) to
 //! the state directory once it accepts connections, and removes it on exit; the newest also
 //! writes `reviewer.json`. `serve --stdio` forwards to the live gate whose root holds its own
@@ -44,7 +44,7 @@ pub fn path() -> PathBuf {
 /// Where the entry of the gate for `root` lives.
 pub(crate) fn entry_path(root: &Path) -> PathBuf {
     let canon = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let key = crate::workspace::fs::hash(canon.as_os_str().as_encoded_bytes());
+    let key = crate::workspace::digest::hash(canon.as_os_str().as_encoded_bytes());
     state_dir()
         .join(GATES_DIR)
         .join(format!("{}.json", &key[..16]))
@@ -99,6 +99,15 @@ impl Discovery {
         Self::live_all().into_iter().next()
     }
 
+    /// The live gate that listens at `url` (its base URL or its MCP endpoint), of all the live
+    /// gates, not only the newest.
+    pub fn for_url(url: &str) -> Option<Discovery> {
+        let want = url.trim_end_matches('/').trim_end_matches("/mcp");
+        Self::live_all()
+            .into_iter()
+            .find(|d| d.url.trim_end_matches('/') == want)
+    }
+
     /// The live gate for `dir`: of those whose root holds it, the deepest root.
     pub fn for_dir(dir: &Path) -> Option<Discovery> {
         Self::live_all()
@@ -135,7 +144,15 @@ pub fn stable_token(root: &Path) -> std::io::Result<String> {
     }
     match opts.open(&p) {
         Ok(mut f) => {
-            let t = super::http::random_token();
+            // No random source, no token (and no empty file left for the next start).
+            let t = match crate::workspace::random::token() {
+                Ok(t) => t,
+                Err(e) => {
+                    drop(f);
+                    let _ = std::fs::remove_file(&p);
+                    return Err(e);
+                }
+            };
             f.write_all(t.as_bytes())?;
             f.sync_all()?;
             Ok(t)

@@ -1,4 +1,4 @@
-//! The one answer every tool gives (DESIGN §3): `{status, code?, message, path | paths,
+//! The one answer every tool gives (docs/DESIGN.md §3): `{status, code?, message, path | paths,
 //! run_id?, expires_in?, dry_run, diff?, review?, warnings?}`, built from the gate's
 //! [`Outcome`] or an [`Error`]. The message always says what happened and what to send next.
 

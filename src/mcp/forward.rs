@@ -1,4 +1,4 @@
-//! Forwarding from `serve --stdio` into a live gate (DESIGN §1): the stdio server sends each
+//! Forwarding from `serve --stdio` into a live gate (docs/DESIGN.md §1): the stdio server sends each
 //! edit to the gate's review API with the bearer token, then waits on the review in short
 //! steps so it can relay progress to its own client and withdraw on cancellation.
 

@@ -1,4 +1,4 @@
-//! The HTTP side of a gate (DESIGN §1, §7): the MCP Streamable-HTTP endpoint at `/mcp` and the
+//! The HTTP side of a gate (docs/DESIGN.md §1, §7): the MCP Streamable-HTTP endpoint at `/mcp` and the
 //! review API under `/api`, behind one guard: the `Host` and `Origin` headers must be loopback
 //! (or an allowed host) — DNS-rebinding protection — and every request carries a bearer
 //! token: the agents' token opens `/mcp` and the agent routes (tool calls, waiting on and
@@ -111,19 +111,6 @@ struct AppState {
 
 /// The loopback host names.
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-
-/// A fresh random token (32 hex characters).
-pub fn random_token() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::getrandom(&mut bytes).is_err() {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
-        bytes = t.to_le_bytes();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// The host part of a `Host` header or an origin's authority (`[::1]:8080` → `::1`).
 fn host_part(authority: &str) -> &str {
@@ -764,7 +751,5 @@ mod tests {
         assert!(eq_constant_time(b"abc", b"abc"));
         assert!(!eq_constant_time(b"abc", b"abd"));
         assert!(!eq_constant_time(b"abc", b"abcd"));
-        assert_eq!(random_token().len(), 32);
-        assert_ne!(random_token(), random_token());
     }
 }

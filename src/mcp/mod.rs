@@ -1,4 +1,4 @@
-//! The MCP side (DESIGN §1, §3): the reference tools and their envelope, the rmcp server over
+//! The MCP side (docs/DESIGN.md §1, §3): the reference tools and their envelope, the rmcp server over
 //! stdio and Streamable HTTP, the review API, the discovery file, forwarding from a stdio
 //! server into a live gate, and the client configuration snippets.
 
@@ -11,6 +11,7 @@ pub mod envelope;
 pub(crate) mod events;
 pub mod forward;
 pub mod http;
+pub mod progress;
 pub mod search;
 pub mod serve;
 pub mod server;

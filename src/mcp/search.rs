@@ -4,7 +4,6 @@
 //! thread, and its progress and the model's turns go out as progress notifications. Nothing
 //! here reviews or writes.
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
@@ -13,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::{self, ToolCall, ToolName};
 use super::envelope::Envelope;
-use super::service::ProgressSink;
+use super::progress::{ProgressSink, Report, reporting};
 use crate::error::{Error, ErrorCode, Result};
 use crate::review::queue::Gate;
 use crate::search::explore::Explorer;
@@ -23,9 +22,6 @@ use crate::workspace::userconfig::UserConfig;
 /// The note `fast_search` adds to its answer.
 pub const DEPRECATED: &str =
     "fast_search is deprecated and will be removed: call agentic_search (the same answer)";
-
-/// A progress report: done, total, message.
-type Report = (f64, f64, String);
 
 /// The searcher of one dispatcher, made on first use.
 #[derive(Default)]
@@ -56,23 +52,6 @@ impl Searches {
         let searcher = Arc::new(Searcher::new(Store::open(root), keep, model));
         *slot = Some(searcher.clone());
         searcher
-    }
-}
-
-/// Run `work` while forwarding its reports to `sink`.
-async fn reporting<T>(
-    work: impl Future<Output = T>,
-    mut reports: mpsc::UnboundedReceiver<Report>,
-    sink: &dyn ProgressSink,
-) -> T {
-    tokio::pin!(work);
-    loop {
-        tokio::select! {
-            out = &mut work => return out,
-            Some((done, total, message)) = reports.recv() => {
-                sink.progress(done, total, message).await;
-            }
-        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The gate's accept loop (DESIGN §7): every connection gets `TCP_NODELAY` (else each
+//! The gate's accept loop (docs/DESIGN.md §7): every connection gets `TCP_NODELAY` (else each
 //! keep-alive request waits on Nagle and delayed ACKs), connections beyond a cap are closed at
 //! once (so idle ones cannot use up the descriptors and lock every client out), and reading a
 //! request's head has a deadline, which closes slow-header and idle keep-alive connections.

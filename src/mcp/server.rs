@@ -16,7 +16,8 @@ use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
 
 use super::args::ToolName;
-use super::service::{Dispatcher, ProgressSink};
+use super::progress::ProgressSink;
+use super::service::Dispatcher;
 use super::tools;
 
 /// The MCP server: one per session (cheap clones share the dispatcher).

@@ -3,9 +3,7 @@
 //! while a person decides, wait in steps of [`PROGRESS_EVERY`] with a progress message each
 //! step; after the review timeout answer `pending`; on cancellation withdraw the review.
 
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +16,8 @@ use super::args::{self, ToolCall, ToolName};
 use super::discovery::Discovery;
 use super::envelope::{Envelope, Status};
 use super::forward::Forwarder;
+// Where the progress of a call goes (kept here too: `service::NoProgress` is the old path).
+pub use super::progress::{NoProgress, ProgressSink};
 use crate::error::{Error, ErrorCode};
 use crate::review::proposal::State;
 use crate::review::queue::{Gate, Outcome, Request};
@@ -27,31 +27,6 @@ pub(crate) const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// The longest `await_review` waits in one call.
 pub(crate) const MAX_AWAIT: Duration = Duration::from_secs(3600);
-
-/// Where progress messages go (an MCP progress notification, or nowhere).
-pub trait ProgressSink: Send + Sync {
-    /// Report `done` of `total` (seconds waited, files indexed, turns taken), with a message.
-    fn progress<'a>(
-        &'a self,
-        done: f64,
-        total: f64,
-        message: String,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
-}
-
-/// A sink that drops everything.
-pub struct NoProgress;
-
-impl ProgressSink for NoProgress {
-    fn progress<'a>(
-        &'a self,
-        _: f64,
-        _: f64,
-        _: String,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
-        Box::pin(async {})
-    }
-}
 
 /// Whether a person can decide reviews of this process's gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -471,6 +446,8 @@ mod tests {
     use crate::workspace::Workspace;
     use crate::workspace::config::{Config, PolicyName};
     use serde_json::json;
+    use std::future::Future;
+    use std::pin::Pin;
     use std::sync::Mutex;
 
     struct Collect(Mutex<Vec<String>>);

@@ -1,4 +1,4 @@
-//! The optional model fallback for lazy snippets (DESIGN §5.1 step 5): an OpenAI-compatible
+//! The optional model fallback for lazy snippets (docs/DESIGN.md §5.1 step 5): an OpenAI-compatible
 //! `chat/completions` endpoint, called only when the deterministic merge declines. Its answer
 //! passes the same guards as a deterministic merge. The engines never see this adapter.
 

@@ -1,4 +1,4 @@
-//! Crash-atomic batches (DESIGN §7): before a proposal writes two or more files, its intent
+//! Crash-atomic batches (docs/DESIGN.md §7): before a proposal writes two or more files, its intent
 //! — each file's pre-image and the hash of what will be written — is made durable beside the
 //! journal; it is removed once the journal records the edit. A gate starting on the root
 //! finds any intent left by a killed process: journaled, the batch completed (the intent
@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::journal::Journal;
 use super::proposal::Proposal;
 use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::digest;
 use crate::workspace::fs;
 use crate::workspace::paths::Root;
 
@@ -70,7 +71,7 @@ impl Intent {
             .map(|(f, b)| IntentFile {
                 rel: f.path.rel.clone(),
                 before: f.before.as_deref().map(|b| B64.encode(b)),
-                after: b.as_deref().map(fs::hash),
+                after: b.as_deref().map(digest::hash),
             })
             .collect();
         if files.len() < 2 {
@@ -164,7 +165,7 @@ fn roll_back(root: &Root, f: &IntentFile, max_bytes: u64) {
     if now == before {
         return;
     }
-    let written = now.as_deref().map(fs::hash) == f.after;
+    let written = now.as_deref().map(digest::hash) == f.after;
     if !written {
         tracing::warn!("batch roll-back: {} changed since; left as it is", f.rel);
         return;

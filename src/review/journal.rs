@@ -1,4 +1,4 @@
-//! The decision journal (DESIGN §4): one JSON line per decision, per root, in the state
+//! The decision journal (docs/DESIGN.md §4): one JSON line per decision, per root, in the state
 //! directory, with the pre-image of every file written, so `patchgate log` can list decisions
 //! and `patchgate undo` can restore a file byte for byte — when the file still holds what was
 //! written; otherwise undo refuses and shows what changed since.
@@ -15,6 +15,7 @@ use super::preimages::{DEFAULT_CAP, Preimages};
 use super::proposal::{Proposal, Review, Written};
 use crate::diff::FileDiff;
 use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::digest;
 use crate::workspace::fs;
 use crate::workspace::paths::Root;
 use crate::workspace::state;
@@ -154,7 +155,7 @@ impl Journal {
             path: w.path.rel.clone(),
             before,
             before_blob,
-            after_hash: w.after.as_deref().map(fs::hash),
+            after_hash: w.after.as_deref().map(digest::hash),
             mode: fs::mode(&w.path.abs),
         }
     }
@@ -388,7 +389,7 @@ impl Journal {
         for rec in &target.files {
             let path = self.root.resolve(&rec.path)?;
             let now = fs::read(&path, max_bytes)?;
-            let now_hash = now.as_deref().map(fs::hash);
+            let now_hash = now.as_deref().map(digest::hash);
             if now_hash != rec.after_hash {
                 let before = self.before_of(&target.run_id, rec).ok().flatten();
                 return Err(self.moved_on(&target.run_id, rec, before, now));
@@ -442,7 +443,7 @@ mod tests {
             after.into(),
             vec![],
         );
-        let proposal = Proposal::new("test", None, vec![change]);
+        let proposal = Proposal::new("test", None, vec![change]).unwrap();
         let (contents, review) = proposal.decided_contents(&Decision::Accept).unwrap();
         let written = proposal.write(&contents, 1 << 20).unwrap();
         journal

@@ -1,4 +1,4 @@
-//! Policy (DESIGN §2, §4, §7): what happens to an edit of a path — a person decides (`gate`),
+//! Policy (docs/DESIGN.md §2, §4, §7): what happens to an edit of a path — a person decides (`gate`),
 //! it is applied at once (`auto`), it waits for a commit by run_id (`dry-run`), or a path rule
 //! refuses it (`DENIED_BY_RULE`). The command line and the user's own configuration are
 //! trusted; a repository's `.patchgate.toml` can only tighten what they say. Edits of

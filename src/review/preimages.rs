@@ -1,4 +1,4 @@
-//! The journal's pre-images (DESIGN §7): the bytes an edit replaced, stored once per content
+//! The journal's pre-images (docs/DESIGN.md §7): the bytes an edit replaced, stored once per content
 //! hash (so thirty edits of one 4 MB file keep one copy per distinct version), compressed,
 //! private (0600), beside the journal. Their total is capped: past the cap the least recently
 //! stored go first, and the edits that needed them can no longer be undone (undo says so).
@@ -10,6 +10,7 @@ use flate2::Compression;
 use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
 
+use crate::workspace::digest;
 use crate::workspace::fs;
 
 /// The default cap on the pre-images' total size.
@@ -39,7 +40,7 @@ impl Preimages {
 
     /// Store `bytes`; returns their hash (the key to [`Preimages::get`] them back).
     pub(crate) fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
-        let hash = fs::hash(bytes);
+        let hash = digest::hash(bytes);
         let path = self
             .path_of(&hash)
             .ok_or_else(|| std::io::Error::other("unexpected hash"))?;
@@ -63,7 +64,7 @@ impl Preimages {
         ZlibDecoder::new(compressed.as_slice())
             .read_to_end(&mut out)
             .ok()?;
-        (fs::hash(&out) == hash).then_some(out)
+        (digest::hash(&out) == hash).then_some(out)
     }
 
     /// Drop the least recently stored pre-images (never `keep`) until the total fits the cap.

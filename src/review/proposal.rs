@@ -1,4 +1,4 @@
-//! Proposals (DESIGN §4): what an edit would change, file by file, with the content hash each
+//! Proposals (docs/DESIGN.md §4): what an edit would change, file by file, with the content hash each
 //! file had when it was proposed; the decisions a person can take on it (accept, accept some
 //! hunks, accept edited content, reject); and committing the decided content to disk,
 //! all-or-nothing across files, under the hash guard.
@@ -10,26 +10,24 @@ use serde::Serialize;
 use crate::diff::{CONTEXT, FileDiff, Tag};
 use crate::edit::text::Text;
 use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::digest;
 use crate::workspace::fs;
 use crate::workspace::paths::SafePath;
+use crate::workspace::random;
 
 /// The identifier of a proposal: short and unguessable.
 pub(crate) type RunId = String;
 
-/// A new run id: 12 characters of base-32 (60 random bits).
-pub(crate) fn new_run_id() -> RunId {
+/// A new run id: 12 characters of base-32 (60 random bits); an error when the OS random
+/// source fails (an id anyone could guess would let them decide the review).
+pub(crate) fn new_run_id() -> Result<RunId> {
     const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
-    let mut bytes = [0u8; 12];
-    if getrandom::getrandom(&mut bytes).is_err() {
-        let t = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default();
-        bytes.copy_from_slice(&t.as_nanos().to_le_bytes()[..12]);
-    }
-    bytes
+    let bytes = random::bytes::<12>()
+        .map_err(|e| Error::new(ErrorCode::FsError, format!("cannot make a run id: {e}")))?;
+    Ok(bytes
         .iter()
         .map(|b| ALPHABET[(*b as usize) % ALPHABET.len()] as char)
-        .collect()
+        .collect())
 }
 
 /// One file of a proposal.
@@ -244,10 +242,11 @@ pub struct Proposal {
 }
 
 impl Proposal {
-    /// A proposal of `files` by `tool`.
-    pub fn new(tool: &str, client: Option<String>, files: Vec<FileChange>) -> Proposal {
-        Proposal {
-            run_id: new_run_id(),
+    /// A proposal of `files` by `tool`; an error when no run id can be made (the OS random
+    /// source failed).
+    pub fn new(tool: &str, client: Option<String>, files: Vec<FileChange>) -> Result<Proposal> {
+        Ok(Proposal {
+            run_id: new_run_id()?,
             tool: tool.to_string(),
             client,
             files,
@@ -255,7 +254,7 @@ impl Proposal {
             expires_at: None,
             state: State::Pending,
             review: None,
-        }
+        })
     }
 
     /// Make it a dry-run that expires after `ttl`.
@@ -427,7 +426,7 @@ impl Proposal {
             let now = fs::read(&f.path, max_bytes)?;
             let same = match (&now, &f.before) {
                 (None, None) => true,
-                (Some(a), Some(b)) => fs::hash(a) == fs::hash(b),
+                (Some(a), Some(b)) => digest::hash(a) == digest::hash(b),
                 _ => false,
             };
             if !same {
@@ -681,7 +680,7 @@ mod tests {
             "{}",
             c.unified()
         );
-        let p = Proposal::new("apply", None, vec![c]);
+        let p = Proposal::new("apply", None, vec![c]).unwrap();
         assert_eq!(
             p.contents()[0].mode_change.as_deref(),
             Some("100644 → 100755")
@@ -699,9 +698,9 @@ mod tests {
 
     #[test]
     fn run_ids_are_short_and_distinct() {
-        let a = new_run_id();
+        let a = new_run_id().unwrap();
         assert_eq!(a.len(), 12);
-        assert_ne!(a, new_run_id());
+        assert_ne!(a, new_run_id().unwrap());
     }
 
     #[test]
@@ -710,7 +709,7 @@ mod tests {
         let root = Root::new(dir.path()).unwrap();
         let old = numbers(&[]);
         let new = numbers(&[(2, "two"), (20, "twenty"), (35, "thirty-five")]);
-        let p = Proposal::new("test", None, vec![change(&root, "n.txt", &old, &new)]);
+        let p = Proposal::new("test", None, vec![change(&root, "n.txt", &old, &new)]).unwrap();
         assert_eq!(p.hunk_count(), 3);
         let (contents, review) = p
             .decided_contents(&Decision::AcceptHunks(vec![0, 2]))
@@ -728,7 +727,7 @@ mod tests {
         let old = numbers(&[]);
         // One hunk: line 2 and 4 replaced, 20 in a second hunk.
         let new = numbers(&[(2, "two"), (4, "four"), (20, "twenty")]);
-        let p = Proposal::new("test", None, vec![change(&root, "n.txt", &old, &new)]);
+        let p = Proposal::new("test", None, vec![change(&root, "n.txt", &old, &new)]).unwrap();
         let lines = &p.files[0].diff.hunks[0].lines;
         let at = |text: &str| lines.iter().position(|l| l.text == text).unwrap();
         // Leave out `four` coming (and so `line 4` going), take the rest of hunk 0 only.
@@ -765,7 +764,7 @@ mod tests {
         let root = Root::new(dir.path()).unwrap();
         let a = change(&root, "a.txt", "a\n", "A\n");
         let b = change(&root, "b.txt", "b\n", "B\n");
-        let p = Proposal::new("test", None, vec![a, b]);
+        let p = Proposal::new("test", None, vec![a, b]).unwrap();
         std::fs::write(dir.path().join("b.txt"), "b changed\n").unwrap();
         let (contents, _) = p.decided_contents(&Decision::Accept).unwrap();
         let e = p.write(&contents, 1 << 20).unwrap_err();
@@ -784,7 +783,8 @@ mod tests {
             "test",
             None,
             vec![change(&root, "a.txt", "a\nb\n", "a\nB\n")],
-        );
+        )
+        .unwrap();
         std::fs::write(dir.path().join("a.txt"), "a\r\nb\r\n").unwrap();
         assert_eq!(
             p.verify_unchanged(1 << 20).unwrap_err().code,
@@ -801,7 +801,8 @@ mod tests {
             "test",
             None,
             vec![change(&root, "n.txt", &old, &numbers(&[(30, "thirty")]))],
-        );
+        )
+        .unwrap();
         std::fs::write(dir.path().join("n.txt"), numbers(&[(1, "one")])).unwrap();
         let rebased = p.rebased(1 << 20).unwrap();
         assert_eq!(rebased.files[0].new, numbers(&[(1, "one"), (30, "thirty")]));
@@ -815,7 +816,7 @@ mod tests {
     fn edited_content_is_accepted_for_one_file() {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path()).unwrap();
-        let p = Proposal::new("test", None, vec![change(&root, "a.txt", "a\n", "b\n")]);
+        let p = Proposal::new("test", None, vec![change(&root, "a.txt", "a\n", "b\n")]).unwrap();
         let (contents, review) = p
             .decided_contents(&Decision::AcceptEdited("c\r\n".into()))
             .unwrap();

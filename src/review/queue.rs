@@ -353,7 +353,7 @@ impl Gate {
             .inner
             .policy
             .action_for_all(files.iter().map(|f| f.path.rel.as_str()))?;
-        let proposal = Proposal::new(&req.tool, req.client.clone(), files);
+        let proposal = Proposal::new(&req.tool, req.client.clone(), files)?;
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
             let proposal = proposal.into_dry_run(ttl);

@@ -1,4 +1,4 @@
-//! Code search over a root (DESIGN §4, `agentic_search`, `fast_search`,
+//! Code search over a root (docs/DESIGN.md §4, `agentic_search`, `fast_search`,
 //! `agentic_retrieval`): a local index of identifiers, paths and definitions ranked by BM25
 //! with path and definition boosts ([`rank`]), kept per root in the state directory
 //! ([`store`]); the follow-up of hinted names for retrieval ([`retrieval`]); and, when a model

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::index::Index;
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::fs;
+use crate::workspace::io_error::io_error;
 use crate::workspace::paths::Root;
 use crate::workspace::state;
 
@@ -251,9 +252,9 @@ impl Store {
             let bytes = postcard::to_stdvec(&self.saved)
                 .map_err(|e| Error::new(ErrorCode::FsError, e.to_string()))?;
             if let Some(dir) = file.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| fs::io_error("search", "create", &e))?;
+                std::fs::create_dir_all(dir).map_err(|e| io_error("search", "create", &e))?;
             }
-            fs::write_private(file, &bytes).map_err(|e| fs::io_error("search", "write", &e))
+            fs::write_private(file, &bytes).map_err(|e| io_error("search", "write", &e))
         })();
         if let Err(e) = written {
             tracing::warn!("the search index was not saved to {}: {e}", file.display());

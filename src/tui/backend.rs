@@ -2,6 +2,8 @@
 //! gate elsewhere through the review API (`patchgate review --connect URL`). Both give the
 //! same operations and the same stream of changes.
 
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -18,8 +20,12 @@ pub enum Change {
     Upsert(Box<Summary>),
     /// Reload the whole list (events were missed, or the connection came back).
     Resync(Vec<Summary>),
-    /// The connection to a remote gate failed.
+    /// The connection to a remote gate failed (it is retried).
     Lost(String),
+    /// The remote gate of this root restarted elsewhere: attached to it now (its URL).
+    Moved(String),
+    /// The remote gate refused the token (401/403): nothing more is tried; what to do.
+    Refused(String),
 }
 
 impl Change {
@@ -40,12 +46,72 @@ pub struct StatusInfo {
     pub clients: usize,
 }
 
+/// Where a remote gate's review API is and the reviewer token it takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Endpoint {
+    base: String,
+    token: String,
+}
+
+/// Finds the gate of a root again after it went away (it restarted, perhaps on another
+/// port): the base URL of its review API and its reviewer token, or `None` while there is
+/// none. The app layer supplies it (it reads the gates' discovery entries); the TUI knows
+/// nothing of how gates are found.
+pub type Finder = Arc<dyn Fn(&Path) -> Option<(String, String)> + Send + Sync>;
+
 /// A remote gate's review API.
 #[derive(Clone)]
 pub struct Remote {
-    base: String,
-    token: String,
+    /// Where it is now (the gate may restart elsewhere: see [`Remote::follow`]).
+    at: Arc<RwLock<Endpoint>>,
     http: reqwest::Client,
+    /// The gate's root and how to find its gate again.
+    follow: Option<(PathBuf, Finder)>,
+}
+
+/// Why a request to a remote gate failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteError {
+    /// The gate refused the token (401 or 403): the text says which token it needs.
+    Refused(String),
+    /// Anything else (unreachable, a timeout, an error answer).
+    Failed(String),
+}
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RemoteError::Refused(t) | RemoteError::Failed(t) => f.write_str(t),
+        }
+    }
+}
+
+impl From<RemoteError> for String {
+    fn from(e: RemoteError) -> String {
+        e.to_string()
+    }
+}
+
+/// What to say when the gate at `base` answers `status` (401 or 403) to the token: the TUI
+/// needs the gate's reviewer token (the agents' token opens only the agent routes).
+fn refused_text(base: &str, status: reqwest::StatusCode) -> String {
+    let which = if status == reqwest::StatusCode::FORBIDDEN {
+        "that is the agents' token, and reviewing needs this gate's REVIEW token"
+    } else {
+        "reviewing needs this gate's REVIEW token (a new one at every start of the gate)"
+    };
+    format!(
+        "{base} refused the token ({status}): {which}. It is `review_token` in the gate's \
+         discovery file (gates/*.json in the state directory of the machine the gate runs on; \
+         here {}); `patchgate review --connect URL` without --token reads it when the gate \
+         runs on this machine",
+        crate::workspace::state::state_dir().display()
+    )
+}
+
+/// Whether `status` says the token is not good enough.
+fn is_refusal(status: reqwest::StatusCode) -> bool {
+    status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN
 }
 
 /// Counts the agents a gate's server heard from lately.
@@ -103,46 +169,104 @@ impl Remote {
             .connect_timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| e.to_string())?;
-        let base = base.trim_end_matches('/');
-        let base = base.strip_suffix("/mcp").unwrap_or(base).to_string();
         Ok(Remote {
-            base,
-            token: token.to_string(),
+            at: Arc::new(RwLock::new(Endpoint {
+                base: base_of(base),
+                token: token.to_string(),
+            })),
             http,
+            follow: None,
         })
     }
 
+    /// Follow the gate of `root` when it goes away: `find` looks its gate up again, and the
+    /// TUI attaches to the one it finds (a restart on another port, with a new token).
+    #[must_use]
+    pub fn follow(mut self, root: PathBuf, find: Finder) -> Remote {
+        self.follow = Some((root, find));
+        self
+    }
+
+    /// Where the gate is now.
+    fn endpoint(&self) -> Endpoint {
+        self.at
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The base URL of the gate's review API now.
+    pub fn base(&self) -> String {
+        self.endpoint().base
+    }
+
+    /// Look the gate of the followed root up again; when it is elsewhere now (another URL
+    /// or token), attach to it and return its URL.
+    fn find_again(&self) -> Option<String> {
+        let (root, find) = self.follow.as_ref()?;
+        let (base, token) = find(root)?;
+        let found = Endpoint {
+            base: base_of(&base),
+            token,
+        };
+        let mut at = self
+            .at
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *at == found || found.token.is_empty() {
+            return None;
+        }
+        *at = found;
+        Some(at.base.clone())
+    }
+
     async fn get(&self, path: &str) -> Result<Value, String> {
+        Ok(self.get_checked(path).await?)
+    }
+
+    /// A GET whose refusal of the token is told apart.
+    async fn get_checked(&self, path: &str) -> Result<Value, RemoteError> {
+        let at = self.endpoint();
         let resp = self
             .http
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
+            .get(format!("{}{path}", at.base))
+            .bearer_auth(&at.token)
             .timeout(Duration::from_secs(30))
             .send()
             .await
-            .map_err(|e| format!("{}: {e}", self.base))?;
+            .map_err(|e| RemoteError::Failed(format!("{}: {e}", at.base)))?;
         let status = resp.status();
-        let v: Value = resp.json().await.map_err(|e| e.to_string())?;
+        if is_refusal(status) {
+            return Err(RemoteError::Refused(refused_text(&at.base, status)));
+        }
+        let v: Value = resp
+            .json()
+            .await
+            .map_err(|e| RemoteError::Failed(e.to_string()))?;
         if !status.is_success() {
-            return Err(format!(
+            return Err(RemoteError::Failed(format!(
                 "{status}: {}",
                 v["message"].as_str().unwrap_or("refused")
-            ));
+            )));
         }
         Ok(v)
     }
 
     async fn post(&self, path: &str, body: Value) -> Result<Value, String> {
+        let at = self.endpoint();
         let resp = self
             .http
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
+            .post(format!("{}{path}", at.base))
+            .bearer_auth(&at.token)
             .timeout(Duration::from_secs(60))
             .json(&body)
             .send()
             .await
-            .map_err(|e| format!("{}: {e}", self.base))?;
+            .map_err(|e| format!("{}: {e}", at.base))?;
         let status = resp.status();
+        if is_refusal(status) {
+            return Err(refused_text(&at.base, status));
+        }
         let v: Value = resp.json().await.map_err(|e| e.to_string())?;
         if !status.is_success() {
             return Err(format!(
@@ -158,16 +282,35 @@ impl Remote {
     pub async fn info(&self) -> Result<StatusInfo, String> {
         let info: Info =
             serde_json::from_value(self.get("/api/info").await?).map_err(|e| e.to_string())?;
-        Ok(StatusInfo {
+        Ok(self.status_of(info))
+    }
+
+    fn status_of(&self, info: Info) -> StatusInfo {
+        StatusInfo {
             address: self
-                .base
+                .base()
                 .trim_start_matches("http://")
                 .trim_start_matches("https://")
                 .to_string(),
             policy: info.policy,
             clients: info.clients,
-        })
+        }
     }
+
+    /// Attach: read the gate's description, and check that the token is its reviewer
+    /// token (the agents' token reads the description too, but may not list or decide).
+    pub async fn connect(&self) -> Result<Info, RemoteError> {
+        let info: Info = serde_json::from_value(self.get_checked("/api/info").await?)
+            .map_err(|e| RemoteError::Failed(e.to_string()))?;
+        self.get_checked("/api/reviews").await?;
+        Ok(info)
+    }
+}
+
+/// The base URL of a gate's review API given its URL or its MCP endpoint.
+fn base_of(url: &str) -> String {
+    let base = url.trim_end_matches('/');
+    base.strip_suffix("/mcp").unwrap_or(base).to_string()
 }
 
 impl Backend {
@@ -377,64 +520,102 @@ where
 }
 
 /// Follow a remote gate's event stream, reconnecting after a failure (from the last event
-/// seen: the gate replays what came after it).
+/// seen: the gate replays what came after it). A gate that went away is looked up again
+/// (see [`Remote::follow`]): one restarted elsewhere is followed there. A refused token
+/// ends it: retrying would not help.
 async fn remote_events(r: Remote, tx: mpsc::UnboundedSender<Change>) {
-    use futures_util::StreamExt;
+    /// Refusals in a row a followed gate gets to write its new discovery entry (a gate
+    /// restarted on the same address answers before its entry names its new token).
+    const PATIENCE: u32 = 5;
     let mut last_id: Option<String> = None;
+    let mut refusals = 0;
     loop {
+        let at = r.endpoint();
         let mut req = r
             .http
-            .get(format!("{}/api/events", r.base))
-            .bearer_auth(&r.token);
+            .get(format!("{}/api/events", at.base))
+            .bearer_auth(&at.token);
         if let Some(id) = &last_id {
             req = req.header("Last-Event-ID", id);
         }
-        let resp = match req.send().await {
-            Ok(resp) if resp.status().is_success() => resp,
-            Ok(resp) => {
-                let _ = tx.send(Change::Lost(format!("events: {}", resp.status())));
-                tokio::time::sleep(Duration::from_secs(2)).await;
-                continue;
-            }
-            Err(e) => {
-                let _ = tx.send(Change::Lost(format!("{}: {e}", r.base)));
-                tokio::time::sleep(Duration::from_secs(2)).await;
-                continue;
-            }
-        };
-        let events = sse_events(resp.bytes_stream());
-        futures_util::pin_mut!(events);
-        while let Some(ev) = events.next().await {
-            if ev.id.is_some() {
-                last_id.clone_from(&ev.id);
-            }
-            let change = match ev.name.as_str() {
-                "ready" | "resync" => match Backend::Remote(r.clone()).list().await {
-                    Ok(list) => Change::Resync(list),
-                    Err(e) => Change::Lost(e),
-                },
-                "new" | "updated" | "decided" => {
-                    match serde_json::from_str::<ReviewEvent>(&ev.data) {
-                        Ok(ReviewEvent {
-                            review: Some(s), ..
-                        }) => Change::upsert(s),
-                        _ => continue,
-                    }
+        // What went wrong and how long to wait, or the status that refused the token.
+        let failed: Result<(String, u64), reqwest::StatusCode> = match req.send().await {
+            Ok(resp) if resp.status().is_success() => {
+                refusals = 0;
+                if !follow_events(&r, resp, &mut last_id, &tx).await {
+                    return;
                 }
-                _ => continue,
-            };
-            if tx.send(change).is_err() {
+                Ok((format!("{}: the event stream ended", at.base), 1))
+            }
+            Ok(resp) if is_refusal(resp.status()) => Err(resp.status()),
+            Ok(resp) => Ok((format!("events: {}", resp.status()), 2)),
+            Err(e) => Ok((format!("{}: {e}", at.base), 2)),
+        };
+        // The gate may have restarted elsewhere, or here with a new reviewer token.
+        if let Some(url) = r.find_again() {
+            // Another gate numbers its events anew.
+            last_id = None;
+            if tx.send(Change::Moved(url)).is_err() {
+                return;
+            }
+            continue;
+        }
+        match failed {
+            Ok((lost, pause)) => {
+                if tx.send(Change::Lost(lost)).is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_secs(pause)).await;
+            }
+            Err(status) if r.follow.is_some() && refusals < PATIENCE => {
+                refusals += 1;
+                let lost = format!("{}: {status} (is the gate restarting?)", at.base);
+                if tx.send(Change::Lost(lost)).is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+            // Retrying with the same token cannot help.
+            Err(status) => {
+                let _ = tx.send(Change::Refused(refused_text(&at.base, status)));
                 return;
             }
         }
-        if tx
-            .send(Change::Lost(format!("{}: the event stream ended", r.base)))
-            .is_err()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// Pass on the changes of one event stream until it ends; `false` when the TUI is gone.
+async fn follow_events(
+    r: &Remote,
+    resp: reqwest::Response,
+    last_id: &mut Option<String>,
+    tx: &mpsc::UnboundedSender<Change>,
+) -> bool {
+    use futures_util::StreamExt;
+    let events = sse_events(resp.bytes_stream());
+    futures_util::pin_mut!(events);
+    while let Some(ev) = events.next().await {
+        if ev.id.is_some() {
+            last_id.clone_from(&ev.id);
+        }
+        let change = match ev.name.as_str() {
+            "ready" | "resync" => match Backend::Remote(r.clone()).list().await {
+                Ok(list) => Change::Resync(list),
+                Err(e) => Change::Lost(e),
+            },
+            "new" | "updated" | "decided" => match serde_json::from_str::<ReviewEvent>(&ev.data) {
+                Ok(ReviewEvent {
+                    review: Some(s), ..
+                }) => Change::upsert(s),
+                _ => continue,
+            },
+            _ => continue,
+        };
+        if tx.send(change).is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -464,5 +645,69 @@ mod tests {
                 id: Some("7".into()),
             }]
         );
+    }
+
+    /// A server that answers every request with `status` and `body`, and counts them.
+    async fn answering(
+        status: &'static str,
+        body: &'static str,
+    ) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = hits.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+            }
+        });
+        (url, hits)
+    }
+
+    #[tokio::test]
+    async fn a_refused_token_ends_the_event_stream_instead_of_retrying() {
+        let (url, hits) = answering(
+            "403 Forbidden",
+            r#"{"code":"FORBIDDEN","message":"the agents' token cannot review"}"#,
+        )
+        .await;
+        let remote = Remote::new(&url, "the-agents-token").unwrap();
+        assert!(matches!(
+            remote.connect().await,
+            Err(RemoteError::Refused(t)) if t.contains("REVIEW token")
+        ));
+        let mut changes = Backend::Remote(remote).watch();
+        let first = tokio::time::timeout(Duration::from_secs(10), changes.recv())
+            .await
+            .expect("a change");
+        match first {
+            Some(Change::Refused(text)) => {
+                assert!(text.contains("403"), "{text}");
+                assert!(text.contains("`review_token`"), "{text}");
+            }
+            other => panic!("want Refused, got {other:?}"),
+        }
+        // Nothing follows: the follower stopped (the channel closed) without asking again.
+        let next = tokio::time::timeout(Duration::from_secs(10), changes.recv())
+            .await
+            .expect("the channel closes");
+        assert_eq!(next, None);
+        // One for `connect` (refused at `/api/info`), one for the events.
+        assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 }

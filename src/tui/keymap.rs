@@ -1,4 +1,4 @@
-//! Keys to actions (DESIGN §6), and the help text that lists them. Overlays with a text input
+//! Keys to actions (docs/DESIGN.md §6), and the help text that lists them. Overlays with a text input
 //! (note, editor, command line, search) take keys themselves; this map is for the panes.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

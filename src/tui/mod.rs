@@ -1,4 +1,4 @@
-//! The review TUI (DESIGN §6): a queue of reviews on the left, the selected review's diff on
+//! The review TUI (docs/DESIGN.md §6): a queue of reviews on the left, the selected review's diff on
 //! the right, decisions by key. Elm-style: [`model`] holds the state, [`update`] is a pure
 //! function of the state and a message that returns effects, [`view`] draws; this module is
 //! the runtime that feeds terminal input, gate changes and effect results in as messages,

@@ -361,6 +361,9 @@ pub struct Model {
     pub color: bool,
     /// Quit requested and confirmed.
     pub quit: bool,
+    /// The remote gate refused this TUI's token: why, and what to do (shown again whenever
+    /// the status line is free; nothing more is heard from the gate).
+    pub refused: Option<String>,
 }
 
 impl Model {
@@ -385,6 +388,7 @@ impl Model {
             now: 0,
             color,
             quit: false,
+            refused: None,
         }
     }
 

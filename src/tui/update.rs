@@ -148,6 +148,12 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Tick(now) => {
             m.now = now;
+            // A refused token is the end of this session's news: keep saying so.
+            if m.status.is_none()
+                && let Some(why) = m.refused.clone()
+            {
+                say(m, format!("disconnected: {why}"), Tone::Bad);
+            }
             Vec::new()
         }
     }
@@ -260,6 +266,19 @@ fn on_change(m: &mut Model, c: Change) -> Vec<Effect> {
         }
         Change::Lost(e) => {
             say(m, format!("connection lost: {e} (retrying)"), Tone::Bad);
+            Vec::new()
+        }
+        Change::Moved(url) => {
+            say(
+                m,
+                format!("the gate restarted: attached to it again at {url}"),
+                Tone::Info,
+            );
+            Vec::new()
+        }
+        Change::Refused(why) => {
+            say(m, format!("disconnected: {why}"), Tone::Bad);
+            m.refused = Some(why);
             Vec::new()
         }
     }
@@ -1459,5 +1478,42 @@ pub(crate) mod tests {
         let fx = update(&mut m, Msg::Change(Change::upsert(s)));
         assert_eq!(fx, vec![Effect::LoadFiles("run1".into())]);
         assert!(m.current().unwrap().view.is_none());
+    }
+
+    #[test]
+    fn a_refused_token_is_said_and_kept_not_retried() {
+        let mut m = loaded();
+        update(&mut m, Msg::Change(Change::Lost("gone".into())));
+        assert!(m.status.as_ref().unwrap().0.contains("(retrying)"));
+        let why = "http://127.0.0.1:1 refused the token (403 Forbidden): reviewing needs this \
+                   gate's REVIEW token";
+        let fx = update(&mut m, Msg::Change(Change::Refused(why.into())));
+        assert!(fx.is_empty());
+        let (text, tone) = m.status.clone().unwrap();
+        assert!(
+            text.contains("REVIEW token") && !text.contains("retrying"),
+            "{text}"
+        );
+        assert_eq!(tone, Tone::Bad);
+        // A key frees the status line; the next tick says it again.
+        update(&mut m, key('j'));
+        assert_eq!(m.status, None);
+        update(&mut m, Msg::Tick(1));
+        assert!(m.status.as_ref().unwrap().0.contains("REVIEW token"));
+    }
+
+    #[test]
+    fn a_gate_that_moved_is_announced() {
+        let mut m = loaded();
+        update(
+            &mut m,
+            Msg::Change(Change::Moved("http://127.0.0.1:2".into())),
+        );
+        let (text, _) = m.status.clone().unwrap();
+        assert!(text.contains("http://127.0.0.1:2"), "{text}");
+        assert_eq!(m.refused, None);
+        update(&mut m, key('j'));
+        update(&mut m, Msg::Tick(1));
+        assert_eq!(m.status, None);
     }
 }

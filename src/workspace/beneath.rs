@@ -1,4 +1,4 @@
-//! Writing beneath the root at write time (DESIGN §7): every directory from the root down to
+//! Writing beneath the root at write time (docs/DESIGN.md §7): every directory from the root down to
 //! the file is opened relative to the one above it without following symlinks, and the temp
 //! file, the rename, a deletion or a mode change happen relative to the last directory's
 //! handle. A directory swapped for a symlink after the path was checked fails the write

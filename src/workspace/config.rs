@@ -58,7 +58,7 @@ impl Default for Config {
     }
 }
 
-/// The policies (DESIGN §2).
+/// The policies (docs/DESIGN.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PolicyName {

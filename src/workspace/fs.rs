@@ -1,7 +1,7 @@
-//! Reading and writing files safely (DESIGN §7): a size cap on reads; writes through a temp
+//! Reading and writing files safely (docs/DESIGN.md §7): a size cap on reads; writes through a temp
 //! file in the same directory that is fsynced and renamed over the target, keeping the
 //! target's mode, one writer per file at a time; parent directories created for new files;
-//! stray temp files from a crash cleaned up at start; content hashes for the hash guard.
+//! stray temp files from a crash cleaned up at start.
 
 use std::collections::HashMap;
 #[cfg(not(unix))]
@@ -9,8 +9,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use sha2::{Digest, Sha256};
-
+use super::digest::hash;
+use super::io_error::io_error;
 use super::paths::SafePath;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -19,23 +19,6 @@ pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// The marker in temp file names (`.NAME.patchgate-XXXXXXXX.tmp`).
 const TEMP_MARKER: &str = ".patchgate-";
-
-/// Map an I/O error on `path` to the error vocabulary.
-pub(crate) fn io_error(path: &str, what: &str, e: &std::io::Error) -> Error {
-    let code = match e.kind() {
-        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
-            ErrorCode::PermissionError
-        }
-        _ => ErrorCode::FsError,
-    };
-    Error::new(code, format!("cannot {what} `{path}`: {e}"))
-}
-
-/// The SHA-256 of `bytes`, hex.
-pub(crate) fn hash(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// Read a file; `None` when it does not exist. Refuses files over `max_bytes`
 /// (`FILE_TOO_LARGE`).
@@ -178,18 +161,6 @@ impl ProcessLock {
     }
 }
 
-fn random_suffix() -> String {
-    let mut bytes = [0u8; 6];
-    if getrandom::getrandom(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        bytes.copy_from_slice(&nanos.to_le_bytes()[..6]);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Write `bytes` to `path` atomically: a temp file in the same directory, fsynced, given
 /// `mode` (or the existing file's mode), renamed over the target, and the directory fsynced.
 /// Parent directories are created. A crash at any moment leaves the old or the new file.
@@ -214,7 +185,10 @@ pub(crate) fn write_atomic_locked(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temp_name = format!(".{name}{TEMP_MARKER}{}.tmp", random_suffix());
+    // A name no one can guess beforehand; no random source, no write.
+    let suffix =
+        super::random::hex::<6>().map_err(|e| io_error(&path.rel, "name a temp file for", &e))?;
+    let temp_name = format!(".{name}{TEMP_MARKER}{suffix}.tmp");
     #[cfg(unix)]
     {
         super::beneath::write(path, &temp_name, bytes, mode_hint)
@@ -411,11 +385,5 @@ mod tests {
         std::fs::write(dir.path().join("sub/x.rs"), b"whole").unwrap();
         assert_eq!(clean_stray_temps(dir.path()), 1);
         assert!(dir.path().join("sub/x.rs").exists());
-    }
-
-    #[test]
-    fn hash_is_sha256_hex() {
-        assert_eq!(hash(b"").len(), 64);
-        assert_ne!(hash(b"a"), hash(b"b"));
     }
 }

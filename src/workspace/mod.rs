@@ -1,12 +1,16 @@
 //! Everything between the pure engines and the disk: paths and containment under the root,
-//! reading and atomic writing, content hashes, `.patchgate.toml`, and the state directory.
+//! reading and atomic writing, content hashes, `.patchgate.toml`, the state directory, and
+//! unguessable random values from the OS.
 //! No MCP or terminal types here.
 
 #[cfg(unix)]
 pub(crate) mod beneath;
 pub mod config;
+pub(crate) mod digest;
 pub mod fs;
+pub(crate) mod io_error;
 pub mod paths;
+pub mod random;
 pub mod rootlock;
 pub mod state;
 pub mod userconfig;

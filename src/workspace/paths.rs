@@ -1,4 +1,4 @@
-//! Paths under the root (DESIGN §7): every path an agent or a patch names is resolved once,
+//! Paths under the root (docs/DESIGN.md §7): every path an agent or a patch names is resolved once,
 //! here, into a [`SafePath`] inside the root — or refused with `INVALID_PATH`.
 //!
 //! Refused: `..` that escapes, absolute paths outside the root, symlinks (to files or
@@ -9,6 +9,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::io_error::io_error;
 use crate::error::{Error, ErrorCode, Result};
 
 /// A canonical root directory.
@@ -207,7 +208,7 @@ fn follow_existing(lexical: &Path, user: &str, normalized: &str) -> Result<PathB
                 return Err(invalid(user, format!("it cannot be resolved: {e}")));
             }
             Err(e) => {
-                return Err(super::fs::io_error(normalized, "resolve the path", &e));
+                return Err(io_error(normalized, "resolve the path", &e));
             }
         }
     };

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::fs::hash;
+use super::digest::hash;
 use crate::error::{Error, ErrorCode, Result};
 
 /// Who holds a root, as the holder describes itself.

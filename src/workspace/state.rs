@@ -1,10 +1,27 @@
 //! Where patchgate keeps its own state: the decision journal and the discovery file of a
-//! running gate. `$PATCHGATE_STATE_DIR`, else the platform's state directory + `patchgate/`.
+//! running gate. The directory this process chose with [`use_state_dir`] (the demo's
+//! temporary one), else `$PATCHGATE_STATE_DIR`, else the platform's state directory +
+//! `patchgate/`.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The state directory this process chose for itself, if any.
+static CHOSEN: OnceLock<PathBuf> = OnceLock::new();
+
+/// Keep this process's state (journal, pre-images, locks, log, search index, discovery) in
+/// `dir` instead of the user's state directory: `patchgate demo` keeps everything in its
+/// temporary directory. Once per process, before anything reads the state directory;
+/// `false` when a directory was chosen already (the first choice stays).
+pub fn use_state_dir(dir: PathBuf) -> bool {
+    CHOSEN.set(dir).is_ok()
+}
 
 /// The state directory (not created).
 pub(crate) fn state_dir() -> PathBuf {
+    if let Some(dir) = CHOSEN.get() {
+        return dir.clone();
+    }
     if let Some(dir) = std::env::var_os("PATCHGATE_STATE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
@@ -23,7 +40,7 @@ pub(crate) fn state_dir() -> PathBuf {
 
 /// A short stable name for a root, for per-root files in the state directory.
 pub fn root_key(root: &Path) -> String {
-    let full = super::fs::hash(root.to_string_lossy().as_bytes());
+    let full = super::digest::hash(root.to_string_lossy().as_bytes());
     let name: String = root
         .file_name()
         .map(|n| {

@@ -27,7 +27,7 @@ fn applied(root: &Root, state: &Path, rel: &str, before: &[u8], after: &str) -> 
         after.into(),
         vec![],
     );
-    let proposal = Proposal::new("fast_apply", Some("test-client".into()), vec![change]);
+    let proposal = Proposal::new("fast_apply", Some("test-client".into()), vec![change]).unwrap();
     let (contents, review) = proposal.decided_contents(&Decision::Accept).unwrap();
     let written = proposal.write(&contents, 1 << 20).unwrap();
     journal
@@ -136,7 +136,7 @@ fn log_writes_out_control_characters_of_notes_paths_and_tools() {
         "new\n".into(),
         vec![],
     );
-    let proposal = Proposal::new("fast_apply\u{1b}]0;title\u{7}", None, vec![change]);
+    let proposal = Proposal::new("fast_apply\u{1b}]0;title\u{7}", None, vec![change]).unwrap();
     let decision = Decision::Reject("looks fine\u{1b}[31m\rREAD THIS\nsecond line".into());
     let (_, mut review) = proposal.decided_contents(&decision).unwrap();
     review.note = "looks fine\u{1b}[31m\rREAD THIS\nsecond line".into();

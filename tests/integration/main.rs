@@ -8,6 +8,7 @@ mod closed_pipe;
 mod config_write;
 mod corpus;
 mod crash;
+mod docs;
 mod journal_cli;
 mod layers;
 mod lazy_fallback;

@@ -563,3 +563,269 @@ fn line_mode_takes_single_lines_of_a_hunk() {
     tmux.wait_for("the summary", 10, |s| s.contains("1 of 1 file applied"));
     assert_eq!(p.read("a.txt"), "a\nb\nc\nD\ne\n");
 }
+
+/// The `--token` paragraph of a help text, its whitespace collapsed (clap wraps lines).
+fn token_help(help: &str) -> String {
+    let start = help.find("--token <").expect("a --token option");
+    let end = help[start..]
+        .find("--token-file")
+        .expect("--token-file after it")
+        + start;
+    help[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_token_help_says_what_happens_to_the_agents_token() {
+    for args in [&["serve", "--help"][..], &["review", "--help"], &["--help"]] {
+        let out = crate::support::bin().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let text = token_help(&String::from_utf8_lossy(&out.stdout));
+        assert!(!text.contains("random one per start"), "{args:?}: {text}");
+        assert!(
+            text.contains("kept for this root") && text.contains("tokens/ of the state directory"),
+            "{args:?}: {text}"
+        );
+        assert!(
+            text.contains("the same after every restart"),
+            "{args:?}: {text}"
+        );
+        assert!(
+            text.contains("its own reviewer token, new at each start"),
+            "{args:?}: {text}"
+        );
+    }
+    // And so it is: two starts of a gate for one root give its agents the same token, the one
+    // in tokens/ of the state directory, and the reviewers a new one each time.
+    let p = Project::new();
+    let mut first = crate::mcp::Gate::start(&p, &[]);
+    let (token, review_token) = (first.token.clone(), first.review_token.clone());
+    first.interrupt();
+    drop(first);
+    let second = crate::mcp::Gate::start(&p, &[]);
+    assert_eq!(second.token, token);
+    assert_ne!(second.review_token, review_token);
+    let kept: Vec<String> = std::fs::read_dir(p.state.join("tokens"))
+        .unwrap()
+        .map(|e| {
+            std::fs::read_to_string(e.unwrap().path())
+                .unwrap()
+                .trim()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(kept, [token]);
+}
+
+/// Every file under `dir` (relative), sorted; none when it does not exist.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p.clone());
+            }
+            out.push(p.strip_prefix(dir).unwrap().display().to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_demo_leaves_nothing_outside_its_temporary_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, xdg, tmp) = (
+        dir.path().join("home"),
+        dir.path().join("xdg-state"),
+        dir.path().join("tmp"),
+    );
+    for d in [&home, &xdg, &tmp] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    // The user's own state directory is XDG_STATE_HOME/patchgate (PATCHGATE_STATE_DIR and
+    // PATCHGATE_LOG unset); TMPDIR holds the demo's temporary directory.
+    let script = format!(
+        "unset PATCHGATE_STATE_DIR PATCHGATE_LOG PATCHGATE_TOKEN; \
+         HOME={} XDG_STATE_HOME={} TMPDIR={} PATCHGATE_CONFIG=/nonexistent/config.toml \
+         {} demo --pace 50; echo EXIT=$?; sleep 30",
+        home.display(),
+        xdg.display(),
+        tmp.display(),
+        env!("CARGO_BIN_EXE_patchgate")
+    );
+    let tmux = Tmux::start(
+        dir.path(),
+        140,
+        40,
+        &[],
+        Path::new("/bin/sh"),
+        &["-c", &script],
+    );
+    // The first review with its diff; accept it (the journal and a pre-image are written).
+    tmux.wait_for("the first review", 60, |s| {
+        s.contains("pending") && s.contains("hunk 1/")
+    });
+    tmux.keys(&["a"]);
+    // While it runs, everything it keeps is in its temporary directory: the journal too.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let during = files_under(&tmp);
+        if during
+            .iter()
+            .any(|f| f.contains("/journal/") && f.ends_with(".jsonl"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no journal in the demo's directory: {during:?}; the screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.keys(&["q"]);
+    tmux.wait_for("the quit question", 10, |s| {
+        s.contains("REVIEWER_GONE? (y/n)")
+    });
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("the demo's end", 30, |s| s.contains("EXIT="));
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert_eq!(files_under(&xdg), Vec::<String>::new(), "the user's state");
+    assert_eq!(
+        files_under(&home),
+        Vec::<String>::new(),
+        "the home directory"
+    );
+    assert_eq!(
+        files_under(&tmp),
+        Vec::<String>::new(),
+        "the temporary directory"
+    );
+}
+
+#[test]
+fn the_agents_token_is_refused_at_once_with_where_the_review_token_is() {
+    let p = Project::new();
+    let gate = crate::mcp::Gate::start(&p, &[]);
+    let script = format!(
+        "PATCHGATE_STATE_DIR={} PATCHGATE_LOG={} {} review --connect {} --token {}; \
+         echo EXIT=$?; sleep 30",
+        p.state.display(),
+        p.state.join("patchgate.log").display(),
+        env!("CARGO_BIN_EXE_patchgate"),
+        gate.url,
+        gate.token
+    );
+    let tmux = Tmux::start(
+        &p.state,
+        200,
+        30,
+        &[],
+        Path::new("/bin/sh"),
+        &["-c", &script],
+    );
+    let screen = tmux.wait_for("the refusal and the exit", 20, |s| s.contains("EXIT="));
+    // The terminal wraps the message: read it as one line.
+    let text = screen.replace('\n', "");
+    assert!(text.contains("EXIT=2"), "{screen}");
+    assert!(text.contains("403 Forbidden"), "{screen}");
+    assert!(text.contains("this gate's REVIEW token"), "{screen}");
+    assert!(
+        text.contains("`review_token` in the gate's discovery file"),
+        "{screen}"
+    );
+    assert!(!text.contains("retrying"), "{screen}");
+}
+
+#[test]
+fn an_attached_tui_follows_its_gate_to_a_new_port() {
+    let p = Project::new();
+    p.write("a.txt", "hello\n");
+    let first = crate::mcp::Gate::start(&p, &[]);
+    let state = p.state.display().to_string();
+    let log = p.state.join("patchgate.log").display().to_string();
+    // No --token: the reviewer token comes from the gate's discovery file.
+    let tmux = Tmux::start(
+        &p.state,
+        140,
+        30,
+        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &["review", "--connect", &first.url],
+    );
+    let old_addr = first.url.trim_start_matches("http://").to_string();
+    tmux.wait_for("the TUI attached", 30, |s| {
+        s.contains(&old_addr) && s.contains("0 pending")
+    });
+    // The gate dies (SIGKILL: its discovery entry is left behind, stale) and another starts
+    // for the same root on another port, with new tokens.
+    drop(first);
+    tmux.wait_for("the loss", 30, |s| s.contains("connection lost"));
+    let second = crate::mcp::Gate::start(&p, &[]);
+    let new_addr = second.url.trim_start_matches("http://").to_string();
+    assert_ne!(new_addr, old_addr);
+    // An agent's edit through the new gate.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let v: Value = rt.block_on(async {
+        crate::mcp::http_client()
+            .post(format!("{}/api/tools/patch_file", second.url))
+            .bearer_auth(&second.token)
+            .json(&serde_json::json!({"arguments": {"target_file": "a.txt",
+                "search_content": "hello", "replace_content": "HELLO"}}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    assert_eq!(v["status"], "pending", "{v}");
+    let run = v["run_id"].as_str().unwrap().to_string();
+    let screen = tmux.wait_for("the new gate's review", 30, |s| {
+        s.contains(&new_addr) && s.contains("1 pending") && s.contains(&run)
+    });
+    assert!(screen.contains("a.txt"), "{screen}");
+    // And the TUI decides there: the new gate writes the file.
+    tmux.keys(&["a"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while p.read("a.txt") != "HELLO\n" {
+        assert!(
+            Instant::now() < deadline,
+            "not applied; the screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `review --connect URL` with no token finds that gate's reviewer token among all the live
+/// gates of the state directory, not only the newest (which it took before, and then refused
+/// to attach to any other).
+#[test]
+fn connect_without_a_token_finds_any_live_gate_not_only_the_newest() {
+    let p = Project::new();
+    let first = crate::mcp::Gate::start(&p, &[]);
+    // A second gate, for another root, in the same state directory: now the newest.
+    let mut q = Project::new();
+    q.state = p.state.clone();
+    let _second = crate::mcp::Gate::start(&q, &[]);
+    let state = p.state.display().to_string();
+    let log = p.state.join("patchgate.log").display().to_string();
+    let tmux = Tmux::start(
+        &p.state,
+        140,
+        30,
+        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &["review", "--connect", &first.url],
+    );
+    let addr = first.url.trim_start_matches("http://").to_string();
+    tmux.wait_for("the TUI attached to the older gate", 30, |s| {
+        s.contains(&addr) && s.contains("0 pending")
+    });
+}

@@ -1,4 +1,4 @@
-//! The agent's `instruction`, read for deterministic hints (DESIGN §5.1, step 3): where new
+//! The agent's `instruction`, read for deterministic hints (docs/DESIGN.md §5.1, step 3): where new
 //! code goes ("after X", "before X", "at the top", "at the end", "after the imports",
 //! "in function X"), which definition is renamed ("rename A to B") and which is deleted
 //! ("remove the X function"). A hint only counts when it names one place of the file; it

@@ -1,4 +1,4 @@
-//! Lazy snippets (`fast_apply`, DESIGN §5.1): the edited region of a file with unchanged
+//! Lazy snippets (`fast_apply`, docs/DESIGN.md §5.1): the edited region of a file with unchanged
 //! stretches elided by placeholder comments, merged deterministically — no model call.
 //!
 //! The stages, one job per file:

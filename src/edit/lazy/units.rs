@@ -1,6 +1,6 @@
 //! Units: definitions (functions, methods, classes, keyed blocks) seen by their header line.
 //! A unit the snippet shows whole — from its header to the line that closes it, with no
-//! placeholder inside — replaces the file's definition of that name whole (DESIGN §5.1,
+//! placeholder inside — replaces the file's definition of that name whole (docs/DESIGN.md §5.1,
 //! step 4); a header whose name the file defines once places its segment even when its
 //! signature changed.
 

@@ -747,21 +747,8 @@ fn an_attached_tui_follows_its_gate_to_a_new_port() {
     let p = Project::new();
     p.write("a.txt", "hello\n");
     let first = crate::mcp::Gate::start(&p, &[]);
-    let state = p.state.display().to_string();
-    let log = p.state.join("patchgate.log").display().to_string();
     // No --token: the reviewer token comes from the gate's discovery file.
-    let tmux = Tmux::start(
-        &p.state,
-        140,
-        30,
-        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
-        Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["review", "--connect", &first.url],
-    );
-    let old_addr = first.url.trim_start_matches("http://").to_string();
-    tmux.wait_for("the TUI attached", 30, |s| {
-        s.contains(&old_addr) && s.contains("0 pending")
-    });
+    let (tmux, old_addr) = attach_without_token(&p, &first.url);
     // The gate dies (SIGKILL: its discovery entry is left behind, stale) and another starts
     // for the same root on another port, with new tokens.
     drop(first);
@@ -814,6 +801,12 @@ fn connect_without_a_token_finds_any_live_gate_not_only_the_newest() {
     let mut q = Project::new();
     q.state = p.state.clone();
     let _second = crate::mcp::Gate::start(&q, &[]);
+    attach_without_token(&p, &first.url);
+}
+
+/// `patchgate review --connect URL` in tmux with no `--token`, in `p`'s state directory,
+/// once it shows the gate's address and its empty queue; with that address.
+fn attach_without_token(p: &Project, url: &str) -> (Tmux, String) {
     let state = p.state.display().to_string();
     let log = p.state.join("patchgate.log").display().to_string();
     let tmux = Tmux::start(
@@ -822,10 +815,11 @@ fn connect_without_a_token_finds_any_live_gate_not_only_the_newest() {
         30,
         &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
         Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["review", "--connect", &first.url],
+        &["review", "--connect", url],
     );
-    let addr = first.url.trim_start_matches("http://").to_string();
-    tmux.wait_for("the TUI attached to the older gate", 30, |s| {
+    let addr = url.trim_start_matches("http://").to_string();
+    tmux.wait_for("the TUI attached", 30, |s| {
         s.contains(&addr) && s.contains("0 pending")
     });
+    (tmux, addr)
 }

@@ -44,6 +44,12 @@ pub struct CaseResult {
     pub expect_decline: bool,
     /// Median time of one merge, in nanoseconds.
     pub nanos: u128,
+    /// Time of the syntax check of the merged result (every proposal gets it), in
+    /// nanoseconds; `None` when nothing was merged.
+    pub check_nanos: Option<u128>,
+    /// Whether the syntax check flagged the merged result (a parse error the file did not
+    /// have).
+    pub flagged: bool,
 }
 
 /// A scored corpus.
@@ -180,20 +186,32 @@ fn load(root: &Path, dir: &Path, format: Format) -> Result<Case, CorpusError> {
     })
 }
 
-fn run_once(case: &Case, format: Format) -> Outcome {
+/// One merge: its outcome, and the original and merged texts when it merged.
+fn run_once(case: &Case, format: Format) -> (Outcome, Option<(String, String)>) {
     let hints = edit::Hints {
         path: Some(&case.file_name),
         instruction: case.instruction.as_deref(),
     };
     let result = Text::decode(&case.before).and_then(|text| {
         let merged = edit::run(format, &text, &case.edit, &hints)?;
-        text.encode(&merged.content)
+        let bytes = text.encode(&merged.content)?;
+        Ok((bytes, text.content().to_string(), merged.content))
     });
     match result {
-        Ok(bytes) if bytes == case.after => Outcome::Correct,
-        Ok(_) => Outcome::Wrong,
-        Err(e) => Outcome::Refused(e.code, e.message),
+        Ok((bytes, old, new)) if bytes == case.after => (Outcome::Correct, Some((old, new))),
+        Ok((_, old, new)) => (Outcome::Wrong, Some((old, new))),
+        Err(e) => (Outcome::Refused(e.code, e.message), None),
     }
+}
+
+/// The syntax check of a merge (timed once: the first check of a text parses it).
+fn check_once(case: &Case, texts: Option<&(String, String)>) -> (Option<u128>, bool) {
+    let Some((old, new)) = texts else {
+        return (None, false);
+    };
+    let t = Instant::now();
+    let flagged = !crate::syntax::new_errors(&case.file_name, Some(old), new).is_empty();
+    (Some(t.elapsed().as_nanos()), flagged)
 }
 
 /// Score `format` on every case under `root`, running each merge `repeat` times.
@@ -216,18 +234,21 @@ pub fn run(
     for (i, dir) in dirs.iter().enumerate() {
         let case = load(root, dir, format)?;
         let mut times = Vec::with_capacity(repeat.max(1));
-        let mut outcome = Outcome::Wrong;
+        let (mut outcome, mut texts) = (Outcome::Wrong, None);
         for _ in 0..repeat.max(1) {
             let t = Instant::now();
-            outcome = run_once(&case, format);
+            (outcome, texts) = run_once(&case, format);
             times.push(t.elapsed().as_nanos());
         }
         times.sort_unstable();
+        let (check_nanos, flagged) = check_once(&case, texts.as_ref());
         cases.push(CaseResult {
             name: case.name,
             outcome,
             expect_decline: case.expect_decline,
             nanos: times[times.len() / 2],
+            check_nanos,
+            flagged,
         });
         progress(i + 1, total);
     }
@@ -291,8 +312,34 @@ impl Report {
         t[idx] as f64 / 1000.0
     }
 
+    /// Syntax-check time at quantile `q` (0..=1) over the merged cases, in microseconds.
+    pub(crate) fn check_quantile_us(&self, q: f64) -> f64 {
+        let mut t: Vec<u128> = self.cases.iter().filter_map(|c| c.check_nanos).collect();
+        if t.is_empty() {
+            return 0.0;
+        }
+        t.sort_unstable();
+        let idx = ((t.len() - 1) as f64 * q).round() as usize;
+        t[idx] as f64 / 1000.0
+    }
+
+    /// Merge cases the syntax check flagged, as (flagged wrong, wrong, flagged correct,
+    /// correct).
+    pub fn flagged(&self) -> (usize, usize, usize, usize) {
+        let merged = |o: &Outcome| {
+            self.cases
+                .iter()
+                .filter(|c| !c.expect_decline && c.outcome == *o)
+                .fold((0, 0), |(f, n), c| (f + usize::from(c.flagged), n + 1))
+        };
+        let (fw, w) = merged(&Outcome::Wrong);
+        let (fc, c) = merged(&Outcome::Correct);
+        (fw, w, fc, c)
+    }
+
     /// The one-line summary, e.g.
-    /// `lazy n=260 correct=97.3% wrong=0.0% refused=2.7% median_us=41 p99_us=380`.
+    /// `lazy n=260 correct=97.3% wrong=0.0% refused=2.7% median_us=41 p99_us=380
+    /// check_median_us=90 check_p99_us=900 syntax_flagged_wrong=0 syntax_flagged_correct=1`.
     /// Decline cases, when there are any, add
     /// `declines=9 declined=9 decline_merged=0 decline_wrong=0` before the times.
     pub fn summary(&self) -> String {
@@ -306,15 +353,19 @@ impl Report {
                 " declines={d} declined={declined} decline_merged={merged} decline_wrong={wrong}"
             )
         };
+        let (fw, _, fc, _) = self.flagged();
         format!(
             "{} n={n} correct={:.1}% wrong={:.1}% refused={:.1}%{declines} median_us={:.0} \
-             p99_us={:.0}",
+             p99_us={:.0} check_median_us={:.0} check_p99_us={:.0} syntax_flagged_wrong={fw} \
+             syntax_flagged_correct={fc}",
             self.format.name(),
             pct(self.correct()),
             pct(self.wrong()),
             pct(self.refused()),
             self.quantile_us(0.5),
             self.quantile_us(0.99),
+            self.check_quantile_us(0.5),
+            self.check_quantile_us(0.99),
         )
     }
 
@@ -356,6 +407,15 @@ impl Report {
             self.quantile_us(0.9),
             self.quantile_us(0.99),
             self.quantile_us(1.0)
+        );
+        let (fw, w, fc, c) = self.flagged();
+        let _ = writeln!(
+            out,
+            "syntax check (apart from the merge): median {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
+             it flags {fw} of {w} wrong merges and {fc} of {c} correct ones",
+            self.check_quantile_us(0.5),
+            self.check_quantile_us(0.99),
+            self.check_quantile_us(1.0)
         );
         let mut by_code: BTreeMap<&str, Vec<&CaseResult>> = BTreeMap::new();
         for c in self.cases.iter().filter(|c| !c.expect_decline) {

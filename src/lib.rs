@@ -21,5 +21,6 @@ pub mod log;
 pub mod mcp;
 pub mod review;
 pub mod search;
+pub mod syntax;
 pub mod tui;
 pub mod workspace;

@@ -9,7 +9,7 @@ use patchgate::cli::ApplyArgs;
 use patchgate::edit::patchfile::{self, PatchSet};
 use patchgate::inert::{inert, inert_line};
 use patchgate::review::apply::{self as patch_apply, Checked};
-use patchgate::review::proposal::State;
+use patchgate::review::proposal::{Decision, SYNTAX_WARNING, State};
 use patchgate::review::queue::{Gate, Outcome};
 use patchgate::tui::backend::Backend;
 use patchgate::tui::update::Msg;
@@ -184,7 +184,16 @@ fn apply_now(job: &Job) -> ExitCode {
         return ExitCode::from(1);
     }
     let _guard = job.rt.enter();
-    match job.rt.block_on(patch_apply::apply_all(&job.gate, &job.set)) {
+    let mut outcome = job.rt.block_on(patch_apply::apply_all(&job.gate, &job.set));
+    // A result with a new syntax error waits for a person even under `auto`; `--yes` is that
+    // person's word, given before seeing it: say what is broken, then apply.
+    if let Ok(Outcome::Pending(s)) = &outcome {
+        for w in s.warnings.iter().filter(|w| w.starts_with(SYNTAX_WARNING)) {
+            eprintln!("patchgate: warning: {}", inert_line(w));
+        }
+        outcome = job.gate.decide(&s.run_id, Decision::Accept);
+    }
+    match outcome {
         Ok(Outcome::Applied(s)) => {
             for c in &job.checked {
                 if let Ok(ok) = &c.result {

@@ -34,9 +34,11 @@ pub(crate) fn read_edit(arg: Option<&str>) -> Result<String> {
 pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
     let format = Format::from(args.format);
     // A lazy snippet may create the file; every other format needs it.
-    let file = match std::fs::read(&args.file) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && format == Format::Lazy => Vec::new(),
+    let (file, existed) = match std::fs::read(&args.file) {
+        Ok(bytes) => (bytes, true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && format == Format::Lazy => {
+            (Vec::new(), false)
+        }
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", args.file.display())),
     };
     let edit_text = read_edit(args.edit.as_deref())?;
@@ -73,7 +75,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
         let bytes = text.encode(&merged.content)?;
         Ok((text, merged, bytes))
     });
-    let (text, merged, bytes) = match outcome {
+    let (text, mut merged, bytes) = match outcome {
         Ok(ok) => ok,
         Err(e) => {
             if args.json {
@@ -89,6 +91,10 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
+    // The syntax check every proposal gets: a parse error the file did not have.
+    let old = existed.then(|| text.content());
+    let broken = patchgate::syntax::new_errors(&path, old, &merged.content);
+    merged.warnings.extend(patchgate::syntax::warning(&broken));
     if args.json {
         let name = args.file.to_string_lossy();
         let obj = serde_json::json!({

@@ -4,7 +4,7 @@
 
 use crate::edit::patchfile::{FileEdit, PatchSet};
 use crate::edit::udiff::{ChangeKind, FilePatch};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 
 use super::edit::{EditOp, ProposedEdit};
 use super::queue::{Gate, Request};
@@ -130,7 +130,18 @@ pub async fn check(gate: &Gate, set: &PatchSet) -> Vec<Checked> {
         };
         let mut failed = None;
         for edit in &req.edits {
-            match edit.compute(ws, None).await {
+            let computed = match edit.compute(ws, None).await {
+                Ok(mut c) => tokio::task::spawn_blocking(move || {
+                    c.check_syntax();
+                    c
+                })
+                .await
+                .map_err(|e| {
+                    Error::new(ErrorCode::FsError, format!("the syntax check failed: {e}"))
+                }),
+                Err(e) => Err(e),
+            };
+            match computed {
                 Ok(c) => {
                     ok.added += c.diff.added;
                     ok.removed += c.diff.removed;

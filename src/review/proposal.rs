@@ -10,10 +10,14 @@ use serde::Serialize;
 use crate::diff::{CONTEXT, FileDiff, Tag};
 use crate::edit::text::Text;
 use crate::error::{Error, ErrorCode, Result};
+use crate::syntax::{self, SyntaxError};
 use crate::workspace::digest;
 use crate::workspace::fs;
 use crate::workspace::paths::SafePath;
 use crate::workspace::random;
+
+/// How the warning of a new parse error begins (`syntax: LINE:COL: what`).
+pub const SYNTAX_WARNING: &str = "syntax: ";
 
 /// The identifier of a proposal: short and unguessable.
 pub(crate) type RunId = String;
@@ -47,8 +51,10 @@ pub struct FileChange {
     pub delete: bool,
     /// The mode to give the file (a patch's new file or mode change: 0o644 or 0o755).
     pub mode: Option<u32>,
-    /// What the engine tolerated.
+    /// What the engine tolerated, and the `syntax:` warning of [`FileChange::check_syntax`].
     pub warnings: Vec<String>,
+    /// The parse errors `new` has that `old` did not (see [`FileChange::check_syntax`]).
+    pub syntax: Vec<SyntaxError>,
     /// The hunks of `old` → `new`.
     pub diff: FileDiff,
 }
@@ -77,7 +83,24 @@ impl FileChange {
             delete: false,
             mode: None,
             warnings,
+            syntax: Vec::new(),
             diff,
+        }
+    }
+
+    /// Parse the result and the original (tree-sitter, bounded; docs/DESIGN.md §5.5) and note
+    /// the errors the result adds, with a `syntax: LINE:COL: what` warning. Whatever engine
+    /// made the change; a deleted file has nothing to check. Runs off the async runtime.
+    pub fn check_syntax(&mut self) {
+        self.warnings.retain(|w| !w.starts_with(SYNTAX_WARNING));
+        self.syntax = if self.delete || self.new == self.old {
+            Vec::new()
+        } else {
+            let old = self.before.is_some().then_some(self.old.as_str());
+            syntax::new_errors(&self.path.rel, old, &self.new)
+        };
+        if let Some(w) = syntax::warning(&self.syntax) {
+            self.warnings.push(w);
         }
     }
 
@@ -587,6 +610,7 @@ impl Proposal {
             let mut warnings = f.warnings.clone();
             warnings.push("rebased on the file's current content".to_string());
             let mut change = FileChange::new(f.path.clone(), Some(bytes), text, merged, warnings);
+            change.check_syntax();
             change.mode = f.mode;
             files.push(change);
         }

@@ -15,7 +15,7 @@ use super::fallback::Fallback;
 use super::intent::Intent;
 use super::journal::{Entry, Journal};
 use super::policy::{Action, Policy};
-use super::proposal::{Decision, Proposal, Review, RunId, State};
+use super::proposal::{Decision, FileChange, Proposal, Review, RunId, State};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::Workspace;
 
@@ -85,10 +85,19 @@ impl Summary {
                 .unwrap_or(0),
             expires_in: p.expires_in(),
             diff: p.unified(),
+            // A review of several files names the file of each warning.
             warnings: p
                 .files
                 .iter()
-                .flat_map(|f| f.warnings.iter().cloned())
+                .flat_map(|f| {
+                    f.warnings.iter().map(|w| {
+                        if p.files.len() > 1 {
+                            format!("{}: {w}", f.path.rel)
+                        } else {
+                            w.clone()
+                        }
+                    })
+                })
                 .collect(),
             review: p.review.clone(),
         }
@@ -328,6 +337,7 @@ impl Gate {
                 })?;
             files.push(change);
         }
+        let mut files = check_syntax(files).await;
         let mut seen = std::collections::HashSet::new();
         if let Some(dup) = files.iter().find(|f| !seen.insert(f.path.abs.clone())) {
             return Err(Error::invalid_input(format!(
@@ -349,10 +359,21 @@ impl Gate {
                 ),
             ));
         }
-        let action = self
+        let mut action = self
             .inner
             .policy
             .action_for_all(files.iter().map(|f| f.path.rel.as_str()))?;
+        // Nothing broken is written unseen: an edit that leaves a new parse error waits for a
+        // person, whatever the policy says, and says why.
+        if action == Action::Auto
+            && let Some(f) = files.iter_mut().find(|f| !f.syntax.is_empty())
+        {
+            action = Action::Gate;
+            f.warnings.push(format!(
+                "waits for a person: under `auto` an edit that leaves a new syntax error in `{}` is not applied unseen",
+                f.path.rel
+            ));
+        }
         let proposal = Proposal::new(&req.tool, req.client.clone(), files)?;
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
@@ -805,6 +826,21 @@ fn expired(run_id: &str) -> Error {
         ErrorCode::RunExpired,
         format!("run {run_id} expired; send the edit again for a new dry-run"),
     )
+}
+
+/// The syntax check of every file (tree-sitter parses, bounded), off the async runtime.
+async fn check_syntax(mut files: Vec<FileChange>) -> Vec<FileChange> {
+    let checked = tokio::task::spawn_blocking(move || {
+        for f in &mut files {
+            f.check_syntax();
+        }
+        files
+    });
+    match checked.await {
+        Ok(files) => files,
+        // A panic in the check is a bug: it surfaces as one, as it would have inline.
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
 }
 
 #[cfg(test)]

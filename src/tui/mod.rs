@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod highlight;
 pub mod keymap;
+pub mod marks;
 pub mod model;
 pub mod rows;
 pub mod update;

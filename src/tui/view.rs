@@ -12,6 +12,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::highlight::{Key, Side, Spans};
 use super::keymap::HINTS;
+use super::marks::{hunk_of, syntax_marks};
 use super::model::{DiffView, Filter, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, Row, emphasis};
 use crate::diff::{DiffLine, Tag};
@@ -328,7 +329,14 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
             [one] => inert_line(one).into_owned(),
             [one, rest @ ..] => format!("{} +{}", inert_line(one), rest.len()),
         };
-        let counts = format!("+{} -{}", s.added, s.removed);
+        // A new parse error flags the row: `⚠` after the counts.
+        let broken = !syntax_marks(&s.warnings).is_empty();
+        let counts = format!(
+            "+{} -{}{}",
+            s.added,
+            s.removed,
+            if broken { " ⚠" } else { "" }
+        );
         // The client only where the path keeps room enough.
         let client = if w >= 36 {
             inert_line(s.client.as_deref().unwrap_or_default()).into_owned()
@@ -354,6 +362,10 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
                 format!(" -{}", s.removed),
                 base.patch(p.fg(Color::Red))
                     .patch(if closed { p.dim() } else { Style::default() }),
+            ),
+            Span::styled(
+                if broken { " ⚠" } else { "" },
+                base.patch(p.fg(Color::Yellow)).add_modifier(Modifier::BOLD),
             ),
             Span::styled(" ".repeat(pad.max(1)), base),
             Span::styled(truncate(&client, 14), base.patch(p.dim())),
@@ -727,7 +739,7 @@ impl RowCtx<'_> {
         } else {
             "[ ]"
         };
-        Line::from(vec![
+        let mut spans = vec![
             Span::styled(if cursor { "▶ " } else { "  " }, style),
             Span::styled(
                 format!(
@@ -738,7 +750,39 @@ impl RowCtx<'_> {
                 ),
                 style,
             ),
-        ])
+        ];
+        for text in self.syntax_in(file, hunk) {
+            spans.push(Span::styled(
+                format!(" ⚠ {}", inert_line(&text)),
+                self.p.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            ));
+        }
+        Line::from(spans)
+    }
+
+    /// The syntax warnings whose line this hunk shows (or is the nearest hunk to).
+    fn syntax_in(&self, file: usize, hunk: usize) -> Vec<String> {
+        let fv = &self.v.files[file];
+        let single = self.v.files.len() == 1;
+        let ranges: Vec<(usize, usize)> = fv
+            .diff
+            .hunks
+            .iter()
+            .map(|h| {
+                let mut shown = h.lines.iter().filter_map(|l| l.new_index);
+                let lo = shown.next().unwrap_or(0);
+                (lo, shown.next_back().unwrap_or(lo))
+            })
+            .collect();
+        syntax_marks(&self.item.summary.warnings)
+            .into_iter()
+            .filter(|m| match &m.path {
+                None => single,
+                Some(p) => *p == fv.content.path,
+            })
+            .filter(|m| hunk_of(m.line, &ranges) == Some(hunk))
+            .map(|m| m.text)
+            .collect()
     }
 
     /// A unified line, or left out in line mode.

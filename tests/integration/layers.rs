@@ -1,4 +1,5 @@
-//! The layers point one way (docs/DESIGN.md §8): pure engines (`edit`, `diff`) know nothing of files,
+//! The layers point one way (docs/DESIGN.md §8): pure engines (`edit`, `diff`, and `syntax`, which
+//! names none of the others) know nothing of files,
 //! reviews, MCP or terminals; `workspace` nothing of reviews, MCP or terminals; `review`
 //! nothing of MCP or terminals; `search` (and the model client `chat.rs`) nothing of reviews,
 //! MCP or terminals; `api` and `mcp` nothing of the TUI; the TUI nothing of MCP (it talks to a
@@ -19,6 +20,21 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     (
         "diff",
         &["workspace", "review", "search", "mcp", "tui", "eval", "log"],
+    ),
+    (
+        "syntax",
+        &[
+            "edit",
+            "diff",
+            "workspace",
+            "review",
+            "search",
+            "mcp",
+            "tui",
+            "api",
+            "eval",
+            "log",
+        ],
     ),
     ("workspace", &["review", "search", "mcp", "tui", "eval"]),
     ("review", &["search", "mcp", "tui", "eval"]),
@@ -110,6 +126,7 @@ const ACYCLIC: &[&str] = &[
     "api",
     "app",
     "edit",
+    "syntax",
 ];
 
 /// A token of Rust source, as far as paths go: comments, strings and characters are gone.

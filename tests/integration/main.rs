@@ -16,5 +16,6 @@ mod mcp;
 mod mcp_python;
 mod search;
 mod support;
+mod syntax;
 mod tmux;
 mod tui;

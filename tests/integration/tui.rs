@@ -823,3 +823,39 @@ fn attach_without_token(p: &Project, url: &str) -> (Tmux, String) {
     });
     (tmux, addr)
 }
+
+/// A review whose result has a new parse error: the queue row shows `⚠`, and the header of
+/// the hunk that holds the error (not the other one) shows the `syntax:` warning.
+#[test]
+fn a_new_syntax_error_is_flagged_on_the_row_and_above_its_hunk() {
+    let p = Project::new();
+    let dir = tempfile::tempdir().unwrap();
+    let fns: Vec<String> = (0..6)
+        .map(|k| format!("fn f{k}() -> u32 {{\n    let x = {k};\n    x + 1\n}}\n"))
+        .collect();
+    let old = fns.join("\n");
+    // Hunk 1 changes a value (fine); hunk 2 drops the closing brace of the last function.
+    let new = old.replacen("let x = 0;", "let x = 10;", 1);
+    let at = new.rfind("    x + 1\n}\n").unwrap();
+    let new = format!("{}    x + 2\n", &new[..at]);
+    p.write("lib.rs", &old);
+    let patch = similar::TextDiff::from_lines(old.as_str(), new.as_str())
+        .unified_diff()
+        .header("a/lib.rs", "b/lib.rs")
+        .to_string();
+    let tmux = apply_in_tmux(&p, dir.path(), &patch, (160, 40), &[], &[]);
+    let screen = tmux.wait_for("the review with its hunks", 30, |s| {
+        s.contains("hunk 2/2") && s.contains("syntax: ")
+    });
+    let line_of = |needle: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
+            .to_string()
+    };
+    assert!(line_of("hunk 2/2").contains("⚠ syntax: "), "{screen}");
+    assert!(!line_of("hunk 1/2").contains("syntax"), "{screen}");
+    // The queue row: the path line with its counts and the mark.
+    assert!(line_of("lib.rs +").contains('⚠'), "{screen}");
+}

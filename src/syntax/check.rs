@@ -1,0 +1,275 @@
+//! The syntax check of an edit: the parse errors the result has that the file did not have.
+//! A file that was already broken is not blamed for its old errors: an edit is flagged only
+//! when its result has more errors than the original, and then the errors whose place (the
+//! text of their line and what they are) the original does not show are named. The result is
+//! parsed first, and the original only when the result has errors. Parses are kept by the
+//! text's hash: a result is parsed from its original's tree when that was parsed before
+//! (tree-sitter's incremental parse, only where it changed), and an accepted result is the
+//! next edit's original.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, OnceLock};
+
+use sha2::{Digest, Sha256};
+
+use super::Lang;
+use tree_sitter::Tree;
+
+use super::parse::{SyntaxError, errors, parse};
+
+/// How many texts' parses are remembered (the least recently used goes first).
+const CACHE_ENTRIES: usize = 16;
+
+type Key = (Lang, [u8; 32]);
+
+/// A text's tree and errors; `None` when it was not parsed (too large or too slow).
+type Parsed = Option<(Tree, Vec<SyntaxError>)>;
+
+/// Parses by text, the most recently used last.
+#[derive(Default)]
+struct Cache {
+    map: HashMap<Key, Parsed>,
+    order: VecDeque<Key>,
+}
+
+impl Cache {
+    fn get(&mut self, key: &Key) -> Option<Parsed> {
+        let found = self.map.get(key).cloned()?;
+        if let Some(at) = self.order.iter().position(|k| k == key) {
+            self.order.remove(at);
+        }
+        self.order.push_back(*key);
+        Some(found)
+    }
+
+    fn put(&mut self, key: Key, parsed: Parsed) {
+        if self.map.insert(key, parsed).is_none() {
+            self.order.push_back(key);
+        }
+        while self.order.len() > CACHE_ENTRIES {
+            if let Some(old) = self.order.pop_front() {
+                self.map.remove(&old);
+            }
+        }
+    }
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(Cache::default()))
+}
+
+fn key(lang: Lang, text: &str) -> Key {
+    (lang, Sha256::digest(text.as_bytes()).into())
+}
+
+/// The parse of `text` as `lang` (from the parse of `from`, an earlier text, when given),
+/// kept by the text's hash so the same text is parsed once.
+fn parsed(lang: Lang, text: &str, from: Option<(&Tree, &str)>) -> Parsed {
+    let key = key(lang, text);
+    if let Some(found) = cache().lock().ok().and_then(|mut c| c.get(&key)) {
+        return found;
+    }
+    let found = parse(lang, text, from).ok().map(|tree| {
+        let e = errors(&tree, text);
+        (tree, e)
+    });
+    if let Ok(mut c) = cache().lock() {
+        c.put(key, found.clone());
+    }
+    found
+}
+
+/// The parse of `text` as `lang` if it was parsed before (the outer `None`: it was not).
+fn remembered(lang: Lang, text: &str) -> Option<Parsed> {
+    cache()
+        .lock()
+        .ok()
+        .and_then(|mut c| c.get(&key(lang, text)))
+}
+
+/// The errors of `text` as `lang`, or `None` when it was not parsed (too large or too slow).
+pub fn errors_of(lang: Lang, text: &str) -> Option<Vec<SyntaxError>> {
+    parsed(lang, text, None).map(|(_, e)| e)
+}
+
+/// The parse errors that `new` has and `old` (none: a new file) did not have, for the file at
+/// `path`; empty when the language is unknown, either text was not parsed, or nothing new is
+/// broken.
+pub fn new_errors(path: &str, old: Option<&str>, new: &str) -> Vec<SyntaxError> {
+    let first_line = new.lines().next().unwrap_or("");
+    let Some(lang) = Lang::of(path, first_line) else {
+        return Vec::new();
+    };
+    // The result first, from the original's tree when the original was parsed before (the
+    // result of an accepted edit is the next edit's original): most results parse clean, and
+    // then the original need not be parsed at all.
+    let known = old.and_then(|o| remembered(lang, o).map(|p| (o, p)));
+    let from = known
+        .as_ref()
+        .and_then(|(o, p)| p.as_ref().map(|(tree, _)| (tree, *o)));
+    let Some((_, after)) = parsed(lang, new, from) else {
+        return Vec::new();
+    };
+    if after.is_empty() {
+        return after;
+    }
+    let before = match (old, known) {
+        (None, _) => Vec::new(),
+        (Some(_), Some((_, Some((_, e))))) => e,
+        (Some(_), Some((_, None))) => return Vec::new(),
+        (Some(old), None) => match parsed(lang, old, None) {
+            Some((_, e)) => e,
+            None => return Vec::new(),
+        },
+    };
+    if after.len() <= before.len() {
+        return Vec::new();
+    }
+    let place = |e: &SyntaxError, text: &str| {
+        let line = text
+            .lines()
+            .nth(e.line - 1)
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        (line, e.what.clone())
+    };
+    let mut known: HashMap<(String, String), usize> = HashMap::new();
+    for e in &before {
+        *known.entry(place(e, old.unwrap_or(""))).or_default() += 1;
+    }
+    let mut fresh = Vec::new();
+    for e in &after {
+        match known.get_mut(&place(e, new)) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => fresh.push(e.clone()),
+        }
+    }
+    if fresh.is_empty() {
+        // More errors than before, all in places that had one: name the first.
+        fresh.push(after[0].clone());
+    }
+    fresh
+}
+
+/// The warning an edit carries for its new errors: `syntax: LINE:COL: what` (with a count of
+/// the others when there are several).
+pub fn warning(errors: &[SyntaxError]) -> Option<String> {
+    let first = errors.first()?;
+    let more = match errors.len() {
+        1 => String::new(),
+        2 => " (and 1 more)".to_string(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    Some(format!("syntax: {first}{more}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_brace_is_new_and_an_old_error_is_not_blamed() {
+        let old = "fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n";
+        let new = "fn a() {\n    1\n\nfn b() {\n    2\n}\n";
+        let e = new_errors("src/x.rs", Some(old), new);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(warning(&e).unwrap().starts_with("syntax: "), "{e:?}");
+        // A file already broken in one place, edited elsewhere: nothing new.
+        let broken = "fn a() {\n    1 +\n}\n\nfn b() {\n    2\n}\n";
+        let edited = "fn a() {\n    1 +\n}\n\nfn b() {\n    3\n}\n";
+        assert!(new_errors("src/x.rs", Some(broken), edited).is_empty());
+        // Unknown languages are not checked.
+        assert!(new_errors("notes.txt", Some("a"), "(((").is_empty());
+    }
+
+    /// A clean file of each built-in language (checked with its first closing bracket, or
+    /// for HTML its first `>`, removed).
+    const SAMPLES: &[(&str, &str)] = &[
+        (
+            "a.rs",
+            "fn main() {\n    let v = vec![1, 2];\n    println!(\"{v:?}\");\n}\n",
+        ),
+        (
+            "a.py",
+            "def f(x):\n    return [x, (x + 1)]\n\nprint(f(1))\n",
+        ),
+        (
+            "a.js",
+            "function f(x) {\n  return [x, x + 1];\n}\nconsole.log(f(1));\n",
+        ),
+        (
+            "a.ts",
+            "function f(x: number): number[] {\n  return [x, x + 1];\n}\n",
+        ),
+        (
+            "a.tsx",
+            "const A = (p: { n: number }) => <div>{p.n}</div>;\nexport default A;\n",
+        ),
+        (
+            "a.go",
+            "package main\n\nfunc f(x int) []int {\n\treturn []int{x, x + 1}\n}\n",
+        ),
+        (
+            "A.java",
+            "class A {\n  int f(int x) {\n    return (x + 1);\n  }\n}\n",
+        ),
+        ("a.c", "int f(int x) {\n  return (x + 1);\n}\n"),
+        (
+            "a.php",
+            "<?php\nfunction f($x) {\n  return [$x, ($x + 1)];\n}\n",
+        ),
+        (
+            "a.lua",
+            "local function f(x)\n  return { x, (x + 1) }\nend\nprint(f(1))\n",
+        ),
+        ("a.sh", "f() {\n  echo \"$(( $1 + 1 ))\"\n}\nf 1\n"),
+        ("a.json", "{\"a\": [1, 2], \"b\": {\"c\": true}}\n"),
+        ("a.yaml", "a: [1, 2]\nb: {c: true}\n"),
+        ("a.toml", "a = [1, 2]\nb = { c = true }\n"),
+        ("a.html", "<div><p>hi</p></div>\n"),
+        ("a.css", "a { color: red; }\nb { margin: 0 }\n"),
+    ];
+
+    #[test]
+    fn every_built_in_language_parses_clean_code_and_flags_a_dropped_bracket() {
+        for (path, clean) in SAMPLES {
+            let lang = Lang::of(path, "").unwrap_or_else(|| panic!("{path}: no language"));
+            let e = errors_of(lang, clean).unwrap();
+            assert!(e.is_empty(), "{path}: {e:?}");
+            let closer = clean
+                .find(['}', ')', ']'])
+                .or_else(|| clean.find('>'))
+                .unwrap_or_else(|| panic!("{path}: no closer"));
+            let broken = format!("{}{}", &clean[..closer], &clean[closer + 1..]);
+            let found = new_errors(path, Some(clean), &broken);
+            assert!(
+                !found.is_empty(),
+                "{path}: dropping a closer is not flagged:\n{broken}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_cache_keeps_the_most_recently_used_parses() {
+        let mut c = Cache::default();
+        let k = |n: u8| (Lang::Json, [n; 32]);
+        for n in 0..CACHE_ENTRIES as u8 {
+            c.put(k(n), None);
+        }
+        // Using the first keeps it when the next one comes.
+        assert!(c.get(&k(0)).is_some());
+        c.put(k(200), None);
+        assert!(c.get(&k(0)).is_some());
+        assert!(c.get(&k(1)).is_none());
+        assert_eq!(c.map.len(), CACHE_ENTRIES);
+    }
+
+    #[test]
+    fn a_new_file_is_checked_on_its_own() {
+        assert!(new_errors("a.json", None, "{\"a\": 1}\n").is_empty());
+        let e = new_errors("a.json", None, "{\"a\": 1,\n");
+        assert!(!e.is_empty());
+    }
+}

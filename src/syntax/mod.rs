@@ -1,0 +1,11 @@
+//! Syntax through tree-sitter (docs/DESIGN.md §5.5), pure like the engines beside it: the
+//! language of a path, bounded parsing, the parse errors an edit adds, which every proposal
+//! carries as a `syntax:` warning.
+
+pub mod check;
+pub mod lang;
+pub mod parse;
+
+pub use check::{new_errors, warning};
+pub use lang::Lang;
+pub use parse::{Skipped, SyntaxError};

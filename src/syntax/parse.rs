@@ -1,0 +1,231 @@
+//! Parsing with a bound: a size cap and a deadline (tree-sitter's progress callback cancels
+//! the parse), and the parse errors of a tree as `(line, column, what)`.
+
+use std::time::{Duration, Instant};
+
+use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
+
+use super::Lang;
+
+/// Files larger than this are not parsed (the check says nothing about them).
+pub const MAX_PARSE_BYTES: usize = 4 << 20;
+
+/// A parse that takes longer than this is given up.
+pub const PARSE_DEADLINE: Duration = Duration::from_millis(500);
+
+/// At most this many errors are collected from one tree.
+const MAX_ERRORS: usize = 64;
+
+/// Why a text was not parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skipped {
+    /// Over [`MAX_PARSE_BYTES`].
+    TooLarge,
+    /// Past [`PARSE_DEADLINE`].
+    TooSlow,
+    /// The grammar is not built in, or could not be loaded (a version mismatch).
+    NoGrammar,
+}
+
+/// One parse error: where (1-based line and column, in characters) and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// The line, from 1.
+    pub line: usize,
+    /// The column, from 1, in characters.
+    pub column: usize,
+    /// What is wrong: `missing "}"`, or `unexpected "…"`.
+    pub what: String,
+}
+
+impl std::fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.column, self.what)
+    }
+}
+
+/// Parse `text` as `lang`, within the size cap and the deadline; with `from`, the tree of an
+/// earlier text, only what changed since is parsed again (tree-sitter's incremental parse).
+pub fn parse(lang: Lang, text: &str, from: Option<(&Tree, &str)>) -> Result<Tree, Skipped> {
+    if text.len() > MAX_PARSE_BYTES {
+        return Err(Skipped::TooLarge);
+    }
+    let mut parser = Parser::new();
+    let grammar = lang.grammar().ok_or(Skipped::NoGrammar)?;
+    parser
+        .set_language(&grammar)
+        .map_err(|_| Skipped::NoGrammar)?;
+    let bytes = text.as_bytes();
+    let deadline = Instant::now() + PARSE_DEADLINE;
+    let mut past_deadline = |_: &tree_sitter::ParseState| {
+        if Instant::now() > deadline {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut past_deadline);
+    let mut read = |at: usize, _: tree_sitter::Point| bytes.get(at..).unwrap_or_default();
+    let old_tree = from.map(|(tree, before)| {
+        let mut tree = tree.clone();
+        tree.edit(&edit_between(before, text));
+        tree
+    });
+    parser
+        .parse_with_options(&mut read, old_tree.as_ref(), Some(options))
+        .ok_or(Skipped::TooSlow)
+}
+
+/// The one edit that turns `old` into `new`: everything between their common prefix and
+/// their common suffix (whole characters).
+fn edit_between(old: &str, new: &str) -> InputEdit {
+    let prefix = old
+        .char_indices()
+        .zip(new.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(old.len().min(new.len()), |((i, _), _)| i);
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = old[prefix..]
+        .chars()
+        .rev()
+        .zip(new[prefix..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .scan(0, |n, l| {
+            *n += l;
+            Some(*n)
+        })
+        .take_while(|n| *n <= max_suffix)
+        .last()
+        .unwrap_or(0);
+    InputEdit {
+        start_byte: prefix,
+        old_end_byte: old.len() - suffix,
+        new_end_byte: new.len() - suffix,
+        start_position: point_at(old, prefix),
+        old_end_position: point_at(old, old.len() - suffix),
+        new_end_position: point_at(new, new.len() - suffix),
+    }
+}
+
+/// The tree-sitter point (row, byte column) of byte `at` of `text`.
+fn point_at(text: &str, at: usize) -> Point {
+    let before = &text.as_bytes()[..at];
+    let row = memchr::memchr_iter(b'\n', before).count();
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+    Point::new(row, at - line_start)
+}
+
+/// The parse errors of `tree` over `text`, in order: each ERROR node (not the ones inside it)
+/// and each MISSING node.
+pub fn errors(tree: &Tree, text: &str) -> Vec<SyntaxError> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    let mut descend = true;
+    loop {
+        let node = cursor.node();
+        if descend && node.has_error() {
+            if node.is_error() || node.is_missing() {
+                out.push(describe(node, text));
+                if out.len() == MAX_ERRORS {
+                    break;
+                }
+            } else if cursor.goto_first_child() {
+                continue;
+            }
+        }
+        if cursor.goto_next_sibling() {
+            descend = true;
+            continue;
+        }
+        if !cursor.goto_parent() {
+            break;
+        }
+        descend = false;
+    }
+    out
+}
+
+/// An error node as a [`SyntaxError`].
+fn describe(node: Node, text: &str) -> SyntaxError {
+    let start = node.start_position();
+    let line_start = node.start_byte() - start.column;
+    let column = text
+        .get(line_start..node.start_byte())
+        .map_or(start.column, |s| s.chars().count())
+        + 1;
+    let what = if node.is_missing() {
+        format!("missing {:?}", node.kind())
+    } else {
+        let found = text.get(node.byte_range()).unwrap_or_default();
+        let first = found.split_whitespace().next().unwrap_or("");
+        let first: String = first.chars().take(24).collect();
+        let to_the_end = node.end_byte() >= text.trim_end().len();
+        match (first.is_empty(), to_the_end) {
+            (true, _) => "unexpected text".to_string(),
+            // Error recovery swallowed the rest of the file: something opened here is not
+            // closed (a dropped brace, bracket or quote).
+            (false, true) => format!("{first:?} here is not closed before the end of the file"),
+            (false, false) => format!("unexpected {first:?}"),
+        }
+    };
+    SyntaxError {
+        line: start.row + 1,
+        column,
+        what,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_brace_and_stray_text_are_found_where_they_are() {
+        let text = "fn main() {\n    let x = 1;\n";
+        let tree = parse(Lang::Rust, text, None).unwrap();
+        let e = errors(&tree, text);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].what.contains('}') || e[0].what.contains("not closed"),
+            "{e:?}"
+        );
+        let text = "def f():\n    return 1\n)\n";
+        let tree = parse(Lang::Python, text, None).unwrap();
+        let e = errors(&tree, text);
+        assert_eq!(e[0].line, 3, "{e:?}");
+        assert!(e[0].to_string().starts_with("3:1: "), "{e:?}");
+    }
+
+    #[test]
+    fn clean_code_has_no_errors_and_huge_text_is_skipped() {
+        let text = "fn main() {\n    println!(\"hi\");\n}\n";
+        assert!(errors(&parse(Lang::Rust, text, None).unwrap(), text).is_empty());
+        let huge = "x".repeat(MAX_PARSE_BYTES + 1);
+        assert_eq!(
+            parse(Lang::Json, &huge, None).err(),
+            Some(Skipped::TooLarge)
+        );
+    }
+
+    #[test]
+    fn an_incremental_parse_gives_the_tree_a_full_parse_gives() {
+        let old = "fn a() {\n    1\n}\n\nfn b() -> &'static str {\n    \"é\"\n}\n";
+        let tree = parse(Lang::Rust, old, None).unwrap();
+        for new in [
+            "fn a() {\n    1\n\nfn b() -> &'static str {\n    \"é\"\n}\n",
+            "fn a() {\n    2\n}\n\nfn b() -> &'static str {\n    \"ée\"\n}\n",
+            "// top\nfn a() {\n    1\n}\n\nfn b() -> &'static str {\n    \"é\"\n}\n",
+            "fn a() {\n    1\n}\n",
+            old,
+        ] {
+            let full = parse(Lang::Rust, new, None).unwrap();
+            let inc = parse(Lang::Rust, new, Some((&tree, old))).unwrap();
+            assert_eq!(
+                inc.root_node().to_sexp(),
+                full.root_node().to_sexp(),
+                "{new}"
+            );
+        }
+    }
+}

@@ -9,6 +9,7 @@ use patchgate::cli::ApplyArgs;
 use patchgate::edit::patchfile::{self, PatchSet};
 use patchgate::inert::{inert, inert_line};
 use patchgate::review::apply::{self as patch_apply, Checked};
+use patchgate::review::policy::Action;
 use patchgate::review::proposal::{Decision, SYNTAX_WARNING, State};
 use patchgate::review::queue::{Gate, Outcome};
 use patchgate::tui::backend::Backend;
@@ -186,12 +187,20 @@ fn apply_now(job: &Job) -> ExitCode {
     let _guard = job.rt.enter();
     let mut outcome = job.rt.block_on(patch_apply::apply_all(&job.gate, &job.set));
     // A result with a new syntax error waits for a person even under `auto`; `--yes` is that
-    // person's word, given before seeing it: say what is broken, then apply.
+    // person's word, given before seeing it: say what is broken, then apply. Only that hold:
+    // a path the rules keep for a person (`.env*`, `.patchgate.toml`, a `gate` rule) stays.
     if let Ok(Outcome::Pending(s)) = &outcome {
-        for w in s.warnings.iter().filter(|w| w.starts_with(SYNTAX_WARNING)) {
-            eprintln!("patchgate: warning: {}", inert_line(w));
+        let policy = job.gate.policy();
+        let held_for_syntax = matches!(
+            policy.action_for_all(s.paths.iter().map(String::as_str)),
+            Ok(Action::Auto)
+        );
+        if held_for_syntax {
+            for w in s.warnings.iter().filter(|w| w.contains(SYNTAX_WARNING)) {
+                eprintln!("patchgate: warning: {}", inert_line(w));
+            }
+            outcome = job.gate.decide(&s.run_id, Decision::Accept);
         }
-        outcome = job.gate.decide(&s.run_id, Decision::Accept);
     }
     match outcome {
         Ok(Outcome::Applied(s)) => {

@@ -51,7 +51,21 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
         },
     };
     if args.write {
+        if endpoint.is_some() && user_wide(kind, scope) {
+            anyhow::bail!(
+                "an HTTP entry names one gate, the one for {}; in your own files it would send every \
+                 project's edits there. Write the stdio form (leave out --http): it finds each \
+                 project's gate itself",
+                root.display()
+            );
+        }
         write_config(kind, &conn, review_timeout, &args, &root)?;
+        if endpoint.is_some() {
+            eprintln!(
+                "patchgate: the project's configuration now holds the gate's agents' token: keep \
+                 it out of version control, or use the stdio form (leave out --http)"
+            );
+        }
     } else {
         out!(
             "{}",
@@ -144,6 +158,9 @@ fn write_config(
             "nothing to write: this client keeps no such file (its pre-approval is its own choice)\n"
         );
     }
+    // Every file first, then what changed: a reader that goes away (`| head`) cannot stop it
+    // half way; a failure still says what was changed before it.
+    let mut said = String::new();
     for change in changes.iter().filter(|c| wanted(c.part)) {
         let shown = change
             .file
@@ -151,16 +168,22 @@ fn write_config(
             .unwrap_or(&change.file)
             .display()
             .to_string();
-        match apply(change)? {
-            Outcome::Created => out!("created {shown}: {}\n", change.describe()),
-            Outcome::Updated { backup } => out!(
-                "updated {shown}: {} (the old file is in {})\n",
-                change.describe(),
+        let what = change.describe();
+        let line = match apply(change) {
+            Ok(Outcome::Created) => format!("created {shown}: {what}\n"),
+            Ok(Outcome::Updated { backup }) => format!(
+                "updated {shown}: {what} (the old file is in {})\n",
                 backup.display()
             ),
-            Outcome::Unchanged => out!("unchanged {shown}: {} already there\n", change.describe()),
-        }
+            Ok(Outcome::Unchanged) => format!("unchanged {shown}: {what} already there\n"),
+            Err(e) => {
+                out!("{said}");
+                return Err(e.into());
+            }
+        };
+        said.push_str(&line);
     }
+    out!("{said}");
     if let Some(note) = patchgate::mcp::doctor::scope_note(kind, scope, root, &homes) {
         eprintln!("patchgate: {note}");
     }

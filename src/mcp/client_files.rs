@@ -61,7 +61,7 @@ impl Homes {
     }
 
     /// VS Code's user directory.
-    fn vscode_user(&self) -> Result<PathBuf, ConfigFileError> {
+    pub(crate) fn vscode_user(&self) -> Result<PathBuf, ConfigFileError> {
         if cfg!(target_os = "macos") {
             return Ok(self.home()?.join("Library/Application Support/Code/User"));
         }
@@ -128,6 +128,8 @@ pub struct FileChange {
     pub file: PathBuf,
     /// What it is for.
     pub part: Part,
+    /// The project root the file must stay in (after symlinks), for a project's file.
+    within: Option<PathBuf>,
     toml: bool,
     edits: Vec<Edit>,
 }
@@ -158,13 +160,15 @@ pub fn plan(
     homes: &Homes,
 ) -> Result<Vec<FileChange>, ConfigFileError> {
     let entry = server_entry(kind, conn, review_timeout_s);
+    let user = scope == Scope::User;
+    let within = (!user).then(|| root.to_path_buf());
     let server = |file: PathBuf, key: &'static str| FileChange {
         file,
         part: Part::Server,
+        within: within.clone(),
         toml: false,
         edits: vec![Edit::Set(vec![key, SERVER_NAME], entry.clone())],
     };
-    let user = scope == Scope::User;
     Ok(match kind {
         ClientKind::Claude => {
             let (servers, settings) = if user {
@@ -187,6 +191,7 @@ pub fn plan(
                 FileChange {
                     file: settings,
                     part: Part::Approval,
+                    within: within.clone(),
                     toml: false,
                     edits: claude_approval(user, deny),
                 },
@@ -200,6 +205,7 @@ pub fn plan(
             vec![FileChange {
                 file: dir.join("config.toml"),
                 part: Part::Server,
+                within: None,
                 toml: true,
                 edits: vec![Edit::Set(vec!["mcp_servers", SERVER_NAME], entry)],
             }]
@@ -215,6 +221,7 @@ pub fn plan(
                 FileChange {
                     file: dir.join("permissions.json"),
                     part: Part::Approval,
+                    within: within.clone(),
                     toml: false,
                     edits: vec![Edit::Add(vec!["mcpAllowlist"], vec![CURSOR_ALLOW.into()])],
                 },
@@ -262,13 +269,20 @@ pub fn apply(change: &FileChange) -> Result<Outcome, ConfigFileError> {
         let file = file.clone();
         move |source| ConfigFileError::Io { file, what, source }
     };
-    let old = match std::fs::metadata(&file) {
-        Ok(m) if m.len() > MAX_CONFIG_BYTES => {
-            return Err(change.unusable("it is over 16 MiB, too large for a configuration file"));
+    if let Some(root) = &change.within {
+        // A project's file that links out of the project is not the project's to change.
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+        if !file.starts_with(&root) {
+            return Err(change.unusable(&format!(
+                "it links to {}, outside the project",
+                file.display()
+            )));
         }
-        Ok(_) => Some(std::fs::read(&file).map_err(io("read it"))?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io("read it")(e)),
+    }
+    let old = match read_config(&file) {
+        Ok(old) => old,
+        Err(ReadError::Unusable(why)) => return Err(change.unusable(why)),
+        Err(ReadError::Io(e)) => return Err(io("read it")(e)),
     };
     let text = match &old {
         Some(bytes) => Some(
@@ -298,6 +312,41 @@ pub fn apply(change: &FileChange) -> Result<Outcome, ConfigFileError> {
 
 /// A client's configuration file is small; a larger one is not read.
 const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Why a configuration file cannot be read.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// Not a regular file (a device, a FIFO, a directory), or over 16 MiB.
+    Unusable(&'static str),
+    /// Reading failed.
+    Io(std::io::Error),
+}
+
+/// A client's configuration file: `None` when it does not exist. Only a regular file (after
+/// symlinks) of at most 16 MiB is read, so a repository's `.mcp.json` linked to `/dev/zero`
+/// or a FIFO cannot exhaust memory or hang the reader.
+pub(crate) fn read_config(path: &Path) -> Result<Option<Vec<u8>>, ReadError> {
+    use std::io::Read;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ReadError::Io(e)),
+    };
+    if !meta.is_file() {
+        return Err(ReadError::Unusable("it is not a regular file"));
+    }
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ReadError::Unusable(
+            "it is over 16 MiB, too large for a configuration file",
+        ));
+    }
+    Ok(Some(bytes))
+}
 
 impl FileChange {
     /// The keys this change sets or adds to, for a person (`mcpServers.patchgate`,
@@ -446,11 +495,20 @@ fn implicit_table() -> toml_edit::Table {
     t
 }
 
-/// A JSON object of strings, numbers, lists and objects as a TOML table.
+/// A JSON object of strings, numbers, lists and objects as a TOML table, its objects inline
+/// (`http_headers = { … }`), so the table stays in one piece wherever it is inserted.
 fn toml_table(v: &Value) -> Result<toml_edit::Table, String> {
     let text = toml::to_string(v).map_err(|e| e.to_string())?;
     let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
-    Ok(doc.as_table().clone())
+    let mut table = toml_edit::Table::new();
+    for (k, item) in doc.as_table().iter() {
+        let item = match item.as_table() {
+            Some(sub) => toml_edit::value(sub.clone().into_inline_table()),
+            None => item.clone(),
+        };
+        table.insert(k, item);
+    }
+    Ok(table)
 }
 
 /// Whether two tables hold the same keys and values, layout aside.
@@ -589,6 +647,21 @@ mod tests {
             Some("pg2")
         );
         assert!(t["mcp_servers"]["patchgate"].get("args").is_none());
+        // Nested objects stay inside the entry, inline, whatever tables follow it.
+        let edits3 = vec![Edit::Set(
+            vec!["mcp_servers", "patchgate"],
+            json!({"url": "http://127.0.0.1:1/mcp", "http_headers": {"Authorization": "Bearer t"}}),
+        )];
+        let text = "[mcp_servers.docs]\ncommand = \"docs\"\n\n[model_providers.x]\nname = \"x\"\n";
+        let out3 = merge_toml(Some(text), &edits3).unwrap().unwrap();
+        assert!(
+            out3.contains("http_headers = { Authorization = \"Bearer t\" }"),
+            "{out3}"
+        );
+        assert!(
+            !out3.contains("[mcp_servers.patchgate.http_headers]"),
+            "{out3}"
+        );
     }
 
     #[test]
@@ -635,26 +708,76 @@ mod tests {
     }
 
     #[test]
-    fn a_symlinked_file_is_changed_at_its_target() {
+    fn a_device_or_a_link_out_of_the_project_is_refused_untouched() {
         let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("dotfiles/mcp.json");
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::write(&target, "{}").unwrap();
         let root = dir.path().join("proj");
-        std::fs::create_dir_all(root.join(".cursor")).unwrap();
-        std::os::unix::fs::symlink(&target, root.join(".cursor/mcp.json")).unwrap();
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        // The project's files linked out of it: not the project's to change.
+        std::os::unix::fs::symlink("/dev/zero", root.join(".mcp.json")).unwrap();
+        std::fs::write(home.join(".claude/settings.json"), "{}").unwrap();
+        let user_settings = home.join(".claude/settings.json");
+        std::os::unix::fs::symlink(&user_settings, root.join(".claude/settings.local.json"))
+            .unwrap();
+        let none = Homes::default();
         let changes = plan(
-            ClientKind::Cursor,
+            ClientKind::Claude,
             &stdio(),
             600,
             Scope::Project,
             &root,
-            &Homes::default(),
-        )
-        .unwrap();
-        apply(&changes[0]).unwrap();
+            &none,
+        );
+        for c in changes.unwrap() {
+            let e = apply(&c).unwrap_err().to_string();
+            assert!(e.contains("outside the project"), "{e}");
+        }
+        assert_eq!(std::fs::read_to_string(&user_settings).unwrap(), "{}");
+        assert!(!home.join(".claude/settings.json.patchgate-backup").exists());
+        // The user's own file linked to a device: refused at once, not read.
+        std::os::unix::fs::symlink("/dev/zero", home.join(".claude.json")).unwrap();
+        let homes = Homes {
+            home: Some(home.clone()),
+            ..Homes::default()
+        };
+        let changes = plan(
+            ClientKind::Claude,
+            &stdio(),
+            600,
+            Scope::User,
+            &root,
+            &homes,
+        );
+        let e = apply(&changes.unwrap()[0]).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn a_symlinked_user_file_is_changed_at_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("dotfiles/mcp.json");
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(&target, "{}").unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".cursor")).unwrap();
+        let link = home.join(".cursor/mcp.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let homes = Homes {
+            home: Some(home.clone()),
+            ..Homes::default()
+        };
+        let changes = plan(
+            ClientKind::Cursor,
+            &stdio(),
+            600,
+            Scope::User,
+            dir.path(),
+            &homes,
+        );
+        apply(&changes.unwrap()[0]).unwrap();
         assert!(
-            std::fs::symlink_metadata(root.join(".cursor/mcp.json"))
+            std::fs::symlink_metadata(&link)
                 .unwrap()
                 .file_type()
                 .is_symlink()

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::client_files::{Homes, Scope};
+use super::client_files::{Homes, Scope, read_config};
 use super::clients::{
     CLAUDE_ALLOW, CLAUDE_EDIT_TOOLS, CODEX_APPROVE_KEY, CURSOR_ALLOW, ClientKind,
 };
@@ -92,10 +92,7 @@ pub(crate) fn scan(root: &Path, homes: &Homes, gates: &[Discovery]) -> Vec<Found
         .into_iter()
         .chain([root.join(".codex/config.toml")]);
     for file in codex {
-        let Some(t) = std::fs::read_to_string(&file)
-            .ok()
-            .and_then(|s| s.parse::<toml::Table>().ok())
-        else {
+        let Some(t) = read_toml(&file) else {
             continue;
         };
         let Some(servers) = t.get("mcp_servers").and_then(|s| s.as_table()) else {
@@ -118,12 +115,12 @@ pub(crate) fn scan(root: &Path, homes: &Homes, gates: &[Discovery]) -> Vec<Found
 }
 
 fn read_json(p: &Path) -> Option<Value> {
-    let meta = std::fs::metadata(p).ok()?;
-    // A client's configuration is small; a huge file is not read.
-    if meta.len() > 16 << 20 {
-        return None;
-    }
-    serde_json::from_slice(&std::fs::read(p).ok()?).ok()
+    serde_json::from_slice(&read_config(p).ok()??).ok()
+}
+
+/// A TOML configuration file, bounded as [`read_config`] reads.
+fn read_toml(p: &Path) -> Option<toml::Table> {
+    String::from_utf8(read_config(p).ok()??).ok()?.parse().ok()
 }
 
 /// How a server entry (`command`/`args` or `url`) reaches patchgate, if it does.
@@ -158,19 +155,7 @@ fn reach_of(entry: &Value, gates: &[Discovery]) -> Option<Reach> {
 
 /// VS Code's user `mcp.json`.
 fn vscode_user_file(homes: &Homes) -> Option<PathBuf> {
-    let dir = if cfg!(target_os = "macos") {
-        homes
-            .home
-            .as_ref()?
-            .join("Library/Application Support/Code/User")
-    } else {
-        homes
-            .config_home
-            .clone()
-            .or_else(|| homes.home.as_ref().map(|h| h.join(".config")))?
-            .join("Code/User")
-    };
-    Some(dir.join("mcp.json"))
+    homes.vscode_user().ok().map(|d| d.join("mcp.json"))
 }
 
 /// The strings of the list at `pointer` in `v`.
@@ -237,8 +222,7 @@ fn claude_undenied(root: &Path, home: Option<&Path>) -> Vec<&'static str> {
 fn codex_trusts(root: &Path, homes: &Homes) -> bool {
     let Some(t) = homes
         .codex()
-        .and_then(|d| std::fs::read_to_string(d.join("config.toml")).ok())
-        .and_then(|s| s.parse::<toml::Table>().ok())
+        .and_then(|d| read_toml(&d.join("config.toml")))
     else {
         return false;
     };
@@ -293,10 +277,20 @@ fn readiness(
 ) -> Result<String, (String, String)> {
     let fix = |extra: &str| format!("patchgate config {name} --write{extra}");
     let home = homes.home.as_deref();
-    let mut servers = found.iter().filter(|f| f.client == name).filter(|f| {
-        // A project's Codex file counts only where Codex trusts the project.
-        kind != ClientKind::Codex || !f.file.starts_with(root) || codex_trusts(root, homes)
-    });
+    let mut servers = found
+        .iter()
+        .filter(|f| f.client == name)
+        .filter(|f| {
+            // A project's Codex file counts only where Codex trusts the project.
+            kind != ClientKind::Codex || !f.file.starts_with(root) || codex_trusts(root, homes)
+        })
+        // An entry for another project's root (or its gate) does not serve this one.
+        .filter(|f| match &f.reach {
+            Reach::Stdio { root: Some(r) } | Reach::Http { gate: Some(r), .. } => {
+                root.starts_with(r)
+            }
+            Reach::Stdio { root: None } | Reach::Http { gate: None, .. } => true,
+        });
     let Some(server) = servers.next() else {
         let untrusted = kind == ClientKind::Codex
             && found
@@ -475,9 +469,17 @@ mod tests {
         let found = scan(&root, &homes, &[]);
         let claude = found.iter().find(|f| f.client == "claude").unwrap();
         assert_eq!(claude.pre_approved, Some(true));
-        // Codex's server is in the user's file: ready; Claude's too; Cursor has none.
+        // Codex's server in the user's file serves another root (/proj): not ready here.
         let r = report(&root, &homes);
         assert!(r.contains("claude  ready"), "{r}");
+        assert!(r.contains("codex   not ready"), "{r}");
+        // A root-free entry serves whatever project Codex runs in.
+        std::fs::write(
+            home.join(".codex/config.toml"),
+            "[mcp_servers.pg]\ncommand = \"/usr/bin/patchgate\"\nargs = [\"serve\", \"--stdio\"]\ndefault_tools_approval_mode = \"approve\"\n",
+        )
+        .unwrap();
+        let r = report(&root, &homes);
         assert!(r.contains("codex   ready"), "{r}");
         assert!(
             r.contains("cursor  not ready: no patchgate server where it looks; run `patchgate config cursor --write`"),

@@ -19,7 +19,7 @@ use super::forward::Forwarder;
 // Where the progress of a call goes (kept here too: `service::NoProgress` is the old path).
 pub use super::progress::{NoProgress, ProgressSink};
 use crate::error::{Error, ErrorCode};
-use crate::review::proposal::State;
+use crate::review::proposal::{SYNTAX_WARNING, State};
 use crate::review::queue::{Gate, Outcome, Request};
 
 /// How often a waiting call reports progress.
@@ -237,13 +237,29 @@ impl Dispatcher {
         if self.inner.reviewers == Reviewers::None
             && let Outcome::Pending(s) = &outcome
         {
-            let e = Error::new(
-                ErrorCode::ReviewerGone,
+            let syntax: Vec<&String> = s
+                .warnings
+                .iter()
+                .filter(|w| w.contains(SYNTAX_WARNING))
+                .collect();
+            let message = if syntax.is_empty() {
                 format!(
                     "the policy asks a person to review {}, but no reviewer is running; nothing was written. Start `patchgate` in the project so a person can decide (then send the edit again), or run the server with --policy auto or --policy dry-run",
                     s.paths.join(", ")
-                ),
-            );
+                )
+            } else {
+                // Held for a person only because the result does not parse.
+                format!(
+                    "the edit of {} leaves a syntax error the file did not have ({}), so it waits for a person, and no reviewer is running; nothing was written. Fix the edit and send it again, or start `patchgate` in the project so a person can decide",
+                    s.paths.join(", "),
+                    syntax
+                        .iter()
+                        .map(|w| w.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            };
+            let e = Error::new(ErrorCode::ReviewerGone, message);
             self.inner
                 .gate
                 .close_pending(&s.run_id, State::Failed, e.clone());

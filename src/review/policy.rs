@@ -194,10 +194,7 @@ impl Policy {
     }
 
     /// The action for several paths: any deny refuses, any gate gates, all auto is auto.
-    pub(crate) fn action_for_all<'a>(
-        &self,
-        rels: impl IntoIterator<Item = &'a str>,
-    ) -> Result<Action> {
+    pub fn action_for_all<'a>(&self, rels: impl IntoIterator<Item = &'a str>) -> Result<Action> {
         let mut result = Action::Auto;
         for rel in rels {
             match self.action(rel)? {

@@ -337,7 +337,6 @@ impl Gate {
                 })?;
             files.push(change);
         }
-        let mut files = check_syntax(files).await;
         let mut seen = std::collections::HashSet::new();
         if let Some(dup) = files.iter().find(|f| !seen.insert(f.path.abs.clone())) {
             return Err(Error::invalid_input(format!(
@@ -363,9 +362,12 @@ impl Gate {
             .inner
             .policy
             .action_for_all(files.iter().map(|f| f.path.rel.as_str()))?;
+        // Parsed only for a request that got this far (refusals cost no parse).
+        let mut files = check_syntax(files).await?;
         // Nothing broken is written unseen: an edit that leaves a new parse error waits for a
-        // person, whatever the policy says, and says why.
+        // person, whatever the policy says, and says why (a dry run waits for nobody).
         if action == Action::Auto
+            && !req.dry_run
             && let Some(f) = files.iter_mut().find(|f| !f.syntax.is_empty())
         {
             action = Action::Gate;
@@ -829,7 +831,7 @@ fn expired(run_id: &str) -> Error {
 }
 
 /// The syntax check of every file (tree-sitter parses, bounded), off the async runtime.
-async fn check_syntax(mut files: Vec<FileChange>) -> Vec<FileChange> {
+async fn check_syntax(mut files: Vec<FileChange>) -> Result<Vec<FileChange>> {
     let checked = tokio::task::spawn_blocking(move || {
         for f in &mut files {
             f.check_syntax();
@@ -837,9 +839,14 @@ async fn check_syntax(mut files: Vec<FileChange>) -> Vec<FileChange> {
         files
     });
     match checked.await {
-        Ok(files) => files,
+        Ok(files) => Ok(files),
         // A panic in the check is a bug: it surfaces as one, as it would have inline.
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // The runtime is shutting down: nothing is proposed.
+        Err(e) => Err(Error::new(
+            ErrorCode::FsError,
+            format!("the syntax check was cancelled: {e}"),
+        )),
     }
 }
 

@@ -20,21 +20,30 @@ use super::parse::{SyntaxError, errors, parse};
 /// How many texts' parses are remembered (the least recently used goes first).
 const CACHE_ENTRIES: usize = 16;
 
+/// The remembered texts hold at most this many bytes together (a tree takes many times its
+/// text: up to about 160 bytes a byte for a JSON array of numbers).
+const CACHE_TEXT_BYTES: usize = 2 << 20;
+
+/// A text larger than this keeps only its errors, not its tree.
+const TREE_TEXT_BYTES: usize = 256 << 10;
+
 type Key = (Lang, [u8; 32]);
 
-/// A text's tree and errors; `None` when it was not parsed (too large or too slow).
-type Parsed = Option<(Tree, Vec<SyntaxError>)>;
+/// A text's tree (none when it is too large to keep) and errors; `None` when it was not
+/// parsed (too large or too slow).
+type Parsed = Option<(Option<Tree>, Vec<SyntaxError>)>;
 
-/// Parses by text, the most recently used last.
+/// Parses by text, the most recently used last, with the size of each text.
 #[derive(Default)]
 struct Cache {
-    map: HashMap<Key, Parsed>,
+    map: HashMap<Key, (Parsed, usize)>,
     order: VecDeque<Key>,
+    bytes: usize,
 }
 
 impl Cache {
     fn get(&mut self, key: &Key) -> Option<Parsed> {
-        let found = self.map.get(key).cloned()?;
+        let (found, _) = self.map.get(key).cloned()?;
         if let Some(at) = self.order.iter().position(|k| k == key) {
             self.order.remove(at);
         }
@@ -42,13 +51,23 @@ impl Cache {
         Some(found)
     }
 
-    fn put(&mut self, key: Key, parsed: Parsed) {
-        if self.map.insert(key, parsed).is_none() {
-            self.order.push_back(key);
+    /// Remember the parse of a text of `len` bytes (a large text's errors only).
+    fn put(&mut self, key: Key, parsed: Parsed, len: usize) {
+        if len > CACHE_TEXT_BYTES {
+            return;
         }
-        while self.order.len() > CACHE_ENTRIES {
-            if let Some(old) = self.order.pop_front() {
-                self.map.remove(&old);
+        let parsed = parsed.map(|(tree, e)| (tree.filter(|_| len <= TREE_TEXT_BYTES), e));
+        match self.map.insert(key, (parsed, len)) {
+            Some((_, old)) => self.bytes -= old,
+            None => self.order.push_back(key),
+        }
+        self.bytes += len;
+        while self.order.len() > CACHE_ENTRIES || self.bytes > CACHE_TEXT_BYTES {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some((_, n)) = self.map.remove(&old) {
+                self.bytes -= n;
             }
         }
     }
@@ -72,10 +91,10 @@ fn parsed(lang: Lang, text: &str, from: Option<(&Tree, &str)>) -> Parsed {
     }
     let found = parse(lang, text, from).ok().map(|tree| {
         let e = errors(&tree, text);
-        (tree, e)
+        (Some(tree), e)
     });
     if let Ok(mut c) = cache().lock() {
-        c.put(key, found.clone());
+        c.put(key, found.clone(), text.len());
     }
     found
 }
@@ -107,7 +126,7 @@ pub fn new_errors(path: &str, old: Option<&str>, new: &str) -> Vec<SyntaxError> 
     let known = old.and_then(|o| remembered(lang, o).map(|p| (o, p)));
     let from = known
         .as_ref()
-        .and_then(|(o, p)| p.as_ref().map(|(tree, _)| (tree, *o)));
+        .and_then(|(o, p)| p.as_ref()?.0.as_ref().map(|tree| (tree, *o)));
     let Some((_, after)) = parsed(lang, new, from) else {
         return Vec::new();
     };
@@ -256,14 +275,21 @@ mod tests {
         let mut c = Cache::default();
         let k = |n: u8| (Lang::Json, [n; 32]);
         for n in 0..CACHE_ENTRIES as u8 {
-            c.put(k(n), None);
+            c.put(k(n), None, 10);
         }
         // Using the first keeps it when the next one comes.
         assert!(c.get(&k(0)).is_some());
-        c.put(k(200), None);
+        c.put(k(200), None, 10);
         assert!(c.get(&k(0)).is_some());
         assert!(c.get(&k(1)).is_none());
         assert_eq!(c.map.len(), CACHE_ENTRIES);
+        // Bytes are bounded too: a large text pushes the least recently used out.
+        c.put(k(201), None, CACHE_TEXT_BYTES - 50);
+        assert!(c.bytes <= CACHE_TEXT_BYTES, "{}", c.bytes);
+        assert!(c.get(&k(201)).is_some());
+        // A text over the budget is not kept at all.
+        c.put(k(202), None, CACHE_TEXT_BYTES + 1);
+        assert!(c.get(&k(202)).is_none());
     }
 
     #[test]

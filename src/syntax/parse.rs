@@ -7,8 +7,9 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use super::Lang;
 
-/// Files larger than this are not parsed (the check says nothing about them).
-pub const MAX_PARSE_BYTES: usize = 4 << 20;
+/// Files larger than this are not parsed (the check says nothing about them): a tree takes
+/// many times its text.
+pub const MAX_PARSE_BYTES: usize = 1 << 20;
 
 /// A parse that takes longer than this is given up.
 pub const PARSE_DEADLINE: Duration = Duration::from_millis(500);

@@ -265,3 +265,35 @@ fn config_names_the_patchgate_on_path() {
     assert_eq!(v["mcpServers"]["patchgate"]["command"], json!(s.exe));
     assert!(!err.contains("build output"), "{err}");
 }
+
+/// An HTTP entry names one gate: it is not written where it would serve every project (the
+/// user's files, and Codex's, which are always the user's).
+#[test]
+fn an_http_entry_is_not_written_into_the_users_files() {
+    let s = Setup::new();
+    for args in [
+        &[
+            "config",
+            "codex",
+            "--write",
+            "--http",
+            "--listen",
+            "127.0.0.1:9",
+        ][..],
+        &[
+            "config",
+            "claude",
+            "--write",
+            "--user",
+            "--http",
+            "--listen",
+            "127.0.0.1:9",
+        ][..],
+    ] {
+        let (code, _, err) = s.run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("stdio form"), "{err}");
+    }
+    assert!(!s.home.join(".codex/config.toml").exists());
+    assert!(!s.home.join(".claude.json").exists());
+}

@@ -152,3 +152,62 @@ fn merge_and_apply_say_it_on_standard_error() {
         assert_eq!(now != LIB, applied, "apply {flag}: {now}");
     }
 }
+
+/// `apply --yes` takes the syntax hold off (the person said yes), and only that: a path the
+/// rules keep for a person (`.env*`) is still not written. In a patch of several files the
+/// broken one is named.
+#[test]
+fn apply_yes_lifts_only_the_syntax_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("lib.rs"), LIB).unwrap();
+    std::fs::write(root.join("notes.rs"), "fn n() {}\n").unwrap();
+    std::fs::write(root.join(".env"), "A=1\n").unwrap();
+    let apply = |patch: &str| {
+        let out = crate::support::bin()
+            .args(["apply", "--yes", "--root"])
+            .arg(&root)
+            .arg("-")
+            .env("PATCHGATE_STATE_DIR", dir.path().join("state"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(patch.as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = apply("--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-A=1\n+A=2\n");
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(std::fs::read_to_string(root.join(".env")).unwrap(), "A=1\n");
+    let two = "--- a/notes.rs\n+++ b/notes.rs\n@@ -1 +1 @@\n-fn n() {}\n+fn n() { 1 }\n\
+               --- a/lib.rs\n+++ b/lib.rs\n@@ -5,3 +5,2 @@\n fn render(value: u32) -> String {\n     format!(\"value = {value}\")\n-}\n";
+    let (code, err) = apply(two);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("lib.rs: syntax: "), "{err}");
+    assert_ne!(std::fs::read_to_string(root.join("lib.rs")).unwrap(), LIB);
+}
+
+/// A stdio server under `auto` with no reviewer: a broken edit is not written, and the agent
+/// hears why (the syntax error), not to change the policy it already has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_reviewer_a_broken_edit_is_refused_naming_the_syntax_error() {
+    let p = Project::new();
+    p.write("src/lib.rs", LIB);
+    let c = crate::mcp::stdio(&p, &["--policy", "auto"], Recorder::default()).await;
+    let (tool, args) = broken_edits().remove(2);
+    let v = call(&c, tool, args).await;
+    assert_eq!(v["code"], "REVIEWER_GONE", "{v}");
+    let m = v["message"].as_str().unwrap();
+    assert!(m.contains("syntax: "), "{m}");
+    assert!(!m.contains("--policy auto"), "{m}");
+    assert_eq!(p.read("src/lib.rs"), LIB);
+}

@@ -204,6 +204,16 @@ fn run_once(case: &Case, format: Format) -> (Outcome, Option<(String, String)>) 
     }
 }
 
+/// The value at quantile `q` (0..=1) of `nanos`, in microseconds (0 for none).
+fn quantile_us(mut nanos: Vec<u128>, q: f64) -> f64 {
+    if nanos.is_empty() {
+        return 0.0;
+    }
+    nanos.sort_unstable();
+    let idx = ((nanos.len() - 1) as f64 * q).round() as usize;
+    nanos[idx] as f64 / 1000.0
+}
+
 /// The syntax check of a merge (timed once: the first check of a text parses it).
 fn check_once(case: &Case, texts: Option<&(String, String)>) -> (Option<u128>, bool) {
     let Some((old, new)) = texts else {
@@ -303,24 +313,12 @@ impl Report {
 
     /// Per-merge time at quantile `q` (0..=1), in microseconds.
     pub(crate) fn quantile_us(&self, q: f64) -> f64 {
-        let mut t: Vec<u128> = self.cases.iter().map(|c| c.nanos).collect();
-        if t.is_empty() {
-            return 0.0;
-        }
-        t.sort_unstable();
-        let idx = ((t.len() - 1) as f64 * q).round() as usize;
-        t[idx] as f64 / 1000.0
+        quantile_us(self.cases.iter().map(|c| c.nanos).collect(), q)
     }
 
     /// Syntax-check time at quantile `q` (0..=1) over the merged cases, in microseconds.
     pub(crate) fn check_quantile_us(&self, q: f64) -> f64 {
-        let mut t: Vec<u128> = self.cases.iter().filter_map(|c| c.check_nanos).collect();
-        if t.is_empty() {
-            return 0.0;
-        }
-        t.sort_unstable();
-        let idx = ((t.len() - 1) as f64 * q).round() as usize;
-        t[idx] as f64 / 1000.0
+        quantile_us(self.cases.iter().filter_map(|c| c.check_nanos).collect(), q)
     }
 
     /// Merge cases the syntax check flagged, as (flagged wrong, wrong, flagged correct,

@@ -47,6 +47,33 @@ fn broken_edits() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// `patchgate apply FLAG --root ROOT -` with `patch` on standard input.
+fn apply(
+    flag: &str,
+    root: &std::path::Path,
+    state: &std::path::Path,
+    patch: &str,
+) -> std::process::Output {
+    use std::io::Write;
+    let mut child = crate::support::bin()
+        .args(["apply", flag, "--root"])
+        .arg(root)
+        .arg("-")
+        .env("PATCHGATE_STATE_DIR", state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(patch.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 fn syntax_warning(v: &Value) -> Option<String> {
     let from = |w: &Value| {
         w.as_array()?
@@ -126,21 +153,7 @@ fn merge_and_apply_say_it_on_standard_error() {
     let patch = "--- a/lib.rs\n+++ b/lib.rs\n@@ -5,3 +5,2 @@\n fn render(value: u32) -> String {\n     format!(\"value = {value}\")\n-}\n";
     let state = dir.path().join("state");
     for (flag, applied) in [("--check", false), ("--yes", true)] {
-        let out = crate::support::bin()
-            .args(["apply", flag, "--root"])
-            .arg(&root)
-            .arg("-")
-            .env("PATCHGATE_STATE_DIR", &state)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin.take().unwrap().write_all(patch.as_bytes())?;
-                c.wait_with_output()
-            })
-            .unwrap();
+        let out = apply(flag, &root, &state, patch);
         let all = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -164,33 +177,20 @@ fn apply_yes_lifts_only_the_syntax_hold() {
     std::fs::write(root.join("lib.rs"), LIB).unwrap();
     std::fs::write(root.join("notes.rs"), "fn n() {}\n").unwrap();
     std::fs::write(root.join(".env"), "A=1\n").unwrap();
-    let apply = |patch: &str| {
-        let out = crate::support::bin()
-            .args(["apply", "--yes", "--root"])
-            .arg(&root)
-            .arg("-")
-            .env("PATCHGATE_STATE_DIR", dir.path().join("state"))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin.take().unwrap().write_all(patch.as_bytes())?;
-                c.wait_with_output()
-            })
-            .unwrap();
+    let state = dir.path().join("state");
+    let yes = |patch: &str| {
+        let out = apply("--yes", &root, &state, patch);
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
-    let (code, err) = apply("--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-A=1\n+A=2\n");
+    let (code, err) = yes("--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-A=1\n+A=2\n");
     assert_eq!(code, Some(1), "{err}");
     assert_eq!(std::fs::read_to_string(root.join(".env")).unwrap(), "A=1\n");
     let two = "--- a/notes.rs\n+++ b/notes.rs\n@@ -1 +1 @@\n-fn n() {}\n+fn n() { 1 }\n\
                --- a/lib.rs\n+++ b/lib.rs\n@@ -5,3 +5,2 @@\n fn render(value: u32) -> String {\n     format!(\"value = {value}\")\n-}\n";
-    let (code, err) = apply(two);
+    let (code, err) = yes(two);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("lib.rs: syntax: "), "{err}");
     assert_ne!(std::fs::read_to_string(root.join("lib.rs")).unwrap(), LIB);

@@ -1,6 +1,8 @@
 //! Criterion benchmarks of the merge engines on generated 40 KB and 400 KB source files:
 //! SEARCH/REPLACE blocks, exact replace, unified diffs and the text model round trip.
 
+mod common;
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -9,15 +11,7 @@ use patchgate::edit::{Hints, blocks, lazy, replace, text::Text, udiff};
 
 /// A Rust-like source file of about `bytes` bytes, every function distinct.
 fn source(bytes: usize) -> String {
-    let mut s = String::from("use std::collections::HashMap;\n\n");
-    let mut i = 0;
-    while s.len() < bytes {
-        s.push_str(&format!(
-            "/// Computes value number {i}.\npub fn compute_{i}(input: u64, table: &HashMap<u64, u64>) -> u64 {{\n    let base = input.wrapping_mul({i});\n    match table.get(&base) {{\n        Some(v) => v + {i},\n        None => base ^ 0x{i:x},\n    }}\n}}\n\n"
-        ));
-        i += 1;
-    }
-    s
+    common::rust_source(bytes, "use std::collections::HashMap;\n\n")
 }
 
 fn bench_size(c: &mut Criterion, label: &str, bytes: usize) {

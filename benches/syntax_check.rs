@@ -4,6 +4,8 @@
 //! by hash; the result is parsed from its tree), the first edit of a file (the result parsed
 //! whole), and, for scale, the merge it follows (SEARCH/REPLACE).
 
+mod common;
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -14,15 +16,10 @@ use patchgate::syntax::{Lang, new_errors};
 /// A Rust-like source file of about `bytes` bytes, every function distinct; `salt` makes the
 /// text differ (a cold cache) without changing its shape.
 fn source(bytes: usize, salt: usize) -> String {
-    let mut s = format!("// build {salt}\nuse std::collections::HashMap;\n\n");
-    let mut i = 0;
-    while s.len() < bytes {
-        s.push_str(&format!(
-            "/// Computes value number {i}.\npub fn compute_{i}(input: u64, table: &HashMap<u64, u64>) -> u64 {{\n    let base = input.wrapping_mul({i});\n    match table.get(&base) {{\n        Some(v) => v + {i},\n        None => base ^ 0x{i:x},\n    }}\n}}\n\n"
-        ));
-        i += 1;
-    }
-    s
+    common::rust_source(
+        bytes,
+        &format!("// build {salt}\nuse std::collections::HashMap;\n\n"),
+    )
 }
 
 fn bench_size(c: &mut Criterion, label: &str, bytes: usize) {

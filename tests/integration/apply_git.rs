@@ -490,25 +490,13 @@ fn codex_patches_aider_blocks_and_lazy_snippets_apply_headless() {
         b"fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n",
     );
     let apply = |input: &str, extra: &[&str]| {
-        let mut child = crate::support::bin()
-            .args(["apply", "--yes", "--root"])
+        let mut cmd = crate::support::bin();
+        cmd.args(["apply", "--yes", "--root"])
             .arg(&root)
             .args(extra)
             .arg("-")
-            .env("PATCHGATE_STATE_DIR", &state)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+            .env("PATCHGATE_STATE_DIR", &state);
+        let out = crate::support::run_cmd(cmd, input);
         assert!(
             out.status.success(),
             "{input}\n{}{}",

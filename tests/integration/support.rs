@@ -17,8 +17,14 @@ pub(crate) fn bin() -> Command {
 
 /// Run `patchgate ARGS` with `stdin` and wait for it.
 pub(crate) fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = bin()
-        .args(args)
+    let mut cmd = bin();
+    cmd.args(args);
+    run_cmd(cmd, stdin)
+}
+
+/// Run `cmd` (a [`bin`] with its arguments and environment) with `stdin` and wait for it.
+pub(crate) fn run_cmd(mut cmd: Command, stdin: &str) -> Output {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -54,24 +54,12 @@ fn apply(
     state: &std::path::Path,
     patch: &str,
 ) -> std::process::Output {
-    use std::io::Write;
-    let mut child = crate::support::bin()
-        .args(["apply", flag, "--root"])
+    let mut cmd = crate::support::bin();
+    cmd.args(["apply", flag, "--root"])
         .arg(root)
         .arg("-")
-        .env("PATCHGATE_STATE_DIR", state)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(patch.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+        .env("PATCHGATE_STATE_DIR", state);
+    crate::support::run_cmd(cmd, patch)
 }
 
 fn syntax_warning(v: &Value) -> Option<String> {

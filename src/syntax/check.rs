@@ -107,9 +107,22 @@ fn remembered(lang: Lang, text: &str) -> Option<Parsed> {
         .and_then(|mut c| c.get(&key(lang, text)))
 }
 
+/// Forget every remembered parse (for timing a check from scratch).
+pub fn forget_parses() {
+    if let Ok(mut c) = cache().lock() {
+        *c = Cache::default();
+    }
+}
+
 /// The errors of `text` as `lang`, or `None` when it was not parsed (too large or too slow).
 pub fn errors_of(lang: Lang, text: &str) -> Option<Vec<SyntaxError>> {
     parsed(lang, text, None).map(|(_, e)| e)
+}
+
+/// The parse errors of `text` as `lang`, parsed on its own and not remembered (a snippet, say);
+/// `None` when it was not parsed.
+pub fn errors_once(lang: Lang, text: &str) -> Option<Vec<SyntaxError>> {
+    parse(lang, text, None).ok().map(|tree| errors(&tree, text))
 }
 
 /// The parse errors that `new` has and `old` (none: a new file) did not have, for the file at

@@ -6,6 +6,6 @@ pub mod check;
 pub mod lang;
 pub mod parse;
 
-pub use check::{new_errors, warning};
+pub use check::{errors_once, forget_parses, new_errors, warning};
 pub use lang::Lang;
 pub use parse::{Skipped, SyntaxError};

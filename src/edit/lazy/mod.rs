@@ -12,7 +12,8 @@
 //!    does not show is deleted only where the snippet licenses it.
 //! 5. [`render`]: the merged lines, re-indented in the file's style.
 //! 6. [`guards`]: `APPLY_NOOP`, `MARKER_LEAKAGE`, `TRUNCATION_DETECTED`,
-//!    `BLAST_RADIUS_EXCEEDED`.
+//!    `BLAST_RADIUS_EXCEEDED`; [`parses`]: a reading that breaks the file's syntax where the
+//!    snippet's own text parses is `NEEDS_MORE_CONTEXT`.
 //!
 //! The numbers that tune all this live in [`costs`]. Time and memory are bounded: the file
 //! is indexed once (linear), each segment is aligned only against the file lines around its
@@ -29,6 +30,7 @@ mod hints;
 mod index;
 mod lines;
 pub mod outline;
+mod parses;
 mod place;
 mod placeholder;
 mod plan;
@@ -179,6 +181,7 @@ pub(crate) fn merge_indented(
         Some(&new_lines),
         Some(changed),
     )?;
+    parses::check(hints.path, content, &merged.content, &body)?;
     merged
         .warnings
         .extend(reindented(&planned, &shifts, &snippet.lines));

@@ -1,0 +1,105 @@
+//! Stage 6b, parses: a reading of the snippet that leaves the file with a parse error the
+//! snippet's own text does not have is a wrong reading (docs/DESIGN.md §5.1). When the merged
+//! file has a syntax error the original did not, on a line the snippet (parsed on its own,
+//! dedented) has no error on, the pieces were put together at the wrong place: the merge is
+//! refused `NEEDS_MORE_CONTEXT`, naming the line, instead of being written broken. An error
+//! the snippet has too (syntax newer than the grammar, say) is the snippet's own: the merge
+//! stands and the review's `syntax:` warning shows it.
+
+use std::collections::HashSet;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::syntax::{self, Lang};
+
+/// Refuse `merged` when it breaks the syntax of `original` where the snippet `body` does not.
+pub(crate) fn check(path: Option<&str>, original: &str, merged: &str, body: &str) -> Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let fresh = syntax::new_errors(path, Some(original), merged);
+    if fresh.is_empty() {
+        return Ok(());
+    }
+    let Some(lang) = Lang::of(path, merged.lines().next().unwrap_or("")) else {
+        return Ok(());
+    };
+    let own_text = dedent(body);
+    let Some(own) = syntax::errors_once(lang, &own_text) else {
+        return Ok(());
+    };
+    // An error on a line whose text the snippet has an error on too is the snippet's own.
+    let line_of = |text: &str, n: usize| text.lines().nth(n - 1).unwrap_or("").trim().to_string();
+    let own_lines: HashSet<String> = own.iter().map(|e| line_of(&own_text, e.line)).collect();
+    let Some(first) = fresh
+        .iter()
+        .find(|e| !own_lines.contains(&line_of(merged, e.line)))
+    else {
+        return Ok(());
+    };
+    let line = merged.lines().nth(first.line - 1).unwrap_or("").trim();
+    Err(Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "merged here, the snippet leaves a syntax error at line {} of the file (`{line}`: \
+             {}) that neither the file nor the snippet's own text has, so a piece was most \
+             likely placed at the wrong spot; show more unchanged lines around that place",
+            first.line, first.what
+        ),
+    ))
+}
+
+/// `text` with the indentation its lines share removed.
+fn dedent(text: &str) -> String {
+    let common = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    text.lines()
+        .map(|l| l.get(common..).unwrap_or(l.trim_start()))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clean_snippet_merged_into_broken_code_is_refused_naming_the_line() {
+        let old = "fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n";
+        let broken = "fn a() {\n    1\n\nfn b() {\n    2\n}\n";
+        let snippet = "fn b() {\n    2\n}\n";
+        let e = check(Some("src/x.rs"), old, broken, snippet).unwrap_err();
+        assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+        assert!(e.message.contains("line "), "{}", e.message);
+    }
+
+    #[test]
+    fn a_snippet_that_does_not_parse_alone_or_a_clean_result_is_let_through() {
+        let old = "fn a() {\n    1\n}\n";
+        let broken = "fn a() {\n    1 +\n}\n";
+        // The snippet itself has the error: the review's warning shows it, the merge stands.
+        assert!(check(Some("x.rs"), old, broken, "fn a() {\n    1 +\n}\n").is_ok());
+        assert!(check(Some("x.rs"), old, "fn a() {\n    2\n}\n", "    2\n").is_ok());
+        // Unknown language, or no path: nothing to parse with.
+        assert!(check(Some("x.txt"), old, broken, "fn a() {}\n").is_ok());
+        assert!(check(None, old, broken, "fn a() {}\n").is_ok());
+    }
+
+    #[test]
+    fn an_error_elsewhere_in_the_snippet_does_not_excuse_a_new_one() {
+        let old = "fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n";
+        let broken = "fn a() {\n    1\n\nfn b() {\n    2 +\n}\n";
+        // The snippet's own error is on `2 +`; the file's new one is where `a` lost its brace.
+        let e = check(Some("x.rs"), old, broken, "    2 +\n}\n").unwrap_err();
+        assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    }
+
+    #[test]
+    fn an_indented_snippet_is_parsed_at_its_own_depth() {
+        assert_eq!(dedent("    def f():\n        pass\n\n"), "def f():\n    pass\n\n");
+    }
+}

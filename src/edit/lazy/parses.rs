@@ -100,6 +100,9 @@ mod tests {
 
     #[test]
     fn an_indented_snippet_is_parsed_at_its_own_depth() {
-        assert_eq!(dedent("    def f():\n        pass\n\n"), "def f():\n    pass\n\n");
+        assert_eq!(
+            dedent("    def f():\n        pass\n\n"),
+            "def f():\n    pass\n\n"
+        );
     }
 }

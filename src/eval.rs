@@ -42,10 +42,12 @@ pub struct CaseResult {
     pub outcome: Outcome,
     /// Whether the case expects a refusal (`"expect": "decline"` in its `meta.json`).
     pub expect_decline: bool,
-    /// Median time of one merge, in nanoseconds.
+    /// Median time of one merge (without its syntax stage), in nanoseconds.
     pub nanos: u128,
-    /// Time of the syntax check of the merged result (every proposal gets it), in
-    /// nanoseconds; `None` when nothing was merged.
+    /// Median time of the syntax work on the merged result, from no remembered parse: the
+    /// merge's syntax stage (the lazy merge's, which parses) and the review's check (every
+    /// proposal gets it), which share their parses; in nanoseconds, `None` when nothing was
+    /// merged.
     pub check_nanos: Option<u128>,
     /// Whether the syntax check flagged the merged result (a parse error the file did not
     /// have).
@@ -186,21 +188,47 @@ fn load(root: &Path, dir: &Path, format: Format) -> Result<Case, CorpusError> {
     })
 }
 
-/// One merge: its outcome, and the original and merged texts when it merged.
-fn run_once(case: &Case, format: Format) -> (Outcome, Option<(String, String)>) {
+/// One run of a case: its outcome, the original and merged texts when it merged, and the
+/// time of the merge and of its syntax stage ([`edit::verify`], the one that parses), in
+/// nanoseconds. It starts with no remembered parse, as a gate's first edit of a file does.
+struct Run {
+    outcome: Outcome,
+    texts: Option<(String, String)>,
+    merge: u128,
+    /// `None` when the merge failed before its syntax stage.
+    verify: Option<u128>,
+}
+
+fn run_once(case: &Case, format: Format) -> Run {
     let hints = edit::Hints {
         path: Some(&case.file_name),
         instruction: case.instruction.as_deref(),
     };
-    let result = Text::decode(&case.before).and_then(|text| {
-        let merged = edit::run(format, &text, &case.edit, &hints)?;
+    crate::syntax::forget_parses();
+    let t = Instant::now();
+    let merged = Text::decode(&case.before).and_then(|text| {
+        let merged = edit::run_unverified(format, &text, &case.edit, &hints)?;
+        Ok((text, merged))
+    });
+    let merge = t.elapsed().as_nanos();
+    let reached = merged.is_ok();
+    let t = Instant::now();
+    let result = merged.and_then(|(text, merged)| {
+        let merged = edit::verify(format, &text, &case.edit, &hints, merged)?;
         let bytes = text.encode(&merged.content)?;
         Ok((bytes, text.content().to_string(), merged.content))
     });
-    match result {
+    let verify = reached.then(|| t.elapsed().as_nanos());
+    let (outcome, texts) = match result {
         Ok((bytes, old, new)) if bytes == case.after => (Outcome::Correct, Some((old, new))),
         Ok((_, old, new)) => (Outcome::Wrong, Some((old, new))),
         Err(e) => (Outcome::Refused(e.code, e.message), None),
+    };
+    Run {
+        outcome,
+        texts,
+        merge,
+        verify,
     }
 }
 
@@ -214,14 +242,15 @@ fn quantile_us(mut nanos: Vec<u128>, q: f64) -> f64 {
     nanos[idx] as f64 / 1000.0
 }
 
-/// The syntax check of a merge on its own, from no remembered parse (timed once).
-fn check_once(case: &Case, texts: Option<&(String, String)>) -> (Option<u128>, bool) {
+/// The review's syntax check of a merge, right after its syntax stage (whose parse of the
+/// result it shares): its time, and whether it flags the result.
+fn check_once(case: &Case, texts: Option<&(String, String)>) -> (u128, bool) {
     let Some((old, new)) = texts else {
-        return (None, false);
+        return (0, false);
     };
     let t = Instant::now();
     let flagged = !crate::syntax::new_errors(&case.file_name, Some(old), new).is_empty();
-    (Some(t.elapsed().as_nanos()), flagged)
+    (t.elapsed().as_nanos(), flagged)
 }
 
 /// Score `format` on every case under `root`, running each merge `repeat` times.
@@ -244,23 +273,23 @@ pub fn run(
     for (i, dir) in dirs.iter().enumerate() {
         let case = load(root, dir, format)?;
         let mut times = Vec::with_capacity(repeat.max(1));
-        let (mut outcome, mut texts) = (Outcome::Wrong, None);
+        let mut syntax_times = Vec::with_capacity(repeat.max(1));
+        let (mut outcome, mut flagged) = (Outcome::Wrong, false);
         for _ in 0..repeat.max(1) {
-            // Every run parses from scratch, as a gate's first edit of a file does.
-            crate::syntax::forget_parses();
-            let t = Instant::now();
-            (outcome, texts) = run_once(&case, format);
-            times.push(t.elapsed().as_nanos());
+            let run = run_once(&case, format);
+            let (check, f) = check_once(&case, run.texts.as_ref());
+            times.push(run.merge);
+            syntax_times.extend(run.verify.map(|v| v + check));
+            (outcome, flagged) = (run.outcome, f);
         }
         times.sort_unstable();
-        crate::syntax::forget_parses();
-        let (check_nanos, flagged) = check_once(&case, texts.as_ref());
+        syntax_times.sort_unstable();
         cases.push(CaseResult {
             name: case.name,
             outcome,
             expect_decline: case.expect_decline,
             nanos: times[times.len() / 2],
-            check_nanos,
+            check_nanos: syntax_times.get(syntax_times.len() / 2).copied(),
             flagged,
         });
         progress(i + 1, total);
@@ -412,7 +441,7 @@ impl Report {
         let (fw, w, fc, c) = self.flagged();
         let _ = writeln!(
             out,
-            "syntax check (apart from the merge): median {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
+            "syntax stage and check (apart from the merge): median {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
              it flags {fw} of {w} wrong merges and {fc} of {c} correct ones",
             self.check_quantile_us(0.5),
             self.check_quantile_us(0.99),

@@ -78,10 +78,37 @@ pub struct Hints<'a> {
 /// Run the engine for `format` on a decoded file. `edit` is the snippet, the blocks, the
 /// replace JSON or the diff.
 pub fn run(format: Format, text: &text::Text, edit: &str, hints: &Hints<'_>) -> Result<Merged> {
+    let merged = run_unverified(format, text, edit, hints)?;
+    verify(format, text, edit, hints, merged)
+}
+
+/// [`run`] without its last stage, [`verify`] (for timing the two apart).
+pub fn run_unverified(
+    format: Format,
+    text: &text::Text,
+    edit: &str,
+    hints: &Hints<'_>,
+) -> Result<Merged> {
     match format {
-        Format::Lazy => lazy::merge_indented(text.content(), &|| text.indent(), edit, hints),
+        Format::Lazy => lazy::merge_unverified(text.content(), &|| text.indent(), edit, hints),
         Format::Blocks => blocks::merge(text, edit),
         Format::Replace => replace::apply(text.content(), &replace::parse_json(edit)?),
         Format::Udiff => udiff::merge(text.content(), edit),
+    }
+}
+
+/// The stage of [`run`] that parses: a lazy merge whose result breaks the file's syntax where
+/// the snippet's own text does not is refused (docs/DESIGN.md §5.1 step 6); the other
+/// engines place text exactly where the edit says and keep their result.
+pub fn verify(
+    format: Format,
+    text: &text::Text,
+    edit: &str,
+    hints: &Hints<'_>,
+    merged: Merged,
+) -> Result<Merged> {
+    match format {
+        Format::Lazy => lazy::verify(text.content(), edit, hints, merged),
+        Format::Blocks | Format::Replace | Format::Udiff => Ok(merged),
     }
 }

@@ -133,6 +133,37 @@ pub(crate) fn merge_indented(
     snippet_text: &str,
     hints: &Hints<'_>,
 ) -> Result<Merged> {
+    let merged = merge_unverified(content, indent, snippet_text, hints)?;
+    verify(content, snippet_text, hints, merged)
+}
+
+/// The last stage, apart because it parses (and `eval` times parsing apart): a merge whose
+/// result breaks the file's syntax where the snippet's own text does not is refused.
+pub(crate) fn verify(
+    content: &str,
+    snippet_text: &str,
+    hints: &Hints<'_>,
+    merged: Merged,
+) -> Result<Merged> {
+    if content.is_empty() {
+        return Ok(merged);
+    }
+    parses::check(
+        hints.path,
+        content,
+        &merged.content,
+        &body(snippet_text, hints),
+    )?;
+    Ok(merged)
+}
+
+/// [`merge_indented`] but the syntax stage ([`verify`]).
+pub(crate) fn merge_unverified(
+    content: &str,
+    indent: &dyn Fn() -> Indent,
+    snippet_text: &str,
+    hints: &Hints<'_>,
+) -> Result<Merged> {
     if snippet_text.trim().is_empty() {
         return Err(Error::invalid_input("edit_snippet is empty"));
     }
@@ -181,7 +212,6 @@ pub(crate) fn merge_indented(
         Some(&new_lines),
         Some(changed),
     )?;
-    parses::check(hints.path, content, &merged.content, &body)?;
     merged
         .warnings
         .extend(reindented(&planned, &shifts, &snippet.lines));

@@ -252,7 +252,7 @@ impl Index {
         let line_terms: Vec<Vec<u32>> = lines.iter().map(|l| self.line_terms(l)).collect();
         let mut unit_entries = Vec::new();
         let mut def_terms = Vec::new();
-        for u in units::units(&lines) {
+        for u in units::units(path, text, &lines) {
             let ids = line_terms[u.start..u.end].iter().flatten().copied();
             let terms = counted(ids);
             let len = terms.iter().map(|(_, n)| n).sum();

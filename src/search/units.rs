@@ -1,8 +1,10 @@
 //! A file cut into search units: each definition (function, method, class, type …) with its
-//! block, found by the outline the lazy merge uses, and the code between definitions in
-//! chunks of at most [`GAP_CHUNK`] lines. An answer's line ranges are the best units.
+//! block, found by the file's grammar (tree-sitter tags) where one is built in, else by the
+//! outline the lazy merge uses, and the code between definitions in chunks of at most
+//! [`GAP_CHUNK`] lines. An answer's line ranges are the best units.
 
-use crate::edit::lazy::outline::{block_extent, declared_name};
+use crate::edit::lazy::outline::{attached_above, block_extent, declared_name};
+use crate::syntax::{self, Lang};
 
 /// The most lines of code outside definitions one unit holds.
 pub(crate) const GAP_CHUNK: usize = 40;
@@ -176,10 +178,35 @@ fn containers(defs: &[Unit]) -> Vec<bool> {
         .collect()
 }
 
-/// The units of a file's lines, in line order (a class's unit comes before its methods').
-/// Lines in no definition, and a container's own lines (a class's attributes), come in
-/// chunks of at most [`GAP_CHUNK`] lines that never cross a definition's edge.
-pub(crate) fn units(lines: &[&str]) -> Vec<Unit> {
+/// The units of the file at `path`, whose text is `text` and lines `lines`, in line order (a
+/// class's unit comes before its methods'). Lines in no definition, and a container's own
+/// lines (a class's attributes), come in chunks of at most [`GAP_CHUNK`] lines that never
+/// cross a definition's edge.
+pub(crate) fn units(path: &str, text: &str, lines: &[&str]) -> Vec<Unit> {
+    let defs = tagged(path, text, lines).unwrap_or_else(|| read_defs(lines));
+    with_gaps(lines, defs)
+}
+
+/// The definitions the file's grammar finds (its tags), each from the comments and
+/// decorators attached above it; `None` when there is no grammar with tags for it or the
+/// text was not parsed. Keys of data files (JSON, YAML, TOML) are no units.
+fn tagged(path: &str, text: &str, lines: &[&str]) -> Option<Vec<Unit>> {
+    let lang = Lang::of(path, lines.first().copied().unwrap_or(""))?;
+    let defs = syntax::tags::defs_once(lang, text)?;
+    Some(
+        defs.into_iter()
+            .filter(|d| d.kind != "key" && d.header < lines.len())
+            .map(|d| Unit {
+                start: comments_above(lines, attached_above(lines, d.header)),
+                end: d.extent.1.clamp(d.header + 1, lines.len()),
+                name: Some(d.name),
+            })
+            .collect(),
+    )
+}
+
+/// The definitions the hand outline reads in the lines (for languages with no grammar).
+fn read_defs(lines: &[&str]) -> Vec<Unit> {
     let mut defs = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let Some(name) = definition(line, lines.get(i + 1).copied()) else {
@@ -192,6 +219,11 @@ pub(crate) fn units(lines: &[&str]) -> Vec<Unit> {
             name: Some(name.to_string()),
         });
     }
+    defs
+}
+
+/// The definitions `defs` with the code around them in chunks, in line order.
+fn with_gaps(lines: &[&str], mut defs: Vec<Unit>) -> Vec<Unit> {
     defs.sort_by_key(|u| (u.start, std::cmp::Reverse(u.end)));
     let owner = owners(lines.len(), &defs);
     let container = containers(&defs);
@@ -269,7 +301,7 @@ mod tests {
     /// Check each unit of `text` as (start, end, name).
     fn assert_spans(text: &str, expected: &[(usize, usize, Option<&str>)]) {
         let lines: Vec<&str> = text.lines().collect();
-        let all = units(&lines);
+        let all = with_gaps(&lines, read_defs(&lines));
         let got: Vec<(usize, usize, Option<&str>)> = all
             .iter()
             .map(|u| (u.start, u.end, u.name.as_deref()))

@@ -107,6 +107,15 @@ fn remembered(lang: Lang, text: &str) -> Option<Parsed> {
         .and_then(|mut c| c.get(&key(lang, text)))
 }
 
+/// The tree of `text` as `lang`: the remembered one, else a new parse (remembered when the
+/// text is small enough to keep its tree); `None` when it was not parsed.
+pub(crate) fn tree(lang: Lang, text: &str) -> Option<Tree> {
+    match parsed(lang, text, None)? {
+        (Some(tree), _) => Some(tree),
+        (None, _) => parse(lang, text, None).ok(),
+    }
+}
+
 /// Forget every remembered parse (for timing a check from scratch).
 pub fn forget_parses() {
     if let Ok(mut c) = cache().lock() {

@@ -1,11 +1,13 @@
 //! Syntax through tree-sitter (docs/DESIGN.md §5.5), pure like the engines beside it: the
 //! language of a path, bounded parsing, the parse errors an edit adds, which every proposal
-//! carries as a `syntax:` warning.
+//! carries as a `syntax:` warning, and the definitions its grammar's tags query finds.
 
 pub mod check;
 pub mod lang;
 pub mod parse;
+pub mod tags;
 
 pub use check::{errors_once, forget_parses, new_errors, warning};
 pub use lang::Lang;
 pub use parse::{Skipped, SyntaxError};
+pub use tags::{Def, defs};

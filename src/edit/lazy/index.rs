@@ -1,11 +1,13 @@
 //! The file's side of a merge, computed once: each line's key, indentation and triviality,
-//! and where each key occurs. Memory is linear in the file: the positions of all keys live
-//! in one array, grouped by key.
+//! where each key occurs, and (on first asking) the definitions its grammar finds. Memory is
+//! linear in the file: the positions of all keys live in one array, grouped by key.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use crate::edit::matching::KeyHasher;
+use crate::syntax::{self, Def, Lang};
 
 use super::lines;
 
@@ -27,6 +29,10 @@ pub(crate) struct FileIndex<'a> {
     groups: HashMap<u64, (u32, u32), BuildHasherDefault<KeyHasher>>,
     /// Every line number, grouped by key, ascending within a group.
     order: Vec<u32>,
+    /// The whole text and its language, when a grammar for it is built in.
+    source: Option<(Lang, &'a str)>,
+    /// The definitions the grammar's tags find, computed on first asking.
+    tags: OnceCell<Option<Vec<Def>>>,
 }
 
 impl<'a> FileIndex<'a> {
@@ -66,7 +72,33 @@ impl<'a> FileIndex<'a> {
             facts,
             groups: counts,
             order,
+            source: None,
+            tags: OnceCell::new(),
         }
+    }
+
+    /// The same index, told the file's path and whole text (whose lines it indexes), so that
+    /// its definitions can come from its grammar.
+    pub(crate) fn with_source(mut self, path: Option<&str>, text: &'a str) -> FileIndex<'a> {
+        self.source = path
+            .and_then(|p| Lang::of(p, self.lines.first().copied().unwrap_or("")))
+            .map(|lang| (lang, text));
+        self
+    }
+
+    /// The file's definitions by its grammar (in header order), when its language has tags
+    /// and the file parses without errors (a broken file's tree misplaces what follows the
+    /// error); `None` otherwise, and the hand heuristics read the lines instead.
+    pub(crate) fn tags(&self) -> Option<&[Def]> {
+        self.tags
+            .get_or_init(|| {
+                let (lang, text) = self.source?;
+                if !syntax::check::errors_of(lang, text)?.is_empty() {
+                    return None;
+                }
+                syntax::defs(lang, text)
+            })
+            .as_deref()
     }
 
     /// Number of lines.

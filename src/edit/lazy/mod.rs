@@ -173,7 +173,7 @@ pub(crate) fn merge_unverified(
     }
     let body = body(snippet_text, hints);
     let (lines, final_newline) = split_lines(content);
-    let file = FileIndex::new(&lines);
+    let file = FileIndex::new(&lines).with_source(hints.path, content);
     let snippet = Snippet::cut(prepare::read(&body, &file));
     if snippet.segments.is_empty() && snippet.removals.is_empty() {
         return Err(only_placeholders(&lines));
@@ -474,7 +474,7 @@ fn removal_edits(
             }
             continue;
         };
-        let (a, mut b) = outline::block_extent(ctx.file.lines, h);
+        let (a, mut b) = units::file_extent_attached(ctx.file, h);
         while b < ctx.file.len() && ctx.file.is_blank(b) && (a == 0 || ctx.file.is_blank(a - 1)) {
             b += 1;
             if b < ctx.file.len() && !ctx.file.is_blank(b) {

@@ -63,7 +63,7 @@ fn identifiers(line: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Lines directly above a definition that belong to it: decorators, attributes, doc comments.
-fn attached_above(lines: &[&str], start: usize) -> usize {
+pub(crate) fn attached_above(lines: &[&str], start: usize) -> usize {
     let mut first = start;
     let mut in_doc = false;
     while first > 0 {

@@ -817,3 +817,29 @@ fn a_closer_right_before_a_sure_anchor_still_ends_the_block() {
         file.replace("  static b() {\n    three();\n    return map;\n  }\n\n", "")
     );
 }
+
+/// A function holding a line less indented than its body (a multi-line string): the grammar's
+/// extent runs to its real end, where the indentation would stop at the string.
+const USAGE: &str = "import sys\n\n\ndef usage():\n    text = \"\"\"\nUsage: tool [options]\n  -h  help\n\"\"\"\n    return text\n\n\ndef other():\n    return 1\n";
+
+#[test]
+fn remove_deletes_a_definition_to_the_end_its_grammar_gives() {
+    let snippet = "# ... existing code ...\n# remove usage\n# ... existing code ...\n";
+    let out = merge(USAGE, snippet, &hints("tool.py")).unwrap().content;
+    assert_eq!(out, "import sys\n\n\ndef other():\n    return 1\n");
+}
+
+#[test]
+fn a_definition_the_line_reading_misses_is_found_by_the_grammar() {
+    // GNU style: the name on its own line, after the return type.
+    let file = "static int\nnorm(struct point *p)\n{\n  return p->x;\n}\n";
+    let (lines, _) = split_lines(file);
+    let by_lines = FileIndex::new(&lines);
+    assert!(units::FileDefs::new(&by_lines).headers("norm").is_empty());
+    let by_grammar = FileIndex::new(&lines).with_source(Some("geo.c"), file);
+    assert_eq!(*units::FileDefs::new(&by_grammar).headers("norm"), [1]);
+    assert_eq!(units::file_extent(&by_grammar, 1), (1, 5));
+    // A language with no grammar here keeps to the lines.
+    let unknown = FileIndex::new(&lines).with_source(Some("geo.unknown"), file);
+    assert!(units::FileDefs::new(&unknown).headers("norm").is_empty());
+}

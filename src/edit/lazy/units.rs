@@ -5,7 +5,7 @@
 //! signature changed.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use super::index::FileIndex;
@@ -244,35 +244,49 @@ fn typed_signature(t: &str) -> Option<&str> {
 }
 
 /// The file's definitions by name: the header lines of each name asked for, found on first
-/// asking (a byte search for the name, then a look at the lines that hold it).
+/// asking. Where the file's grammar gives its definitions (tags), a definition it finds is a
+/// header whatever the line looks like, and a line where it finds only other names is not
+/// one; the hand reading of lines (a byte search for the name, then [`header_name`]) finds the
+/// rest (keyed blocks, test blocks, languages with no grammar).
 pub(crate) struct FileDefs<'a> {
-    lines: &'a [&'a str],
+    file: &'a FileIndex<'a>,
     by_name: RefCell<HashMap<String, Rc<[usize]>>>,
 }
 
 impl<'a> FileDefs<'a> {
     /// Definitions of the file whose index is `file`.
-    pub(crate) fn new(file: &FileIndex<'a>) -> FileDefs<'a> {
+    pub(crate) fn new(file: &'a FileIndex<'a>) -> FileDefs<'a> {
         FileDefs {
-            lines: file.lines,
+            file,
             by_name: RefCell::new(HashMap::new()),
         }
     }
 
-    /// The header lines defining `name`.
+    /// The header lines defining `name`, ascending.
     pub(crate) fn headers(&self, name: &str) -> Rc<[usize]> {
         if let Some(found) = self.by_name.borrow().get(name) {
             return Rc::clone(found);
         }
         let finder = memchr::memmem::Finder::new(name.as_bytes());
-        let found: Rc<[usize]> = self
+        let read = self
+            .file
             .lines
             .iter()
             .enumerate()
             .filter(|(_, l)| finder.find(l.as_bytes()).is_some())
             .filter(|(_, l)| header_name(l) == Some(name))
-            .map(|(j, _)| j)
-            .collect();
+            .map(|(j, _)| j);
+        let found: Rc<[usize]> = match self.file.tags() {
+            None => read.collect(),
+            Some(tags) => {
+                let tagged: HashSet<usize> = tags.iter().map(|d| d.name_line).collect();
+                let mut all: Vec<usize> = read.filter(|j| !tagged.contains(j)).collect();
+                all.extend(tags.iter().filter(|d| d.name == name).map(|d| d.name_line));
+                all.sort_unstable();
+                all.dedup();
+                all.into()
+            }
+        };
         self.by_name
             .borrow_mut()
             .insert(name.to_string(), Rc::clone(&found));
@@ -281,10 +295,26 @@ impl<'a> FileDefs<'a> {
 }
 
 /// The file lines (half-open) of the definition whose header is line `h`, from its header
-/// (attached comments and decorators excluded) to its closing line.
+/// (attached comments and decorators excluded) to its last line: where the grammar's tags
+/// name a definition on that line, its node's last line, else the closing bracket or the end
+/// of the indented block.
 pub(crate) fn file_extent(file: &FileIndex<'_>, h: usize) -> (usize, usize) {
-    let (_, end) = outline::block_extent(file.lines, h);
+    let by_grammar = file.tags().and_then(|tags| {
+        tags.iter()
+            .filter(|d| d.name_line == h)
+            .map(|d| d.extent.1)
+            .max()
+    });
+    let end = by_grammar.unwrap_or_else(|| outline::block_extent(file.lines, h).1);
     (h, end.max(h + 1))
+}
+
+/// [`file_extent`] from the doc comments, decorators and attributes attached above the header.
+pub(crate) fn file_extent_attached(file: &FileIndex<'_>, h: usize) -> (usize, usize) {
+    (
+        outline::attached_above(file.lines, h),
+        file_extent(file, h).1,
+    )
 }
 
 /// Net bracket depth change of a line (brackets in strings and `//` comments ignored), and

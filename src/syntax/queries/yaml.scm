@@ -1,0 +1,2 @@
+; YAML mapping keys, in the tags convention.
+(block_mapping_pair key: (_) @name) @definition.key

@@ -119,6 +119,7 @@ fn loaded_model(w: u16, h: u16) -> Model {
             expires_in: None,
             diff: String::new(),
             warnings: vec![],
+            syntax: vec![],
             review: None,
         })),
     );

@@ -253,6 +253,7 @@ mod tests {
             expires_in: Some(299),
             diff: "--- a/x\n+++ b/x\n".into(),
             warnings: vec![],
+            syntax: vec![],
             review: None,
         }
     }

@@ -61,8 +61,24 @@ pub struct Summary {
     pub diff: String,
     /// What the engines tolerated.
     pub warnings: Vec<String>,
+    /// The files whose result has a parse error the original did not (docs/DESIGN.md §5.5),
+    /// for the TUI's marks: taken from the check itself, never read back from warning text.
+    #[serde(default)]
+    pub syntax: Vec<SyntaxMark>,
     /// The decision, once taken.
     pub review: Option<Review>,
+}
+
+/// A file's new parse errors in a review: the file, the 1-based line of the first in the
+/// proposed content, and the warning (`syntax: LINE:COL: what`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct SyntaxMark {
+    /// The root-relative path.
+    pub path: String,
+    /// The line of the first new error, from 1.
+    pub line: usize,
+    /// The file's `syntax:` warning.
+    pub warning: String,
 }
 
 impl Summary {
@@ -96,6 +112,17 @@ impl Summary {
                         } else {
                             w.clone()
                         }
+                    })
+                })
+                .collect(),
+            syntax: p
+                .files
+                .iter()
+                .filter_map(|f| {
+                    Some(SyntaxMark {
+                        path: f.path.rel.clone(),
+                        line: f.syntax.first()?.line,
+                        warning: crate::syntax::warning(&f.syntax)?,
                     })
                 })
                 .collect(),

@@ -74,3 +74,29 @@ fn the_reject_note_editor() {
     }
     insta::assert_snapshot!(frame(&m));
 }
+
+/// A review whose summary carries a syntax mark: `⚠` on its row and above the hunk that
+/// holds the line. Text that only looks like one (a warning, a path) marks nothing.
+#[test]
+fn the_syntax_mark_comes_from_the_check_not_from_warning_text() {
+    use super::update::tests::summary;
+    use crate::review::proposal::State;
+    use crate::review::queue::SyntaxMark;
+    use crate::tui::Change;
+    let mut s = summary("run1", State::Pending, &["src/x.rs"]);
+    s.warnings = vec!["src/x.rs: syntax: 20:1: missing \"}\"".into()];
+    let mut m = loaded();
+    update(&mut m, Msg::Change(Change::upsert(s.clone())));
+    let plain = frame(&m);
+    assert!(!plain.lines().any(|l| l.contains("-1 ⚠")), "{plain}");
+    assert!(!plain.contains(" ⚠ syntax: "), "{plain}");
+    s.syntax = vec![SyntaxMark {
+        path: "src/x.rs".into(),
+        line: 20,
+        warning: "syntax: 20:1: missing \"}\"".into(),
+    }];
+    update(&mut m, Msg::Change(Change::upsert(s)));
+    let marked = frame(&m);
+    assert!(marked.lines().any(|l| l.contains("-1 ⚠")), "{marked}");
+    assert!(marked.contains("⚠ syntax: 20:1"), "{marked}");
+}

@@ -1117,6 +1117,7 @@ pub(crate) mod tests {
             expires_in: None,
             diff: format!("diff of {run_id}"),
             warnings: vec![],
+            syntax: vec![],
             review: None,
         }
     }

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::highlight::{Key, Side, Spans};
 use super::keymap::HINTS;
-use super::marks::{hunk_of, syntax_marks};
+use super::marks::hunk_of;
 use super::model::{DiffView, Filter, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, Row, emphasis};
 use crate::diff::{DiffLine, Tag};
@@ -330,7 +330,7 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
             [one, rest @ ..] => format!("{} +{}", inert_line(one), rest.len()),
         };
         // A new parse error flags the row: `⚠` after the counts.
-        let broken = !syntax_marks(&s.warnings).is_empty();
+        let broken = !s.syntax.is_empty();
         let counts = format!(
             "+{} -{}{}",
             s.added,
@@ -774,14 +774,13 @@ impl RowCtx<'_> {
                 (lo, shown.next_back().unwrap_or(lo))
             })
             .collect();
-        syntax_marks(&self.item.summary.warnings)
-            .into_iter()
-            .filter(|m| match &m.path {
-                None => single,
-                Some(p) => *p == fv.content.path,
-            })
+        self.item
+            .summary
+            .syntax
+            .iter()
+            .filter(|m| single || m.path == fv.content.path)
             .filter(|m| hunk_of(m.line, &ranges) == Some(hunk))
-            .map(|m| m.text)
+            .map(|m| m.warning.clone())
             .collect()
     }
 

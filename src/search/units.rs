@@ -337,4 +337,27 @@ mod tests {
             ],
         );
     }
+
+    #[test]
+    fn a_file_with_a_grammar_is_cut_by_its_definitions() {
+        // The string's lines are less indented than the body: the indentation would end
+        // `usage` there, the grammar at its `return`.
+        let text = "import sys\n\n# Prints the usage.\n@cli\ndef usage():\n    text = \"\"\"\nUsage: tool\n\"\"\"\n    return text\n\n\ndef other():\n    return 1\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let got: Vec<(usize, usize, Option<String>)> = units("tool.py", text, &lines)
+            .into_iter()
+            .map(|u| (u.start, u.end, u.name))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 2, None),
+                (2, 9, Some("usage".into())),
+                (11, 13, Some("other".into())),
+            ]
+        );
+        // With no grammar, the line outline cuts it.
+        let by_lines = units("tool.unknown", text, &lines);
+        assert_ne!(by_lines, units("tool.py", text, &lines));
+    }
 }

@@ -192,7 +192,7 @@ pub(crate) fn units(path: &str, text: &str, lines: &[&str]) -> Vec<Unit> {
 /// text was not parsed. Keys of data files (JSON, YAML, TOML) are no units.
 fn tagged(path: &str, text: &str, lines: &[&str]) -> Option<Vec<Unit>> {
     let lang = Lang::of(path, lines.first().copied().unwrap_or(""))?;
-    let defs = syntax::tags::defs_once(lang, text)?;
+    let defs = syntax::defs::defs_once(lang, text)?;
     Some(
         defs.into_iter()
             .filter(|d| d.kind != "key" && d.header < lines.len())

@@ -3,11 +3,11 @@
 //! carries as a `syntax:` warning, and the definitions its grammar's tags query finds.
 
 pub mod check;
+pub mod defs;
 pub mod lang;
 pub mod parse;
-pub mod tags;
 
 pub use check::{errors_once, forget_parses, new_errors, warning};
+pub use defs::{Def, defs};
 pub use lang::Lang;
 pub use parse::{Skipped, SyntaxError};
-pub use tags::{Def, defs};

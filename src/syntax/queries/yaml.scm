@@ -1,2 +1,0 @@
-; YAML mapping keys, in the tags convention.
-(block_mapping_pair key: (_) @name) @definition.key

@@ -299,10 +299,11 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
             let closed_now = was_open && !m.items[k].is_open();
             if k == m.selected {
                 if closed_now {
-                    // Selection follows the work: on to the next pending review.
-                    if let Some(next) = next_pending(m, k) {
-                        effects.extend(select(m, next));
-                    }
+                    // Selection follows the work: on to the next pending review; with none,
+                    // the decided one stays in view (reloaded when what was written differs
+                    // from the proposal: a partial accept, an edit).
+                    let next = next_pending(m, k).unwrap_or(k);
+                    effects.extend(select(m, next));
                 } else {
                     effects.extend(select(m, k));
                 }
@@ -1267,6 +1268,18 @@ pub(crate) mod tests {
                 ..
             }]
         ));
+    }
+
+    #[test]
+    fn a_partly_accepted_review_stays_in_view() {
+        let mut m = loaded();
+        // Accepted in part: what was written differs from the proposal, and no other review
+        // is pending; the decided one is reloaded, not left as "select to load".
+        let mut s = summary("run1", State::Applied, &["src/x.rs"]);
+        s.diff = "diff of the hunks accepted".into();
+        let fx = update(&mut m, Msg::Change(Change::upsert(s)));
+        assert_eq!(m.selected, 0);
+        assert_eq!(fx, vec![Effect::LoadFiles("run1".into())]);
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! Timing covers the whole pure pipeline (decode, merge, encode) and excludes reading files.
 //! Each merge runs `repeat` times and a case's time is the median of its runs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -42,7 +42,8 @@ pub struct CaseResult {
     pub outcome: Outcome,
     /// Whether the case expects a refusal (`"expect": "decline"` in its `meta.json`).
     pub expect_decline: bool,
-    /// Median time of one merge (without its syntax stage), in nanoseconds.
+    /// Median time of one merge without its syntax stage (for the lazy merge, with the parse
+    /// of the original its definitions come from), in nanoseconds.
     pub nanos: u128,
     /// Median time of the syntax work on the merged result, from no remembered parse: the
     /// merge's syntax stage (the lazy merge's, which parses) and the review's check (every
@@ -52,6 +53,8 @@ pub struct CaseResult {
     /// Whether the syntax check flagged the merged result (a parse error the file did not
     /// have).
     pub flagged: bool,
+    /// A wrong merge that loses lines: a line of the expected result is missing from it.
+    pub lost: bool,
 }
 
 /// A scored corpus.
@@ -242,6 +245,26 @@ fn quantile_us(mut nanos: Vec<u128>, q: f64) -> f64 {
     nanos[idx] as f64 / 1000.0
 }
 
+/// Whether `output` lacks a line of `expected`, counted with repeats, blank lines and trailing
+/// white space aside (the corpora's "lose lines": code the agent never meant to remove is gone).
+pub fn loses_lines(expected: &str, output: &str) -> bool {
+    let mut have: HashMap<&str, usize> = HashMap::new();
+    for l in output.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+        *have.entry(l).or_default() += 1;
+    }
+    expected
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .any(|l| match have.get_mut(l) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+}
+
 /// The review's syntax check of a merge, right after its syntax stage (whose parse of the
 /// result it shares): its time, and whether it flags the result.
 fn check_once(case: &Case, texts: Option<&(String, String)>) -> (u128, bool) {
@@ -274,12 +297,16 @@ pub fn run(
         let case = load(root, dir, format)?;
         let mut times = Vec::with_capacity(repeat.max(1));
         let mut syntax_times = Vec::with_capacity(repeat.max(1));
-        let (mut outcome, mut flagged) = (Outcome::Wrong, false);
+        let (mut outcome, mut flagged, mut lost) = (Outcome::Wrong, false, false);
         for _ in 0..repeat.max(1) {
             let run = run_once(&case, format);
             let (check, f) = check_once(&case, run.texts.as_ref());
             times.push(run.merge);
             syntax_times.extend(run.verify.map(|v| v + check));
+            lost = run.outcome == Outcome::Wrong
+                && run.texts.as_ref().is_some_and(|(_, new)| {
+                    loses_lines(&String::from_utf8_lossy(&case.after), new)
+                });
             (outcome, flagged) = (run.outcome, f);
         }
         times.sort_unstable();
@@ -291,6 +318,7 @@ pub fn run(
             nanos: times[times.len() / 2],
             check_nanos: syntax_times.get(syntax_times.len() / 2).copied(),
             flagged,
+            lost,
         });
         progress(i + 1, total);
     }
@@ -319,6 +347,14 @@ impl Report {
     /// Wrong merge cases.
     pub fn wrong(&self) -> usize {
         self.count(|o| *o == Outcome::Wrong)
+    }
+
+    /// Wrong merge cases that lose lines.
+    pub fn lost(&self) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| !c.expect_decline && c.lost)
+            .count()
     }
 
     /// Refused merge cases.
@@ -368,7 +404,7 @@ impl Report {
     }
 
     /// The one-line summary, e.g.
-    /// `lazy n=260 correct=97.3% wrong=0.0% refused=2.7% median_us=41 p99_us=380
+    /// `lazy n=260 correct=97.3% wrong=0.0% lost=0.0% refused=2.7% median_us=41 p99_us=380
     /// check_median_us=90 check_p99_us=900 syntax_flagged_wrong=0 syntax_flagged_correct=1`.
     /// Decline cases, when there are any, add
     /// `declines=9 declined=9 decline_merged=0 decline_wrong=0` before the times.
@@ -385,12 +421,13 @@ impl Report {
         };
         let (fw, _, fc, _) = self.flagged();
         format!(
-            "{} n={n} correct={:.1}% wrong={:.1}% refused={:.1}%{declines} median_us={:.0} \
+            "{} n={n} correct={:.1}% wrong={:.1}% lost={:.1}% refused={:.1}%{declines} median_us={:.0} \
              p99_us={:.0} check_median_us={:.0} check_p99_us={:.0} syntax_flagged_wrong={fw} \
              syntax_flagged_correct={fc}",
             self.format.name(),
             pct(self.correct()),
             pct(self.wrong()),
+            pct(self.lost()),
             pct(self.refused()),
             self.quantile_us(0.5),
             self.quantile_us(0.99),
@@ -420,7 +457,12 @@ impl Report {
         let _ = writeln!(out, "engine:   {}", self.format.name());
         let _ = writeln!(out, "cases:    {n}");
         let _ = writeln!(out, "correct:  {}", self.correct());
-        let _ = writeln!(out, "wrong:    {}", self.wrong());
+        let _ = writeln!(
+            out,
+            "wrong:    {} (of which lose lines: {})",
+            self.wrong(),
+            self.lost()
+        );
         let _ = writeln!(out, "refused:  {}", self.refused());
         let (d, declined, merged, wrong) = self.declines();
         if d > 0 {

@@ -565,7 +565,8 @@ impl Proposal {
     }
 
     /// The proposal with each file's new content replaced by `contents` (`None`: deleted), as
-    /// [`Proposal::decided_contents`] gives them: what a partial or edited acceptance wrote.
+    /// [`Proposal::decided_contents`] gives them: what a partial or edited acceptance wrote,
+    /// with the syntax of each file that differs from the proposal checked again (it parses).
     pub(crate) fn with_contents(&self, contents: &[Option<String>]) -> Proposal {
         let mut p = self.clone();
         for (f, c) in p.files.iter_mut().zip(contents) {
@@ -574,8 +575,12 @@ impl Proposal {
                 None => (String::new(), true),
             };
             f.diff = crate::diff::FileDiff::compute(&f.old, &new, CONTEXT);
+            let changed = f.new != new || f.delete != delete;
             f.new = new;
             f.delete = delete;
+            if changed {
+                f.check_syntax();
+            }
         }
         p
     }

@@ -599,10 +599,12 @@ impl Gate {
         match written {
             Ok(_) => {
                 if review.edited_by_reviewer || review.hunks_accepted != review.hunks_total {
-                    // Show the agent (and the queue) what was written, not what was proposed.
+                    // Show the agent (and the queue) what was written, not what was proposed,
+                    // its syntax checked again (outside the lock: it parses).
+                    let written = proposal.with_contents(&contents).files;
                     let mut slots = self.slots();
                     if let Some(slot) = slots.map.get_mut(run_id) {
-                        slot.proposal = slot.proposal.with_contents(&contents);
+                        slot.proposal.files = written;
                     }
                 }
                 Ok(self.settle_by(
@@ -1172,5 +1174,31 @@ mod tests {
         g.decide(&id, Decision::Accept).unwrap();
         assert_eq!(rx.try_recv().unwrap(), Event::New(id.clone()));
         assert_eq!(rx.try_recv().unwrap(), Event::Decided(id));
+    }
+
+    #[test]
+    fn a_partial_accept_checks_the_syntax_of_what_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        let fns: Vec<String> = (0..6)
+            .map(|k| format!("fn f{k}() -> u32 {{\n    {k}\n}}\n"))
+            .collect();
+        let old = fns.join("\n");
+        write(&g, "lib.rs", &old);
+        // Hunk 1 changes a value; hunk 2 drops the last function's closing brace.
+        let new = old.replacen("    0\n", "    10\n", 1);
+        let new = new.strip_suffix("}\n").unwrap().to_string();
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("lib.rs", &new)], false)))
+            .unwrap();
+        let id = run_id(&o);
+        let marks = |g: &Gate| {
+            let s = g.list().into_iter().find(|s| s.run_id == id).unwrap();
+            s.syntax.len()
+        };
+        assert_eq!(marks(&g), 1);
+        g.decide(&id, Decision::AcceptHunks(vec![0])).unwrap();
+        assert_eq!(read(&g, "lib.rs"), old.replacen("    0\n", "    10\n", 1));
+        assert_eq!(marks(&g), 0, "the broken hunk was not written");
     }
 }

@@ -42,8 +42,11 @@ pub struct Def {
     /// The 0-based line holding the name (often == header).
     pub name_line: usize,
     /// The half-open 0-based line range of the definition's node: from `header` to the line
-    /// after its last line.
+    /// after its last line (trailing comments aside).
     pub extent: (usize, usize),
+    /// Whether it has a body: a declaration (a C prototype, `enum color c;`, a trait's or an
+    /// interface's method signature) names a definition made elsewhere.
+    pub body: bool,
 }
 
 /// A language's compiled query, its reference patterns disabled.
@@ -176,6 +179,17 @@ pub fn defs(lang: Lang, text: &str) -> Option<Vec<Def>> {
     defs_in(tags, &tree, text)
 }
 
+/// [`defs`] of a text that parses without errors; `None` too when it has some (a broken
+/// text's tree misplaces what follows the error). One parse, the remembered one.
+pub fn defs_if_clean(lang: Lang, text: &str) -> Option<Vec<Def>> {
+    let tags = tags(lang)?;
+    let tree = super::check::tree(lang, text)?;
+    if tree.root_node().has_error() {
+        return None;
+    }
+    defs_in(tags, &tree, text)
+}
+
 /// [`defs`] from a parse of its own that is kept nowhere (for reading many files once).
 pub fn defs_once(lang: Lang, text: &str) -> Option<Vec<Def>> {
     let tags = tags(lang)?;
@@ -226,8 +240,10 @@ fn defs_in(tags: &'static Tags, tree: &Tree, text: &str) -> Option<Vec<Def>> {
             Entry::Vacant(at) => {
                 at.insert(found.len());
                 found.push(f);
-                if found.len() == MAX_DEFS {
-                    break;
+                if found.len() > MAX_DEFS {
+                    // Some would be missing: a name defined once before the cut and again
+                    // after it would look unique.
+                    return None;
                 }
             }
         }
@@ -275,6 +291,7 @@ fn found_in(tags: &'static Tags, m: &QueryMatch<'_, '_>, text: &str) -> Option<(
         header,
         name_line: name.start_position().row,
         extent: (header, last_line(node, text) + 1),
+        body: !declares_only(node),
     };
     let f = Found {
         def,
@@ -287,7 +304,7 @@ fn found_in(tags: &'static Tags, m: &QueryMatch<'_, '_>, text: &str) -> Option<(
 /// The whole definition of a node the query captured: C's and C++'s queries capture a
 /// function at its declarator (`norm(struct point *p)`), which is inside the definition or
 /// declaration (past any pointer or reference declarators) that gives its return type and
-/// body.
+/// body, itself inside a C++ `template <…>` when there is one.
 fn whole(node: Node<'_>) -> Node<'_> {
     if node.kind() != "function_declarator" {
         return node;
@@ -299,17 +316,42 @@ fn whole(node: Node<'_>) -> Node<'_> {
             None => break,
         }
     }
-    at
+    match at.parent() {
+        Some(up) if up.kind() == "template_declaration" => up,
+        _ => at,
+    }
 }
 
-/// The last line of `node` that holds more than white space (a node can end with the newline
-/// of its last line, or with blank lines).
+/// Whether `node` only declares what is defined elsewhere: a declaration (a prototype), a
+/// signature, or a type specifier with no body (`enum color c;`).
+fn declares_only(node: Node<'_>) -> bool {
+    let kind = node.kind();
+    matches!(kind, "declaration" | "field_declaration")
+        || kind.contains("signature")
+        || (kind.ends_with("_specifier") && node.child_by_field_name("body").is_none())
+}
+
+/// The last line of `node` that holds more than white space and trailing comments (a node
+/// can end with the newline of its last line, or with blank lines; a TOML table holds the
+/// comment that heads the next one).
 fn last_line(node: Node<'_>, text: &str) -> usize {
-    let (start, end) = (node.start_position().row, node.end_position().row);
-    let body = text.get(node.byte_range()).unwrap_or_default();
-    let trailing = &body[body.trim_end().len()..];
-    let newlines = memchr::memchr_iter(b'\n', trailing.as_bytes()).count();
-    end.saturating_sub(newlines).max(start)
+    let mut end = node.end_byte();
+    let mut child = node
+        .named_child_count()
+        .checked_sub(1)
+        .and_then(|k| node.named_child(u32::try_from(k).ok()?));
+    while let Some(c) =
+        child.filter(|c| c.kind() == "comment" && c.start_byte() > node.start_byte())
+    {
+        end = c.start_byte();
+        child = c.prev_named_sibling();
+    }
+    let start = node.start_position().row;
+    let body = text
+        .get(node.start_byte()..end)
+        .unwrap_or_default()
+        .trim_end();
+    start + memchr::memchr_iter(b'\n', body.as_bytes()).count()
 }
 
 #[cfg(test)]

@@ -763,7 +763,6 @@ impl RowCtx<'_> {
     /// The syntax warnings whose line this hunk shows (or is the nearest hunk to).
     fn syntax_in(&self, file: usize, hunk: usize) -> Vec<String> {
         let fv = &self.v.files[file];
-        let single = self.v.files.len() == 1;
         let ranges: Vec<(usize, usize)> = fv
             .diff
             .hunks
@@ -778,7 +777,7 @@ impl RowCtx<'_> {
             .summary
             .syntax
             .iter()
-            .filter(|m| single || m.path == fv.content.path)
+            .filter(|m| m.path == fv.content.path)
             .filter(|m| hunk_of(m.line, &ranges) == Some(hunk))
             .map(|m| m.warning.clone())
             .collect()

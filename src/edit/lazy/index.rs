@@ -32,7 +32,36 @@ pub(crate) struct FileIndex<'a> {
     /// The whole text and its language, when a grammar for it is built in.
     source: Option<(Lang, &'a str)>,
     /// The definitions the grammar's tags find, computed on first asking.
-    tags: OnceCell<Option<Vec<Def>>>,
+    tags: OnceCell<Option<Outline>>,
+}
+
+/// A file's definitions by its grammar (those with a body: a prototype or a signature
+/// defines nothing here), with the definitions on each line, found once.
+pub(crate) struct Outline {
+    /// The definitions, in header order.
+    pub(crate) defs: Vec<Def>,
+    /// For each line that holds names, the indexes of the definitions named there.
+    pub(crate) by_line: HashMap<usize, Vec<usize>>,
+}
+
+impl Outline {
+    fn new(defs: Vec<Def>) -> Outline {
+        let defs: Vec<Def> = defs.into_iter().filter(|d| d.body).collect();
+        let mut by_line: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (k, d) in defs.iter().enumerate() {
+            by_line.entry(d.name_line).or_default().push(k);
+        }
+        Outline { defs, by_line }
+    }
+
+    /// The definitions named on line `j`.
+    pub(crate) fn on_line(&self, j: usize) -> impl Iterator<Item = &Def> {
+        self.by_line
+            .get(&j)
+            .into_iter()
+            .flatten()
+            .map(|&k| &self.defs[k])
+    }
 }
 
 impl<'a> FileIndex<'a> {
@@ -86,19 +115,16 @@ impl<'a> FileIndex<'a> {
         self
     }
 
-    /// The file's definitions by its grammar (in header order), when its language has tags
-    /// and the file parses without errors (a broken file's tree misplaces what follows the
-    /// error); `None` otherwise, and the hand heuristics read the lines instead.
-    pub(crate) fn tags(&self) -> Option<&[Def]> {
+    /// The file's definitions by its grammar, when its language has tags and the file parses
+    /// without errors (a broken file's tree misplaces what follows the error); `None`
+    /// otherwise, and the hand heuristics read the lines instead.
+    pub(crate) fn tags(&self) -> Option<&Outline> {
         self.tags
             .get_or_init(|| {
                 let (lang, text) = self.source?;
-                if !syntax::check::errors_of(lang, text)?.is_empty() {
-                    return None;
-                }
-                syntax::defs(lang, text)
+                syntax::defs::defs_if_clean(lang, text).map(Outline::new)
             })
-            .as_deref()
+            .as_ref()
     }
 
     /// Number of lines.

@@ -474,7 +474,17 @@ fn removal_edits(
             }
             continue;
         };
-        let (a, mut b) = units::file_extent_attached(ctx.file, h);
+        if let Some(other) = units::shares_line(ctx.file, h, name) {
+            return Err(Error::new(
+                ErrorCode::NeedsMoreContext,
+                format!(
+                    "`remove {name}`: line {} also defines `{other}`, so removing the lines of \
+                     `{name}` would take it too; show those lines as they should be instead",
+                    h + 1
+                ),
+            ));
+        }
+        let (a, mut b) = units::file_extent_attached(ctx.file, h, name);
         while b < ctx.file.len() && ctx.file.is_blank(b) && (a == 0 || ctx.file.is_blank(a - 1)) {
             b += 1;
             if b < ctx.file.len() && !ctx.file.is_blank(b) {

@@ -1,10 +1,11 @@
-//! Stage 6b, parses: a reading of the snippet that leaves the file with a parse error the
-//! snippet's own text does not have is a wrong reading (docs/DESIGN.md §5.1). When the merged
-//! file has a syntax error the original did not, on a line the snippet (parsed on its own,
-//! dedented) has no error on, the pieces were put together at the wrong place: the merge is
-//! refused `NEEDS_MORE_CONTEXT`, naming the line, instead of being written broken. An error
-//! the snippet has too (syntax newer than the grammar, say) is the snippet's own: the merge
-//! stands and the review's `syntax:` warning shows it.
+//! The reading check (docs/DESIGN.md §5.1 step 6, run last): a reading of the snippet that
+//! leaves the file with a parse error the snippet's own text does not have is a wrong reading.
+//! When the merged file has a syntax error the original did not, on a line whose text has no
+//! error in the snippet parsed on its own (dedented; PHP inside `<?php`), the pieces were put
+//! together at the wrong place: the merge is refused `NEEDS_MORE_CONTEXT`, naming the line,
+//! instead of being written broken. An error the snippet has too (syntax newer than the
+//! grammar, say) is the snippet's own: the merge stands and the review's `syntax:` warning
+//! shows it. A file broken already is not judged.
 
 use std::collections::HashSet;
 
@@ -16,20 +17,30 @@ pub(crate) fn check(path: Option<&str>, original: &str, merged: &str, body: &str
     let Some(path) = path else {
         return Ok(());
     };
+    let Some(lang) = Lang::of(path, merged.lines().next().unwrap_or("")) else {
+        return Ok(());
+    };
+    // A file broken already: which error is new cannot be told for sure; the review's
+    // warning shows what it can.
+    if syntax::check::errors_of(lang, original).is_none_or(|e| !e.is_empty()) {
+        return Ok(());
+    }
     let fresh = syntax::new_errors(path, Some(original), merged);
     if fresh.is_empty() {
         return Ok(());
     }
-    let Some(lang) = Lang::of(path, merged.lines().next().unwrap_or("")) else {
-        return Ok(());
-    };
-    let own_text = dedent(body);
+    let own_text = own_text(lang, body);
     let Some(own) = syntax::errors_once(lang, &own_text) else {
         return Ok(());
     };
-    // An error on a line whose text the snippet has an error on too is the snippet's own.
+    // An error on a line whose text the snippet has an error on too is the snippet's own (a
+    // blank line excuses nothing: every fragment's end is one).
     let line_of = |text: &str, n: usize| text.lines().nth(n - 1).unwrap_or("").trim().to_string();
-    let own_lines: HashSet<String> = own.iter().map(|e| line_of(&own_text, e.line)).collect();
+    let own_lines: HashSet<String> = own
+        .iter()
+        .map(|e| line_of(&own_text, e.line))
+        .filter(|l| !l.is_empty())
+        .collect();
     let Some(first) = fresh
         .iter()
         .find(|e| !own_lines.contains(&line_of(merged, e.line)))
@@ -46,6 +57,17 @@ pub(crate) fn check(path: Option<&str>, original: &str, merged: &str, body: &str
             first.line, first.what
         ),
     ))
+}
+
+/// The snippet's text to parse on its own: dedented, and for PHP inside `<?php` (else the
+/// grammar reads it as HTML, where nothing is an error).
+fn own_text(lang: Lang, body: &str) -> String {
+    let text = dedent(body);
+    if lang == Lang::Php && !text.contains("<?php") {
+        format!("<?php\n{text}")
+    } else {
+        text
+    }
 }
 
 /// `text` with the indentation its lines share removed.
@@ -74,7 +96,12 @@ mod tests {
         let snippet = "fn b() {\n    2\n}\n";
         let e = check(Some("src/x.rs"), old, broken, snippet).unwrap_err();
         assert_eq!(e.code, ErrorCode::NeedsMoreContext);
-        assert!(e.message.contains("line "), "{}", e.message);
+        let at = syntax::new_errors("src/x.rs", Some(old), broken)[0].line;
+        assert!(
+            e.message.contains(&format!("at line {at} ")),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -96,6 +123,36 @@ mod tests {
         // The snippet's own error is on `2 +`; the file's new one is where `a` lost its brace.
         let e = check(Some("x.rs"), old, broken, "    2 +\n}\n").unwrap_err();
         assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    }
+
+    #[test]
+    fn a_php_snippet_is_read_as_php_and_a_broken_file_is_not_judged() {
+        let old = "<?php\nfunction a() {\n  return 1;\n}\n";
+        // The snippet's own error, merged where it belongs: the merge stands. Without `<?php`
+        // the snippet would be HTML, never in error, and excuse nothing.
+        let own = "<?php\nfunction a() {\n  return 1 +;\n}\n";
+        assert!(
+            check(
+                Some("a.php"),
+                old,
+                own,
+                "function a() {\n  return 1 +;\n}\n"
+            )
+            .is_ok()
+        );
+        let broken = "<?php\nfunction a() {\n  return 1;\n";
+        assert!(
+            check(
+                Some("a.php"),
+                old,
+                broken,
+                "function a() {\n  return 1;\n}\n"
+            )
+            .is_err()
+        );
+        // The original was broken already: its errors and the new ones cannot be told apart.
+        let was_broken = "<?php\nfunction a( {\n  return 1;\n}\n";
+        assert!(check(Some("a.php"), was_broken, "<?php\nfunction a( {\n", "x").is_ok());
     }
 
     #[test]

@@ -843,3 +843,48 @@ fn a_definition_the_line_reading_misses_is_found_by_the_grammar() {
     let unknown = FileIndex::new(&lines).with_source(Some("geo.unknown"), file);
     assert!(units::FileDefs::new(&unknown).headers("norm").is_empty());
 }
+
+#[test]
+fn remove_refuses_a_definition_that_shares_its_line_with_another() {
+    let file = "{\n  \"name\": \"x\",\n  \"scripts\": { \"build\": \"tsc\",\n    \"test\": \"jest\" },\n  \"version\": \"1.0.0\"\n}\n";
+    let snippet = "// ... existing code ...\n// remove build\n// ... existing code ...\n";
+    let e = merge(file, snippet, &hints("package.json")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(e.message.contains("`scripts`"), "{}", e.message);
+}
+
+#[test]
+fn a_prototype_is_no_second_definition() {
+    let file = "int parse(const char *s);\n\nint main(void)\n{\n  return parse(\"1\");\n}\n\nint parse(const char *s)\n{\n  return *s - '0';\n}\n";
+    let (lines, _) = split_lines(file);
+    let index = FileIndex::new(&lines).with_source(Some("main.c"), file);
+    assert_eq!(*units::FileDefs::new(&index).headers("parse"), [7]);
+    // So `remove parse` takes the definition, and the prototype stays for a person to see.
+    let snippet = "/* ... existing code ... */\n/* remove parse */\n";
+    let out = merge(file, snippet, &hints("main.c")).unwrap().content;
+    assert!(!out.contains("return *s - '0';"), "{out}");
+    assert!(out.starts_with("int parse(const char *s);\n"), "{out}");
+}
+
+#[test]
+fn remove_takes_a_c_return_type_on_the_line_above() {
+    let file = "#include <stdio.h>\n\nstatic int\nnorm(int x)\n{\n  return x;\n}\n\nint main(void)\n{\n  return 0;\n}\n";
+    let snippet = "/* ... existing code ... */\n/* remove norm */\n/* ... existing code ... */\n";
+    let out = merge(file, snippet, &hints("geo.c")).unwrap().content;
+    assert_eq!(
+        out,
+        "#include <stdio.h>\n\nint main(void)\n{\n  return 0;\n}\n"
+    );
+}
+
+#[test]
+fn a_unit_shown_whole_replaces_the_definition_to_the_end_its_grammar_gives() {
+    // The snippet's unit ends where the line reading ends it (at the string's lines); the
+    // file's definition runs to its `return` by the grammar: the merge replaces it whole.
+    let snippet = "def usage():\n    text = \"\"\"\nUsage: tool [options]\n  -h  help\n  -v  verbose\n\"\"\"\n    return text\n";
+    let out = merge(USAGE, snippet, &hints("tool.py")).unwrap().content;
+    assert_eq!(
+        out,
+        USAGE.replace("  -h  help\n", "  -h  help\n  -v  verbose\n")
+    );
+}

@@ -5,12 +5,13 @@
 //! signature changed.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::index::FileIndex;
 use super::outline;
 use super::prepare::SLine;
+use crate::syntax::Def;
 
 /// Words that start a statement, never a definition.
 const CONTROL_WORDS: &[&str] = &[
@@ -278,10 +279,16 @@ impl<'a> FileDefs<'a> {
             .map(|(j, _)| j);
         let found: Rc<[usize]> = match self.file.tags() {
             None => read.collect(),
-            Some(tags) => {
-                let tagged: HashSet<usize> = tags.iter().map(|d| d.name_line).collect();
-                let mut all: Vec<usize> = read.filter(|j| !tagged.contains(j)).collect();
-                all.extend(tags.iter().filter(|d| d.name == name).map(|d| d.name_line));
+            Some(outline) => {
+                let mut all: Vec<usize> =
+                    read.filter(|j| !outline.by_line.contains_key(j)).collect();
+                all.extend(
+                    outline
+                        .defs
+                        .iter()
+                        .filter(|d| d.name == name)
+                        .map(|d| d.name_line),
+                );
                 all.sort_unstable();
                 all.dedup();
                 all.into()
@@ -299,22 +306,41 @@ impl<'a> FileDefs<'a> {
 /// name a definition on that line, its node's last line, else the closing bracket or the end
 /// of the indented block.
 pub(crate) fn file_extent(file: &FileIndex<'_>, h: usize) -> (usize, usize) {
-    let by_grammar = file.tags().and_then(|tags| {
-        tags.iter()
-            .filter(|d| d.name_line == h)
-            .map(|d| d.extent.1)
-            .max()
-    });
-    let end = by_grammar.unwrap_or_else(|| outline::block_extent(file.lines, h).1);
+    let end = grammar_def(file, h, None)
+        .map(|d| d.extent.1)
+        .unwrap_or_else(|| outline::block_extent(file.lines, h).1);
     (h, end.max(h + 1))
 }
 
-/// [`file_extent`] from the doc comments, decorators and attributes attached above the header.
-pub(crate) fn file_extent_attached(file: &FileIndex<'_>, h: usize) -> (usize, usize) {
-    (
-        outline::attached_above(file.lines, h),
-        file_extent(file, h).1,
-    )
+/// The definition the grammar names on line `h` (of `name`, when given); `None` when it names
+/// none there, or several that differ (`"a": { "b": 1,` in JSON), and it cannot say which.
+fn grammar_def<'f>(file: &'f FileIndex<'_>, h: usize, name: Option<&str>) -> Option<&'f Def> {
+    let mut on = file
+        .tags()?
+        .on_line(h)
+        .filter(|d| name.is_none_or(|n| d.name == n));
+    let first = on.next()?;
+    on.all(|d| d.name == first.name).then_some(first)
+}
+
+/// Another name the grammar finds defined on line `h` besides `name` (`"scripts": { "build":`
+/// in JSON): deleting `name`'s lines would take that one's too.
+pub(crate) fn shares_line<'f>(file: &'f FileIndex<'_>, h: usize, name: &str) -> Option<&'f str> {
+    file.tags()?
+        .on_line(h)
+        .find(|d| d.name != name)
+        .map(|d| d.name.as_str())
+}
+
+/// The file lines of the definition of `name` whose header is line `h`, from the doc
+/// comments, decorators and attributes attached above it (or where the grammar starts it:
+/// a C return type on the line above) to its last line.
+pub(crate) fn file_extent_attached(file: &FileIndex<'_>, h: usize, name: &str) -> (usize, usize) {
+    let above = outline::attached_above(file.lines, h);
+    match grammar_def(file, h, Some(name)) {
+        Some(d) => (above.min(d.header), d.extent.1.max(h + 1)),
+        None => (above, file_extent(file, h).1),
+    }
 }
 
 /// Net bracket depth change of a line (brackets in strings and `//` comments ignored), and

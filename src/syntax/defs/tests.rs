@@ -699,3 +699,23 @@ fn doc_comment_runs_are_not_matched() {
         ],
     );
 }
+
+#[test]
+fn a_toml_table_ends_before_the_comment_that_heads_the_next() {
+    let text = "[server]\nport = 80\n\n# Database settings\n[database]\nurl = \"x\"\n";
+    let d = defs(Lang::Toml, text).unwrap();
+    let server = d.iter().find(|d| d.name == "server").unwrap();
+    assert_eq!(server.extent, (0, 2), "{d:?}");
+}
+
+#[test]
+fn prototypes_and_signatures_have_no_body() {
+    let text = "int parse(const char *s);\n\nint parse(const char *s)\n{\n  return *s;\n}\n";
+    let d = defs(Lang::C, text).unwrap();
+    let bodies: Vec<(usize, bool)> = d
+        .iter()
+        .filter(|d| d.name == "parse")
+        .map(|d| (d.header, d.body))
+        .collect();
+    assert_eq!(bodies, [(0, false), (2, true)], "{d:?}");
+}

@@ -546,7 +546,10 @@ mod tests {
     fn a_line_missing_from_the_output_is_lost_counted_with_repeats() {
         let expected = "fn a() {\n    x();\n    x();\n}\n\n";
         // A line kept that should have gone, or white space: nothing lost.
-        assert!(!loses_lines(expected, "fn a() {\n    x();\n    x();  \n    y();\n}\n"));
+        assert!(!loses_lines(
+            expected,
+            "fn a() {\n    x();\n    x();  \n    y();\n}\n"
+        ));
         // One of two equal lines gone: lost.
         assert!(loses_lines(expected, "fn a() {\n    x();\n}\n"));
         // Blank lines are not counted.

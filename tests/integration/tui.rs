@@ -859,3 +859,36 @@ fn a_new_syntax_error_is_flagged_on_the_row_and_above_its_hunk() {
     // The queue row: the path line with its counts and the mark.
     assert!(line_of("lib.rs +").contains('⚠'), "{screen}");
 }
+
+/// A partly accepted review stays in view, showing what was written (not "select to load"
+/// until the next key).
+#[test]
+fn a_partly_accepted_review_stays_in_view_with_what_was_written() {
+    let p = Project::new();
+    let dir = tempfile::tempdir().unwrap();
+    let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 20\n", "line twenty\n")
+        .replace("line 38\n", "line thirty-eight\n");
+    p.write("a.txt", &old);
+    let patch = similar::TextDiff::from_lines(old.as_str(), new.as_str())
+        .unified_diff()
+        .header("a/a.txt", "b/a.txt")
+        .to_string();
+    let tmux = apply_in_tmux(&p, dir.path(), &patch, (140, 40), &[], &[]);
+    tmux.wait_for("the three hunks", 30, |s| s.contains("hunk 3/3"));
+    tmux.keys(&["n", "n", "Space"]);
+    tmux.wait_for("hunk 3 excluded", 10, |s| s.contains("2 of 3 included"));
+    tmux.keys(&["a"]);
+    let screen = tmux.wait_for("the decided review, still in view", 10, |s| {
+        s.contains("applied") && s.contains("hunk 2/2")
+    });
+    assert!(!screen.contains("select to load"), "{screen}");
+    assert!(screen.contains("line twenty"), "{screen}");
+    assert!(!screen.contains("thirty-eight"), "{screen}");
+    assert_eq!(
+        p.read("a.txt"),
+        new.replace("line thirty-eight\n", "line 38\n")
+    );
+}

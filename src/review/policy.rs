@@ -76,8 +76,7 @@ fn compile(rules: &[RuleConfig], source: &'static str) -> Result<Vec<Rule>> {
 /// Whether an edit of `rel` always waits for a person: the gate's own configuration and
 /// environment files, which an agent could use to loosen the gate or leak secrets.
 pub(crate) fn is_protected(rel: &str) -> bool {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    name == crate::workspace::config::FILE_NAME || name.starts_with(".env")
+    crate::workspace::secrets::is_gate_or_env_file(rel)
 }
 
 impl Policy {

@@ -1,7 +1,8 @@
 //! The index of one root, on disk: the files are walked with the `ignore` crate (so
 //! `.gitignore`, `.ignore` and git's excludes hold, even outside a git checkout; hidden files
 //! and symlinks are not followed), files over [`MAX_FILE_BYTES`] and binaries are skipped,
-//! and only files whose modification time or size changed are read again. The index is kept
+//! secrets (`.env*`, keys, credential stores, `.git`) are never indexed whatever the ignore
+//! files whitelist, and only files whose modification time or size changed are read again. The index is kept
 //! in the state directory in a compact binary form (postcard), written atomically, so a killed
 //! process leaves the last whole index.
 
@@ -16,6 +17,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::fs;
 use crate::workspace::io_error::io_error;
 use crate::workspace::paths::Root;
+use crate::workspace::secrets::is_secret;
 use crate::workspace::state;
 
 /// Files larger than this are not indexed.
@@ -102,7 +104,7 @@ fn walk(root: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<Found> {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect();
         let rel = rel.join("/");
-        if rel.is_empty() || fs::is_temp_name(&rel) || !keep(&rel) {
+        if rel.is_empty() || fs::is_temp_name(&rel) || is_secret(&rel) || !keep(&rel) {
             continue;
         }
         let Ok(meta) = entry.metadata() else { continue };
@@ -318,6 +320,24 @@ mod tests {
         assert_eq!(r.read, 2, "the binary is read once and remembered");
         let again = store.refresh(&|p| !p.starts_with("secret/"), &mut |_, _| {});
         assert_eq!(again.read, 0);
+    }
+
+    #[test]
+    fn secrets_stay_out_whatever_the_ignore_files_say() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // The repository whitelists its secrets: `!` lines override the hidden-file rule.
+        write(d, ".gitignore", b"!.env\n!.env.local\n!.netrc\n");
+        write(d, ".env", b"TOKEN=abc123\n");
+        write(d, ".env.local", b"TOKEN=abc123\n");
+        write(d, ".netrc", b"password abc123\n");
+        write(d, "certs/server.key", b"-----BEGIN PRIVATE KEY-----\n");
+        write(d, "src/app.py", b"import os\nTOKEN = os.environ['TOKEN']\n");
+        let root = Root::new(d).unwrap();
+        let mut store = Store::in_memory(&root);
+        store.refresh(&|_| true, &mut |_, _| {});
+        let paths: Vec<&str> = store.index().paths().collect();
+        assert_eq!(paths, ["src/app.py"]);
     }
 
     #[test]

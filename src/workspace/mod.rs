@@ -1,6 +1,6 @@
 //! Everything between the pure engines and the disk: paths and containment under the root,
-//! reading and atomic writing, content hashes, `.patchgate.toml`, the state directory, and
-//! unguessable random values from the OS.
+//! reading and atomic writing, content hashes, `.patchgate.toml`, the state directory, which
+//! paths hold secrets, and unguessable random values from the OS.
 //! No MCP or terminal types here.
 
 #[cfg(unix)]
@@ -12,6 +12,7 @@ pub(crate) mod io_error;
 pub mod paths;
 pub mod random;
 pub mod rootlock;
+pub mod secrets;
 pub mod state;
 pub mod userconfig;
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::index::Index;
 use crate::error::{Error, ErrorCode, Result};
@@ -24,7 +25,7 @@ use crate::workspace::state;
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Bump when the index's format or analysis changes: an older file is rebuilt.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// A file the walk found.
 #[derive(Debug, Clone)]
@@ -130,9 +131,28 @@ fn text_of(bytes: &[u8]) -> Option<String> {
     Some(String::from_utf8_lossy(bytes).into_owned())
 }
 
+/// The bytes kept on disk for `saved`: its encoding, then the SHA-256 of that encoding, so a
+/// damaged file (a flipped byte, a torn write) is noticed and rebuilt, never trusted.
+fn encode(saved: &Saved) -> Result<Vec<u8>> {
+    let mut bytes =
+        postcard::to_stdvec(saved).map_err(|e| Error::new(ErrorCode::FsError, e.to_string()))?;
+    let digest: [u8; 32] = Sha256::digest(&bytes).into();
+    bytes.extend_from_slice(&digest);
+    Ok(bytes)
+}
+
+/// What [`encode`] wrote, when it is whole.
+fn decode(bytes: &[u8]) -> Option<Saved> {
+    let (body, digest) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
+    if Sha256::digest(body).as_slice() != digest {
+        return None;
+    }
+    postcard::from_bytes(body).ok()
+}
+
 fn load(file: &Path, root: &Path) -> Option<Saved> {
     let bytes = std::fs::read(file).ok()?;
-    let mut saved: Saved = postcard::from_bytes(&bytes).ok()?;
+    let mut saved = decode(&bytes)?;
     if saved.format != FORMAT || saved.root != root {
         return None;
     }
@@ -251,8 +271,7 @@ impl Store {
     fn save(&self) {
         let Some(file) = &self.file else { return };
         let written = (|| -> Result<()> {
-            let bytes = postcard::to_stdvec(&self.saved)
-                .map_err(|e| Error::new(ErrorCode::FsError, e.to_string()))?;
+            let bytes = encode(&self.saved)?;
             if let Some(dir) = file.parent() {
                 std::fs::create_dir_all(dir).map_err(|e| io_error("search", "create", &e))?;
             }
@@ -320,6 +339,33 @@ mod tests {
         assert_eq!(r.read, 2, "the binary is read once and remembered");
         let again = store.refresh(&|p| !p.starts_with("secret/"), &mut |_, _| {});
         assert_eq!(again.read, 0);
+    }
+
+    #[test]
+    fn a_damaged_index_file_is_rebuilt_never_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "a.py", b"def alpha():\n    return beta()\n");
+        write(
+            d,
+            "b.go",
+            b"package b\n\nfunc Beta() int {\n\treturn 1\n}\n",
+        );
+        let root = Root::new(d).unwrap();
+        let mut store = Store::in_memory(&root);
+        store.refresh(&|_| true, &mut |_, _| {});
+        let bytes = encode(&store.saved).unwrap();
+        assert!(decode(&bytes).is_some());
+        for at in 0..bytes.len() {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x5a;
+            assert!(
+                decode(&flipped).is_none(),
+                "a flip at byte {at} was trusted"
+            );
+        }
+        assert!(decode(&bytes[..bytes.len() - 1]).is_none());
+        assert!(decode(&[]).is_none());
     }
 
     #[test]

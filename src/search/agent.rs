@@ -1,8 +1,10 @@
 //! The model's exploration loop (`agentic_search` with a model configured): the model gets
 //! the query and the index's hits, calls the read-only tools of [`Explorer`] (`view_file`,
 //! `grep`, `glob`, `list_dir`) and ends with `report_back` (its files and ranges). The loop is
-//! bounded by a number of turns and a deadline; when either runs out, or the model fails, the
-//! answer is the index's hits with `partial: true` and the reason.
+//! bounded by a number of turns and a deadline (which also stops the tool calls in progress),
+//! by the tool calls of one reply run and by the bytes of tool results sent back; when the
+//! turns or the time run out, or the model fails, the answer is the index's hits with
+//! `partial: true` and the reason.
 
 use std::time::Duration;
 
@@ -119,6 +121,30 @@ fn first_message(query: &str, seeds: &Answer) -> String {
     m
 }
 
+/// At most this many tool calls of one reply are run; the others are answered "not run".
+const MAX_CALLS_PER_REPLY: usize = 16;
+
+/// The tool results of one search hold at most about this many bytes in all; past it, calls
+/// are answered "not run".
+const MAX_RESULT_BYTES: usize = 1 << 20;
+
+/// One tool result holds at most this many bytes.
+const MAX_ONE_RESULT: usize = 64 << 10;
+
+/// `text` cut to at most `max` bytes (on a character boundary), saying so.
+fn cut(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut at = max;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    text.push_str("\n… (cut: narrow the range or the pattern)");
+    text
+}
+
 /// Run one tool call; errors become text the model reads.
 fn run_tool(explorer: &Explorer, name: &str, args: &Map<String, Value>) -> String {
     let s = |k: &str| args.get(k).and_then(Value::as_str);
@@ -217,6 +243,7 @@ pub async fn explore(
     progress: &mut (dyn FnMut(u32, u32) + Send),
 ) -> Answer {
     let deadline = Instant::now() + model.timeout;
+    let mut sent = 0usize;
     let mut messages = vec![
         json!({"role": "system", "content": SYSTEM_PROMPT}),
         json!({"role": "user", "content": first_message(query, seeds)}),
@@ -247,7 +274,14 @@ pub async fn explore(
             messages.push(json!({"role": "user", "content": "Call report_back with the relevant files and their line ranges."}));
             continue;
         }
-        for call in calls {
+        for (k, call) in calls.into_iter().enumerate() {
+            if Instant::now() >= deadline {
+                let why = format!(
+                    "The model did not finish within {} s; these are the index's hits.",
+                    model.timeout.as_secs()
+                );
+                return fallback(seeds, turn, why);
+            }
             let name = call["function"]["name"].as_str().unwrap_or_default();
             let args: Map<String, Value> = match &call["function"]["arguments"] {
                 Value::String(s) => serde_json::from_str(s).unwrap_or_default(),
@@ -257,11 +291,33 @@ pub async fn explore(
             if name == "report_back" {
                 return report(explorer, query, &args, turn);
             }
-            let x = explorer.clone();
-            let name_owned = name.to_string();
-            let content = tokio::task::spawn_blocking(move || run_tool(&x, &name_owned, &args))
-                .await
-                .unwrap_or_else(|e| format!("error: the tool stopped: {e}"));
+            let content = if k >= MAX_CALLS_PER_REPLY {
+                format!(
+                    "error: not run: at most {MAX_CALLS_PER_REPLY} tool calls of one reply are \
+                     run; ask for fewer, or call report_back"
+                )
+            } else if sent >= MAX_RESULT_BYTES {
+                "error: not run: the tool results so far are as much as this search may read; \
+                 call report_back"
+                    .to_string()
+            } else {
+                let x = explorer.clone();
+                let name_owned = name.to_string();
+                let left = deadline.saturating_duration_since(Instant::now());
+                let work = tokio::task::spawn_blocking(move || run_tool(&x, &name_owned, &args));
+                match tokio::time::timeout(left, work).await {
+                    Err(_) => {
+                        let why = format!(
+                            "The model did not finish within {} s; these are the index's hits.",
+                            model.timeout.as_secs()
+                        );
+                        return fallback(seeds, turn, why);
+                    }
+                    Ok(done) => done.unwrap_or_else(|e| format!("error: the tool stopped: {e}")),
+                }
+            };
+            let content = cut(content, MAX_ONE_RESULT);
+            sent += content.len();
             messages.push(json!({
                 "role": "tool",
                 "tool_call_id": call["id"].as_str().unwrap_or_default(),
@@ -274,4 +330,18 @@ pub async fn explore(
         model.max_turns
     );
     fallback(seeds, model.max_turns, why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn a_long_result_is_cut_on_a_character_boundary_and_says_so() {
+        let text = "é".repeat(10);
+        let out = cut(text.clone(), 5);
+        assert!(out.starts_with("éé") && !out.starts_with("ééé"), "{out}");
+        assert!(out.contains("(cut:"), "{out}");
+        assert_eq!(cut(text.clone(), 100), text);
+    }
 }

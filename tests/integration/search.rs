@@ -348,3 +348,47 @@ fn search_on_the_command_line() {
         .unwrap();
     assert_eq!(outside.status.code(), Some(2));
 }
+
+/// A reply asking for hundreds of tool calls runs at most 16 of them, the results sent back are
+/// bounded in bytes, and the search still answers.
+#[test]
+fn a_flood_of_tool_calls_is_bounded() {
+    let p = project();
+    let (url, seen) = fake_chat(|n, _| match n {
+        0 => {
+            let calls: Vec<Value> = (0..300)
+                .map(|k| {
+                    call(
+                        &format!("v{k}"),
+                        "view_file",
+                        json!({"path": "app/session.py"}),
+                    )
+                })
+                .collect();
+            json!({"role": "assistant", "content": null, "tool_calls": calls})
+        }
+        _ => json!({"role": "assistant", "content": null, "tool_calls": [
+            call("r", "report_back", json!({
+                "explanation": "found",
+                "files": {"app/session.py": [[1, 2]]}
+            })),
+        ]}),
+    });
+    let config = model_config(&p, &url, 5);
+    let answer = search_json(&p, &config, "where is the session saved");
+    assert_eq!(answer["partial"], false, "{answer}");
+    let bodies = seen.lock().unwrap();
+    let replies: Vec<&str> = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(replies.len(), 300, "every call is answered");
+    let run = replies
+        .iter()
+        .filter(|r| !r.starts_with("error: not run"))
+        .count();
+    assert_eq!(run, 16, "only the first 16 calls are run");
+}

@@ -163,6 +163,17 @@ fn model_config(p: &Project, url: &str, turns: u32) -> std::path::PathBuf {
     file
 }
 
+/// The tool results a request to the model carries.
+fn tool_replies(body: &Value) -> Vec<&str> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect()
+}
+
 fn call(id: &str, name: &str, args: Value) -> Value {
     json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
 }
@@ -233,13 +244,7 @@ fn the_model_explores_with_read_only_tools_and_reports_back() {
         seed.contains("app/session.py"),
         "the index's hits seed the loop: {seed}"
     );
-    let replies: Vec<&str> = bodies[1]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap())
-        .collect();
+    let replies = tool_replies(&bodies[1]);
     assert_eq!(replies.len(), 4);
     assert!(
         replies[0].starts_with("error:") && replies[0].contains("outside"),
@@ -378,13 +383,7 @@ fn a_flood_of_tool_calls_is_bounded() {
     let answer = search_json(&p, &config, "where is the session saved");
     assert_eq!(answer["partial"], false, "{answer}");
     let bodies = seen.lock().unwrap();
-    let replies: Vec<&str> = bodies[1]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap())
-        .collect();
+    let replies = tool_replies(&bodies[1]);
     assert_eq!(replies.len(), 300, "every call is answered");
     let run = replies
         .iter()

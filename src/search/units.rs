@@ -191,7 +191,7 @@ pub(crate) fn units(path: &str, text: &str, lines: &[&str]) -> Vec<Unit> {
 /// decorators attached above it; `None` when there is no grammar with tags for it or the
 /// text was not parsed. Keys of data files (JSON, YAML, TOML) are no units.
 fn tagged(path: &str, text: &str, lines: &[&str]) -> Option<Vec<Unit>> {
-    let lang = Lang::of(path, lines.first().copied().unwrap_or(""))?;
+    let lang = Lang::of_text(path, text)?;
     let defs = syntax::defs::defs_once(lang, text)?;
     Some(
         defs.into_iter()

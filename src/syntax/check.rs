@@ -138,8 +138,7 @@ pub fn errors_once(lang: Lang, text: &str) -> Option<Vec<SyntaxError>> {
 /// `path`; empty when the language is unknown, either text was not parsed, or nothing new is
 /// broken.
 pub fn new_errors(path: &str, old: Option<&str>, new: &str) -> Vec<SyntaxError> {
-    let first_line = new.lines().next().unwrap_or("");
-    let Some(lang) = Lang::of(path, first_line) else {
+    let Some(lang) = Lang::of_text(path, new) else {
         return Vec::new();
     };
     // The result first, from the original's tree when the original was parsed before (the
@@ -167,15 +166,7 @@ pub fn new_errors(path: &str, old: Option<&str>, new: &str) -> Vec<SyntaxError> 
     if after.len() <= before.len() {
         return Vec::new();
     }
-    let place = |e: &SyntaxError, text: &str| {
-        let line = text
-            .lines()
-            .nth(e.line - 1)
-            .unwrap_or("")
-            .trim()
-            .to_string();
-        (line, e.what.clone())
-    };
+    let place = |e: &SyntaxError, text: &str| (e.line_in(text).to_string(), e.what.clone());
     let mut known: HashMap<(String, String), usize> = HashMap::new();
     for e in &before {
         *known.entry(place(e, old.unwrap_or(""))).or_default() += 1;

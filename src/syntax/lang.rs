@@ -83,6 +83,11 @@ impl Lang {
         Lang::named(path, first_line).filter(|l| l.grammar().is_some())
     }
 
+    /// [`Lang::of`] for a file at `path` whose text is `text` (its first line for a shebang).
+    pub fn of_text(path: &str, text: &str) -> Option<Lang> {
+        Lang::of(path, text.lines().next().unwrap_or(""))
+    }
+
     /// The language of `path`, built in or not.
     fn named(path: &str, first_line: &str) -> Option<Lang> {
         let name = path.rsplit(['/', '\\']).next().unwrap_or(path);

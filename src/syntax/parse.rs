@@ -39,6 +39,16 @@ pub struct SyntaxError {
     pub what: String,
 }
 
+impl SyntaxError {
+    /// The text of its line in `text` (the text it was found in), trimmed.
+    pub fn line_in<'t>(&self, text: &'t str) -> &'t str {
+        text.lines()
+            .nth(self.line.saturating_sub(1))
+            .unwrap_or("")
+            .trim()
+    }
+}
+
 impl std::fmt::Display for SyntaxError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}: {}", self.line, self.column, self.what)

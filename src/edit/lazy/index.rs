@@ -110,7 +110,7 @@ impl<'a> FileIndex<'a> {
     /// its definitions can come from its grammar.
     pub(crate) fn with_source(mut self, path: Option<&str>, text: &'a str) -> FileIndex<'a> {
         self.source = path
-            .and_then(|p| Lang::of(p, self.lines.first().copied().unwrap_or("")))
+            .and_then(|p| Lang::of_text(p, text))
             .map(|lang| (lang, text));
         self
     }

@@ -17,7 +17,7 @@ pub(crate) fn check(path: Option<&str>, original: &str, merged: &str, body: &str
     let Some(path) = path else {
         return Ok(());
     };
-    let Some(lang) = Lang::of(path, merged.lines().next().unwrap_or("")) else {
+    let Some(lang) = Lang::of_text(path, merged) else {
         return Ok(());
     };
     // A file broken already: which error is new cannot be told for sure; the review's
@@ -35,19 +35,18 @@ pub(crate) fn check(path: Option<&str>, original: &str, merged: &str, body: &str
     };
     // An error on a line whose text the snippet has an error on too is the snippet's own (a
     // blank line excuses nothing: every fragment's end is one).
-    let line_of = |text: &str, n: usize| text.lines().nth(n - 1).unwrap_or("").trim().to_string();
-    let own_lines: HashSet<String> = own
+    let own_lines: HashSet<&str> = own
         .iter()
-        .map(|e| line_of(&own_text, e.line))
+        .map(|e| e.line_in(&own_text))
         .filter(|l| !l.is_empty())
         .collect();
     let Some(first) = fresh
         .iter()
-        .find(|e| !own_lines.contains(&line_of(merged, e.line)))
+        .find(|e| !own_lines.contains(e.line_in(merged)))
     else {
         return Ok(());
     };
-    let line = merged.lines().nth(first.line - 1).unwrap_or("").trim();
+    let line = first.line_in(merged);
     Err(Error::new(
         ErrorCode::NeedsMoreContext,
         format!(

@@ -2,7 +2,7 @@
 //! result, and of the original when the result has errors) on generated Rust files of 4 KB,
 //! 40 KB and 400 KB: the check of an edit whose original was parsed before (its parse is kept
 //! by hash; the result is parsed from its tree), the first edit of a file (the result parsed
-//! whole), and, for scale, the merge it follows (SEARCH/REPLACE).
+//! whole), and, for scale, the merge it follows (SEARCH/REPLACE) and one bare parse.
 
 mod common;
 
@@ -11,6 +11,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use patchgate::edit::{blocks, text::Text};
 use patchgate::syntax::check::errors_of;
+use patchgate::syntax::parse::parse;
 use patchgate::syntax::{Lang, new_errors};
 
 /// A Rust-like source file of about `bytes` bytes, every function distinct; `salt` makes the
@@ -56,6 +57,11 @@ fn bench_size(c: &mut Criterion, label: &str, bytes: usize) {
             )
         },
     );
+    // For scale: one tree-sitter parse of the result from nothing, the floor of the check of
+    // a file never parsed before.
+    c.bench_function(&format!("tree-sitter parse alone {label}"), |b| {
+        b.iter(|| parse(Lang::Rust, black_box(&new), None).unwrap())
+    });
     // Both texts new to the check every time (the first edit of a file).
     let mut salt = 0;
     c.bench_function(

@@ -1,6 +1,8 @@
 //! Parsing with a bound: a size cap and a deadline (tree-sitter's progress callback cancels
 //! the parse), and the parse errors of a tree as `(line, column, what)`.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
@@ -58,33 +60,70 @@ impl std::fmt::Display for SyntaxError {
 /// Parse `text` as `lang`, within the size cap and the deadline; with `from`, the tree of an
 /// earlier text, only what changed since is parsed again (tree-sitter's incremental parse).
 pub fn parse(lang: Lang, text: &str, from: Option<(&Tree, &str)>) -> Result<Tree, Skipped> {
+    parse_within(lang, text, from, PARSE_DEADLINE)
+}
+
+/// [`parse`] with its own time limit.
+fn parse_within(
+    lang: Lang,
+    text: &str,
+    from: Option<(&Tree, &str)>,
+    limit: Duration,
+) -> Result<Tree, Skipped> {
     if text.len() > MAX_PARSE_BYTES {
         return Err(Skipped::TooLarge);
     }
-    let mut parser = Parser::new();
-    let grammar = lang.grammar().ok_or(Skipped::NoGrammar)?;
-    parser
-        .set_language(&grammar)
-        .map_err(|_| Skipped::NoGrammar)?;
-    let bytes = text.as_bytes();
-    let deadline = Instant::now() + PARSE_DEADLINE;
-    let mut past_deadline = |_: &tree_sitter::ParseState| {
-        if Instant::now() > deadline {
-            std::ops::ControlFlow::Break(())
-        } else {
-            std::ops::ControlFlow::Continue(())
-        }
-    };
-    let options = tree_sitter::ParseOptions::new().progress_callback(&mut past_deadline);
-    let mut read = |at: usize, _: tree_sitter::Point| bytes.get(at..).unwrap_or_default();
     let old_tree = from.map(|(tree, before)| {
         let mut tree = tree.clone();
         tree.edit(&edit_between(before, text));
         tree
     });
-    parser
-        .parse_with_options(&mut read, old_tree.as_ref(), Some(options))
-        .ok_or(Skipped::TooSlow)
+    with_parser(lang, |parser| {
+        let bytes = text.as_bytes();
+        let deadline = Instant::now() + limit;
+        let mut past_deadline = |_: &tree_sitter::ParseState| {
+            if Instant::now() > deadline {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        };
+        let options = tree_sitter::ParseOptions::new().progress_callback(&mut past_deadline);
+        let mut read = |at: usize, _: tree_sitter::Point| bytes.get(at..).unwrap_or_default();
+        let tree = parser.parse_with_options(&mut read, old_tree.as_ref(), Some(options));
+        if tree.is_none() {
+            // A cancelled parse would otherwise resume with the next text.
+            parser.reset();
+        }
+        tree.ok_or(Skipped::TooSlow)
+    })
+}
+
+/// Run `f` with this thread's parser for `lang`: a parser keeps the buffers of its last
+/// parse (its stack, its lexer), so a thread that parses again allocates little.
+fn with_parser<T>(
+    lang: Lang,
+    f: impl FnOnce(&mut Parser) -> Result<T, Skipped>,
+) -> Result<T, Skipped> {
+    thread_local! {
+        static PARSERS: RefCell<HashMap<Lang, Parser>> = RefCell::new(HashMap::new());
+    }
+    let fresh = || -> Result<Parser, Skipped> {
+        let mut parser = Parser::new();
+        let grammar = lang.grammar().ok_or(Skipped::NoGrammar)?;
+        parser
+            .set_language(&grammar)
+            .map_err(|_| Skipped::NoGrammar)?;
+        Ok(parser)
+    };
+    // Taken out while it parses, so a parse that re-enters (none does) gets a new one.
+    let mut parser = match PARSERS.with(|p| p.borrow_mut().remove(&lang)) {
+        Some(parser) => parser,
+        None => fresh()?,
+    };
+    let out = f(&mut parser);
+    PARSERS.with(|p| p.borrow_mut().insert(lang, parser));
+    out
 }
 
 /// The one edit that turns `old` into `new`: everything between their common prefix and
@@ -217,6 +256,23 @@ mod tests {
             parse(Lang::Json, &huge, None).err(),
             Some(Skipped::TooLarge)
         );
+    }
+
+    #[test]
+    fn a_parse_given_up_leaves_nothing_behind_for_the_next() {
+        // The thread's parser is reused: a cancelled parse must not resume with the next text.
+        let long: String = (0..4000)
+            .map(|i| format!("fn f{i}(x: u32) -> u32 {{ x + {i} }}\n"))
+            .collect();
+        assert_eq!(
+            parse_within(Lang::Rust, &long, None, Duration::ZERO).err(),
+            Some(Skipped::TooSlow)
+        );
+        let text = "fn main() {\n    let y = 2;\n}\n";
+        let tree = parse(Lang::Rust, text, None).unwrap();
+        assert!(errors(&tree, text).is_empty());
+        assert_eq!(tree.root_node().end_byte(), text.len());
+        assert_eq!(tree.root_node().named_child_count(), 1);
     }
 
     #[test]

@@ -32,6 +32,19 @@ fn main() -> ExitCode {
 }
 
 fn run_command(command: Command) -> Result<ExitCode> {
+    // Commands that read or write the state directory (journal, tokens, intents, index)
+    // refuse one another user could have planted; the demo chooses its own.
+    if matches!(
+        command,
+        Command::Review(_)
+            | Command::Apply(_)
+            | Command::Log(_)
+            | Command::Undo(_)
+            | Command::Serve(_)
+            | Command::Search(_)
+    ) {
+        patchgate::workspace::state::ensure_state_dir()?;
+    }
     match command {
         Command::Review(args) => review(args),
         Command::Demo(args) => demo(args),

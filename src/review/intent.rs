@@ -17,6 +17,11 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::digest;
 use crate::workspace::fs;
 use crate::workspace::paths::Root;
+use crate::workspace::private;
+
+/// An intent file larger than this is not read (it holds pre-images, base64: a batch of
+/// files at the size cap fits).
+const MAX_INTENT_BYTES: u64 = 1 << 30;
 
 /// One file of an intent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -112,7 +117,23 @@ fn sync_dir(dir: &Path) {
 /// batch is under way). Returns the run ids rolled back.
 pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
     let dir = dir_of(journal);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    // Intents are believed only from a directory nobody but this user could have written
+    // to, and only from regular files of this user's (a FIFO would hang the start).
+    let trusted = [Some(dir.as_path()), dir.parent()]
+        .into_iter()
+        .flatten()
+        .all(|d| match private::check(d) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+            Err(e) => {
+                tracing::warn!("batch intents not replayed: {e}");
+                false
+            }
+        });
+    let Ok(entries) = std::fs::read_dir(&dir)
+        .map_err(|_| ())
+        .and_then(|e| if trusted { Ok(e) } else { Err(()) })
+    else {
         return Vec::new();
     };
     let mut rolled_back = Vec::new();
@@ -120,8 +141,17 @@ pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
     let mut journaled: Option<Vec<String>> = None;
     for entry in entries.flatten() {
         let path = entry.path();
-        let Some(record) = std::fs::read(&path)
-            .ok()
+        if !private::is_own_file(&path) {
+            tracing::warn!(
+                "batch intents: {} is not a file of this user's",
+                path.display()
+            );
+            continue;
+        }
+        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_INTENT_BYTES);
+        let Some(record) = small
+            .then(|| std::fs::read(&path).ok())
+            .flatten()
             .and_then(|b| serde_json::from_slice::<Record>(&b).ok())
         else {
             // A temp file of an unfinished store, or garbage: the batch never began.
@@ -176,5 +206,79 @@ fn roll_back(root: &Root, f: &IntentFile, max_bytes: u64) {
     };
     if let Err(e) = restored {
         tracing::warn!("batch roll-back of {}: {}", f.rel, e.message);
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A root with `main.py`, its journal, and an intent left by a dead process that would
+    /// give `main.py` the pre-image `planted`.
+    fn planted() -> (tempfile::TempDir, Root, Journal, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root_dir = tmp.path().join("root");
+        std::fs::create_dir(&root_dir).unwrap();
+        std::fs::write(root_dir.join("main.py"), "print('mine')\n").unwrap();
+        let root = Root::new(&root_dir).unwrap();
+        let journal = Journal::at(tmp.path().join("state/journal/r.jsonl"), &root);
+        let dir = dir_of(&journal);
+        std::fs::create_dir_all(&dir).unwrap();
+        let record = Record {
+            run_id: "planted".into(),
+            pid: 0x7fff_fff0,
+            files: vec![IntentFile {
+                rel: "main.py".into(),
+                before: Some(B64.encode("import os; os.system('planted.sh')\n")),
+                after: Some(digest::hash(b"print('mine')\n")),
+            }],
+        };
+        std::fs::write(dir.join("x.json"), serde_json::to_vec(&record).unwrap()).unwrap();
+        (tmp, root, journal, dir)
+    }
+
+    fn main_py(root: &Root) -> String {
+        std::fs::read_to_string(root.path().join("main.py")).unwrap()
+    }
+
+    #[test]
+    fn an_intent_in_a_private_directory_is_rolled_back() {
+        let (_tmp, root, journal, _) = planted();
+        assert_eq!(recover(&root, &journal, 1 << 20), ["planted"]);
+        assert!(main_py(&root).contains("planted.sh"));
+    }
+
+    #[test]
+    fn an_intent_others_could_have_written_is_never_replayed() {
+        let (_tmp, root, journal, dir) = planted();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(recover(&root, &journal, 1 << 20).is_empty());
+        assert_eq!(main_py(&root), "print('mine')\n");
+        // The directory holding the intents' directory counts too.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let parent = dir.parent().unwrap();
+        std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(recover(&root, &journal, 1 << 20).is_empty());
+        assert_eq!(main_py(&root), "print('mine')\n");
+    }
+
+    #[test]
+    fn a_fifo_among_the_intents_does_not_hang_the_start() {
+        let (_tmp, root, journal, dir) = planted();
+        std::fs::remove_file(dir.join("x.json")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.join("y.json"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(recover(&root, &journal, 1 << 20));
+        });
+        let done = rx.recv_timeout(Duration::from_secs(5));
+        assert_eq!(done.ok(), Some(Vec::new()), "recovery hung on a FIFO");
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod digest;
 pub mod fs;
 pub(crate) mod io_error;
 pub mod paths;
+pub(crate) mod private;
 pub mod random;
 pub mod rootlock;
 pub mod secrets;

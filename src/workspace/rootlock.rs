@@ -4,12 +4,12 @@
 //! can name the first when it refuses to start.
 
 use std::fs::File;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::digest::hash;
+use super::private;
 use crate::error::{Error, ErrorCode, Result};
 
 /// Who holds a root, as the holder describes itself.
@@ -134,50 +134,11 @@ fn held(root: &Path) -> Error {
 fn note_path(root: &Path) -> Option<PathBuf> {
     let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d).join("patchgate"),
-        None => std::env::temp_dir().join(format!("patchgate-{}", uid())),
+        None => std::env::temp_dir().join(format!("patchgate-{}", private::uid())),
     };
-    private_dir(&dir).ok()?;
+    private::ensure(&dir).ok()?;
     let key = hash(root.as_os_str().as_encoded_bytes());
     Some(dir.join(format!("root-{}.json", &key[..32])))
-}
-
-#[cfg(unix)]
-fn uid() -> u32 {
-    rustix::process::getuid().as_raw()
-}
-
-#[cfg(not(unix))]
-fn uid() -> u32 {
-    0
-}
-
-/// Create `dir` (mode 0700) or check that the existing one is a real directory of this
-/// user's that nobody else can write.
-fn private_dir(dir: &Path) -> io::Result<()> {
-    let mut b = std::fs::DirBuilder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    match b.create(dir) {
-        Ok(()) => return Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    let m = std::fs::symlink_metadata(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if !m.is_dir() || m.uid() != uid() || m.mode() & 0o022 != 0 {
-            return Err(io::Error::other("not a private directory"));
-        }
-    }
-    #[cfg(not(unix))]
-    if !m.is_dir() {
-        return Err(io::Error::other("not a directory"));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

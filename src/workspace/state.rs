@@ -1,7 +1,8 @@
 //! Where patchgate keeps its own state: the decision journal and the discovery file of a
 //! running gate. The directory this process chose with [`use_state_dir`] (the demo's
 //! temporary one), else `$PATCHGATE_STATE_DIR`, else the platform's state directory +
-//! `patchgate/`.
+//! `patchgate/` (in the temp directory when there is no home). It is created private to
+//! this user, and one that is not private is refused ([`ensure_state_dir`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -36,6 +37,22 @@ pub(crate) fn state_dir() -> PathBuf {
         Some(home) => PathBuf::from(home).join(".local/state/patchgate"),
         None => std::env::temp_dir().join("patchgate-state"),
     }
+}
+
+/// The state directory, created private to this user (mode 0700) when missing; an existing
+/// one is used only when it is a real directory of this user's that nobody else can write.
+/// Another user could otherwise pre-create it (the fallback in the shared temp directory,
+/// when `HOME` is unset) and plant tokens and batch intents for a gate to adopt.
+pub fn ensure_state_dir() -> std::io::Result<PathBuf> {
+    let dir = state_dir();
+    super::private::ensure(&dir).map_err(|e| {
+        std::io::Error::other(format!(
+            "refusing the state directory {}: {e}; remove it, or set PATCHGATE_STATE_DIR to a \
+             directory of your own",
+            dir.display()
+        ))
+    })?;
+    Ok(dir)
 }
 
 /// A short stable name for a root, for per-root files in the state directory.

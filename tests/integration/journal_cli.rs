@@ -218,3 +218,45 @@ fn log_into_a_closed_pipe_exits_0() {
         );
     }
 }
+
+/// Another user (or a careless environment) made the state directory writable by everyone,
+/// as the shared temp directory's `patchgate-state` would be when `HOME` is unset: no command
+/// that reads state uses it, and the gate never starts on it (nor replays what is in it).
+#[cfg(unix)]
+#[test]
+fn a_state_directory_others_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("main.py"), "print('mine')\n").unwrap();
+    let state = tmp.path().join("patchgate-state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
+    for args in [
+        vec!["log", "--root"],
+        vec!["serve", "--stdio", "--root"],
+        vec!["search", "print", "--root"],
+    ] {
+        let mut args = args;
+        let root_arg = root.to_str().unwrap();
+        args.push(root_arg);
+        let out = run(&state, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("refusing the state directory") && err.contains("other users"),
+            "{args:?}: {err}"
+        );
+    }
+    // Nothing was written into it.
+    assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
+    // Made private, the same directory is used.
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = run(&state, &["log", "--root", root.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

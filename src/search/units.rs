@@ -184,7 +184,30 @@ fn containers(defs: &[Unit]) -> Vec<bool> {
 /// cross a definition's edge.
 pub(crate) fn units(path: &str, text: &str, lines: &[&str]) -> Vec<Unit> {
     let defs = tagged(path, text, lines).unwrap_or_else(|| read_defs(lines));
-    with_gaps(lines, defs)
+    with_gaps(lines, shallow(defs))
+}
+
+/// Definitions nested deeper than this are not units of their own (their lines count in
+/// their container's): each line is then in at most this many units, so the index grows
+/// linearly with the file however deep its definitions nest (module, class, method and a
+/// local function are four).
+pub(crate) const MAX_UNIT_DEPTH: usize = 4;
+
+/// The definitions at most [`MAX_UNIT_DEPTH`] deep, in order of start (wider first).
+fn shallow(mut defs: Vec<Unit>) -> Vec<Unit> {
+    defs.sort_by_key(|u| (u.start, std::cmp::Reverse(u.end)));
+    let mut open: Vec<usize> = Vec::new();
+    defs.retain(|u| {
+        while open.last().is_some_and(|&end| end <= u.start) {
+            open.pop();
+        }
+        if open.len() >= MAX_UNIT_DEPTH {
+            return false;
+        }
+        open.push(u.end);
+        true
+    });
+    defs
 }
 
 /// The definitions the file's grammar finds (its tags), each from the comments and
@@ -208,11 +231,21 @@ fn tagged(path: &str, text: &str, lines: &[&str]) -> Option<Vec<Unit>> {
 /// The definitions the hand outline reads in the lines (for languages with no grammar).
 fn read_defs(lines: &[&str]) -> Vec<Unit> {
     let mut defs = Vec::new();
+    // The ends of the definitions open at each line: one nested deeper than a unit may be is
+    // not measured at all (measuring each of n nested blocks would take n² steps).
+    let mut open: Vec<usize> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let Some(name) = definition(line, lines.get(i + 1).copied()) else {
             continue;
         };
+        while open.last().is_some_and(|&end| end <= i) {
+            open.pop();
+        }
+        if open.len() >= MAX_UNIT_DEPTH {
+            continue;
+        }
         let (start, end) = block_extent(lines, i);
+        open.push(end.max(i + 1));
         defs.push(Unit {
             start: comments_above(lines, start.min(i)),
             end: end.max(i + 1),
@@ -336,6 +369,40 @@ mod tests {
                 (8, 9, Some("abortIndex")),
             ],
         );
+    }
+
+    /// A file of `depth` definitions each nested in the one before.
+    fn nested(depth: usize, keyword: &str) -> String {
+        let mut text = String::new();
+        for i in 0..depth {
+            text.push_str(&format!("{}{keyword} f{i}() {{\n", " ".repeat(i % 64)));
+        }
+        for i in (0..depth).rev() {
+            text.push_str(&format!("{}}}\n", " ".repeat(i % 64)));
+        }
+        text
+    }
+
+    #[test]
+    fn deeply_nested_definitions_keep_the_units_linear_in_the_file() {
+        for (path, keyword) in [
+            ("deep.rs", "fn"),
+            ("deep.js", "function"),
+            ("deep.zz", "function"),
+        ] {
+            let text = nested(3000, keyword);
+            let lines: Vec<&str> = text.lines().collect();
+            let got = units(path, &text, &lines);
+            let covered: usize = got.iter().map(|u| u.end - u.start).sum();
+            assert!(
+                covered <= (MAX_UNIT_DEPTH + 1) * lines.len(),
+                "{path}: units cover {covered} lines of a {}-line file",
+                lines.len()
+            );
+            // The outer definitions are still units, whole.
+            assert_eq!(got[0].name.as_deref(), Some("f0"), "{path}");
+            assert_eq!((got[0].start, got[0].end), (0, lines.len()), "{path}");
+        }
     }
 
     #[test]

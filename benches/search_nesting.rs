@@ -1,0 +1,111 @@
+//! How the code search index grows with nesting (docs/DESIGN.md §7, bounded work): one source
+//! file of definitions each nested in the one before, 500 to 8,000 deep, in Rust (the
+//! grammar's definitions) and in a language with no grammar (the hand reading of lines).
+//! Prints the index build time and the peak heap memory of each, and the growth exponents
+//! against the file's size; exits non-zero when either grows faster than linearly
+//! (exponent over 1.3). Run with `cargo bench --bench search_nesting`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use patchgate::search::store::Store;
+use patchgate::workspace::paths::Root;
+
+/// The system allocator, counting the bytes live and their peak.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call goes to the system allocator unchanged; only the counts are added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged to the system allocator.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// `depth` definitions, each nested in the one before, every name distinct.
+fn nested(depth: usize, keyword: &str) -> String {
+    let mut text = String::new();
+    for i in 0..depth {
+        let pad = " ".repeat(i % 32);
+        text.push_str(&format!("{pad}{keyword} handler_{i}(request_{i}) {{\n"));
+        text.push_str(&format!("{pad}  let session_{i} = request_{i}.cookie();\n"));
+    }
+    for i in (0..depth).rev() {
+        text.push_str(&format!("{}}}\n", " ".repeat(i % 32)));
+    }
+    text
+}
+
+/// Index a root holding only `name` with `text`: the time and the peak heap above the start.
+fn index_one(name: &str, text: &str) -> (Duration, usize) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join(name), text).expect("write");
+    let root = Root::new(dir.path()).expect("root");
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let mut store = Store::in_memory(&root);
+    let start = Instant::now();
+    let refresh = store.refresh(&|_| true, &mut |_, _| {});
+    let took = start.elapsed();
+    assert_eq!(refresh.files, 1, "{name} was not indexed");
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    drop(store);
+    (took, peak)
+}
+
+/// The least-squares slope of ln(y) against ln(x).
+fn exponent(points: &[(f64, f64)]) -> f64 {
+    let n = points.len() as f64;
+    let (xs, ys): (Vec<f64>, Vec<f64>) = points.iter().map(|&(x, y)| (x.ln(), y.ln())).unzip();
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let cov: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let var: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    cov / var
+}
+
+fn main() -> ExitCode {
+    let mut ok = true;
+    for (name, keyword) in [("deep.rs", "fn"), ("deep.zz", "function")] {
+        let (mut times, mut peaks) = (Vec::new(), Vec::new());
+        for depth in [500, 1000, 2000, 4000, 8000] {
+            let text = nested(depth, keyword);
+            let (took, peak) = index_one(name, &text);
+            println!(
+                "{name} depth {depth:>5} ({:>7} bytes)   build {:>9.1} ms   peak {:>8.1} MiB",
+                text.len(),
+                took.as_secs_f64() * 1e3,
+                peak as f64 / (1024.0 * 1024.0)
+            );
+            times.push((text.len() as f64, took.as_secs_f64()));
+            peaks.push((text.len() as f64, peak as f64));
+        }
+        let (t, m) = (exponent(&times), exponent(&peaks));
+        println!("{name}: growth exponent against size: time {t:.2}, memory {m:.2}");
+        ok &= t <= 1.3 && m <= 1.3;
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        println!("FAIL: the index grows faster than the file");
+        ExitCode::FAILURE
+    }
+}

@@ -65,7 +65,8 @@ pub struct HttpOptions {
     pub max_body: usize,
     /// How long an idle MCP session is kept.
     pub session_keep_alive: Duration,
-    /// Connections at most, and the deadline for a request's head.
+    /// Connections at most (the one idle longest makes room at the cap), and the deadlines
+    /// for a request's head and for its body.
     pub limits: super::serve::Limits,
 }
 

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod client_files;
 pub mod clients;
+pub(crate) mod deadline_body;
 pub mod discovery;
 pub mod doctor;
 pub mod envelope;

@@ -1,29 +1,49 @@
 //! The gate's accept loop (docs/DESIGN.md §7): every connection gets `TCP_NODELAY` (else each
-//! keep-alive request waits on Nagle and delayed ACKs), connections beyond a cap are closed at
-//! once (so idle ones cannot use up the descriptors and lock every client out), and reading a
-//! request's head has a deadline, which closes slow-header and idle keep-alive connections.
-//! A request in progress (a long wait for a person, an event stream) has no deadline.
+//! keep-alive request waits on Nagle and delayed ACKs); the open connections are capped (so idle
+//! ones cannot use up the descriptors), and at the cap the connection idle longest (no request
+//! in flight: before its first request or between keep-alive requests) is closed to make room
+//! for the newcomer, which is refused only when every connection is busy. Reading a request's
+//! head has a deadline, which closes slow-header and idle keep-alive connections, and so has
+//! receiving its body (counted from the head's arrival), which closes slow-body ones. A request
+//! in progress (a long wait for a person, an event stream) has no deadline and is never closed
+//! to make room.
 
-use std::sync::Arc;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use hyper::body::Incoming;
+use bytes::Bytes;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
+
+use super::deadline_body::DeadlineBody;
+
+/// How long a connection closed to make room may take to finish: one that was between
+/// requests closes at once; one still sending its first head (or still flushing a finished
+/// answer to a slow reader) is dropped after this. It leaves the table at once, so for this
+/// long the sockets open may exceed the cap by the connections closing.
+const EVICT_GRACE: Duration = Duration::from_millis(500);
 
 /// The limits of the accept loop.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Open connections at most; more are closed as they arrive.
+    /// Open connections at most; at the cap a newcomer replaces the connection idle longest,
+    /// and is closed as it arrives only when none is idle.
     pub max_connections: usize,
     /// How long a connection may take to send a request's head, counted from when the
     /// server is ready for it (so also how long a keep-alive connection may idle).
     pub head_timeout: Duration,
+    /// How long a request's body may take to arrive whole, counted from the head's arrival;
+    /// past it reading the body fails and the connection is closed.
+    pub body_timeout: Duration,
     /// Set `TCP_NODELAY` on each connection (off only to measure what it saves).
     pub nodelay: bool,
     /// Open MCP sessions at most (idle ones expire after the session keep-alive).
@@ -35,6 +55,7 @@ impl Default for Limits {
         Limits {
             max_connections: 512,
             head_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
             nodelay: true,
             max_sessions: 256,
         }
@@ -48,7 +69,7 @@ pub async fn serve(
     limits: Limits,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
-    let open = Arc::new(Semaphore::new(limits.max_connections));
+    let table = Arc::new(Table::new(limits.max_connections));
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -62,9 +83,9 @@ pub async fn serve(
             },
             () = stop.cancelled() => return Ok(()),
         };
-        let Ok(permit) = Arc::clone(&open).try_acquire_owned() else {
+        let Some(slot) = table.admit() else {
             tracing::warn!(
-                "{peer}: over {} open connections, closed",
+                "{peer}: {} open connections, all busy: closed",
                 limits.max_connections
             );
             drop(stream);
@@ -73,32 +94,208 @@ pub async fn serve(
         if let Err(e) = stream.set_nodelay(limits.nodelay) {
             tracing::debug!("TCP_NODELAY: {e}");
         }
-        let app = app.clone();
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let service = TowerToHyperService::new(
-                app.map_request(|req: hyper::Request<Incoming>| req.map(axum::body::Body::new)),
-            );
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.head_timeout)
-                .keep_alive(true);
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                result = conn.as_mut() => {
-                    if let Err(e) = result {
-                        tracing::debug!("{peer}: {e}");
-                    }
-                }
-                () = stop.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
+        let conn = Conn {
+            table: Arc::clone(&table),
+            slot,
+            peer,
+        };
+        tokio::spawn(conn.run(stream, app.clone(), limits, stop.clone()));
+    }
+}
+
+/// One open connection: its place in the table and its peer.
+struct Conn {
+    table: Arc<Table>,
+    slot: Arc<Slot>,
+    peer: SocketAddr,
+}
+
+impl Conn {
+    /// Serve HTTP/1 on `stream` until the client or the server closes it, the server stops,
+    /// or the connection is closed to make room; then leave the table.
+    async fn run(self, stream: TcpStream, app: Router, limits: Limits, stop: CancellationToken) {
+        let (table, slot, peer) = (Arc::clone(&self.table), Arc::clone(&self.slot), self.peer);
+        let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+            let busy = Busy::start(&table, &slot);
+            let req = req.map(|b| axum::body::Body::new(DeadlineBody::new(b, limits.body_timeout)));
+            let app = app.clone();
+            async move {
+                let resp = app
+                    .oneshot(req)
+                    .await
+                    .unwrap_or_else(|never| match never {});
+                Ok::<_, Infallible>(resp.map(|inner| HeldBody {
+                    inner,
+                    busy: Some(busy),
+                }))
+            }
+        });
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.head_timeout)
+            .keep_alive(true);
+        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        let mut conn = std::pin::pin!(conn);
+        tokio::select! {
+            result = conn.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!("{peer}: {e}");
                 }
             }
-            drop(permit);
+            () = stop.cancelled() => {
+                conn.as_mut().graceful_shutdown();
+                let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
+            }
+            () = self.slot.evict.cancelled() => {
+                // Idle between requests: closed at once. Still sending a first head: dropped
+                // after the grace. A request that slipped in meanwhile: closed after it.
+                conn.as_mut().graceful_shutdown();
+                let finished = tokio::time::timeout(EVICT_GRACE, conn.as_mut()).await;
+                if finished.is_err() && !self.slot.is_idle() {
+                    tokio::select! {
+                        _ = conn => {}
+                        () = stop.cancelled() => {}
+                    }
+                }
+                tracing::debug!("{peer}: closed to make room for a new connection");
+            }
+        }
+        self.table.remove(self.slot.id);
+    }
+}
+
+/// The open connections, for closing the one idle longest when a new one arrives at the cap.
+struct Table {
+    max: usize,
+    slots: Mutex<Vec<Arc<Slot>>>,
+    /// Numbers the connections, and orders the moments they fell idle.
+    clock: AtomicU64,
+}
+
+/// One open connection's state.
+struct Slot {
+    id: u64,
+    /// Requests in flight (from the service's call until the response body is done).
+    busy: AtomicUsize,
+    /// The `clock` reading when it last fell idle (or arrived).
+    idle_since: AtomicU64,
+    /// Cancelled to close the connection to make room.
+    evict: CancellationToken,
+}
+
+impl Slot {
+    fn is_idle(&self) -> bool {
+        self.busy.load(Ordering::SeqCst) == 0
+    }
+}
+
+impl Table {
+    fn new(max: usize) -> Table {
+        Table {
+            max,
+            slots: Mutex::new(Vec::with_capacity(max.min(1024))),
+            clock: AtomicU64::new(0),
+        }
+    }
+
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// A place for a new connection: a free one, or the one of the connection idle longest,
+    /// which is told to close; `None` when the table is full of busy connections.
+    fn admit(&self) -> Option<Arc<Slot>> {
+        let mut slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slots.len() >= self.max {
+            let oldest = slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.is_idle())
+                .min_by_key(|(_, s)| s.idle_since.load(Ordering::SeqCst))
+                .map(|(i, _)| i)?;
+            slots.swap_remove(oldest).evict.cancel();
+        }
+        let now = self.tick();
+        let slot = Arc::new(Slot {
+            id: now,
+            busy: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(now),
+            evict: CancellationToken::new(),
         });
+        slots.push(Arc::clone(&slot));
+        Some(slot)
+    }
+
+    /// Forget a closed connection (if it was not already replaced).
+    fn remove(&self, id: u64) {
+        let mut slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(i) = slots.iter().position(|s| s.id == id) {
+            slots.swap_remove(i);
+        }
+    }
+}
+
+/// A request in flight on a connection; dropping it marks the connection idle again.
+struct Busy {
+    table: Arc<Table>,
+    slot: Arc<Slot>,
+}
+
+impl Busy {
+    fn start(table: &Arc<Table>, slot: &Arc<Slot>) -> Busy {
+        slot.busy.fetch_add(1, Ordering::SeqCst);
+        Busy {
+            table: Arc::clone(table),
+            slot: Arc::clone(slot),
+        }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        // The idle moment first, so a table scan that sees it idle sees when it fell idle.
+        self.slot
+            .idle_since
+            .store(self.table.tick(), Ordering::SeqCst);
+        self.slot.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A response body that keeps its request counted in flight until it ends or is dropped (an
+/// event stream is busy for its whole life).
+struct HeldBody {
+    inner: axum::body::Body,
+    busy: Option<Busy>,
+}
+
+impl Body for HeldBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let frame = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(frame, Poll::Ready(None)) {
+            self.busy = None;
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -106,7 +303,7 @@ pub async fn serve(
 mod tests {
     use std::time::Instant;
 
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
     use super::*;
@@ -142,7 +339,7 @@ mod tests {
     }
 
     /// Whether the server closes `s` within `within` (reads until EOF).
-    async fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
+    async fn closed_within(s: &mut (impl AsyncRead + Unpin), within: Duration) -> bool {
         let mut buf = [0u8; 1024];
         let deadline = Instant::now() + within;
         while Instant::now() < deadline {
@@ -172,17 +369,48 @@ mod tests {
             .ok()
     }
 
+    /// `GET /api/info` on an open connection that stays open: the status.
+    async fn keep_alive_info(s: &mut TcpStream) -> u16 {
+        let req = format!(
+            "GET /api/info HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(n > 0, "closed before the answer");
+            out.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&out).to_ascii_lowercase();
+            let Some(end) = text.find("\r\n\r\n") else {
+                continue;
+            };
+            let length: usize = text[..end]
+                .split("content-length:")
+                .nth(1)
+                .and_then(|v| v.lines().next())
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap();
+            if out.len() >= end + 4 + length {
+                return text.split_whitespace().nth(1).unwrap().parse().unwrap();
+            }
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn idle_and_slow_header_connections_are_closed_and_the_cap_holds() {
+    async fn idle_and_slow_header_connections_are_closed() {
         let dir = tempfile::tempdir().unwrap();
         let limits = Limits {
             max_connections: 4,
             head_timeout: Duration::from_millis(300),
+            body_timeout: Duration::from_millis(300),
             ..Limits::default()
         };
         let running = gate(&dir, limits).await;
         let addr = running.addr;
-        // Four idle connections fill the cap: a fifth is closed at once.
         let mut idle = Vec::new();
         for _ in 0..4 {
             idle.push(TcpStream::connect(addr).await.unwrap());
@@ -192,16 +420,13 @@ mod tests {
             .write_all(b"GET /api/info HTTP/1.1\r\nHost: loc")
             .await
             .unwrap();
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let mut fifth = TcpStream::connect(addr).await.unwrap();
-        assert!(closed_within(&mut fifth, Duration::from_millis(250)).await);
         // The idle and the slow ones are closed after the head deadline...
         for s in &mut idle {
             assert!(closed_within(s, Duration::from_secs(3)).await);
         }
         // ...and then clients get in again.
         assert_eq!(info_status(addr).await, Some(200));
-        // A request in progress (an event stream) outlives the head deadline.
+        // A request in progress (an event stream) outlives the head and body deadlines.
         let mut events = TcpStream::connect(addr).await.unwrap();
         let req = format!(
             "GET /api/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
@@ -211,6 +436,140 @@ mod tests {
         let n = events.read(&mut buf).await.unwrap();
         assert!(String::from_utf8_lossy(&buf[..n]).contains("200"));
         assert!(!closed_within(&mut events, Duration::from_millis(900)).await);
+        running.shutdown().await;
+    }
+
+    /// Open `GET /api/events` on a new connection and wait for its 200.
+    async fn event_stream(addr: std::net::SocketAddr) -> TcpStream {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        let req = format!(
+            "GET /api/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut buf = [0u8; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+        s
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_trickling_body_is_cut_off_at_its_deadline_and_frees_its_slot() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_connections: 1,
+            body_timeout: Duration::from_millis(400),
+            ..Limits::default()
+        };
+        let running = gate(&dir, limits).await;
+        let addr = running.addr;
+        let (mut rd, mut wr) = TcpStream::connect(addr).await.unwrap().into_split();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: 100\r\n\r\n"
+        );
+        wr.write_all(head.as_bytes()).await.unwrap();
+        let start = Instant::now();
+        // A byte every 100 ms: the body would take 10 s; no single wait reaches the deadline.
+        let trickle = tokio::spawn(async move {
+            for _ in 0..100 {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                if wr.write_all(b" ").await.is_err() {
+                    break;
+                }
+            }
+        });
+        let mut out = Vec::new();
+        let ended = tokio::time::timeout(Duration::from_secs(3), rd.read_to_end(&mut out)).await;
+        trickle.abort();
+        assert!(ended.is_ok(), "the connection was still open after 3 s");
+        assert!(start.elapsed() >= Duration::from_millis(400));
+        let answer = String::from_utf8_lossy(&out);
+        assert!(
+            answer.is_empty() || answer.starts_with("HTTP/1.1 4"),
+            "{answer}"
+        );
+        // Its slot is free again (the server forgets it just after closing it).
+        let mut status = None;
+        for _ in 0..20 {
+            status = info_status(addr).await;
+            if status.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(status, Some(200));
+        running.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn at_the_cap_the_connection_idle_longest_makes_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_connections: 4,
+            head_timeout: Duration::from_secs(20),
+            ..Limits::default()
+        };
+        let running = gate(&dir, limits).await;
+        let addr = running.addr;
+        let mut conns = Vec::new();
+        for _ in 0..4 {
+            conns.push(TcpStream::connect(addr).await.unwrap());
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        // The first one makes a keep-alive request: now the second has been idle longest,
+        // and it is still sending its first head.
+        assert_eq!(keep_alive_info(&mut conns[0]).await, 200);
+        conns[1]
+            .write_all(b"GET /api/info HTTP/1.1\r\nHost: loc")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // A fifth client gets in, and the second connection is closed for it.
+        assert_eq!(info_status(addr).await, Some(200));
+        assert!(closed_within(&mut conns[1], Duration::from_secs(2)).await);
+        for i in [0, 2, 3] {
+            assert!(
+                !closed_within(&mut conns[i], Duration::from_millis(200)).await,
+                "connection {i} was closed"
+            );
+        }
+        // The kept one still works.
+        assert_eq!(keep_alive_info(&mut conns[0]).await, 200);
+        running.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn busy_connections_are_not_closed_to_make_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            max_connections: 2,
+            ..Limits::default()
+        };
+        let running = gate(&dir, limits).await;
+        let addr = running.addr;
+        // Two event streams (busy for their whole life) fill the cap.
+        let mut streams = [event_stream(addr).await, event_stream(addr).await];
+        // A newcomer is closed at once, and the streams go on.
+        let mut third = TcpStream::connect(addr).await.unwrap();
+        assert!(closed_within(&mut third, Duration::from_millis(500)).await);
+        for s in &mut streams {
+            assert!(!closed_within(s, Duration::from_millis(300)).await);
+        }
+        // Once a stream ends, its place is free.
+        drop(streams);
+        let mut status = None;
+        for _ in 0..20 {
+            status = info_status(addr).await;
+            if status.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(status, Some(200));
         running.shutdown().await;
     }
 

@@ -96,6 +96,17 @@ pub struct FileDiff {
     pub removed: usize,
 }
 
+impl FileDiff {
+    /// About how many bytes its hunks hold (their lines' text and bookkeeping).
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .map(|l| l.text.len() + std::mem::size_of::<DiffLine>())
+            .sum()
+    }
+}
+
 fn split_keep(s: &str) -> Vec<&str> {
     s.split_inclusive('\n').collect()
 }

@@ -44,7 +44,7 @@ pub struct Text {
     /// For `Mixed` files: whether line `i` ended with `\r\n`.
     crlf_lines: Vec<bool>,
     /// Detected on first use (most edits never re-indent).
-    indent: std::cell::OnceCell<Indent>,
+    indent: std::sync::OnceLock<Indent>,
 }
 
 /// Largest share of bytes >= 0x80 that a file read as Latin-1 may have: beyond it the file is
@@ -143,7 +143,7 @@ impl Text {
                 (out, Vec::new())
             }
         };
-        let indent = std::cell::OnceCell::new();
+        let indent = std::sync::OnceLock::new();
         Text {
             content,
             bom,

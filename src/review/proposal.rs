@@ -3,6 +3,7 @@
 //! hunks, accept edited content, reject); and committing the decided content to disk,
 //! all-or-nothing across files, under the hash guard.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
@@ -15,6 +16,8 @@ use crate::workspace::digest;
 use crate::workspace::fs;
 use crate::workspace::paths::SafePath;
 use crate::workspace::random;
+
+use super::shared;
 
 /// How the warning of a new parse error begins (`syntax: LINE:COL: what`).
 pub const SYNTAX_WARNING: &str = "syntax: ";
@@ -39,12 +42,11 @@ pub(crate) fn new_run_id() -> Result<RunId> {
 pub struct FileChange {
     /// Where.
     pub path: SafePath,
-    /// The bytes on disk when proposed (`None`: the file did not exist).
-    pub before: Option<Vec<u8>>,
-    /// The text model of the file (how to encode decided content).
-    pub text: Text,
-    /// The LF-normalised content when proposed (empty for a new file).
-    pub old: String,
+    /// The bytes on disk when proposed (`None`: the file did not exist); one copy however
+    /// many open proposals start from the same bytes.
+    pub before: Option<Arc<[u8]>>,
+    /// The text model of the file (how to encode decided content), shared like `before`.
+    pub text: Arc<Text>,
     /// The LF-normalised proposed content (empty when the file is deleted).
     pub new: String,
     /// The proposal deletes the file.
@@ -68,17 +70,13 @@ impl FileChange {
         new: String,
         warnings: Vec<String>,
     ) -> FileChange {
-        let old = if before.is_some() {
-            text.content().to_string()
-        } else {
-            String::new()
-        };
-        let diff = FileDiff::compute(&old, &new, CONTEXT);
+        let (before, text) = shared::intern(before, text);
+        let old = if before.is_some() { text.content() } else { "" };
+        let diff = FileDiff::compute(old, &new, CONTEXT);
         FileChange {
             path,
             before,
             text,
-            old,
             new,
             delete: false,
             mode: None,
@@ -88,15 +86,24 @@ impl FileChange {
         }
     }
 
+    /// The LF-normalised content when proposed (empty for a new file).
+    pub fn old(&self) -> &str {
+        if self.before.is_some() {
+            self.text.content()
+        } else {
+            ""
+        }
+    }
+
     /// Parse the result and the original (tree-sitter, bounded; docs/DESIGN.md §5.5) and note
     /// the errors the result adds, with a `syntax: LINE:COL: what` warning. Whatever engine
     /// made the change; a deleted file has nothing to check. Runs off the async runtime.
     pub fn check_syntax(&mut self) {
         self.warnings.retain(|w| !w.starts_with(SYNTAX_WARNING));
-        self.syntax = if self.delete || self.new == self.old {
+        self.syntax = if self.delete || self.new == self.old() {
             Vec::new()
         } else {
-            let old = self.before.is_some().then_some(self.old.as_str());
+            let old = self.before.is_some().then_some(self.old());
             syntax::new_errors(&self.path.rel, old, &self.new)
         };
         if let Some(w) = syntax::warning(&self.syntax) {
@@ -301,6 +308,23 @@ impl Proposal {
         self.expires_at.is_some_and(|t| now >= t)
     }
 
+    /// The bytes of content it holds: each file's proposed content and hunks, and its
+    /// original and decoded text unless `seen` (the addresses of originals counted already)
+    /// holds it.
+    pub(crate) fn held_bytes(&self, seen: &mut std::collections::HashSet<usize>) -> usize {
+        self.files
+            .iter()
+            .map(|f| {
+                let own = f.new.len() + f.diff.held_bytes();
+                let shared = match &f.before {
+                    Some(b) if seen.insert(b.as_ptr() as usize) => b.len() + f.text.content().len(),
+                    _ => 0,
+                };
+                own + shared
+            })
+            .sum()
+    }
+
     /// All hunks, over all files.
     pub(crate) fn hunk_count(&self) -> usize {
         self.files.iter().map(|f| f.diff.hunks.len()).sum()
@@ -373,9 +397,13 @@ impl Proposal {
                             .zip(&h.lines)
                             .all(|(&t, l)| t || l.tag == Tag::Equal)
                     });
-                contents.push(if whole { None } else { Some(f.old.clone()) });
+                contents.push(if whole {
+                    None
+                } else {
+                    Some(f.old().to_string())
+                });
             } else {
-                contents.push(Some(f.diff.apply_lines(&f.old, &f.new, &masks)));
+                contents.push(Some(f.diff.apply_lines(f.old(), &f.new, &masks)));
             }
         }
         Ok((
@@ -528,7 +556,7 @@ impl Proposal {
         for (i, bytes) in &plans {
             let f = &self.files[*i];
             let unchanged = match (bytes, &f.before) {
-                (Some(b), Some(old)) => b == old,
+                (Some(b), Some(old)) => b[..] == old[..],
                 (None, None) => true,
                 _ => false,
             };
@@ -557,7 +585,7 @@ impl Proposal {
             }
             done.push(Written {
                 path: f.path.clone(),
-                before: f.before.clone(),
+                before: f.before.as_deref().map(<[u8]>::to_vec),
                 after: bytes.clone(),
             });
         }
@@ -574,7 +602,7 @@ impl Proposal {
                 Some(c) => (c.clone(), false),
                 None => (String::new(), true),
             };
-            f.diff = crate::diff::FileDiff::compute(&f.old, &new, CONTEXT);
+            f.diff = crate::diff::FileDiff::compute(f.old(), &new, CONTEXT);
             let changed = f.new != new || f.delete != delete;
             f.new = new;
             f.delete = delete;
@@ -593,7 +621,7 @@ impl Proposal {
             let now = fs::read(&f.path, max_bytes).ok()?;
             let same = match (&now, &f.before) {
                 (None, None) => true,
-                (Some(a), Some(b)) => a == b,
+                (Some(a), Some(b)) => a[..] == b[..],
                 _ => false,
             };
             if same {
@@ -606,8 +634,7 @@ impl Proposal {
             if f.delete {
                 return None;
             }
-            let merge =
-                similar::TextMerge::from_lines(f.old.as_str(), text.content(), f.new.as_str());
+            let merge = similar::TextMerge::from_lines(f.old(), text.content(), f.new.as_str());
             if merge.is_conflicted() {
                 return None;
             }
@@ -652,7 +679,7 @@ impl Proposal {
             .iter()
             .map(|f| FileContent {
                 path: f.path.rel.clone(),
-                old: f.old.clone(),
+                old: f.old().to_string(),
                 new: f.new.clone(),
                 created: f.before.is_none(),
                 deleted: f.delete,

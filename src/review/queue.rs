@@ -22,6 +22,16 @@ use crate::workspace::Workspace;
 /// How many closed proposals the gate remembers for the queue view.
 const KEEP_CLOSED: usize = 500;
 
+/// The content closed proposals hold together, at most: the oldest go first past it.
+const KEEP_CLOSED_BYTES: usize = 128 << 20;
+
+/// Open proposals (pending or dry-run) one client may hold at once.
+pub const MAX_OPEN_PER_CLIENT: usize = 64;
+
+/// The content all open proposals hold together, at most (a file's original counted once
+/// however many proposals start from it).
+pub const MAX_OPEN_BYTES: usize = 256 << 20;
+
 /// A change in the queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "event", content = "run_id", rename_all = "lowercase")]
@@ -191,6 +201,8 @@ struct Inner {
     slots: Mutex<Slots>,
     locks: Mutex<HashMap<std::path::PathBuf, Arc<tokio::sync::Mutex<()>>>>,
     events: broadcast::Sender<Event>,
+    /// [`MAX_OPEN_BYTES`] unless set otherwise.
+    open_bytes_cap: usize,
 }
 
 /// The gate. Cheap to clone; all clones share one queue.
@@ -225,8 +237,18 @@ impl Gate {
                 slots: Mutex::new(Slots::default()),
                 locks: Mutex::new(HashMap::new()),
                 events,
+                open_bytes_cap: MAX_OPEN_BYTES,
             }),
         }
+    }
+
+    /// The gate with its open proposals capped at `bytes` of content in all instead of
+    /// [`MAX_OPEN_BYTES`] (set before the gate is shared: later, nothing changes).
+    pub fn with_open_bytes_cap(mut self, bytes: usize) -> Gate {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.open_bytes_cap = bytes;
+        }
+        self
     }
 
     /// The workspace.
@@ -288,13 +310,56 @@ impl Gate {
             })
             .cloned()
             .collect();
-        if closed.len() > KEEP_CLOSED {
-            let drop: Vec<RunId> = closed[..closed.len() - KEEP_CLOSED].to_vec();
-            slots.order.retain(|id| !drop.contains(id));
-            for id in drop {
-                slots.map.remove(&id);
+        // The newest closed ones stay, within the count and the bytes.
+        let mut seen = std::collections::HashSet::new();
+        let mut bytes = 0;
+        let mut kept = 0;
+        let mut drop: std::collections::HashSet<RunId> = std::collections::HashSet::new();
+        for id in closed.iter().rev() {
+            bytes += slots.map[id].proposal.held_bytes(&mut seen);
+            kept += 1;
+            if kept > KEEP_CLOSED || bytes > KEEP_CLOSED_BYTES {
+                drop.insert(id.clone());
             }
         }
+        if !drop.is_empty() {
+            slots.order.retain(|id| !drop.contains(id));
+            slots.map.retain(|id, _| !drop.contains(id));
+        }
+    }
+
+    /// Refuse a new open proposal of `client` holding `proposal`'s content when that client
+    /// holds [`MAX_OPEN_PER_CLIENT`] open ones already, or all open ones together would hold
+    /// more than [`MAX_OPEN_BYTES`].
+    fn check_room(&self, proposal: &Proposal) -> Result<()> {
+        self.sweep();
+        let slots = self.slots();
+        let mut seen = std::collections::HashSet::new();
+        let (mut mine, mut bytes) = (0, 0);
+        for slot in slots.map.values().filter(|s| s.proposal.state.is_open()) {
+            mine += usize::from(slot.proposal.client == proposal.client);
+            bytes += slot.proposal.held_bytes(&mut seen);
+        }
+        let adding = proposal.held_bytes(&mut seen);
+        if mine >= MAX_OPEN_PER_CLIENT {
+            return Err(Error::invalid_input(format!(
+                "too many open proposals: this client has {mine} waiting for review or commit \
+                 (at most {MAX_OPEN_PER_CLIENT}); commit or let the dry-runs expire, or wait for \
+                 the reviewer, before proposing more"
+            )));
+        }
+        let cap = self.inner.open_bytes_cap;
+        if bytes + adding > cap {
+            return Err(Error::invalid_input(format!(
+                "too many open proposals: together they hold {} MiB, and this one {} MiB more \
+                 (at most {} MiB); commit or let the dry-runs expire, or wait for the reviewer, \
+                 before proposing more",
+                bytes >> 20,
+                adding.div_ceil(1 << 20),
+                cap >> 20
+            )));
+        }
+        Ok(())
     }
 
     /// The lock of each file, in a fixed order (so two requests never wait on each other).
@@ -373,7 +438,7 @@ impl Gate {
         }
         if files
             .iter()
-            .all(|f| f.before.is_some() && !f.delete && f.old == f.new && f.mode.is_none())
+            .all(|f| f.before.is_some() && !f.delete && f.old() == f.new && f.mode.is_none())
         {
             let names: Vec<&str> = files.iter().map(|f| f.path.rel.as_str()).collect();
             return Err(Error::new(
@@ -404,6 +469,7 @@ impl Gate {
             ));
         }
         let proposal = Proposal::new(&req.tool, req.client.clone(), files)?;
+        self.check_room(&proposal)?;
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
             let proposal = proposal.into_dry_run(ttl);
@@ -935,6 +1001,69 @@ mod tests {
             | Outcome::Rejected(s) => s.run_id.clone(),
             Outcome::Failed(..) => panic!("{o:?}"),
         }
+    }
+
+    #[test]
+    fn open_proposals_are_capped_per_client_and_in_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300).with_open_bytes_cap(7 << 20);
+        write(&g, "a.txt", "x\n");
+        let as_client = |client: &str, body: String| Request {
+            client: Some(client.into()),
+            ..req(vec![edit("a.txt", &body)], true)
+        };
+        let rt = rt();
+        for i in 0..MAX_OPEN_PER_CLIENT {
+            rt.block_on(g.submit(as_client("a", format!("v{i}\n"))))
+                .unwrap();
+        }
+        let e = rt
+            .block_on(g.submit(as_client("a", "one more\n".into())))
+            .unwrap_err();
+        assert!(e.message.contains("too many open proposals"), "{e:?}");
+        // Another client is not held up by the first one's proposals.
+        rt.block_on(g.submit(as_client("b", "b\n".into()))).unwrap();
+        // In bytes: a proposal of 1 MiB of new text holds about 2 MiB (its text and its
+        // hunk), so the fourth passes the 7 MiB cap.
+        let big = "y".repeat(1 << 20);
+        for k in 0..3 {
+            rt.block_on(g.submit(as_client("c", format!("{k}{big}"))))
+                .unwrap();
+        }
+        let e = rt
+            .block_on(g.submit(as_client("c", format!("3{big}"))))
+            .unwrap_err();
+        assert!(e.message.contains("MiB"), "{e:?}");
+    }
+
+    #[test]
+    fn proposals_of_one_file_share_its_original() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        let original = "line\n".repeat(200_000);
+        write(&g, "big.txt", &original);
+        let rt = rt();
+        let ids: Vec<String> = (0..3)
+            .map(|i| {
+                let new = original.replacen("line", &format!("edit {i}"), 1);
+                run_id(
+                    &rt.block_on(g.submit(req(vec![edit("big.txt", &new)], true)))
+                        .unwrap(),
+                )
+            })
+            .collect();
+        let slots = g.slots();
+        let files: Vec<&FileChange> = ids
+            .iter()
+            .map(|id| &slots.map[id].proposal.files[0])
+            .collect();
+        let (a, b) = (
+            files[0].before.as_ref().unwrap(),
+            files[2].before.as_ref().unwrap(),
+        );
+        assert!(Arc::ptr_eq(a, b));
+        assert!(Arc::ptr_eq(&files[0].text, &files[2].text));
+        assert_eq!(files[1].old(), original);
     }
 
     #[test]

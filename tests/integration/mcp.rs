@@ -784,9 +784,12 @@ async fn permission_errors_reach_the_agent() {
     // read everywhere and write only outside `locked/`.
     let uid = root_user.then_some(65534u32);
     if root_user {
-        for d in [p.root.parent().unwrap(), &p.root, &p.state] {
+        for d in [p.root.parent().unwrap(), &p.root] {
             std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
         }
+        // The state directory is the user's own (one others can write is refused).
+        std::os::unix::fs::chown(&p.state, Some(65534), Some(65534)).unwrap();
+        std::fs::set_permissions(&p.state, std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::set_permissions(
             p.root.join("locked/a.txt"),
             std::fs::Permissions::from_mode(0o644),

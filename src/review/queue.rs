@@ -701,6 +701,13 @@ impl Gate {
             });
             return e;
         };
+        // Which files kept the bytes they were proposed on.
+        let rebased_paths: Vec<bool> = proposal
+            .files
+            .iter()
+            .zip(&rebased.files)
+            .map(|(a, b)| a.before.as_deref() == b.before.as_deref())
+            .collect();
         {
             let mut slots = self.slots();
             if let Some(slot) = slots.map.get_mut(run_id) {
@@ -711,12 +718,25 @@ impl Gate {
             }
         }
         self.emit(Event::Updated(run_id.to_string()));
+        // Told to the person deciding, not to the agent: what changed, and that the
+        // decision is theirs again.
+        let changed: Vec<String> = proposal
+            .files
+            .iter()
+            .zip(&rebased_paths)
+            .filter(|(f, same)| !**same && !f.path.rel.is_empty())
+            .map(|(f, _)| format!("`{}`", f.path.rel))
+            .collect();
         Error::new(
             ErrorCode::FileChanged,
             format!(
-                "{} The proposal was rebased on the file's current content and waits for a \
-                 decision again.",
-                e.message
+                "nothing was written: {} changed on disk since the edit was proposed, so the \
+                 proposal was rebased on the current content; it waits for your decision again.",
+                if changed.is_empty() {
+                    "a file".to_string()
+                } else {
+                    changed.join(", ")
+                }
             ),
         )
     }
@@ -1265,6 +1285,14 @@ mod tests {
         let e = g.decide(&id, Decision::Accept).unwrap_err();
         assert_eq!(e.code, ErrorCode::FileChanged);
         assert!(e.message.contains("rebased"), "{}", e.message);
+        // Said to the person deciding: which file changed, and no advice meant for the agent.
+        assert!(
+            e.message.contains("`a.txt` changed on disk"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("send a new edit"), "{}", e.message);
+        assert!(e.message.ends_with('.'), "{}", e.message);
         assert_eq!(rx.try_recv().unwrap(), Event::Updated(id.clone()));
         assert_eq!(read(&g, "a.txt"), theirs);
         assert_eq!(g.get(&id).unwrap().state, State::Pending);

@@ -324,11 +324,7 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
             Span::styled(" ".repeat(pad), base),
             Span::styled(format!("{ago} "), base.patch(p.dim())),
         ]));
-        let path = match s.paths.as_slice() {
-            [] => String::new(),
-            [one] => inert_line(one).into_owned(),
-            [one, rest @ ..] => format!("{} +{}", inert_line(one), rest.len()),
-        };
+
         // A new parse error flags the row: `⚠` after the counts.
         let broken = !s.syntax.is_empty();
         let counts = format!(
@@ -344,7 +340,7 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
             String::new()
         };
         let room = w.saturating_sub(3 + counts.len() + 1 + client.chars().count().min(14) + 1);
-        let path = truncate(&path, room.max(8));
+        let path = row_path(&s.paths, room.max(8));
         let pad = w.saturating_sub(
             3 + path.chars().count() + 1 + counts.len() + 1 + client.chars().count().min(14),
         );
@@ -1174,6 +1170,28 @@ fn draw_help(f: &mut Frame, m: &Model, p: &Palette) {
     );
 }
 
+/// A queue row's paths within `room` columns: the first path (cut at its end when it must
+/// be), and how many more files there are, said as files (a bare `+1` would read as a count
+/// of lines beside the row's counts).
+fn row_path(paths: &[String], room: usize) -> String {
+    match paths {
+        [] => String::new(),
+        [one] => truncate(&inert_line(one), room),
+        [one, rest @ ..] => {
+            let more = format!(
+                " (and {} more file{})",
+                rest.len(),
+                if rest.len() == 1 { "" } else { "s" }
+            );
+            let first = truncate(
+                &inert_line(one),
+                room.saturating_sub(more.chars().count()).max(4),
+            );
+            format!("{first}{more}")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -1197,6 +1215,23 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_rows_other_files_are_counted_as_files_whatever_the_room() {
+        let paths = |n: usize| {
+            (0..n)
+                .map(|i| format!("src/module_{i}/file.rs"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(row_path(&paths(1), 40), "src/module_0/file.rs");
+        assert_eq!(
+            row_path(&paths(2), 60),
+            "src/module_0/file.rs (and 1 more file)"
+        );
+        let narrow = row_path(&paths(3), 30);
+        assert!(narrow.ends_with(" (and 2 more files)"), "{narrow}");
+        assert!(narrow.chars().count() <= 30, "{narrow}");
+    }
 
     #[test]
     fn wrap_breaks_at_spaces_and_marks_what_it_leaves_out() {

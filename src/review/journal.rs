@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::preimages::{DEFAULT_CAP, Preimages};
 use super::proposal::{Proposal, Review, Written};
+use super::revert;
 use crate::diff::FileDiff;
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::digest;
@@ -360,8 +361,44 @@ impl Journal {
         )
     }
 
+    /// The bytes of `rec`'s file `now` (it changed after the run wrote it) with the run's own
+    /// change taken back ([`revert::revert_onto`]); refused, showing the lines, where a later
+    /// change touched the lines the run changed, and as before (the run's change and the
+    /// change since) when the file is gone, was created or deleted by the run, or what the
+    /// run wrote is no longer stored.
+    fn revert_later(
+        &self,
+        run_id: &str,
+        rec: &FileRecord,
+        before: Option<Vec<u8>>,
+        now: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>> {
+        let written = rec
+            .after_hash
+            .as_deref()
+            .and_then(|h| self.preimages.get(h));
+        let (Some(found), Some(written), Some(current)) = (&before, &written, &now) else {
+            return Err(self.moved_on(run_id, rec, before, now));
+        };
+        match revert::revert_onto(found, written, current) {
+            Ok(bytes) => Ok(bytes),
+            Err(revert::Refusal::Conflict(c)) => Err(Error::new(
+                ErrorCode::FileChanged,
+                format!(
+                    "cannot undo run {run_id}: `{}` was changed later where the run changed it, \
+                     so taking the run's change back would undo that later change too; nothing \
+                     was written.\n{c}",
+                    rec.path
+                ),
+            )),
+            Err(revert::Refusal::NotText) => Err(self.moved_on(run_id, rec, before, now)),
+        }
+    }
+
     /// Undo an applied edit (the latest one not undone yet, or `run_id`): restore every file
-    /// byte for byte when it still holds what was written; otherwise refuse and say why.
+    /// byte for byte when it still holds what was written; when a file changed since, take back
+    /// only the run's own change (as `git revert`), refusing where a later change touched the
+    /// same lines.
     pub fn undo(&self, run_id: Option<&str>, max_bytes: u64) -> Result<Entry> {
         let entries = self.entries()?;
         let undone: Vec<&str> = entries
@@ -386,15 +423,19 @@ impl Journal {
         };
         // Check every file first: undo is all or nothing.
         let mut plans = Vec::with_capacity(target.files.len());
+        let mut merged = Vec::new();
         for rec in &target.files {
             let path = self.root.resolve(&rec.path)?;
             let now = fs::read(&path, max_bytes)?;
             let now_hash = now.as_deref().map(digest::hash);
-            if now_hash != rec.after_hash {
-                let before = self.before_of(&target.run_id, rec).ok().flatten();
-                return Err(self.moved_on(&target.run_id, rec, before, now));
-            }
             let before = self.before_of(&target.run_id, rec)?;
+            if now_hash != rec.after_hash {
+                // The file moved on: take back only the run's own change, as `git revert`.
+                let back = self.revert_later(&target.run_id, rec, before, now)?;
+                merged.push(rec.path.clone());
+                plans.push((path, Some(back), rec.mode));
+                continue;
+            }
             plans.push((path, before, rec.mode));
         }
         for (path, before, mode) in &plans {
@@ -403,13 +444,26 @@ impl Journal {
                 None => fs::remove(path)?,
             }
         }
+        let note = if merged.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "the run's change was taken back from later content of {}; the later changes \
+                 stay",
+                merged
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
         let entry = Entry {
             ts: now_secs(),
             run_id: target.run_id.clone(),
             action: Action::Undone,
             tool: target.tool.clone(),
             client: target.client.clone(),
-            note: String::new(),
+            note,
             hunks: None,
             edited: false,
             files: target.files.clone(),
@@ -515,25 +569,47 @@ mod tests {
     }
 
     #[test]
-    fn undo_refuses_after_a_later_change() {
+    fn undo_refuses_where_a_later_change_touched_the_runs_lines() {
         let (_d, root, journal) = setup();
         apply(&root, &journal, "f.txt", b"a\nb\n", "a\nB\n");
-        std::fs::write(root.path().join("f.txt"), "a\nB\nc\n").unwrap();
+        std::fs::write(root.path().join("f.txt"), "a\nBee\nc\n").unwrap();
         let e = journal.undo(None, 1 << 20).unwrap_err();
         assert_eq!(e.code, ErrorCode::FileChanged);
-        // The three states: the run's own change, then only what came after it.
-        let (run, since) = e.message.split_once("What changed since:").unwrap();
-        assert!(run.contains("What the run changed:"), "{}", e.message);
-        assert!(run.contains("-b\n+B"), "{}", e.message);
-        assert!(!run.contains("+c"), "{}", e.message);
+        // The lines both changed: what the run found and wrote, and what is there now.
         assert!(
-            since.contains("+c") && !since.contains("-b"),
+            e.message.contains("changed later where the run changed it"),
             "{}",
             e.message
         );
+        assert!(e.message.contains("- b\n"), "{}", e.message);
+        assert!(e.message.contains("+ B\n"), "{}", e.message);
+        assert!(e.message.contains("  Bee\n"), "{}", e.message);
         assert_eq!(
             std::fs::read_to_string(root.path().join("f.txt")).unwrap(),
-            "a\nB\nc\n"
+            "a\nBee\nc\n"
+        );
+    }
+
+    #[test]
+    fn undo_takes_back_an_earlier_run_under_a_later_one_elsewhere() {
+        let (_d, root, journal) = setup();
+        let lines: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+        let first = lines.replace("line 5\n", "line five\n");
+        let p1 = apply(&root, &journal, "u.py", lines.as_bytes(), &first);
+        let second = first.replace("line 25\n", "line twenty-five\n");
+        apply(&root, &journal, "u.py", first.as_bytes(), &second);
+        let entry = journal.undo(Some(&p1.run_id), 1 << 20).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("u.py")).unwrap(),
+            lines.replace("line 25\n", "line twenty-five\n")
+        );
+        assert_eq!(entry.action, Action::Undone);
+        assert!(entry.note.contains("later changes"), "{}", entry.note);
+        // The later run can still be undone on its own.
+        journal.undo(None, 1 << 20).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("u.py")).unwrap(),
+            lines
         );
     }
 

@@ -11,6 +11,7 @@ pub mod policy;
 pub mod preimages;
 pub mod proposal;
 pub mod queue;
+mod revert;
 mod shared;
 
 use std::path::Path;

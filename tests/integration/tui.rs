@@ -177,21 +177,24 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
     tmux.keys(&["n"]);
     tmux.wait_for("nothing undone", 10, |s| s.contains("nothing undone"));
     assert_eq!(p.read("story.md"), expected);
-    // The file moved on since the run: the refusal shows the run's change and what came after.
-    p.write("story.md", &format!("{expected}A line added later.\n"));
+    // A later change of a line the run changed: the refusal shows those lines, nothing moves.
+    let clash = expected.replace("The first line, edited.", "The first line, edited twice.");
+    p.write("story.md", &clash);
     tmux.keys(&["u", "y"]);
-    let screen = tmux.wait_for("the three states", 10, |s| {
-        s.contains("undo refused") && s.contains("What changed since")
+    let screen = tmux.wait_for("the conflicting lines", 10, |s| {
+        s.contains("undo refused") && s.contains("The lines both changed")
     });
-    assert!(screen.contains("+The first line, edited."), "{screen}");
-    assert!(screen.contains("+A line added later."), "{screen}");
+    assert!(screen.contains("+ The first line, edited."), "{screen}");
+    assert!(screen.contains("The first line, edited twice."), "{screen}");
     tmux.keys(&["Escape"]);
-    p.write("story.md", &expected);
+    assert_eq!(p.read("story.md"), clash);
+    // A later change elsewhere: the run's change is taken back, the later one stays.
+    p.write("story.md", &format!("{expected}A line added later.\n"));
     tmux.keys(&["u", "y"]);
     tmux.wait_for("the undo and its row", 10, |s| {
         s.contains("undid") && s.contains("undone")
     });
-    assert_eq!(p.read("story.md"), STORY);
+    assert_eq!(p.read("story.md"), format!("{STORY}A line added later.\n"));
 
     // Nothing pending: q quits at once and the terminal is given back.
     tmux.keys(&["q"]);

@@ -1,8 +1,11 @@
 //! Forwarding from `serve --stdio` into a live gate (docs/DESIGN.md §1): the stdio server sends each
 //! edit to the gate's review API with the bearer token, then waits on the review in short
-//! steps so it can relay progress to its own client and withdraw on cancellation.
+//! steps so it can relay progress to its own client and withdraw on cancellation. A stdio
+//! server stands under its gate at a [`GateScope`]: its root relative to the gate's, which
+//! confines what it may commit or await by run_id and which paths of the gate's rules its
+//! own search obeys (docs/DESIGN.md §7).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -14,6 +17,47 @@ use crate::api::types::{Info, ToolCallBody, WaitBody};
 use crate::error::{Error, ErrorCode};
 use crate::workspace::paths::Root;
 
+/// Where a forwarding stdio server stands under its gate: the gate's root, as the gate itself
+/// (or the user's own discovery entry) names it — never as the repository says — and the
+/// stdio server's root relative to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GateScope {
+    /// The gate's root (canonical when it exists).
+    pub root: PathBuf,
+    /// The stdio server's root relative to the gate's (`""` when they are the same), with a
+    /// trailing `/`.
+    pub prefix: String,
+}
+
+impl GateScope {
+    /// The scope of a stdio server rooted at `base_dir` under a gate rooted at `gate_root`;
+    /// an error when the gate's root does not hold it.
+    pub(crate) fn new(gate_root: &Path, base_dir: &Path) -> Result<GateScope, String> {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let root = canon(gate_root);
+        let base = canon(base_dir);
+        let rel = base.strip_prefix(&root).map_err(|_| {
+            format!(
+                "the gate's root {} does not hold this server's root {}",
+                root.display(),
+                base.display()
+            )
+        })?;
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let prefix = if rel.is_empty() {
+            rel
+        } else {
+            format!("{rel}/")
+        };
+        Ok(GateScope { root, prefix })
+    }
+
+    /// Whether the gate-relative path `gate_rel` lies under the stdio server's root.
+    pub(crate) fn holds(&self, gate_rel: &str) -> bool {
+        gate_rel.starts_with(self.prefix.as_str())
+    }
+}
+
 /// A connection to a live gate.
 #[derive(Debug, Clone)]
 pub(crate) struct Forwarder {
@@ -22,9 +66,9 @@ pub(crate) struct Forwarder {
     http: reqwest::Client,
     /// The stdio server's own root: every path it forwards resolves under it.
     root: Root,
-    /// `base_dir` relative to the gate's root (`""` when they are the same), with a trailing
-    /// `/`: stripped from the paths the gate reports, so the agent sees its own paths.
-    prefix: String,
+    /// Where `root` stands under the gate: its prefix is stripped from the paths the gate
+    /// reports, so the agent sees its own paths.
+    scope: GateScope,
     /// The gate's review timeout.
     pub review_timeout: Duration,
 }
@@ -35,6 +79,14 @@ fn gone(base: &str, e: impl std::fmt::Display) -> Error {
         format!(
             "the patchgate reviewer at {base} stopped answering ({e}); nothing was written by this call — send the edit again"
         ),
+    )
+}
+
+/// The answer for a run this server may not see, word for word the gate's for an unknown run.
+fn run_not_found(run_id: &str) -> Error {
+    Error::new(
+        ErrorCode::RunNotFound,
+        format!("no dry-run or review with run id `{run_id}` (run ids last for this session only)"),
     )
 }
 
@@ -60,30 +112,31 @@ impl Forwarder {
             .json()
             .await
             .map_err(|e| e.to_string())?;
-        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let prefix = canon(base_dir)
-            .strip_prefix(canon(&info.root))
-            .map(|rel| {
-                let rel = rel.to_string_lossy().replace('\\', "/");
-                if rel.is_empty() {
-                    rel
-                } else {
-                    format!("{rel}/")
-                }
-            })
-            .unwrap_or_default();
+        let scope = GateScope::new(&info.root, base_dir)?;
         let root = Root::new(base_dir).map_err(|e| e.message)?;
         Ok(Forwarder {
             base,
             token: d.token.clone(),
             http,
             root,
-            prefix,
+            scope,
             review_timeout: Duration::from_secs(info.review_timeout_s),
         })
     }
 
-    async fn post(&self, path: &str, body: Value, timeout: Duration) -> Result<Envelope, Error> {
+    /// Where this server stands under the gate.
+    pub(crate) fn scope(&self) -> &GateScope {
+        &self.scope
+    }
+
+    /// A review-API call answered with an envelope, its paths as the gate reports them
+    /// (relative to the gate's root).
+    async fn post_raw(
+        &self,
+        path: &str,
+        body: Value,
+        timeout: Duration,
+    ) -> Result<Envelope, Error> {
         let resp = self
             .http
             .post(format!("{}{path}", self.base))
@@ -104,13 +157,18 @@ impl Forwarder {
                 ),
             ));
         }
-        let mut env = resp
-            .json::<Envelope>()
+        resp.json::<Envelope>()
             .await
-            .map_err(|e| gone(&self.base, e))?;
-        if !self.prefix.is_empty() {
+            .map_err(|e| gone(&self.base, e))
+    }
+
+    /// [`Forwarder::post_raw`] with the paths made the agent's own.
+    async fn post(&self, path: &str, body: Value, timeout: Duration) -> Result<Envelope, Error> {
+        let mut env = self.post_raw(path, body, timeout).await?;
+        let prefix = self.scope.prefix.as_str();
+        if !prefix.is_empty() {
             let strip = |p: &mut String| {
-                if let Some(rest) = p.strip_prefix(self.prefix.as_str()) {
+                if let Some(rest) = p.strip_prefix(prefix) {
                     *p = rest.to_string();
                 }
             };
@@ -142,6 +200,34 @@ impl Forwarder {
         .unwrap_or_else(|e| Envelope::error(&e, call_paths, dry_run))
     }
 
+    /// Confirm that run `run_id` at the gate is this server's to commit or await: every file
+    /// of it lies under this server's root. Another root's run is `RUN_NOT_FOUND`, as if it
+    /// did not exist (nothing about it is told).
+    pub(crate) async fn confirm_own_run(&self, run_id: &str) -> Result<(), Error> {
+        // A wait of no time answers at once with the run's paths, on an agent route.
+        let body = serde_json::to_value(WaitBody {
+            timeout_s: Some(0.0),
+        })
+        .unwrap_or_default();
+        let env = self
+            .post_raw(
+                &format!("/api/reviews/{run_id}/wait"),
+                body,
+                Duration::from_secs(30),
+            )
+            .await?;
+        let paths: Vec<&String> = env.path.iter().chain(env.paths.iter().flatten()).collect();
+        let own = env.code != Some(ErrorCode::RunNotFound)
+            && !paths.is_empty()
+            && paths.iter().all(|p| self.scope.holds(p));
+        if own {
+            Ok(())
+        } else {
+            tracing::info!("run {run_id}: not under this server's root; refused");
+            Err(run_not_found(run_id))
+        }
+    }
+
     /// Wait up to `timeout` for a review.
     pub(crate) async fn wait(&self, run_id: &str, timeout: Duration) -> Envelope {
         let secs = timeout.as_secs_f64();
@@ -170,5 +256,26 @@ impl Forwarder {
                 Duration::from_secs(5),
             )
             .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scope_holds_its_own_directory_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub/deep")).unwrap();
+        let s = GateScope::new(dir.path(), &dir.path().join("sub")).unwrap();
+        assert_eq!(s.prefix, "sub/");
+        assert!(s.holds("sub/a.txt") && s.holds("sub/deep/b.txt"));
+        for other in ["sub", "subway/a.txt", "other/a.txt", "a.txt"] {
+            assert!(!s.holds(other), "{other}");
+        }
+        let same = GateScope::new(dir.path(), dir.path()).unwrap();
+        assert_eq!(same.prefix, "");
+        assert!(same.holds("a.txt"));
+        assert!(GateScope::new(&dir.path().join("sub"), dir.path()).is_err());
     }
 }

@@ -1,6 +1,8 @@
 //! Serving the search tools (`agentic_search`, `fast_search`, `agentic_retrieval`): one
 //! [`Searcher`] per dispatcher, made on the first search over the gate's root and its deny
-//! rules (with the model of the user's own config); the index is refreshed on a blocking
+//! rules (with the model of the user's own config) — for a stdio server under a live gate,
+//! the gate's rules too, over the same files as the gate names them, and made again when
+//! that gate or its rules change (docs/DESIGN.md §7); the index is refreshed on a blocking
 //! thread, and its progress and the model's turns go out as progress notifications. Nothing
 //! here reviews or writes.
 
@@ -12,46 +14,99 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::{self, ToolCall, ToolName};
 use super::envelope::Envelope;
+use super::forward::GateScope;
 use super::progress::{ProgressSink, Report, reporting};
 use crate::error::{Error, ErrorCode, Result};
+use crate::review::policy::Policy;
 use crate::review::queue::Gate;
-use crate::search::explore::Explorer;
+use crate::search::explore::{Explorer, Keep};
 use crate::search::{DEFAULT_LIMIT, Mode, Searcher, agent, store::Store};
+use crate::workspace::config::{Config, PolicyName};
 use crate::workspace::userconfig::UserConfig;
 
 /// The note `fast_search` adds to its answer.
 pub const DEPRECATED: &str =
     "fast_search is deprecated and will be removed: call agentic_search (the same answer)";
 
+/// What a searcher was made for: nothing beyond its own gate's rules, or a live gate's
+/// scope with that gate's root configuration as read then.
+type Made = Option<(GateScope, Config)>;
+
 /// The searcher of one dispatcher, made on first use.
 #[derive(Default)]
 pub struct Searches {
-    searcher: Mutex<Option<Arc<Searcher>>>,
+    searcher: Mutex<Option<(Made, Arc<Searcher>)>>,
+}
+
+/// The failure to read a live gate's rules: the search stops (it never runs without them).
+fn rules_unreadable(scope: &GateScope, e: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::FsError,
+        format!(
+            "the rules of the patchgate gate for {} cannot be read ({e}); nothing was searched — \
+             fix them (or stop that gate) and search again",
+            scope.root.display()
+        ),
+    )
+}
+
+/// What a search may see: what `own` (this process's gate's policy) lets it read, and
+/// under a live gate (`made`) what that gate's rules let it read, the path as the gate names
+/// it (`prefix` + the root-relative path).
+fn keep_of(own: Policy, made: &Made, user: Option<&UserConfig>) -> Result<Keep> {
+    let Some((scope, config)) = made else {
+        return Ok(Arc::new(move |rel: &str| own.may_read(rel)));
+    };
+    let user = user.ok_or_else(|| rules_unreadable(scope, "your own config does not load"))?;
+    let theirs = Policy::layered(user, config, None, PolicyName::Gate)
+        .map_err(|e| rules_unreadable(scope, e.message))?;
+    let prefix = scope.prefix.clone();
+    Ok(Arc::new(move |rel: &str| {
+        own.may_read(rel) && theirs.may_read(&format!("{prefix}{rel}"))
+    }))
 }
 
 impl Searches {
-    /// The searcher over `gate`'s root, seeing what its deny rules allow.
-    fn get(&self, gate: &Gate) -> Arc<Searcher> {
+    /// The searcher over `gate`'s root, seeing what its deny rules allow, and under a live
+    /// gate (`scope`) what that gate's rules allow too; an error when those cannot be read.
+    fn get(&self, gate: &Gate, scope: Option<&GateScope>) -> Result<Arc<Searcher>> {
+        let made: Made = match scope {
+            None => None,
+            Some(s) => Some((
+                s.clone(),
+                Config::load(&s.root).map_err(|e| rules_unreadable(s, e))?,
+            )),
+        };
         let mut slot = self
             .searcher
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(s) = slot.as_ref() {
-            return s.clone();
+        if let Some((m, s)) = slot.as_ref()
+            && *m == made
+        {
+            return Ok(s.clone());
         }
-        let policy = gate.policy().clone();
-        let keep = Arc::new(move |rel: &str| policy.may_read(rel));
-        let root = &gate.workspace().root;
-        let model = UserConfig::load()
+        let user = UserConfig::load()
             .map_err(|e| Error::invalid_input(e.to_string()))
-            .and_then(|user| agent::SearchModel::from_user(&user))
+            .inspect_err(|e| tracing::warn!("your config does not load: {}", e.message))
+            .ok();
+        let keep = keep_of(gate.policy().clone(), &made, user.as_ref())?;
+        let model = user
+            .as_ref()
+            .map(agent::SearchModel::from_user)
+            .transpose()
+            .map(Option::flatten)
             .unwrap_or_else(|e| {
                 tracing::warn!("search runs without a model: {}", e.message);
                 None
             });
-        let searcher = Arc::new(Searcher::new(Store::open(root), keep, model));
-        *slot = Some(searcher.clone());
-        searcher
+        let searcher = Arc::new(Searcher::new(
+            Store::open(&gate.workspace().root),
+            keep,
+            model,
+        ));
+        *slot = Some((made, searcher.clone()));
+        Ok(searcher)
     }
 }
 
@@ -116,10 +171,12 @@ async fn answer(
     Ok(explored)
 }
 
-/// Run a search tool call to its JSON answer; `true` with an error envelope.
-pub async fn run(
+/// Run a search tool call to its JSON answer; `true` with an error envelope. `scope`: where
+/// a forwarding stdio server stands under its live gate, whose rules the search obeys too.
+pub(crate) async fn run(
     searches: &Searches,
     gate: &Gate,
+    scope: Option<&GateScope>,
     tool: ToolName,
     arguments: &Map<String, Value>,
     cancel: CancellationToken,
@@ -133,7 +190,10 @@ pub async fn run(
         }
         Err(e) => return (Envelope::error(&e, &[], false).to_value(), true),
     };
-    let searcher = searches.get(gate);
+    let searcher = match searches.get(gate, scope) {
+        Ok(s) => s,
+        Err(e) => return (Envelope::error(&e, &[], false).to_value(), true),
+    };
     let root = searcher.root().to_path_buf();
     let result = tokio::select! {
         r = answer(searcher, tool, query, sink) => r,
@@ -148,5 +208,37 @@ pub async fn run(
             (v, false)
         }
         Err(e) => (Envelope::error(&e, &[], false).to_value(), true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn under_a_gate_its_rules_apply_to_the_paths_as_it_names_them() {
+        let own = Policy::from_config(
+            &Config::parse("[[rules]]\nglob = \"mine/**\"\naction = \"deny\"\n").unwrap(),
+            None,
+            PolicyName::Gate,
+        )
+        .unwrap();
+        let scope = GateScope {
+            root: "/gate".into(),
+            prefix: "sub/".into(),
+        };
+        let theirs =
+            Config::parse("[[rules]]\nglob = \"sub/secrets/**\"\naction = \"deny\"\n").unwrap();
+        let made: Made = Some((scope.clone(), theirs));
+        let keep = keep_of(own.clone(), &made, Some(&UserConfig::default())).unwrap();
+        assert!(keep("src/a.rs"));
+        assert!(!keep("secrets/key.txt"), "the gate's rule");
+        assert!(!keep("mine/x.rs"), "its own rule");
+        // Without the user's config the gate's rules are unknown: no search at all.
+        let e = keep_of(own.clone(), &made, None).err().unwrap();
+        assert_eq!(e.code, ErrorCode::FsError);
+        // With no gate, its own rules only.
+        let keep = keep_of(own, &None, None).unwrap();
+        assert!(keep("secrets/key.txt") && !keep("mine/x.rs"));
     }
 }

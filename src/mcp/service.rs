@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::args::{self, ToolCall, ToolName};
 use super::discovery::Discovery;
 use super::envelope::{Envelope, Status};
-use super::forward::Forwarder;
+use super::forward::{Forwarder, GateScope};
 // Where the progress of a call goes (kept here too: `service::NoProgress` is the old path).
 pub use super::progress::{NoProgress, ProgressSink};
 use crate::error::{Error, ErrorCode};
@@ -143,7 +143,7 @@ impl Dispatcher {
     }
 
     /// Run a search tool (read-only: no review, never forwarded) to its JSON answer, with
-    /// `true` when it is an error envelope.
+    /// `true` when it is an error envelope. Under a live gate it obeys the gate's rules too.
     pub async fn search(
         &self,
         tool: ToolName,
@@ -153,15 +153,44 @@ impl Dispatcher {
         sink: &dyn ProgressSink,
     ) -> (Value, bool) {
         self.seen(client.as_deref());
+        let scope = match self.gate_scope().await {
+            Ok(s) => s,
+            Err(e) => return (Envelope::error(&e, &[], false).to_value(), true),
+        };
         super::search::run(
             &self.inner.searches,
             &self.inner.gate,
+            scope.as_ref(),
             tool,
             arguments,
             cancel,
             sink,
         )
         .await
+    }
+
+    /// For a stdio server under a live gate, where it stands under that gate, whose rules
+    /// what it serves locally obeys too (docs/DESIGN.md §7). A live gate that does not answer
+    /// still counts: its discovery entry names its root.
+    async fn gate_scope(&self) -> Result<Option<GateScope>, Error> {
+        let Some(dir) = self.inner.forward_from.as_ref() else {
+            return Ok(None);
+        };
+        if let Some(f) = self.remote().await {
+            return Ok(Some(f.scope().clone()));
+        }
+        let Some(live) = Discovery::for_dir(dir) else {
+            return Ok(None);
+        };
+        GateScope::new(&live.root, dir).map(Some).map_err(|e| {
+            Error::new(
+                ErrorCode::FsError,
+                format!(
+                    "the rules of the gate at {} cannot be applied: {e}",
+                    live.url
+                ),
+            )
+        })
     }
 
     /// The review timeout of this process's gate.
@@ -359,8 +388,7 @@ impl Dispatcher {
                 (env, self.inner.review_timeout)
             }
             Target::Remote(f) => (
-                f.start(tool, arguments, client, &call.paths(), call.dry_run())
-                    .await,
+                Self::start_remote(f, tool, &call, arguments, client).await,
                 f.review_timeout,
             ),
         };
@@ -371,6 +399,29 @@ impl Dispatcher {
             _ => review_timeout,
         };
         self.follow(first, &target, timeout, cancel, sink).await
+    }
+
+    /// Start a parsed call at the live gate. A commit or wait by run_id goes only to a run
+    /// whose files all lie under this server's root; another root's is `RUN_NOT_FOUND`.
+    async fn start_remote(
+        f: &Forwarder,
+        tool: ToolName,
+        call: &ToolCall,
+        arguments: Map<String, Value>,
+        client: Option<String>,
+    ) -> Envelope {
+        if let ToolCall::Commit { run_id } | ToolCall::Await { run_id, .. } = call
+            && let Err(e) = f.confirm_own_run(run_id).await
+        {
+            let mut env = Envelope::error(&e, &[], false);
+            // As the gate answers: a commit names its run, an unknown run's wait does not.
+            if matches!(call, ToolCall::Commit { .. }) || e.code != ErrorCode::RunNotFound {
+                env.run_id = Some(run_id.clone());
+            }
+            return env;
+        }
+        f.start(tool, arguments, client, &call.paths(), call.dry_run())
+            .await
     }
 
     async fn follow(

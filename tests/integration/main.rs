@@ -9,6 +9,7 @@ mod config_write;
 mod corpus;
 mod crash;
 mod docs;
+mod gate_scope;
 mod journal_cli;
 mod layers;
 mod lazy_fallback;

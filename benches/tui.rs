@@ -121,6 +121,7 @@ fn loaded_model(w: u16, h: u16) -> Model {
             warnings: vec![],
             syntax: vec![],
             review: None,
+            failure: None,
         })),
     );
     update(

@@ -255,6 +255,7 @@ mod tests {
             warnings: vec![],
             syntax: vec![],
             review: None,
+            failure: None,
         }
     }
 

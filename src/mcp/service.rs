@@ -306,13 +306,19 @@ impl Dispatcher {
         let gate = &self.inner.gate;
         let result = match call {
             ToolCall::Edit { tool, edits, .. } => {
-                gate.submit(Request {
-                    tool: tool.as_str().to_string(),
-                    client,
-                    edits: edits.clone(),
-                    dry_run,
-                })
-                .await
+                let sent = gate
+                    .submit(Request {
+                        tool: tool.as_str().to_string(),
+                        client: client.clone(),
+                        edits: edits.clone(),
+                        dry_run,
+                    })
+                    .await;
+                // A failed call stays in sight of the person: a failed row, whole message.
+                if let Err(e) = &sent {
+                    gate.record_failure(tool.as_str(), client, paths.clone(), e);
+                }
+                sent
             }
             ToolCall::Commit { run_id } => gate.commit(run_id, false),
             ToolCall::Await { run_id, .. } => {

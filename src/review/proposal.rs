@@ -269,9 +269,47 @@ pub struct Proposal {
     pub state: State,
     /// The decision, once taken.
     pub review: Option<Review>,
+    /// For an agent call that failed before anything was proposed: why, and the paths it
+    /// named (it has no files).
+    pub failure: Option<Failure>,
 }
 
+/// An agent's call that failed (`NO_MATCH`, `NEEDS_MORE_CONTEXT`, …), kept as a failed review
+/// so the person sees what the agent tried and the whole answer it got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The error's code and whole message, as the agent got it (`CODE: message`).
+    pub message: String,
+    /// The paths the call named, as it named them.
+    pub paths: Vec<String>,
+}
+
+/// A failed call's message is kept up to this many bytes (an agent's call may fail often).
+const FAILURE_BYTES: usize = 16 << 10;
+
 impl Proposal {
+    /// A failed call of `tool` by `client` naming `paths`, closed as it is made.
+    pub fn failed(
+        tool: &str,
+        client: Option<String>,
+        paths: Vec<String>,
+        error: &Error,
+    ) -> Result<Proposal> {
+        let mut message = format!("{}: {}", error.code.as_str(), error.message);
+        if message.len() > FAILURE_BYTES {
+            let cut = (0..=FAILURE_BYTES)
+                .rev()
+                .find(|&i| message.is_char_boundary(i))
+                .unwrap_or(0);
+            message.truncate(cut);
+            message.push_str(" …");
+        }
+        let mut p = Proposal::new(tool, client, Vec::new())?;
+        p.state = State::Failed;
+        p.failure = Some(Failure { message, paths });
+        Ok(p)
+    }
+
     /// A proposal of `files` by `tool`; an error when no run id can be made (the OS random
     /// source failed).
     pub fn new(tool: &str, client: Option<String>, files: Vec<FileChange>) -> Result<Proposal> {
@@ -284,6 +322,7 @@ impl Proposal {
             expires_at: None,
             state: State::Pending,
             review: None,
+            failure: None,
         })
     }
 
@@ -339,7 +378,10 @@ impl Proposal {
 
     /// The paths, root-relative.
     pub fn paths(&self) -> Vec<String> {
-        self.files.iter().map(|f| f.path.rel.clone()).collect()
+        match &self.failure {
+            Some(f) if self.files.is_empty() => f.paths.clone(),
+            _ => self.files.iter().map(|f| f.path.rel.clone()).collect(),
+        }
     }
 
     /// All files' unified diffs, concatenated.

@@ -77,6 +77,9 @@ pub struct Summary {
     pub syntax: Vec<SyntaxMark>,
     /// The decision, once taken.
     pub review: Option<Review>,
+    /// For a failed agent call: its error code and whole message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// A file's new parse errors in a review: the file, the 1-based line of the first in the
@@ -137,6 +140,7 @@ impl Summary {
                 })
                 .collect(),
             review: p.review.clone(),
+            failure: p.failure.as_ref().map(|f| f.message.clone()),
         }
     }
 }
@@ -485,6 +489,28 @@ impl Gate {
             Action::Auto => self.decide_inner(&run_id, Decision::Accept, None, false),
             _ => Ok(self.status(&run_id)),
         }
+    }
+
+    /// Keep an agent's failed call as a failed review (closed, so the "open" filter hides it):
+    /// the person sees what was tried and the whole answer. Remembered like closed reviews.
+    pub fn record_failure(
+        &self,
+        tool: &str,
+        client: Option<String>,
+        paths: Vec<String>,
+        e: &Error,
+    ) {
+        let Ok(proposal) = Proposal::failed(tool, client, paths, e) else {
+            return;
+        };
+        let run_id = proposal.run_id.clone();
+        let summary = Summary::of(&proposal);
+        self.insert(proposal);
+        if let Some(slot) = self.slots().map.get(&run_id) {
+            slot.outcome
+                .send_replace(Some(Outcome::Failed(Some(summary), e.clone())));
+        }
+        self.emit(Event::New(run_id));
     }
 
     /// Where a run stands now, as the waiting agent would hear it.

@@ -1120,6 +1120,7 @@ pub(crate) mod tests {
             warnings: vec![],
             syntax: vec![],
             review: None,
+            failure: None,
         }
     }
 

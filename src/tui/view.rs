@@ -378,6 +378,10 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
     let block = diff_block(m, item, p);
     let inner = block.inner(area);
     f.render_widget(block, area);
+    if let Some(failure) = &item.summary.failure {
+        draw_failure(f, failure, inner, p);
+        return;
+    }
     let Some(v) = &item.view else {
         let text = if item.loading {
             "loading…"
@@ -413,6 +417,26 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
             Some(pattern) => highlight(line, pattern, found),
             None => line,
         });
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A failed agent call in the diff pane: what it named and the whole answer the agent got,
+/// wrapped (agents' text made inert).
+fn draw_failure(f: &mut Frame, failure: &str, inner: Rect, p: &Palette) {
+    let width = (inner.width as usize).saturating_sub(2).max(8);
+    let mut lines = vec![
+        Line::styled(
+            " This call failed; nothing was proposed. The agent was told:",
+            p.fg(Color::Red).add_modifier(Modifier::BOLD),
+        ),
+        Line::from(""),
+    ];
+    let text = inert(failure).into_owned();
+    for line in text.lines() {
+        for chunk in wrap(line, width, usize::MAX) {
+            lines.push(Line::from(format!(" {chunk}")));
+        }
     }
     f.render_widget(Paragraph::new(lines), inner);
 }

@@ -895,3 +895,59 @@ fn a_partly_accepted_review_stays_in_view_with_what_was_written() {
         new.replace("line thirty-eight\n", "line 38\n")
     );
 }
+
+/// An agent's call that fails is a failed row with the whole answer the agent got, which the
+/// "open" filter hides.
+#[test]
+fn a_failed_agent_call_is_a_failed_row_with_its_whole_message() {
+    let p = Project::new();
+    p.write("a.txt", "alpha\nbeta\ngamma\n");
+    let state = p.state.display().to_string();
+    let log = p.state.join("patchgate.log").display().to_string();
+    let root = p.root.display().to_string();
+    let tmux = Tmux::start(
+        &p.state,
+        140,
+        40,
+        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &["--listen", "127.0.0.1:0", "--root", &root],
+    );
+    let (mcp_url, token) = discovery(&p.state, &tmux);
+    tmux.wait_for("the empty queue", 30, |s| s.contains("Waiting for agents"));
+    let base = mcp_url.trim_end_matches("/mcp").to_string();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let answer: Value = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            reqwest::Client::new()
+                .post(format!("{base}/api/tools/patch_file"))
+                .bearer_auth(&token)
+                .json(&serde_json::json!({
+                    "arguments": {
+                        "target_file": "a.txt",
+                        "search_content": "delta epsilon",
+                        "replace_content": "zeta"
+                    },
+                    "client": "script"
+                }))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap()
+        });
+    assert_eq!(answer["code"], "NO_MATCH", "{answer}");
+    let screen = tmux.wait_for("the failed row and its message", 30, |s| {
+        s.contains("patch_file") && s.contains("This call failed") && s.contains("NO_MATCH:")
+    });
+    assert!(screen.contains("failed"), "{screen}");
+    assert!(screen.contains("a.txt"), "{screen}");
+    // The "open" filter hides it.
+    tmux.keys(&["f"]);
+    tmux.wait_for("the open filter", 10, |s| s.contains("no open reviews"));
+    assert_eq!(p.read("a.txt"), "alpha\nbeta\ngamma\n");
+}

@@ -4,42 +4,17 @@
 //! case and the growth exponent of time against file size; exits non-zero when a bound is
 //! broken. Run with `cargo bench --bench lazy_scale`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+mod counting;
+
 use std::hint::black_box;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use patchgate::edit::{Hints, lazy};
 use patchgate::error::ErrorCode;
 
-/// The system allocator, counting the bytes live and their peak.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call goes to the system allocator unchanged; only the counts are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded unchanged to the system allocator.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: counting::Counting = counting::Counting;
 
 /// A Rust-like source file of about `bytes` bytes, every function distinct.
 fn source(bytes: usize) -> String {
@@ -94,8 +69,7 @@ fn measure(file: &str, snippet: &str, runs: usize) -> Measured {
     };
     let mut times = Vec::with_capacity(runs);
     let mut outcome = Ok(());
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = counting::start_peak();
     for _ in 0..runs {
         let start = Instant::now();
         let r = lazy::merge(black_box(file), black_box(snippet), &hints);
@@ -105,7 +79,7 @@ fn measure(file: &str, snippet: &str, runs: usize) -> Measured {
     times.sort();
     Measured {
         median: times[times.len() / 2],
-        peak: PEAK.load(Ordering::Relaxed).saturating_sub(base),
+        peak: counting::peak_since(base),
         outcome,
     }
 }

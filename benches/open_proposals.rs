@@ -5,9 +5,9 @@
 //! cap allows or an open proposal costs more than its own new content plus a tenth of the
 //! file (the original is kept once). Run with `cargo bench --bench open_proposals`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+mod counting;
+
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use patchgate::review::edit::{EditOp, ProposedEdit};
@@ -17,31 +17,8 @@ use patchgate::review::queue::{Gate, Request};
 use patchgate::workspace::Workspace;
 use patchgate::workspace::config::{Config, PolicyName};
 
-/// The system allocator, counting the bytes live.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call goes to the system allocator unchanged; only the count is added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded unchanged to the system allocator.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: counting::Counting = counting::Counting;
 
 const FILE_BYTES: usize = 2 << 20;
 const PROPOSALS: usize = 300;
@@ -63,7 +40,7 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("runtime");
-    let base = LIVE.load(Ordering::Relaxed);
+    let base = counting::live();
     let (mut open, mut refused) = (0usize, 0usize);
     for k in 0..PROPOSALS {
         let edit = format!(
@@ -84,7 +61,7 @@ fn main() -> ExitCode {
             Err(_) => refused += 1,
         }
         if (k + 1) % 50 == 0 {
-            let held = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+            let held = counting::live().saturating_sub(base);
             println!(
                 "{:>3} sent: {open:>3} open, {refused:>3} refused   gate holds {:>7.1} MiB   {:>5.2} MiB per open proposal",
                 k + 1,
@@ -94,7 +71,7 @@ fn main() -> ExitCode {
         }
     }
     rt.shutdown_timeout(Duration::from_secs(1));
-    let held = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    let held = counting::live().saturating_sub(base);
     let per = held / open.max(1);
     // Each open proposal holds its own 2 MB result; the original is kept once.
     let bound = FILE_BYTES + FILE_BYTES / 10;

@@ -5,41 +5,16 @@
 //! against the file's size; exits non-zero when either grows faster than linearly
 //! (exponent over 1.3). Run with `cargo bench --bench search_nesting`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+mod counting;
+
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use patchgate::search::store::Store;
 use patchgate::workspace::paths::Root;
 
-/// The system allocator, counting the bytes live and their peak.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call goes to the system allocator unchanged; only the counts are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded unchanged to the system allocator.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: counting::Counting = counting::Counting;
 
 /// `depth` definitions, each nested in the one before, every name distinct.
 fn nested(depth: usize, keyword: &str) -> String {
@@ -60,14 +35,13 @@ fn index_one(name: &str, text: &str) -> (Duration, usize) {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join(name), text).expect("write");
     let root = Root::new(dir.path()).expect("root");
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = counting::start_peak();
     let mut store = Store::in_memory(&root);
     let start = Instant::now();
     let refresh = store.refresh(&|_| true, &mut |_, _| {});
     let took = start.elapsed();
     assert_eq!(refresh.files, 1, "{name} was not indexed");
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    let peak = counting::peak_since(base);
     drop(store);
     (took, peak)
 }

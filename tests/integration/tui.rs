@@ -40,6 +40,25 @@ fn discovery(state: &Path, tmux: &Tmux) -> (String, String) {
     }
 }
 
+/// The gate with its TUI in a 140×40 terminal over `p`, listening, with no review yet: the
+/// terminal, the MCP endpoint and the agents' token.
+fn gate_in_tmux(p: &Project) -> (Tmux, String, String) {
+    let state = p.state.display().to_string();
+    let log = p.state.join("patchgate.log").display().to_string();
+    let root = p.root.display().to_string();
+    let tmux = Tmux::start(
+        &p.state,
+        140,
+        40,
+        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &["--listen", "127.0.0.1:0", "--root", &root],
+    );
+    let (mcp_url, token) = discovery(&p.state, &tmux);
+    tmux.wait_for("the empty queue", 30, |s| s.contains("Waiting for agents"));
+    (tmux, mcp_url, token)
+}
+
 /// The agent's tool results, line by line, as they arrive.
 struct Agent {
     child: Child,
@@ -86,19 +105,7 @@ impl Drop for Agent {
 fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
     let p = Project::new();
     p.write("story.md", STORY);
-    let state = p.state.display().to_string();
-    let log = p.state.join("patchgate.log").display().to_string();
-    let root = p.root.display().to_string();
-    let tmux = Tmux::start(
-        &p.state,
-        140,
-        40,
-        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
-        Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["--listen", "127.0.0.1:0", "--root", &root],
-    );
-    let (mcp_url, token) = discovery(&p.state, &tmux);
-    tmux.wait_for("the empty queue", 30, |s| s.contains("Waiting for agents"));
+    let (tmux, mcp_url, token) = gate_in_tmux(&p);
 
     let agent = Agent::start(&mcp_url, &token, &p.root);
 
@@ -149,7 +156,7 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
         s.contains("note: keep the title") && s.contains("       the docs link to it")
     });
     let log = crate::support::bin()
-        .args(["log", "--root", &root])
+        .args(["log", "--root", &p.root.display().to_string()])
         .env("PATCHGATE_STATE_DIR", &p.state)
         .output()
         .unwrap();
@@ -902,19 +909,7 @@ fn a_partly_accepted_review_stays_in_view_with_what_was_written() {
 fn a_failed_agent_call_is_a_failed_row_with_its_whole_message() {
     let p = Project::new();
     p.write("a.txt", "alpha\nbeta\ngamma\n");
-    let state = p.state.display().to_string();
-    let log = p.state.join("patchgate.log").display().to_string();
-    let root = p.root.display().to_string();
-    let tmux = Tmux::start(
-        &p.state,
-        140,
-        40,
-        &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
-        Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["--listen", "127.0.0.1:0", "--root", &root],
-    );
-    let (mcp_url, token) = discovery(&p.state, &tmux);
-    tmux.wait_for("the empty queue", 30, |s| s.contains("Waiting for agents"));
+    let (tmux, mcp_url, token) = gate_in_tmux(&p);
     let base = mcp_url.trim_end_matches("/mcp").to_string();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let answer: Value = tokio::runtime::Builder::new_current_thread()

@@ -400,6 +400,18 @@ mod tests {
         }
     }
 
+    /// The status of `/api/info`, asked again for up to a second while a slot is not yet
+    /// free (the server forgets a closed connection just after closing it).
+    async fn info_status_soon(addr: std::net::SocketAddr) -> Option<u16> {
+        for _ in 0..20 {
+            if let Some(status) = info_status(addr).await {
+                return Some(status);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        None
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn idle_and_slow_header_connections_are_closed() {
         let dir = tempfile::tempdir().unwrap();
@@ -493,15 +505,7 @@ mod tests {
             "{answer}"
         );
         // Its slot is free again (the server forgets it just after closing it).
-        let mut status = None;
-        for _ in 0..20 {
-            status = info_status(addr).await;
-            if status.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert_eq!(status, Some(200));
+        assert_eq!(info_status_soon(addr).await, Some(200));
         running.shutdown().await;
     }
 
@@ -561,15 +565,7 @@ mod tests {
         }
         // Once a stream ends, its place is free.
         drop(streams);
-        let mut status = None;
-        for _ in 0..20 {
-            status = info_status(addr).await;
-            if status.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert_eq!(status, Some(200));
+        assert_eq!(info_status_soon(addr).await, Some(200));
         running.shutdown().await;
     }
 

@@ -55,6 +55,7 @@ fn main() -> ExitCode {
                 op: EditOp::Blocks(edit),
             }],
             dry_run: true,
+            keep_failure: true,
         };
         match rt.block_on(gate.submit(req)) {
             Ok(_) => open += 1,

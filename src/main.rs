@@ -32,8 +32,9 @@ fn main() -> ExitCode {
 }
 
 fn run_command(command: Command) -> Result<ExitCode> {
-    // Commands that read or write the state directory (journal, tokens, intents, index)
-    // refuse one another user could have planted; the demo chooses its own.
+    // Commands that read or write the state directory (journal, tokens, intents, index; the
+    // running gate's address and token that `config` writes into a client's file) refuse
+    // one another user could have planted; the demo chooses its own.
     if matches!(
         command,
         Command::Review(_)
@@ -42,6 +43,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
             | Command::Undo(_)
             | Command::Serve(_)
             | Command::Search(_)
+            | Command::Config(_)
     ) {
         patchgate::workspace::state::ensure_state_dir()?;
     }

@@ -220,7 +220,7 @@ impl Dispatcher {
             }
             Err(e) => {
                 tracing::warn!(
-                    "the gate at {} does not answer ({e}); using our own",
+                    "the gate at {} cannot take our edits ({e}); using our own",
                     live.url
                 );
                 *cached = None;
@@ -306,19 +306,15 @@ impl Dispatcher {
         let gate = &self.inner.gate;
         let result = match call {
             ToolCall::Edit { tool, edits, .. } => {
-                let sent = gate
-                    .submit(Request {
-                        tool: tool.as_str().to_string(),
-                        client: client.clone(),
-                        edits: edits.clone(),
-                        dry_run,
-                    })
-                    .await;
-                // A failed call stays in sight of the person: a failed row, whole message.
-                if let Err(e) = &sent {
-                    gate.record_failure(tool.as_str(), client, paths.clone(), e);
-                }
-                sent
+                // A call that fails before anything is proposed stays in the person's sight.
+                gate.submit(Request {
+                    tool: tool.as_str().to_string(),
+                    client,
+                    edits: edits.clone(),
+                    dry_run,
+                    keep_failure: true,
+                })
+                .await
             }
             ToolCall::Commit { run_id } => gate.commit(run_id, false),
             ToolCall::Await { run_id, .. } => {

@@ -65,6 +65,7 @@ pub fn requests(set: &PatchSet) -> Vec<(String, Request)> {
                     client: None,
                     edits,
                     dry_run: false,
+                    keep_failure: false,
                 },
             )
         })
@@ -173,6 +174,7 @@ pub async fn apply_all(gate: &Gate, set: &PatchSet) -> Result<super::queue::Outc
         client: None,
         edits,
         dry_run: false,
+        keep_failure: false,
     })
     .await
 }

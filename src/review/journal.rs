@@ -421,6 +421,23 @@ impl Journal {
                 },
             ));
         };
+        // Every file's lock, in a fixed order, held from the check to the write (in this
+        // process and across processes), so no commit lands between the two.
+        let mut paths = target
+            .files
+            .iter()
+            .map(|rec| self.root.resolve(&rec.path))
+            .collect::<Result<Vec<_>>>()?;
+        paths.sort_by(|a, b| a.abs.cmp(&b.abs));
+        let locks: Vec<_> = paths.iter().map(|p| fs::lock_for(&p.abs)).collect();
+        let _guards: Vec<_> = locks
+            .iter()
+            .map(|l| l.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+            .collect();
+        let _process_locks: Vec<_> = paths
+            .iter()
+            .filter_map(|p| fs::ProcessLock::acquire(&p.abs))
+            .collect();
         // Check every file first: undo is all or nothing.
         let mut plans = Vec::with_capacity(target.files.len());
         let mut merged = Vec::new();
@@ -440,8 +457,8 @@ impl Journal {
         }
         for (path, before, mode) in &plans {
             match before {
-                Some(bytes) => fs::write_atomic(path, bytes, *mode)?,
-                None => fs::remove(path)?,
+                Some(bytes) => fs::write_atomic_locked(path, bytes, *mode)?,
+                None => fs::remove_locked(path)?,
             }
         }
         let note = if merged.is_empty() {

@@ -287,6 +287,10 @@ pub struct Failure {
 /// A failed call's message is kept up to this many bytes (an agent's call may fail often).
 const FAILURE_BYTES: usize = 16 << 10;
 
+/// A failed call keeps at most this many of the paths it named, each up to this many bytes.
+const FAILURE_PATHS: usize = 32;
+const FAILURE_PATH_BYTES: usize = 512;
+
 impl Proposal {
     /// A failed call of `tool` by `client` naming `paths`, closed as it is made.
     pub fn failed(
@@ -304,6 +308,22 @@ impl Proposal {
             message.truncate(cut);
             message.push_str(" …");
         }
+        // An agent names what it likes: a few paths of sane length are enough to show.
+        let paths = paths
+            .into_iter()
+            .take(FAILURE_PATHS)
+            .map(|mut p| {
+                if p.len() > FAILURE_PATH_BYTES {
+                    let cut = (0..=FAILURE_PATH_BYTES)
+                        .rev()
+                        .find(|&i| p.is_char_boundary(i))
+                        .unwrap_or(0);
+                    p.truncate(cut);
+                    p.push('…');
+                }
+                p
+            })
+            .collect();
         let mut p = Proposal::new(tool, client, Vec::new())?;
         p.state = State::Failed;
         p.failure = Some(Failure { message, paths });
@@ -351,17 +371,24 @@ impl Proposal {
     /// original and decoded text unless `seen` (the addresses of originals counted already)
     /// holds it.
     pub(crate) fn held_bytes(&self, seen: &mut std::collections::HashSet<usize>) -> usize {
-        self.files
-            .iter()
-            .map(|f| {
-                let own = f.new.len() + f.diff.held_bytes();
-                let shared = match &f.before {
-                    Some(b) if seen.insert(b.as_ptr() as usize) => b.len() + f.text.content().len(),
-                    _ => 0,
-                };
-                own + shared
-            })
-            .sum()
+        let failure = self.failure.as_ref().map_or(0, |f| {
+            f.message.len() + f.paths.iter().map(String::len).sum::<usize>()
+        });
+        failure
+            + self
+                .files
+                .iter()
+                .map(|f| {
+                    let own = f.new.len() + f.diff.held_bytes();
+                    let shared = match &f.before {
+                        Some(b) if seen.insert(b.as_ptr() as usize) => {
+                            b.len() + f.text.content().len()
+                        }
+                        _ => 0,
+                    };
+                    own + shared
+                })
+                .sum::<usize>()
     }
 
     /// All hunks, over all files.

@@ -171,6 +171,8 @@ pub struct Request {
     pub edits: Vec<ProposedEdit>,
     /// Only compute; keep for a commit by run_id.
     pub dry_run: bool,
+    /// Keep a failure before anything was proposed as a failed review (an agent's call).
+    pub keep_failure: bool,
 }
 
 struct Slot {
@@ -388,10 +390,9 @@ impl Gate {
             .collect()
     }
 
-    /// Compute an edit request and act on it as the policy says. Requests that touch the
-    /// same file are computed one after the other, and under `auto` each is written before
-    /// the next is computed, so concurrent agents never lose each other's edits.
-    pub async fn submit(&self, req: Request) -> Result<Outcome> {
+    /// Everything before a request becomes a proposal in the queue: paths, deny rules, the
+    /// edits computed, the syntax check, the caps (the caller holds the files' locks).
+    async fn prepare(&self, req: &Request) -> Result<(Proposal, Action)> {
         if req.edits.is_empty() {
             return Err(Error::invalid_input("the request holds no edit"));
         }
@@ -403,11 +404,6 @@ impl Gate {
         self.inner
             .policy
             .action_for_all(rels.iter().map(String::as_str))?;
-        let locks = self.file_locks(&req.edits);
-        let mut _guards = Vec::with_capacity(locks.len());
-        for l in &locks {
-            _guards.push(l.lock().await);
-        }
         let mut files = Vec::with_capacity(req.edits.len());
         let many = req.edits.len() > 1;
         for (i, edit) in req.edits.iter().enumerate() {
@@ -474,6 +470,29 @@ impl Gate {
         }
         let proposal = Proposal::new(&req.tool, req.client.clone(), files)?;
         self.check_room(&proposal)?;
+        Ok((proposal, action))
+    }
+
+    /// Compute an edit request and act on it as the policy says. Requests that touch the
+    /// same file are computed one after the other, and under `auto` each is written before
+    /// the next is computed, so concurrent agents never lose each other's edits.
+    pub async fn submit(&self, req: Request) -> Result<Outcome> {
+        let locks = self.file_locks(&req.edits);
+        let mut _guards = Vec::with_capacity(locks.len());
+        for l in &locks {
+            _guards.push(l.lock().await);
+        }
+        let (proposal, action) = match self.prepare(&req).await {
+            Ok(ready) => ready,
+            Err(e) => {
+                // Nothing was proposed: an agent's failed call stays in the person's sight.
+                if req.keep_failure {
+                    let paths = req.edits.iter().map(|e| e.path.clone()).collect();
+                    self.record_failure(&req.tool, req.client.clone(), paths, &e);
+                }
+                return Err(e);
+            }
+        };
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
             let proposal = proposal.into_dry_run(ttl);
@@ -757,7 +776,7 @@ impl Gate {
             ErrorCode::FileChanged,
             format!(
                 "nothing was written: {} changed on disk since the edit was proposed, so the \
-                 proposal was rebased on the current content; it waits for your decision again.",
+                 proposal was rebased on the current content; it waits for a decision again.",
                 if changed.is_empty() {
                     "a file".to_string()
                 } else {
@@ -1029,6 +1048,7 @@ mod tests {
             client: None,
             edits,
             dry_run,
+            keep_failure: false,
         }
     }
 
@@ -1080,6 +1100,26 @@ mod tests {
             .block_on(g.submit(as_client("c", format!("3{big}"))))
             .unwrap_err();
         assert!(e.message.contains("MiB"), "{e:?}");
+    }
+
+    #[test]
+    fn a_failed_call_keeps_a_bounded_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        let paths: Vec<String> = (0..100)
+            .map(|i| format!("{i}{}", "é".repeat(2000)))
+            .collect();
+        let e = Error::new(ErrorCode::NoMatch, "x".repeat(100_000));
+        g.record_failure("patch_file", None, paths, &e);
+        let listed = g.list();
+        let row = listed.last().unwrap();
+        assert_eq!(row.state, State::Failed);
+        assert_eq!(row.paths.len(), 32);
+        assert!(row.paths.iter().all(|p| p.len() <= 512 + '…'.len_utf8()));
+        let failure = row.failure.as_deref().unwrap();
+        assert!(failure.starts_with("NO_MATCH: x") && failure.len() < 17 << 10);
+        // The agent hears of the failure if it asks by the row's run id: failed, not pending.
+        assert!(matches!(g.status(&row.run_id), Outcome::Failed(..)));
     }
 
     #[test]

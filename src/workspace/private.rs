@@ -31,9 +31,51 @@ pub(crate) fn ensure(dir: &Path) -> io::Result<()> {
     }
     match b.create(dir) {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => check(dir),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => tighten(dir),
         Err(e) => Err(e),
     }
+}
+
+/// An existing directory of this user's that only its group may write too (made under a
+/// `umask` of 002, as on systems with a group per user) is made 0700; one anybody may write,
+/// or another user's, is refused ([`check`]).
+fn tighten(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let m = std::fs::symlink_metadata(dir)?;
+        if m.is_dir() && m.uid() == uid() && m.mode() & 0o022 == 0o020 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+            tracing::info!("{} was writable by its group: made 0700", dir.display());
+        }
+    }
+    check(dir)
+}
+
+/// Check that `dir` (inside a private directory) is a real directory of this user's that
+/// not everybody can write: its group may (directories made under a `umask` of 002), since
+/// the private directory around it keeps everybody else out.
+pub(crate) fn check_inside(dir: &Path) -> io::Result<()> {
+    let m = std::fs::symlink_metadata(dir)?;
+    if !m.is_dir() {
+        return Err(io::Error::other(format!(
+            "{} is not a directory (a link or a file)",
+            dir.display()
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if m.uid() != uid() || m.mode() & 0o002 != 0 {
+            return Err(io::Error::other(format!(
+                "{} is not this user's own (owner {}, mode {:o})",
+                dir.display(),
+                m.uid(),
+                m.mode() & 0o777
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Check that `dir` is a real directory of this user's that nobody else can write; the error
@@ -99,9 +141,21 @@ mod tests {
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
         ensure(&dir).unwrap();
+        // Made under a umask of 002: its group only may write, so it is made 0700.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o770)).unwrap();
+        ensure(&dir).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = ensure(&dir).unwrap_err().to_string();
         assert!(e.contains("can be written by other users"), "{e}");
+        // Inside a private directory, a group-writable one is fine, an open one is not.
+        let inner = dir.join("journal");
+        std::fs::create_dir(&inner).unwrap();
+        std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o775)).unwrap();
+        check_inside(&inner).unwrap();
+        std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(check_inside(&inner).is_err());
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(tmp.path().join("a"), &link).unwrap();
         let e = check(&link).unwrap_err().to_string();

@@ -35,7 +35,8 @@ pub(crate) fn state_dir() -> PathBuf {
     }
     match std::env::var_os("HOME") {
         Some(home) => PathBuf::from(home).join(".local/state/patchgate"),
-        None => std::env::temp_dir().join("patchgate-state"),
+        // One per user: another user's cannot stand in the way (or in for it).
+        None => std::env::temp_dir().join(format!("patchgate-state-{}", super::private::uid())),
     }
 }
 
@@ -47,8 +48,9 @@ pub fn ensure_state_dir() -> std::io::Result<PathBuf> {
     let dir = state_dir();
     super::private::ensure(&dir).map_err(|e| {
         std::io::Error::other(format!(
-            "refusing the state directory {}: {e}; remove it, or set PATCHGATE_STATE_DIR to a \
-             directory of your own",
+            "refusing the state directory {}: {e}; if it is yours and nobody else could have \
+             written to it, `chmod 700` it; else set PATCHGATE_STATE_DIR to a directory of your \
+             own",
             dir.display()
         ))
     })?;

@@ -157,6 +157,7 @@ fn batch_child() {
             client: None,
             edits,
             dry_run: false,
+            keep_failure: false,
         };
         rt.block_on(gate.submit(req)).unwrap();
     }

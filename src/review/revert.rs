@@ -10,6 +10,9 @@ use similar::TextMerge;
 
 use crate::edit::text::Text;
 
+/// At most this many lines of each side of a conflict are shown.
+const SHOWN_LINES: usize = 40;
+
 /// Where taking the run's change back meets a later change of the same lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Conflict {
@@ -57,8 +60,14 @@ pub(crate) fn revert_onto(found: &[u8], written: &[u8], now: &[u8]) -> Result<Ve
     let (found, written, now_text) = (decode(found)?, decode(written)?, decode(now)?);
     let merge = TextMerge::from_lines(written.content(), now_text.content(), found.content());
     if let Some(region) = merge.conflicts().next() {
+        // A few lines of each side are enough to show where they meet.
         let lines = |get: &dyn Fn(usize) -> Option<String>, r: Range<usize>| -> Vec<String> {
-            r.filter_map(get).collect()
+            let n = r.len();
+            let mut shown: Vec<String> = r.take(SHOWN_LINES).filter_map(get).collect();
+            if n > SHOWN_LINES {
+                shown.push(format!("… and {} more lines", n - SHOWN_LINES));
+            }
+            shown
         };
         let trim = |l: &str| l.trim_end_matches(['\n', '\r']).to_string();
         let ours = region.ours_range();
@@ -108,6 +117,20 @@ mod tests {
                 .replace("line 9\n", "line nine\n")
                 .replace('\n', "\r\n")
         );
+    }
+
+    #[test]
+    fn a_conflict_over_many_lines_shows_a_few() {
+        let found = numbered(500);
+        let written = found.replace("line ", "row ");
+        let now = written.replace("row ", "entry ");
+        let Err(Refusal::Conflict(c)) =
+            revert_onto(found.as_bytes(), written.as_bytes(), now.as_bytes())
+        else {
+            panic!("no conflict");
+        };
+        assert_eq!(c.now.len(), SHOWN_LINES + 1);
+        assert_eq!(c.now[SHOWN_LINES], "… and 460 more lines");
     }
 
     #[test]

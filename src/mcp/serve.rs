@@ -11,7 +11,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -26,10 +26,11 @@ use tower::ServiceExt as _;
 
 use super::deadline_body::DeadlineBody;
 
-/// How long a connection closed to make room may take to finish: one that was between
-/// requests closes at once; one still sending its first head (or still flushing a finished
-/// answer to a slow reader) is dropped after this. It leaves the table at once, so for this
-/// long the sockets open may exceed the cap by the connections closing.
+/// How long a connection closed to make room may take to finish: one that never served a
+/// request is dropped at once; one between requests closes at once; one still sending a
+/// later head (or flushing a finished answer to a slow reader) is dropped after this. It
+/// leaves the table at once, so for this long the sockets open may exceed the cap by such
+/// connections.
 const EVICT_GRACE: Duration = Duration::from_millis(500);
 
 /// The limits of the accept loop.
@@ -148,7 +149,14 @@ impl Conn {
                 let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
             }
             () = self.slot.evict.cancelled() => {
-                // Idle between requests: closed at once. Still sending a first head: dropped
+                // Never served a request (idle since it connected, or still sending a first
+                // head): dropped at once, so the sockets open stay within the cap.
+                if !self.slot.served.load(Ordering::SeqCst) && self.slot.is_idle() {
+                    tracing::debug!("{peer}: closed to make room for a new connection");
+                    self.table.remove(self.slot.id);
+                    return;
+                }
+                // Idle between requests: closed at once. Still sending a later head: dropped
                 // after the grace. A request that slipped in meanwhile: closed after it.
                 conn.as_mut().graceful_shutdown();
                 let finished = tokio::time::timeout(EVICT_GRACE, conn.as_mut()).await;
@@ -182,6 +190,8 @@ struct Slot {
     idle_since: AtomicU64,
     /// Cancelled to close the connection to make room.
     evict: CancellationToken,
+    /// Whether a request has ever come in on it.
+    served: AtomicBool,
 }
 
 impl Slot {
@@ -225,6 +235,7 @@ impl Table {
             busy: AtomicUsize::new(0),
             idle_since: AtomicU64::new(now),
             evict: CancellationToken::new(),
+            served: AtomicBool::new(false),
         });
         slots.push(Arc::clone(&slot));
         Some(slot)
@@ -251,6 +262,7 @@ struct Busy {
 impl Busy {
     fn start(table: &Arc<Table>, slot: &Arc<Slot>) -> Busy {
         slot.busy.fetch_add(1, Ordering::SeqCst);
+        slot.served.store(true, Ordering::SeqCst);
         Busy {
             table: Arc::clone(table),
             slot: Arc::clone(slot),

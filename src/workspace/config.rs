@@ -200,7 +200,7 @@ impl Config {
     /// Load `ROOT/.patchgate.toml`; a missing file gives the defaults.
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
         let path = root.join(FILE_NAME);
-        match std::fs::read_to_string(&path) {
+        match read_bounded(&path) {
             Ok(text) => Config::parse(&text).map_err(|message| ConfigError { path, message }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(e) => Err(ConfigError {
@@ -216,9 +216,61 @@ impl Config {
     }
 }
 
+/// A `.patchgate.toml` larger than this is refused (the repository controls the file).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The text of the regular file at `path`, at most [`MAX_CONFIG_BYTES`]: a FIFO, a device or
+/// an endless file in its place is refused, never waited on or read without end (opened
+/// without blocking, so a FIFO swapped in after the check cannot hang the read either).
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, over the {MAX_CONFIG_BYTES} byte limit",
+            meta.len()
+        )));
+    }
+    let mut text = String::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other("over the size limit"));
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_huge_file_in_its_place_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let e = Config::load(dir.path()).unwrap_err();
+        assert!(e.message.contains("not a regular file"), "{e:?}");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, "#".repeat((MAX_CONFIG_BYTES + 1) as usize)).unwrap();
+        let e = Config::load(dir.path()).unwrap_err();
+        assert!(e.message.contains("limit"), "{e:?}");
+    }
 
     #[test]
     fn empty_file_gives_defaults() {

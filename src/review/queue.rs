@@ -334,19 +334,16 @@ impl Gate {
         }
     }
 
-    /// Refuse a new open proposal of `client` holding `proposal`'s content when that client
-    /// holds [`MAX_OPEN_PER_CLIENT`] open ones already, or all open ones together would hold
-    /// more than [`MAX_OPEN_BYTES`].
-    fn check_room(&self, proposal: &Proposal) -> Result<()> {
+    /// Refuse a new open proposal of `client` when it holds [`MAX_OPEN_PER_CLIENT`] open ones
+    /// already (asked before its edit is computed, and again with [`Gate::check_room`]).
+    fn check_count(&self, client: Option<&str>) -> Result<()> {
         self.sweep();
         let slots = self.slots();
-        let mut seen = std::collections::HashSet::new();
-        let (mut mine, mut bytes) = (0, 0);
-        for slot in slots.map.values().filter(|s| s.proposal.state.is_open()) {
-            mine += usize::from(slot.proposal.client == proposal.client);
-            bytes += slot.proposal.held_bytes(&mut seen);
-        }
-        let adding = proposal.held_bytes(&mut seen);
+        let mine = slots
+            .map
+            .values()
+            .filter(|s| s.proposal.state.is_open() && s.proposal.client.as_deref() == client)
+            .count();
         if mine >= MAX_OPEN_PER_CLIENT {
             return Err(Error::invalid_input(format!(
                 "too many open proposals: this client has {mine} waiting for review or commit \
@@ -354,6 +351,23 @@ impl Gate {
                  the reviewer, before proposing more"
             )));
         }
+        Ok(())
+    }
+
+    /// Refuse a new open proposal of `client` holding `proposal`'s content when that client
+    /// holds [`MAX_OPEN_PER_CLIENT`] open ones already, or all open ones together would hold
+    /// more than [`MAX_OPEN_BYTES`].
+    fn check_room(&self, proposal: &Proposal) -> Result<()> {
+        self.check_count(proposal.client.as_deref())?;
+        let slots = self.slots();
+        let mut seen = std::collections::HashSet::new();
+        let bytes: usize = slots
+            .map
+            .values()
+            .filter(|s| s.proposal.state.is_open())
+            .map(|s| s.proposal.held_bytes(&mut seen))
+            .sum();
+        let adding = proposal.held_bytes(&mut seen);
         let cap = self.inner.open_bytes_cap;
         if bytes + adding > cap {
             return Err(Error::invalid_input(format!(
@@ -390,8 +404,8 @@ impl Gate {
             .collect()
     }
 
-    /// Everything before a request becomes a proposal in the queue: paths, deny rules, the
-    /// edits computed, the syntax check, the caps (the caller holds the files' locks).
+    /// Everything before a request becomes a proposal: paths, deny rules, the edits computed,
+    /// the syntax check (the caller holds the files' locks, and checks the caps).
     async fn prepare(&self, req: &Request) -> Result<(Proposal, Action)> {
         if req.edits.is_empty() {
             return Err(Error::invalid_input("the request holds no edit"));
@@ -469,7 +483,6 @@ impl Gate {
             ));
         }
         let proposal = Proposal::new(&req.tool, req.client.clone(), files)?;
-        self.check_room(&proposal)?;
         Ok((proposal, action))
     }
 
@@ -482,6 +495,9 @@ impl Gate {
         for l in &locks {
             _guards.push(l.lock().await);
         }
+        // A client at its cap is told before any work is done for it (and a flood of such
+        // calls leaves no rows behind).
+        self.check_count(req.client.as_deref())?;
         let (proposal, action) = match self.prepare(&req).await {
             Ok(ready) => ready,
             Err(e) => {
@@ -493,6 +509,7 @@ impl Gate {
                 return Err(e);
             }
         };
+        self.check_room(&proposal)?;
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
             let proposal = proposal.into_dry_run(ttl);

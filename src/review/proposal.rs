@@ -291,6 +291,19 @@ const FAILURE_BYTES: usize = 16 << 10;
 const FAILURE_PATHS: usize = 32;
 const FAILURE_PATH_BYTES: usize = 512;
 
+/// Cut `s` to at most `bytes` bytes (at a character's edge), marked with `mark`, when it is
+/// longer.
+fn cut_to(s: &mut String, bytes: usize, mark: &str) {
+    if s.len() > bytes {
+        let cut = (0..=bytes)
+            .rev()
+            .find(|&i| s.is_char_boundary(i))
+            .unwrap_or(0);
+        s.truncate(cut);
+        s.push_str(mark);
+    }
+}
+
 impl Proposal {
     /// A failed call of `tool` by `client` naming `paths`, closed as it is made.
     pub fn failed(
@@ -300,27 +313,13 @@ impl Proposal {
         error: &Error,
     ) -> Result<Proposal> {
         let mut message = format!("{}: {}", error.code.as_str(), error.message);
-        if message.len() > FAILURE_BYTES {
-            let cut = (0..=FAILURE_BYTES)
-                .rev()
-                .find(|&i| message.is_char_boundary(i))
-                .unwrap_or(0);
-            message.truncate(cut);
-            message.push_str(" …");
-        }
+        cut_to(&mut message, FAILURE_BYTES, " …");
         // An agent names what it likes: a few paths of sane length are enough to show.
         let paths = paths
             .into_iter()
             .take(FAILURE_PATHS)
             .map(|mut p| {
-                if p.len() > FAILURE_PATH_BYTES {
-                    let cut = (0..=FAILURE_PATH_BYTES)
-                        .rev()
-                        .find(|&i| p.is_char_boundary(i))
-                        .unwrap_or(0);
-                    p.truncate(cut);
-                    p.push('…');
-                }
+                cut_to(&mut p, FAILURE_PATH_BYTES, "…");
                 p
             })
             .collect();

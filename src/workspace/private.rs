@@ -56,13 +56,7 @@ fn tighten(dir: &Path) -> io::Result<()> {
 /// not everybody can write: its group may (directories made under a `umask` of 002), since
 /// the private directory around it keeps everybody else out.
 pub(crate) fn check_inside(dir: &Path) -> io::Result<()> {
-    let m = std::fs::symlink_metadata(dir)?;
-    if !m.is_dir() {
-        return Err(io::Error::other(format!(
-            "{} is not a directory (a link or a file)",
-            dir.display()
-        )));
-    }
+    let m = real_dir(dir)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -75,12 +69,13 @@ pub(crate) fn check_inside(dir: &Path) -> io::Result<()> {
             )));
         }
     }
+    #[cfg(not(unix))]
+    let _ = m;
     Ok(())
 }
 
-/// Check that `dir` is a real directory of this user's that nobody else can write; the error
-/// says what is wrong.
-pub(crate) fn check(dir: &Path) -> io::Result<()> {
+/// The metadata of `dir` when it is a real directory (not a link to one, nor a file).
+fn real_dir(dir: &Path) -> io::Result<std::fs::Metadata> {
     let m = std::fs::symlink_metadata(dir)?;
     if !m.is_dir() {
         return Err(io::Error::other(format!(
@@ -88,6 +83,13 @@ pub(crate) fn check(dir: &Path) -> io::Result<()> {
             dir.display()
         )));
     }
+    Ok(m)
+}
+
+/// Check that `dir` is a real directory of this user's that nobody else can write; the error
+/// says what is wrong.
+pub(crate) fn check(dir: &Path) -> io::Result<()> {
+    let m = real_dir(dir)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

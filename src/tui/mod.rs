@@ -188,8 +188,9 @@ fn with_terminal_handed_over<T>(run: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Edit `content` in `$VISUAL`/`$EDITOR` (default `vi`) with the terminal handed over.
-fn external_edit(path: &str, content: &str) -> Result<Option<String>, String> {
+/// Edit `content` in `$VISUAL`/`$EDITOR` (default `vi`) with the terminal handed over, at
+/// line `line` (from 0) for the editors known to take `+LINE`.
+fn external_edit(path: &str, content: &str, line: usize) -> Result<Option<String>, String> {
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".into());
@@ -206,6 +207,7 @@ fn external_edit(path: &str, content: &str) -> Result<Option<String>, String> {
     let status = with_terminal_handed_over(|| {
         std::process::Command::new(program)
             .args(parts)
+            .args(at_line(program, line))
             .arg(&file)
             .status()
     });
@@ -215,6 +217,30 @@ fn external_edit(path: &str, content: &str) -> Result<Option<String>, String> {
     }
     let edited = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
     Ok((edited != content).then_some(edited))
+}
+
+/// The argument that opens `program` at `line` (from 0): `+LINE` for the editors that take it
+/// (vi and its kin, nano, emacs, micro, kakoune, joe, ne), nothing for the others.
+fn at_line(program: &str, line: usize) -> Option<String> {
+    const TAKE_PLUS: &[&str] = &[
+        "vi",
+        "vim",
+        "nvim",
+        "view",
+        "ex",
+        "nano",
+        "pico",
+        "emacs",
+        "emacsclient",
+        "micro",
+        "kak",
+        "joe",
+        "ne",
+        "mg",
+        "jed",
+    ];
+    let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    TAKE_PLUS.contains(&name).then(|| format!("+{}", line + 1))
 }
 
 fn run_effect(
@@ -266,7 +292,8 @@ fn run_effect(
             run_id,
             path,
             content,
-        } => match external_edit(&path, &content) {
+            line,
+        } => match external_edit(&path, &content, line) {
             Ok(Some(edited)) => {
                 run_effect(
                     Effect::Decide {
@@ -443,4 +470,14 @@ async fn session(
     Ok(Ended {
         pending: m.pending_count(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn editors_that_take_a_line_get_it() {
+        assert_eq!(super::at_line("vim", 19).as_deref(), Some("+20"));
+        assert_eq!(super::at_line("/usr/bin/nano", 0).as_deref(), Some("+1"));
+        assert_eq!(super::at_line("code", 4), None);
+    }
 }

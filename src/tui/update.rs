@@ -67,6 +67,8 @@ pub enum Effect {
         path: String,
         /// The content to start from.
         content: String,
+        /// The line (from 0) of the change to open at.
+        line: usize,
     },
     /// Ring the bell and send a desktop notification.
     Notify(String),
@@ -431,7 +433,7 @@ fn accept(m: &mut Model) -> Vec<Effect> {
 }
 
 /// The single editable file of the selected review: (run_id, path, content).
-fn editable(m: &Model) -> Result<(String, String, String), String> {
+fn editable(m: &Model) -> Result<(String, String, String, usize), String> {
     let item = m.current().ok_or("no review is selected")?;
     if !item.is_open() {
         return Err("this review was already decided".into());
@@ -442,10 +444,31 @@ fn editable(m: &Model) -> Result<(String, String, String), String> {
             item.summary.run_id.clone(),
             f.content.path.clone(),
             f.content.new.clone(),
+            change_line(v),
         )),
         [_] => Err("a deletion cannot be edited; accept or reject it".into()),
         _ => Err("edit reviews of one file only; accept hunks or reject this one".into()),
     }
+}
+
+/// The line (from 0, in the proposed content) of the first change of the hunk under the
+/// cursor: where an editor opens.
+fn change_line(v: &DiffView) -> usize {
+    let Some((file, hunk)) = v.locate(v.cursor) else {
+        return 0;
+    };
+    let h = &v.files[file].diff.hunks[hunk];
+    // The first changed line's place in the new version: a removed line has none, so the
+    // next line that has one (where the removed lines were).
+    let first = h
+        .lines
+        .iter()
+        .position(|l| l.tag != crate::diff::Tag::Equal)
+        .unwrap_or(0);
+    h.lines[first..]
+        .iter()
+        .find_map(|l| l.new_index)
+        .unwrap_or(h.new_start + h.new_len.saturating_sub(1))
 }
 
 fn row_text(v: &DiffView, row: &Row) -> String {
@@ -963,9 +986,14 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
             None => {}
         },
         Action::Edit => match editable(m) {
-            Ok((run_id, path, content)) => {
+            Ok((run_id, path, content, line)) => {
                 let mut t = TextArea::new(content.lines().map(str::to_string).collect());
                 t.set_placeholder_text("(empty file)".to_string());
+                // At the change, not at the top of the file.
+                t.move_cursor(ratatui_textarea::CursorMove::Jump(
+                    u16::try_from(line).unwrap_or(u16::MAX),
+                    0,
+                ));
                 m.overlay = Overlay::Edit {
                     run_id,
                     path,
@@ -975,11 +1003,12 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
             Err(e) => say(m, e, Tone::Bad),
         },
         Action::ExternalEdit => match editable(m) {
-            Ok((run_id, path, content)) => {
+            Ok((run_id, path, content, line)) => {
                 return Some(vec![Effect::ExternalEdit {
                     run_id,
                     path,
                     content,
+                    line,
                 }]);
             }
             Err(e) => say(m, e, Tone::Bad),
@@ -1378,11 +1407,24 @@ pub(crate) mod tests {
         else {
             panic!("{fx:?}")
         };
+        // The editor opened at the change under the cursor (line 2), not at line 1.
         assert!(
-            content.starts_with("// top\nline 1\nline two\n"),
+            content.starts_with("line 1\n// top\nline two\n"),
             "{content}"
         );
         assert!(content.ends_with("line 40\n"));
+    }
+
+    #[test]
+    fn the_editors_open_at_the_change_under_the_cursor() {
+        let mut m = loaded();
+        update(&mut m, key('n'));
+        let fx = update(&mut m, key('E'));
+        let [Effect::ExternalEdit { line, .. }] = fx.as_slice() else {
+            panic!("{fx:?}")
+        };
+        // Hunk 2 changes line 20 (from 0: 19).
+        assert_eq!(*line, 19);
     }
 
     #[test]

@@ -188,11 +188,13 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
     let clash = expected.replace("The first line, edited.", "The first line, edited twice.");
     p.write("story.md", &clash);
     tmux.keys(&["u", "y"]);
-    let screen = tmux.wait_for("the conflicting lines", 10, |s| {
-        s.contains("undo refused") && s.contains("The lines both changed")
+    // Waited for whole: a screen caught mid-draw may hold the title and not yet the lines.
+    tmux.wait_for("the conflicting lines", 10, |s| {
+        s.contains("undo refused")
+            && s.contains("The lines both changed")
+            && s.contains("+ The first line, edited.")
+            && s.contains("The first line, edited twice.")
     });
-    assert!(screen.contains("+ The first line, edited."), "{screen}");
-    assert!(screen.contains("The first line, edited twice."), "{screen}");
     tmux.keys(&["Escape"]);
     assert_eq!(p.read("story.md"), clash);
     // A later change elsewhere: the run's change is taken back, the later one stays.

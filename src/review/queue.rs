@@ -729,7 +729,14 @@ impl Gate {
                 if review.edited_by_reviewer || review.hunks_accepted != review.hunks_total {
                     // Show the agent (and the queue) what was written, not what was proposed,
                     // its syntax checked again (outside the lock: it parses).
-                    let written = proposal.with_contents(&contents).files;
+                    // A file whose every hunk the person left out was not written: the
+                    // agent hears "Applied to" only the files that were.
+                    let written: Vec<FileChange> = proposal
+                        .with_contents(&contents)
+                        .files
+                        .into_iter()
+                        .filter(|f| f.delete || f.old() != f.new || f.mode_change().is_some())
+                        .collect();
                     let mut slots = self.slots();
                     if let Some(slot) = slots.map.get_mut(run_id) {
                         slot.proposal.files = written;
@@ -1440,5 +1447,25 @@ mod tests {
         g.decide(&id, Decision::AcceptHunks(vec![0])).unwrap();
         assert_eq!(read(&g, "lib.rs"), old.replacen("    0\n", "    10\n", 1));
         assert_eq!(marks(&g), 0, "the broken hunk was not written");
+    }
+
+    #[test]
+    fn a_batch_with_one_file_left_out_reports_only_the_files_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "a\n");
+        write(&g, "b.txt", "b\n");
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("a.txt", "A\n"), edit("b.txt", "B\n")], false)))
+            .unwrap();
+        let id = run_id(&o);
+        let Outcome::Applied(s) = g.decide(&id, Decision::AcceptHunks(vec![0])).unwrap() else {
+            panic!("not applied");
+        };
+        assert_eq!(s.paths, ["a.txt"]);
+        assert_eq!(
+            (read(&g, "a.txt"), read(&g, "b.txt")),
+            ("A\n".into(), "b\n".into())
+        );
     }
 }

@@ -169,16 +169,53 @@ pub(crate) fn help_text() -> Vec<(String, Option<String>)> {
     out
 }
 
-/// Rows the help takes inside a box `width` columns wide (its lines wrapped).
+/// The help's rows inside a box `width` columns wide: a description too long for its row
+/// goes on under itself (indented past the keys), not at the box's left edge.
+pub(crate) fn help_lines(width: usize) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for (head, what) in help_text() {
+        let Some(what) = what else {
+            out.push((head, None));
+            continue;
+        };
+        let indent = head.chars().count();
+        let room = width.saturating_sub(indent).max(16);
+        let mut first = true;
+        for chunk in wrap_words(&what, room) {
+            let lead = if first {
+                head.clone()
+            } else {
+                " ".repeat(indent)
+            };
+            out.push((lead, Some(chunk)));
+            first = false;
+        }
+    }
+    out
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (a word longer than a
+/// line is cut).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let last = lines.last_mut().expect("one line at least");
+        let len = last.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            lines.push(String::new());
+        }
+        let last = lines.last_mut().expect("one line at least");
+        if !last.is_empty() {
+            last.push(' ');
+        }
+        last.push_str(word);
+    }
+    lines
+}
+
+/// Rows the help takes inside a box `width` columns wide.
 pub(crate) fn help_rows(width: usize) -> usize {
-    let w = width.max(1);
-    help_text()
-        .iter()
-        .map(|(a, b)| {
-            let n = a.chars().count() + b.as_deref().map_or(0, |b| b.chars().count());
-            n.max(1).div_ceil(w)
-        })
-        .sum()
+    help_lines(width.max(1)).len()
 }
 
 /// The key-hint line.
@@ -190,6 +227,25 @@ mod tests {
 
     fn key(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn a_long_help_line_goes_on_under_itself_not_at_the_edge() {
+        let lines = help_lines(60);
+        assert_eq!(help_rows(60), lines.len());
+        let mut continued = 0;
+        for (lead, what) in &lines {
+            let Some(what) = what else { continue };
+            assert!(
+                lead.chars().count() + what.chars().count() <= 60,
+                "{lead}{what}"
+            );
+            if lead.trim().is_empty() {
+                continued += 1;
+                assert_eq!(lead.chars().count(), 23, "{lead:?}");
+            }
+        }
+        assert!(continued > 0, "nothing wrapped at 60 columns");
     }
 
     #[test]

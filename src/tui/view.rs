@@ -1159,7 +1159,7 @@ fn draw_help(f: &mut Frame, m: &Model, p: &Palette) {
     let area = popup(full, width, height);
     let scrolls = rows + 2 > usize::from(height);
     f.render_widget(Clear, area);
-    let lines: Vec<Line> = super::keymap::help_text()
+    let lines: Vec<Line> = super::keymap::help_lines(usize::from(width.saturating_sub(2)))
         .into_iter()
         .map(|(head, what)| match what {
             None => Line::styled(head, p.accent().add_modifier(Modifier::BOLD)),

@@ -59,12 +59,15 @@ fn eval_blocks_on_the_corpus_is_never_wrong_and_refuses_only_true_ambiguity() {
 
 /// The lazy-snippet merge on the generator's snippets of flask, gin, ky and gson. Issue 14's
 /// bar is 97% correct and 0.5% wrong; these floors hold what the engine reaches today (no
-/// lower), so that no change makes it worse while the work goes on.
+/// lower), so that no change makes it worse while the work goes on. (The grounding rule of
+/// issue 26 refuses one more right merge here, for two fewer wrong ones on the systems
+/// corpus: lines lost come first, then wrong merges, then refusals.)
 #[test]
 fn eval_lazy_on_git_history_holds_its_floor() {
     let (stdout, s) = eval("lazy");
-    assert!(s["correct"] >= 89.6, "{stdout}");
+    assert!(s["correct"] >= 89.2, "{stdout}");
     assert!(s["wrong"] <= 1.9, "{stdout}");
+    assert_eq!(s["lost"], 0.0, "{stdout}");
 }
 
 /// The same on eight more projects in eight languages (issue 14's bar: 95% and 0.5%).
@@ -72,8 +75,21 @@ fn eval_lazy_on_git_history_holds_its_floor() {
 fn eval_lazy_on_git_history_wide_holds_its_floor() {
     let (stdout, s) = eval_dir(&corpus("git-history-wide"), "lazy");
     assert_eq!(s["n"], 240.0, "{stdout}");
-    assert!(s["correct"] >= 83.8, "{stdout}");
+    assert!(s["correct"] >= 83.3, "{stdout}");
     assert!(s["wrong"] <= 2.1, "{stdout}");
+    assert!(s["lost"] <= 0.4, "{stdout}");
+}
+
+/// Rust, C and C++ (bat, clap, libuv, spdlog): the held-out set of the lazy merge's work,
+/// judged by its numbers alone. Ceilings on what it gets wrong and on merges that lose
+/// lines hold what the engine reaches today (issue 26's bars: 1% and none).
+#[test]
+fn eval_lazy_on_git_history_systems_holds_its_ceilings() {
+    let (stdout, s) = eval_dir(&corpus("git-history-systems"), "lazy");
+    assert_eq!(s["n"], 280.0, "{stdout}");
+    assert!(s["correct"] >= 76.8, "{stdout}");
+    assert!(s["wrong"] <= 6.8, "{stdout}");
+    assert!(s["lost"] <= 2.5, "{stdout}");
 }
 
 /// Snippets written the way models write them meet issue 14's bars: at least 90% of the

@@ -9,7 +9,8 @@
 //!    by the definitions it shows whole ([`units`]), by the instruction ([`hints`]); two
 //!    readings are refused naming both.
 //! 4. [`align`]: the segment against the file around its anchors; a file line the snippet
-//!    does not show is deleted only where the snippet licenses it.
+//!    does not show is deleted only where the snippet licenses it. [`ground`] then checks
+//!    every deletion's anchors: lines among new code license nothing by chance.
 //! 5. [`render`]: the merged lines, re-indented in the file's style.
 //! 6. [`guards`]: `APPLY_NOOP`, `MARKER_LEAKAGE`, `TRUNCATION_DETECTED`,
 //!    `BLAST_RADIUS_EXCEEDED`; [`parses`]: a reading that breaks the file's syntax where the
@@ -25,6 +26,7 @@ mod align;
 mod costs;
 mod depth;
 mod docs;
+mod ground;
 mod guards;
 mod hints;
 mod index;
@@ -186,6 +188,9 @@ pub(crate) fn merge_unverified(
     ctx.set_renames(instruction.renames.clone());
     let planned = plan::plan(&ctx, &instruction)?;
     let (edits, shifts) = align_all(&ctx, &planned)?;
+    for e in &edits {
+        ground::check(&file, &snippet.lines, e)?;
+    }
     let mut edits = edits;
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
     let changed = edits

@@ -888,3 +888,60 @@ fn a_unit_shown_whole_replaces_the_definition_to_the_end_its_grammar_gives() {
         USAGE.replace("  -h  help\n", "  -h  help\n  -v  verbose\n")
     );
 }
+
+const JOBS: &str = "jobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: npm ci\n      - run: npm test\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: npm ci\n      - run: npm run lint\n  docs:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm run docs\n";
+
+#[test]
+fn steps_a_new_job_repeats_license_no_change_to_an_old_jobs_steps() {
+    // The new job's steps are the old jobs' too: aligned with `lint`'s, they would make
+    // `npm run build` a new version of `npm run lint`, and `build:` a line inside `lint`.
+    let snippet = "  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: npm ci\n      - run: npm run build\n  docs:\n    runs-on: ubuntu-latest\n";
+    let e = merge(JOBS, snippet, &hints("ci.yml")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(e.message.contains("`- run: npm run lint`"), "{}", e.message);
+    assert!(e.message.contains("elsewhere in the file"), "{}", e.message);
+}
+
+#[test]
+fn the_same_steps_next_to_unchanged_lines_still_change_in_place() {
+    // Shown from the job's own name down, the same steps are that job's: grounded.
+    let snippet = "# ... existing code ...\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: npm ci\n      - run: npm run lint -- --fix\n  docs:\n# ... existing code ...\n";
+    let out = merge(JOBS, snippet, &hints("ci.yml")).unwrap().content;
+    assert_eq!(
+        out,
+        JOBS.replace("npm run lint\n", "npm run lint -- --fix\n")
+    );
+}
+
+const EXAMPLES: &str = "//! Examples.\n\n/// Parse a flag.\n///\n/// ```\n/// use demo::Parser;\n/// let p = Parser::new();\n/// assert!(p.flag(\"-v\"));\n/// ```\npub fn flag_example() {}\n\n/// Parse an option.\npub fn option_example() {}\n";
+
+#[test]
+fn lines_a_new_example_repeats_from_an_old_one_license_no_deletion_there() {
+    // The new example's first lines are unique in the file, but new lines surround them:
+    // taken for the old example's, they would replace its summary line.
+    let snippet = "// ... existing code ...\npub fn flag_example() {}\n\n/// Parse a count.\n///\n/// ```\n/// use demo::Parser;\n/// let p = Parser::new();\n/// assert_eq!(p.count(\"-vvv\"), 3);\n/// ```\npub fn count_example() {}\n// ... existing code ...\n";
+    let e = merge(EXAMPLES, snippet, &hints("lib.rs")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(e.message.contains("`/// Parse a flag.`"), "{}", e.message);
+    assert!(
+        e.message.contains("no unchanged line across"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_body_replaced_under_a_new_function_keeps_its_licence_from_below() {
+    // The header run sits below new code, but the lines after the replaced body continue
+    // the file up to the placeholder: the deletion is grounded there.
+    let file = "import os\n\n\ndef load(path):\n    with open(path) as f:\n        data = f.read()\n    return parse(data)\n\n\ndef other():\n    pass\n";
+    let snippet = "# ... existing code ...\ndef read_text(path):\n    with open(path) as f:\n        return f.read()\n\n\ndef load(path):\n    data = read_text(path)\n    return parse(data)\n# ... existing code ...\n";
+    let out = merge(file, snippet, &hints("x.py")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "def load(path):\n    with open(path) as f:\n        data = f.read()\n",
+            "def read_text(path):\n    with open(path) as f:\n        return f.read()\n\n\ndef load(path):\n    data = read_text(path)\n"
+        )
+    );
+}

@@ -1,0 +1,295 @@
+//! Stage 4b, grounding: a deletion is licensed only by anchors that are the file's where
+//! the snippet shows them. A run of matched lines next to a deletion (a file line dropped, or
+//! replaced by a changed line) grounds it when, on its far side, it reaches the segment's
+//! edge (a placeholder, kept lines) or, over new lines only, more lines that continue the
+//! file right there. A run with only new lines beyond it sits inside new code: it is the
+//! file's only by chance (a new job repeating an old job's steps, a new example repeating an
+//! old one's imports), unless it places itself as a block — once in the file, with a line
+//! that says something.
+
+use super::align::{Edit, Op};
+use super::costs::MAX_SEED_OCCURRENCES;
+use super::index::FileIndex;
+use super::prepare::SLine;
+use crate::error::{Error, ErrorCode, Result};
+
+/// Every deletion of `edit` is licensed by the anchors around it; else it is refused,
+/// naming the lines that would go and the anchor that would license them.
+pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edit: &Edit) -> Result<()> {
+    let ops = &edit.ops;
+    let mut a = 0;
+    while a < ops.len() {
+        if !in_gap(&ops[a]) {
+            a += 1;
+            continue;
+        }
+        let b = (a..ops.len())
+            .find(|&k| !in_gap(&ops[k]))
+            .unwrap_or(ops.len());
+        let deletes = ops[a..b]
+            .iter()
+            .any(|op| matches!(op, Op::Drop(_) | Op::Change { .. }));
+        if deletes {
+            let before = judge(file, lines, ops, a..b, Side::Before(a));
+            let after = judge(file, lines, ops, a..b, Side::After(b));
+            for (this, other) in [(&before, &after), (&after, &before)] {
+                let licensed = match this {
+                    Anchor::Ambiguous(_) => false,
+                    // Once in the file but among new lines: only with the file's own
+                    // lines, grounded, across the gap.
+                    Anchor::Unique(_) => matches!(other, Anchor::Grounded | Anchor::Edge(true)),
+                    Anchor::Edge(_) | Anchor::Trivial | Anchor::Grounded => true,
+                };
+                if let (false, Anchor::Ambiguous(run) | Anchor::Unique(run)) = (licensed, this) {
+                    let elsewhere = matches!(this, Anchor::Ambiguous(_));
+                    return Err(ungrounded(file, lines, &ops[a..b], run, elsewhere));
+                }
+            }
+        }
+        a = b;
+    }
+    Ok(())
+}
+
+/// What the run of matched lines on one side of a deletion says.
+enum Anchor {
+    /// No run: the gap reaches the segment's edge; directly (the line next to the edge is
+    /// replaced or deleted), or over new lines.
+    Edge(bool),
+    /// Blank lines and closers only: they license nothing, and veto nothing.
+    Trivial,
+    /// The run reaches the segment's edge, or continues the file beyond new lines.
+    Grounded,
+    /// Among new lines, but once in the file as a block.
+    Unique(Run),
+    /// Among new lines, and elsewhere in the file too.
+    Ambiguous(Run),
+}
+
+fn judge(
+    file: &FileIndex<'_>,
+    lines: &[SLine],
+    ops: &[Op],
+    gap: std::ops::Range<usize>,
+    side: Side,
+) -> Anchor {
+    let Some(run) = run_beside(ops, side) else {
+        return Anchor::Edge(deletes_at_edge(lines, &ops[gap], side));
+    };
+    if run.files.iter().all(|&j| file.is_trivial(j)) {
+        Anchor::Trivial
+    } else if grounded(lines, ops, &run, side.is_before()) {
+        Anchor::Grounded
+    } else if places_itself(file, &run.files) {
+        Anchor::Unique(run)
+    } else {
+        Anchor::Ambiguous(run)
+    }
+}
+
+/// Whether `gap`, which reaches the segment's edge on `side`, deletes (or replaces) the
+/// file line next to the edge: no new line but blank ones between.
+fn deletes_at_edge(lines: &[SLine], gap: &[Op], side: Side) -> bool {
+    let new = |op: &&Op| matches!(op, Op::Add(i) if !lines[*i].blank);
+    let deletes = |op: &Op| matches!(op, Op::Drop(_) | Op::Change { .. });
+    let first = match side {
+        Side::Before(_) => gap.iter().find(|op| new(op) || deletes(op)),
+        Side::After(_) => gap.iter().rev().find(|op| new(op) || deletes(op)),
+    };
+    first.is_some_and(deletes)
+}
+
+/// Operations a deletion gap is made of: deletions and the new lines among them.
+fn in_gap(op: &Op) -> bool {
+    matches!(op, Op::Drop(_) | Op::Change { .. } | Op::Add(_))
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    /// The run ends right before op `k`.
+    Before(usize),
+    /// The run starts at op `k`.
+    After(usize),
+}
+
+impl Side {
+    fn is_before(self) -> bool {
+        matches!(self, Side::Before(_))
+    }
+}
+
+/// A run of matched lines: ops `ops` (a range), the snippet and file lines it pairs.
+struct Run {
+    ops: std::ops::Range<usize>,
+    snips: Vec<usize>,
+    files: Vec<usize>,
+}
+
+/// The run of matched lines (each the file line after the one before) next to a gap.
+fn run_beside(ops: &[Op], side: Side) -> Option<Run> {
+    let same = |k: usize| match ops.get(k) {
+        Some(&Op::Same { i, j }) => Some((i, j)),
+        _ => None,
+    };
+    let (start, end) = match side {
+        Side::Before(a) => {
+            let last = a.checked_sub(1)?;
+            let (_, mut j) = same(last)?;
+            let mut start = last;
+            while let Some(k) = start.checked_sub(1)
+                && let Some((_, jk)) = same(k)
+                && jk + 1 == j
+            {
+                start = k;
+                j = jk;
+            }
+            (start, last + 1)
+        }
+        Side::After(b) => {
+            let (_, mut j) = same(b)?;
+            let mut end = b + 1;
+            while let Some((_, jk)) = same(end)
+                && jk == j + 1
+            {
+                end += 1;
+                j = jk;
+            }
+            (b, end)
+        }
+    };
+    let (snips, files) = ops[start..end]
+        .iter()
+        .filter_map(|op| match *op {
+            Op::Same { i, j } => Some((i, j)),
+            _ => None,
+        })
+        .unzip();
+    Some(Run {
+        ops: start..end,
+        snips,
+        files,
+    })
+}
+
+/// The file line an operation stands at, if any.
+fn file_line(op: &Op) -> Option<usize> {
+    match *op {
+        Op::Same { j, .. } | Op::Change { j, .. } | Op::Drop(j) | Op::Keep(j) => Some(j),
+        Op::Add(_) | Op::Sep => None,
+    }
+}
+
+/// Whether the run's far side (away from the gap; the gap is after it when `before`)
+/// reaches the segment's edge, or continues the file over new lines only.
+fn grounded(lines: &[SLine], ops: &[Op], run: &Run, before: bool) -> bool {
+    let beyond: Box<dyn Iterator<Item = &Op>> = if before {
+        Box::new(ops[..run.ops.start].iter().rev())
+    } else {
+        Box::new(ops[run.ops.end..].iter())
+    };
+    let (first, last) = (run.files[0], run.files[run.files.len() - 1]);
+    let mut passed_new = false;
+    for op in beyond {
+        match op {
+            // A blank line separates; it is not new code.
+            Op::Add(i) if lines[*i].blank => {}
+            Op::Add(_) | Op::Sep => passed_new = true,
+            Op::Keep(_) if !passed_new => return true,
+            _ => {
+                let Some(j) = file_line(op) else { continue };
+                // Right next to the run: the file continues (or another deletion starts,
+                // judged on its own).
+                if !passed_new {
+                    return true;
+                }
+                return if before {
+                    j + 1 == first
+                } else {
+                    j == last + 1
+                };
+            }
+        }
+    }
+    // The segment's edge: grounded unless only new lines lie between.
+    !passed_new
+}
+
+/// Whether the run's lines occur in the file as a block once only, with a line that is not
+/// trivial among them.
+fn places_itself(file: &FileIndex<'_>, files: &[usize]) -> bool {
+    let Some(&rarest) = files
+        .iter()
+        .filter(|&&j| !file.is_trivial(j))
+        .min_by_key(|&&j| file.count(file.key(j)))
+    else {
+        return false;
+    };
+    let key = file.key(rarest);
+    if file.count(key) > MAX_SEED_OCCURRENCES {
+        return false;
+    }
+    let offset = rarest - files[0];
+    let keys: Vec<u64> = files.iter().map(|&j| file.key(j)).collect();
+    let places = file
+        .positions(key)
+        .iter()
+        .filter(|&&p| {
+            let p = p as usize;
+            p >= offset
+                && p - offset + keys.len() <= file.len()
+                && keys
+                    .iter()
+                    .enumerate()
+                    .all(|(d, &k)| file.key(p - offset + d) == k)
+        })
+        .count();
+    places == 1
+}
+
+fn ungrounded(
+    file: &FileIndex<'_>,
+    lines: &[SLine],
+    gap: &[Op],
+    run: &Run,
+    elsewhere: bool,
+) -> Error {
+    let gone: Vec<usize> = gap
+        .iter()
+        .filter_map(|op| match *op {
+            Op::Drop(j) | Op::Change { j, .. } => Some(j),
+            _ => None,
+        })
+        .collect();
+    let (lo, hi) = (
+        gone.iter().min().copied().unwrap_or(0),
+        gone.iter().max().copied().unwrap_or(0),
+    );
+    let (s0, s1) = (run.snips[0], run.snips[run.snips.len() - 1]);
+    let (f0, f1) = (run.files[0], run.files[run.files.len() - 1]);
+    let why = if elsewhere {
+        "which sit among new lines and occur elsewhere in the file too"
+    } else {
+        "which sit among new lines with no unchanged line across the gap to confirm them"
+    };
+    Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "file {} `{}` would be replaced or deleted, licensed only by snippet {} matching \
+             file {}, {why}: are they the file's lines there, or part of the new code? Show \
+             the unchanged lines on both sides of the edit, send `-` lines for what goes, or \
+             put a placeholder where the file's lines are kept",
+            span_words(lo, hi),
+            file.lines[lo].trim(),
+            span_words(lines[s0].at - 1, lines[s1].at - 1),
+            span_words(f0, f1),
+        ),
+    )
+}
+
+fn span_words(lo: usize, hi: usize) -> String {
+    if lo == hi {
+        format!("line {}", lo + 1)
+    } else {
+        format!("lines {}-{}", lo + 1, hi + 1)
+    }
+}

@@ -122,6 +122,10 @@ fn loaded_model(w: u16, h: u16) -> Model {
             syntax: vec![],
             review: None,
             failure: None,
+            revision_of: None,
+            revision: None,
+            previous_note: None,
+            interdiff: None,
         })),
     );
     update(

@@ -256,6 +256,10 @@ mod tests {
             syntax: vec![],
             review: None,
             failure: None,
+            revision_of: None,
+            revision: None,
+            previous_note: None,
+            interdiff: None,
         }
     }
 

@@ -12,6 +12,7 @@ pub mod preimages;
 pub mod proposal;
 pub mod queue;
 mod revert;
+mod revision;
 mod shared;
 
 use std::path::Path;

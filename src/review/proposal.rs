@@ -272,6 +272,22 @@ pub struct Proposal {
     /// For an agent call that failed before anything was proposed: why, and the paths it
     /// named (it has no files).
     pub failure: Option<Failure>,
+    /// The rejected review it answers, when it is a revision (docs/DESIGN.md §4).
+    pub revision: Option<Revision>,
+}
+
+/// What a revision keeps of the rejected review it answers (`review/revision.rs` links them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    /// The rejected review's run id.
+    pub of: RunId,
+    /// This proposal's revision number: 2 answers a first proposal, then one more each time.
+    pub number: u32,
+    /// The note the person rejected that review with.
+    pub note: String,
+    /// A unified diff from the rejected proposal's result to this one's, bounded (empty: the
+    /// same result again).
+    pub interdiff: String,
 }
 
 /// An agent's call that failed (`NO_MATCH`, `NEEDS_MORE_CONTEXT`, …), kept as a failed review
@@ -342,6 +358,7 @@ impl Proposal {
             state: State::Pending,
             review: None,
             failure: None,
+            revision: None,
         })
     }
 
@@ -373,7 +390,12 @@ impl Proposal {
         let failure = self.failure.as_ref().map_or(0, |f| {
             f.message.len() + f.paths.iter().map(String::len).sum::<usize>()
         });
+        let revision = self
+            .revision
+            .as_ref()
+            .map_or(0, |r| r.note.len() + r.interdiff.len());
         failure
+            + revision
             + self
                 .files
                 .iter()

@@ -16,6 +16,7 @@ use super::intent::Intent;
 use super::journal::{Entry, Journal};
 use super::policy::{Action, Policy};
 use super::proposal::{Decision, FileChange, Proposal, Review, RunId, State};
+use super::revision;
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::Workspace;
 
@@ -80,6 +81,19 @@ pub struct Summary {
     /// For a failed agent call: its error code and whole message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// For a revision (docs/DESIGN.md §4): the rejected review it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision_of: Option<RunId>,
+    /// Its revision number: 2 answers a first proposal, 3 that answer, and so on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u32>,
+    /// The note the person rejected that review with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_note: Option<String>,
+    /// A unified diff from the rejected proposal's result to this one's (at most 64 KiB;
+    /// empty: the same result again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interdiff: Option<String>,
 }
 
 /// A file's new parse errors in a review: the file, the 1-based line of the first in the
@@ -141,6 +155,10 @@ impl Summary {
                 .collect(),
             review: p.review.clone(),
             failure: p.failure.as_ref().map(|f| f.message.clone()),
+            revision_of: p.revision.as_ref().map(|r| r.of.clone()),
+            revision: p.revision.as_ref().map(|r| r.number),
+            previous_note: p.revision.as_ref().map(|r| r.note.clone()),
+            interdiff: p.revision.as_ref().map(|r| r.interdiff.clone()),
         }
     }
 }
@@ -510,6 +528,7 @@ impl Gate {
             }
         };
         self.check_room(&proposal)?;
+        let proposal = self.link_revision(proposal).await?;
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
             let proposal = proposal.into_dry_run(ttl);
@@ -525,6 +544,30 @@ impl Gate {
             Action::Auto => self.decide_inner(&run_id, Decision::Accept, None, false),
             _ => Ok(self.status(&run_id)),
         }
+    }
+
+    /// `proposal` as the next revision of the rejected review it answers, if the gate still
+    /// keeps one (docs/DESIGN.md §4; the caller holds its files' locks, so the same file's
+    /// requests link one after the other). The interdiff is computed off the async runtime.
+    async fn link_revision(&self, mut proposal: Proposal) -> Result<Proposal> {
+        let prev = {
+            let slots = self.slots();
+            let newest_first = slots
+                .order
+                .iter()
+                .rev()
+                .filter_map(|id| slots.map.get(id))
+                .map(|s| &s.proposal);
+            revision::predecessor(newest_first, &proposal).cloned()
+        };
+        let Some(prev) = prev else {
+            return Ok(proposal);
+        };
+        off_runtime("the interdiff", move || {
+            proposal.revision = Some(revision::revise(&prev, &proposal));
+            proposal
+        })
+        .await
     }
 
     /// Keep an agent's failed call as a failed review (closed, so the "open" filter hides it):
@@ -1016,20 +1059,28 @@ fn expired(run_id: &str) -> Error {
 
 /// The syntax check of every file (tree-sitter parses, bounded), off the async runtime.
 async fn check_syntax(mut files: Vec<FileChange>) -> Result<Vec<FileChange>> {
-    let checked = tokio::task::spawn_blocking(move || {
+    off_runtime("the syntax check", move || {
         for f in &mut files {
             f.check_syntax();
         }
         files
-    });
-    match checked.await {
-        Ok(files) => Ok(files),
-        // A panic in the check is a bug: it surfaces as one, as it would have inline.
+    })
+    .await
+}
+
+/// `work` (`what`, for the error) on a blocking thread, off the async runtime.
+async fn off_runtime<T: Send + 'static>(
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => Ok(done),
+        // A panic in the work is a bug: it surfaces as one, as it would have inline.
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         // The runtime is shutting down: nothing is proposed.
         Err(e) => Err(Error::new(
             ErrorCode::FsError,
-            format!("the syntax check was cancelled: {e}"),
+            format!("{what} was cancelled: {e}"),
         )),
     }
 }
@@ -1406,6 +1457,49 @@ mod tests {
             Outcome::Failed(_, e) => assert_eq!(e.code, ErrorCode::ReviewerGone),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_rejected_review_is_answered_by_the_same_clients_next_edit_as_a_revision() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "one\ntwo\n");
+        let rt = rt();
+        let send = |client: &str, body: &str| {
+            let r = Request {
+                client: Some(client.into()),
+                ..req(vec![edit("a.txt", body)], false)
+            };
+            let id = run_id(&rt.block_on(g.submit(r)).unwrap());
+            g.list().into_iter().find(|s| s.run_id == id).unwrap()
+        };
+        let v1 = send("x", "one\nTWO\n");
+        assert_eq!(
+            (v1.revision_of.as_ref(), v1.interdiff.as_ref()),
+            (None, None)
+        );
+        g.decide(&v1.run_id, Decision::Reject("spell it 2".into()))
+            .unwrap();
+        // Another client's edit of the file answers nothing.
+        let other = send("y", "one\nzwei\n");
+        assert_eq!(other.revision_of, None);
+        let v2 = send("x", "one\n2\n");
+        assert_eq!(v2.revision_of.as_deref(), Some(v1.run_id.as_str()));
+        assert_eq!(v2.revision, Some(2));
+        assert_eq!(v2.previous_note.as_deref(), Some("spell it 2"));
+        assert_eq!(
+            v2.interdiff.as_deref(),
+            Some("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-TWO\n+2\n")
+        );
+        // The chain goes on from the latest; a rejection without a note ends it.
+        g.decide(&v2.run_id, Decision::Reject("and a third line".into()))
+            .unwrap();
+        let v3 = send("x", "one\n2\n3\n");
+        assert_eq!(v3.revision_of.as_deref(), Some(v2.run_id.as_str()));
+        assert_eq!(v3.revision, Some(3));
+        g.decide(&v3.run_id, Decision::Reject(String::new()))
+            .unwrap();
+        assert_eq!(send("x", "one\n2\nthree\n").revision_of, None);
     }
 
     #[test]

@@ -100,3 +100,32 @@ fn the_syntax_mark_comes_from_the_check_not_from_warning_text() {
     assert!(marked.lines().any(|l| l.contains("-1 ⚠")), "{marked}");
     assert!(marked.contains("⚠ syntax: 20:1"), "{marked}");
 }
+
+/// A revision: `v2` and the note it answers on its row and above the diff; `i` shows the
+/// interdiff, and the title says so. In a small terminal too.
+#[test]
+fn a_revision_and_its_interdiff() {
+    use super::update::tests::revision;
+    let mut m = revision();
+    info(&mut m);
+    let diff = frame(&m);
+    assert!(diff.contains("v2: name it two …"), "{diff}");
+    assert!(diff.contains("answers: name it two"), "{diff}");
+    assert!(diff.contains("pending · v2 diff · "), "{diff}");
+    assert!(
+        diff.contains(" i shows the interdiff · hunk 1/3 "),
+        "{diff}"
+    );
+    update(&mut m, key('i'));
+    insta::assert_snapshot!(frame(&m));
+    update(&mut m, Msg::Resize(60, 16));
+    insta::assert_snapshot!("a_revision_and_its_interdiff_small", frame(&m));
+    // At its end, its last line is in sight below the note.
+    update(&mut m, code(KeyCode::Tab, KeyModifiers::NONE));
+    update(&mut m, key('G'));
+    let end = frame(&m);
+    assert!(
+        end.contains("│+new y") && end.contains("answers: "),
+        "{end}"
+    );
+}

@@ -38,6 +38,8 @@ pub enum Action {
     ToggleMode,
     /// Hide or show whitespace-only changes.
     ToggleWhitespace,
+    /// A revision's interdiff in place of its diff, or the diff again.
+    Interdiff,
     /// Search the diff.
     Search,
     /// First row / first item.
@@ -90,6 +92,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('u') => Action::Undo,
         KeyCode::Char('s') => Action::ToggleMode,
         KeyCode::Char('w') => Action::ToggleWhitespace,
+        KeyCode::Char('i') => Action::Interdiff,
         KeyCode::Char('/') => Action::Search,
         KeyCode::Char('g') | KeyCode::Home => Action::Top,
         KeyCode::Char('G') | KeyCode::End => Action::Bottom,
@@ -149,6 +152,7 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
         &[
             ("s", "unified / side by side"),
             ("w", "hide / show whitespace-only changes"),
+            ("i", "interdiff of a revision (vN) / its diff"),
             ("f", "queue shows all / open / decided reviews"),
             ("?", "this help"),
             ("q", "quit (asks when reviews are pending)"),
@@ -268,6 +272,7 @@ mod tests {
             ('u', Action::Undo),
             ('s', Action::ToggleMode),
             ('w', Action::ToggleWhitespace),
+            ('i', Action::Interdiff),
             ('/', Action::Search),
             ('g', Action::Top),
             ('G', Action::Bottom),

@@ -149,6 +149,8 @@ pub struct Item {
     pub loading: bool,
     /// It was applied, then undone from here.
     pub undone: bool,
+    /// A revision's interdiff is shown in place of its diff, from this line (`i`).
+    pub interdiff: Option<usize>,
 }
 
 impl Item {
@@ -159,12 +161,19 @@ impl Item {
             view: None,
             loading: false,
             undone: false,
+            interdiff: None,
         }
     }
 
     /// Whether a person can still decide it.
     pub(crate) fn is_open(&self) -> bool {
         matches!(self.summary.state, State::Pending | State::DryRun)
+    }
+
+    /// The interdiff when it is shown in place of the diff: its first line on screen and its
+    /// text.
+    pub(crate) fn interdiff_shown(&self) -> Option<(usize, &str)> {
+        Some((self.interdiff?, self.summary.interdiff.as_deref()?))
     }
 }
 

@@ -336,7 +336,19 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
 
 fn scroll_by(m: &mut Model, delta: isize) {
     let height = m.diff_height();
-    if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) {
+    let Some(item) = m.current_mut() else {
+        return;
+    };
+    if let Some((at, text)) = item.interdiff_shown() {
+        // The notes above it take half the pane at most: its last line can always be seen.
+        let max = text
+            .lines()
+            .count()
+            .saturating_sub(height.div_ceil(2).max(1));
+        item.interdiff = Some((at as isize).saturating_add(delta).clamp(0, max as isize) as usize);
+        return;
+    }
+    if let Some(v) = item.view.as_mut() {
         let max = v.rows.len().saturating_sub(height.max(1));
         let s = v.scroll as isize + delta;
         v.scroll = s.clamp(0, max as isize) as usize;
@@ -368,6 +380,26 @@ fn sync_cursor_to_scroll(v: &mut DiffView) {
 }
 
 fn move_hunk(m: &mut Model, forward: bool) {
+    if let Some(item) = m.current_mut()
+        && let Some((at, text)) = item.interdiff_shown()
+    {
+        // The interdiff's hunks: its `@@` lines.
+        let heads: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("@@"))
+            .map(|(k, _)| k)
+            .collect();
+        let next = if forward {
+            heads.iter().find(|&&k| k > at)
+        } else {
+            heads.iter().rev().find(|&&k| k < at)
+        };
+        if let Some(&k) = next {
+            item.interdiff = Some(k);
+        }
+        return;
+    }
     let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) else {
         return;
     };
@@ -512,6 +544,10 @@ fn search(m: &mut Model, pattern: &str) {
 /// Go to the next (previous) match after (before) the current one, wrapping around, and say
 /// which of how many it is.
 fn search_step(m: &mut Model, pattern: &str, forward: bool) {
+    if m.current().is_some_and(|i| i.interdiff_shown().is_some()) {
+        say(m, "search looks in the diff: i shows it", Tone::Info);
+        return;
+    }
     let current = m.search_row;
     let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) else {
         say(m, "nothing to search", Tone::Info);
@@ -642,6 +678,9 @@ fn help_scroll(m: &mut Model, code: KeyCode) -> bool {
 /// `v`: line mode on the selected open review, the cursor on the current hunk's first
 /// changed line.
 fn enter_line_mode(m: &mut Model) {
+    if refused_in_interdiff(m) {
+        return;
+    }
     let open = m.current().is_some_and(Item::is_open);
     let Some(v) = m.current_mut().and_then(|i| i.view.as_mut()) else {
         return;
@@ -1023,6 +1062,9 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
 
 /// `space` in hunk mode: include or exclude the hunk under the cursor.
 fn toggle_hunk(m: &mut Model) {
+    if refused_in_interdiff(m) {
+        return;
+    }
     let open = m.current().is_some_and(Item::is_open);
     if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut())
         && open
@@ -1033,6 +1075,48 @@ fn toggle_hunk(m: &mut Model) {
         let (on, total) = (v.included.iter().filter(|b| **b).count(), v.hunk_total());
         say(m, format!("{on} of {total} hunks included"), Tone::Info);
     }
+}
+
+/// Hunks and lines are chosen in the diff, not in the interdiff: says so (true) while the
+/// interdiff is shown.
+fn refused_in_interdiff(m: &mut Model) -> bool {
+    let shown = m.current().is_some_and(|i| i.interdiff_shown().is_some());
+    if shown {
+        say(
+            m,
+            "the interdiff is for reading: i shows the diff, whose hunks and lines you choose",
+            Tone::Info,
+        );
+    }
+    shown
+}
+
+/// `i`: a revision's interdiff (from the rejected proposal's result to this one's) in place
+/// of its diff, or its diff again.
+fn toggle_interdiff(m: &mut Model) {
+    let Some(item) = m.current_mut() else {
+        return;
+    };
+    let Some(of) = item.summary.revision_of.clone() else {
+        say(
+            m,
+            "i shows a revision's interdiff; this review is no revision",
+            Tone::Info,
+        );
+        return;
+    };
+    let text = if item.interdiff.is_some() {
+        item.interdiff = None;
+        "the diff (i shows the interdiff)".to_string()
+    } else {
+        item.interdiff = Some(0);
+        // Line mode is for the diff.
+        if let Some(v) = item.view.as_mut() {
+            v.line_cursor = None;
+        }
+        format!("the interdiff: from what {of} proposed to this revision (i shows the diff)")
+    };
+    say(m, text, Tone::Info);
 }
 
 /// `c`: commit the selected dry-run.
@@ -1061,6 +1145,7 @@ fn on_view(m: &mut Model, action: Action) {
             }
         }
         Action::LineMode => enter_line_mode(m),
+        Action::Interdiff => toggle_interdiff(m),
         Action::ToggleMode => {
             m.mode = match m.mode {
                 DiffMode::Unified => DiffMode::SideBySide,
@@ -1150,6 +1235,10 @@ pub(crate) mod tests {
             syntax: vec![],
             review: None,
             failure: None,
+            revision_of: None,
+            revision: None,
+            previous_note: None,
+            interdiff: None,
         }
     }
 
@@ -1208,6 +1297,74 @@ pub(crate) mod tests {
             },
         );
         m
+    }
+
+    /// The interdiff of [`revision`]: two files, their hunks on lines 2 and 8 (from 0).
+    pub(crate) const INTERDIFF: &str = "--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1,2 +1,2 @@\n line 1\n-line 2 as first proposed\n+line two\n--- a/src/y.rs\n+++ b/src/y.rs\n@@ -1 +1 @@\n-old y\n+new y\n";
+
+    /// [`loaded`] with its review the second revision of `run0`, rejected with a note.
+    pub(crate) fn revision() -> Model {
+        let mut m = loaded();
+        let mut s = summary("run1", State::Pending, &["src/x.rs"]);
+        s.revision_of = Some("run0".into());
+        s.revision = Some(2);
+        s.previous_note = Some("name it two\nas the docs do".into());
+        s.interdiff = Some(INTERDIFF.into());
+        update(&mut m, Msg::Change(Change::upsert(s)));
+        m
+    }
+
+    #[test]
+    fn i_shows_a_revisions_interdiff_in_place_of_its_diff_and_back() {
+        let mut m = revision();
+        assert!(m.current().unwrap().view.is_some(), "the diff stays loaded");
+        update(&mut m, key('i'));
+        assert_eq!(m.current().unwrap().interdiff_shown(), Some((0, INTERDIFF)));
+        assert!(
+            m.status
+                .as_ref()
+                .unwrap()
+                .0
+                .contains("from what run0 proposed")
+        );
+        // Hunks are chosen in the diff: space and v say so and change nothing.
+        for k in [' ', 'v'] {
+            update(&mut m, key(k));
+            assert!(m.status.as_ref().unwrap().0.contains("for reading"), "{k}");
+            let v = m.current().unwrap().view.as_ref().unwrap();
+            assert!(v.included.iter().all(|b| *b) && v.line_cursor.is_none());
+        }
+        // n / N go from `@@` to `@@`; scrolling stops at the last line.
+        update(&mut m, key('n'));
+        assert_eq!(m.current().unwrap().interdiff, Some(2));
+        update(&mut m, key('n'));
+        assert_eq!(m.current().unwrap().interdiff, Some(8));
+        update(&mut m, key('N'));
+        assert_eq!(m.current().unwrap().interdiff, Some(2));
+        // In a low pane, j scrolls until the last line is in sight below the notes.
+        update(&mut m, Msg::Resize(120, 12));
+        update(&mut m, code(KeyCode::Tab, KeyModifiers::NONE));
+        for _ in 0..50 {
+            update(&mut m, key('j'));
+        }
+        let last = INTERDIFF
+            .lines()
+            .count()
+            .saturating_sub(m.diff_height().div_ceil(2));
+        assert_eq!(m.current().unwrap().interdiff, Some(last));
+        assert!(last > 0 && last + m.diff_height() / 2 >= INTERDIFF.lines().count());
+        update(&mut m, key('i'));
+        assert_eq!(m.current().unwrap().interdiff_shown(), None);
+        update(&mut m, key(' '));
+        assert!(!m.current().unwrap().view.as_ref().unwrap().included[0]);
+    }
+
+    #[test]
+    fn i_on_a_review_that_is_no_revision_says_so() {
+        let mut m = loaded();
+        update(&mut m, key('i'));
+        assert_eq!(m.current().unwrap().interdiff, None);
+        assert!(m.status.as_ref().unwrap().0.contains("no revision"));
     }
 
     #[test]

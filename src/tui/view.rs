@@ -314,9 +314,10 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
         let closed = !item.is_open();
         let text_style = if closed { base.patch(p.dim()) } else { base };
         let ago = age(m.now, s.created);
-        // The tool first (the run id is in the diff's title too), the age always in sight.
+        // The tool first (the run id is in the diff's title too), the age always in sight;
+        // a revision says which it is and the note it answers instead of the run id.
         let room = w.saturating_sub(2 + ago.chars().count() + 2);
-        let head = truncate(&format!(" {} {}", inert_line(&s.tool), s.run_id), room);
+        let head = truncate(&format!(" {} {}", inert_line(&s.tool), row_tag(s)), room);
         let pad = w.saturating_sub(head.chars().count() + 2 + ago.chars().count() + 1);
         lines.push(Line::from(vec![
             Span::styled(format!(" {icon}"), base.patch(icon_style)),
@@ -370,6 +371,20 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+/// What a queue row says after the tool: the run id, or for a revision `vN: the note it
+/// answers` (its first line).
+fn row_tag(s: &crate::review::queue::Summary) -> String {
+    match (s.revision, &s.previous_note) {
+        (Some(n), Some(note)) => {
+            let mut lines = note.trim().lines();
+            let first = inert_line(lines.next().unwrap_or_default()).into_owned();
+            let more = if lines.next().is_some() { " …" } else { "" };
+            format!("v{n}: {first}{more}")
+        }
+        _ => s.run_id.clone(),
+    }
+}
+
 fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette) {
     let Some(item) = m.current() else {
         draw_waiting(f, m, area, p);
@@ -380,6 +395,11 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
     f.render_widget(block, area);
     if let Some(failure) = &item.summary.failure {
         draw_failure(f, failure, inner, p);
+        return;
+    }
+    if let Some((at, text)) = item.interdiff_shown() {
+        let lines = note_and_warnings(item, inner, p);
+        draw_interdiff(f, m, (at, text), lines, inner, p);
         return;
     }
     let Some(v) = &item.view else {
@@ -417,6 +437,53 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
             Some(pattern) => highlight(line, pattern, found),
             None => line,
         });
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A revision's interdiff in the diff pane, below the note it answers, from line `at`: its
+/// lines coloured by what they are (agents' text made inert), scrolled like the diff.
+fn draw_interdiff(
+    f: &mut Frame,
+    m: &Model,
+    (at, text): (usize, &str),
+    mut lines: Vec<Line<'static>>,
+    inner: Rect,
+    p: &Palette,
+) {
+    if text.is_empty() {
+        lines.push(Line::styled(
+            " The same result as the rejected proposal: nothing changed since.",
+            p.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ));
+    }
+    let all: Vec<&str> = text.lines().collect();
+    let budget = (inner.height as usize).saturating_sub(lines.len());
+    let width = (inner.width as usize).min(MAX_COLS);
+    for k in (at..all.len()).take(budget) {
+        let l = all[k];
+        // A file's header is a `---` line followed by a `+++` one (a removed line may start
+        // with `--` too).
+        let header = (l.starts_with("--- ")
+            && all.get(k + 1).is_some_and(|n| n.starts_with("+++ ")))
+            || (l.starts_with("+++ ") && k > 0 && all[k - 1].starts_with("--- "));
+        let style = match l.chars().next() {
+            _ if header => p.accent().add_modifier(Modifier::BOLD),
+            _ if l.starts_with("@@") => p.accent(),
+            Some('+') => p.bg(Tag::Insert, false),
+            Some('-') => p.bg(Tag::Delete, false),
+            Some(' ') | Some('\\') => Style::default(),
+            _ => p.dim(),
+        };
+        let spans = styled(
+            &inert(l),
+            &[],
+            &[],
+            |_| style,
+            m.hscroll.min(MAX_COLS),
+            width,
+        );
+        lines.push(Line::from(pad_to(spans, width)).style(style));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }
@@ -474,8 +541,14 @@ fn draw_waiting(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
 /// The diff pane's frame: the review in its title, where the cursor is below.
 fn diff_block(m: &Model, item: &Item, p: &Palette) -> Block<'static> {
     let s = &item.summary;
+    // A revision's title says which is shown, its diff or its interdiff.
+    let shown = match s.revision {
+        Some(n) if item.interdiff.is_some() => format!(" · v{n} interdiff"),
+        Some(n) => format!(" · v{n} diff"),
+        None => String::new(),
+    };
     let title = format!(
-        " {} · {} · {}{} ",
+        " {} · {} · {}{shown}{} ",
         inert_line(&s.tool),
         s.run_id,
         if item.undone {
@@ -489,6 +562,17 @@ fn diff_block(m: &Model, item: &Item, p: &Palette) -> Block<'static> {
             .unwrap_or_default()
     );
     let block = pane(title, m.focus == Focus::Diff, p);
+    if let Some((at, text)) = item.interdiff_shown() {
+        let total = text.lines().count();
+        let of = s.revision_of.as_deref().unwrap_or_default();
+        return block.title_bottom(
+            Line::from(format!(
+                " from {of} · i shows the diff · line {}/{total} ",
+                (at + 1).min(total)
+            ))
+            .alignment(Alignment::Right),
+        );
+    }
     let Some(v) = &item.view else {
         return block;
     };
@@ -503,9 +587,14 @@ fn diff_block(m: &Model, item: &Item, p: &Palette) -> Block<'static> {
         ""
     };
     let total = v.hunk_total();
+    let key = if s.revision.is_some() {
+        " i shows the interdiff ·"
+    } else {
+        ""
+    };
     block.title_bottom(
         Line::from(format!(
-            " hunk {}/{total} · {on} of {total} included{left_out}{mode} ",
+            "{key} hunk {}/{total} · {on} of {total} included{left_out}{mode} ",
             (v.cursor + 1).min(total),
         ))
         .alignment(Alignment::Right),
@@ -517,21 +606,16 @@ fn note_and_warnings(item: &Item, inner: Rect, p: &Palette) -> Vec<Line<'static>
     let mut lines: Vec<Line> = Vec::with_capacity(inner.height as usize);
     let width = inner.width as usize;
     let s = &item.summary;
+    // The notes take a few rows at most, fewer in a low pane: the diff comes first.
+    let rows = (inner.height as usize / 4).clamp(1, NOTE_ROWS);
+    // A revision: the note it answers.
+    if let Some(note) = &s.previous_note {
+        lines.extend(noted(" answers: ", note, rows, width, p.fg(Color::Magenta)));
+    }
     if let Some(r) = &s.review
         && !r.note.is_empty()
     {
-        // Each line of the note on its own row (a few at most: the diff comes first).
-        let note = inert(r.note.trim()).into_owned();
-        for (k, text) in note.lines().take(NOTE_ROWS).enumerate() {
-            let prefix = if k == 0 { " note: " } else { "       " };
-            lines.push(Line::styled(
-                truncate(&format!("{prefix}{text}"), width),
-                p.dim(),
-            ));
-        }
-        if note.lines().count() > NOTE_ROWS {
-            lines.push(Line::styled("       …", p.dim()));
-        }
+        lines.extend(noted(" note: ", &r.note, rows, width, p.dim()));
     }
     // Warnings wrap (up to three lines each) within a third of the pane.
     'warnings: for w in &s.warnings {
@@ -543,6 +627,23 @@ fn note_and_warnings(item: &Item, inner: Rect, p: &Palette) -> Vec<Line<'static>
         }
     }
     lines
+}
+
+/// A note (made inert) after `prefix`, each of its lines on its own row, at most `rows` of
+/// them (the last ending in `…` when more were left out), each cut to `width`.
+fn noted(prefix: &str, note: &str, rows: usize, width: usize, style: Style) -> Vec<Line<'static>> {
+    let note = inert(note.trim()).into_owned();
+    let indent = " ".repeat(prefix.chars().count());
+    let more = note.lines().count() > rows;
+    note.lines()
+        .take(rows)
+        .enumerate()
+        .map(|(k, text)| {
+            let lead = if k == 0 { prefix } else { indent.as_str() };
+            let cut = if more && k + 1 == rows { " …" } else { "" };
+            Line::styled(truncate(&format!("{lead}{text}{cut}"), width), style)
+        })
+        .collect()
 }
 
 fn endpoint(m: &Model) -> String {

@@ -15,6 +15,7 @@ mod layers;
 mod lazy_fallback;
 mod mcp;
 mod mcp_python;
+mod revisions;
 mod search;
 mod support;
 mod syntax;

@@ -912,31 +912,15 @@ fn a_failed_agent_call_is_a_failed_row_with_its_whole_message() {
     let p = Project::new();
     p.write("a.txt", "alpha\nbeta\ngamma\n");
     let (tmux, mcp_url, token) = gate_in_tmux(&p);
-    let base = mcp_url.trim_end_matches("/mcp").to_string();
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let answer: Value = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            reqwest::Client::new()
-                .post(format!("{base}/api/tools/patch_file"))
-                .bearer_auth(&token)
-                .json(&serde_json::json!({
-                    "arguments": {
-                        "target_file": "a.txt",
-                        "search_content": "delta epsilon",
-                        "replace_content": "zeta"
-                    },
-                    "client": "script"
-                }))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap()
-        });
+    let answer = start_tool(
+        &mcp_url,
+        &token,
+        serde_json::json!({
+            "target_file": "a.txt",
+            "search_content": "delta epsilon",
+            "replace_content": "zeta"
+        }),
+    );
     assert_eq!(answer["code"], "NO_MATCH", "{answer}");
     let screen = tmux.wait_for("the failed row and its message", 30, |s| {
         s.contains("patch_file") && s.contains("This call failed") && s.contains("NO_MATCH:")
@@ -947,4 +931,83 @@ fn a_failed_agent_call_is_a_failed_row_with_its_whole_message() {
     tmux.keys(&["f"]);
     tmux.wait_for("the open filter", 10, |s| s.contains("no open reviews"));
     assert_eq!(p.read("a.txt"), "alpha\nbeta\ngamma\n");
+}
+
+/// `POST /api/tools/patch_file` with `arguments` as the client `script` (the agents' token of
+/// the gate whose MCP endpoint is `mcp_url`): the envelope, at once.
+fn start_tool(mcp_url: &str, token: &str, arguments: Value) -> Value {
+    let base = mcp_url.trim_end_matches("/mcp").to_string();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            reqwest::Client::new()
+                .post(format!("{base}/api/tools/patch_file"))
+                .bearer_auth(token)
+                .json(&serde_json::json!({"arguments": arguments, "client": "script"}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap()
+        })
+}
+
+/// A revision: the person rejects an edit with a note, the same client sends another; its
+/// row says `v2` and the note it answers, and `i` shows the interdiff (from what the rejected
+/// edit proposed) in place of the diff (from the file), then the diff again.
+#[test]
+fn a_revision_shows_v2_and_its_note_and_i_toggles_its_interdiff() {
+    let p = Project::new();
+    let main = "fn main() {\n    let total = compute();\n    println!(\"{total}\");\n}\n";
+    p.write("src/main.rs", main);
+    let (tmux, mcp_url, token) = gate_in_tmux(&p);
+    let edit = |to: &str| {
+        let v = start_tool(
+            &mcp_url,
+            &token,
+            serde_json::json!({
+                "target_file": "src/main.rs",
+                "search_content": "let total = compute();",
+                "replace_content": to
+            }),
+        );
+        assert_eq!(v["status"], "pending", "{v}");
+    };
+    edit("let total = helper_one();");
+    tmux.wait_for("the first edit", 30, |s| {
+        s.contains("helper_one") && s.contains("hunk 1/1")
+    });
+    tmux.keys(&["r"]);
+    tmux.wait_for("the note editor", 10, |s| {
+        s.contains("a note for the agent")
+    });
+    tmux.type_text("use helper_two");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the rejection", 10, |s| {
+        s.contains("0 pending") && s.contains("note: use helper_two")
+    });
+
+    edit("let total = helper_two();");
+    let screen = tmux.wait_for("the revision", 30, |s| {
+        s.contains("v2: use helper_two") && s.contains("helper_two()") && s.contains("v2 diff")
+    });
+    // Its diff starts from the file: the rejected proposal's line is not in it.
+    assert!(!screen.contains("helper_one"), "{screen}");
+    assert!(screen.contains("answers: use helper_two"), "{screen}");
+    tmux.keys(&["i"]);
+    tmux.wait_for("the interdiff", 10, |s| {
+        s.contains("v2 interdiff")
+            && s.contains("-    let total = helper_one();")
+            && s.contains("+    let total = helper_two();")
+            && !s.contains("compute()")
+    });
+    tmux.keys(&["i"]);
+    tmux.wait_for("the diff again", 10, |s| {
+        s.contains("v2 diff") && s.contains("compute()") && !s.contains("helper_one")
+    });
+    assert_eq!(p.read("src/main.rs"), main);
 }

@@ -102,6 +102,7 @@ fn loaded_model(w: u16, h: u16) -> Model {
             address: "127.0.0.1:8787".into(),
             policy: "gate".into(),
             clients: 1,
+            patch: None,
         }),
     );
     update(

@@ -33,11 +33,13 @@ pub enum Command {
     /// unified diff, `git format-patch` mail, a Codex `*** Begin Patch` envelope,
     /// SEARCH/REPLACE blocks after their file names (aider), or a lazy snippet with --file.
     ///
-    /// One review per file, with hunk decisions; writes are atomic and journaled
-    /// (`patchgate undo` reverts them). Exit status: 0 every file applied (or, with --check,
-    /// would apply); 1 the patch cannot be read as a patch, or some file was not applied (it
-    /// does not apply, or was rejected; with --yes nothing is written then); 2 usage or I/O
-    /// error. The report names every file.
+    /// One review per file, with hunk decisions (a file's hunks that do not apply are left
+    /// out and named; the others are offered); writes are atomic and journaled (`patchgate
+    /// undo` reverts them). Exit status: 0 every file and hunk applied (or, with --check,
+    /// would apply); 1 the patch cannot be read as a patch, or some file or hunk was not
+    /// applied (it does not apply, or was rejected; with --yes nothing is written then,
+    /// with --yes --reject the rest is written and each hunk left out is in FILE.rej); 2
+    /// usage or I/O error. The report names every file.
     Apply(ApplyArgs),
     /// Merge an edit into a file and print the result to stdout (never writes the file).
     ///
@@ -133,7 +135,8 @@ pub struct ReviewArgs {
     pub color: ColorArg,
 }
 
-/// `patchgate apply [PATCH|-] [--root DIR] [--yes | --check] [--reverse] [-p N] [--file PATH]`
+/// `patchgate apply [PATCH|-] [--root DIR] [--yes [--reject] | --check] [--reverse] [-p N]
+/// [--file PATH]`
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
     /// The patch file; `-` (or nothing, with a piped stdin) reads stdin.
@@ -142,9 +145,14 @@ pub struct ApplyArgs {
     /// The project root the patch's paths are under.
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
-    /// Apply everything without the TUI (all files or none).
+    /// Apply everything without the TUI (all files or none; see --reject).
     #[arg(long, conflicts_with = "check")]
     pub yes: bool,
+    /// With --yes, as `git apply --reject`: write what applies, leave each hunk that does
+    /// not apply in FILE.rej, and exit 1 when any was left out. (The TUI always offers a
+    /// file's hunks that apply and shows those that do not.)
+    #[arg(long, requires = "yes", conflicts_with = "check")]
+    pub reject: bool,
     /// Only check that every file applies; write nothing (exit 1 if any does not).
     #[arg(long)]
     pub check: bool,

@@ -54,6 +54,8 @@ struct Job {
     checked: Vec<Checked>,
     gate: Gate,
     rt: tokio::runtime::Runtime,
+    /// A file's hunks that do not apply are left out (the TUI, `--yes --reject`).
+    reject: bool,
 }
 
 impl Job {
@@ -63,6 +65,11 @@ impl Job {
 
     fn failed(&self) -> Vec<&Checked> {
         self.checked.iter().filter(|c| c.result.is_err()).collect()
+    }
+
+    /// The hunks left out, in all files.
+    fn left_out(&self) -> usize {
+        self.checked.iter().map(|c| c.rejected.len()).sum()
     }
 
     fn print_failures(&self) {
@@ -76,6 +83,34 @@ impl Job {
             }
         }
     }
+}
+
+/// What went wrong with one file, to print under its line: each hunk left out, else why the
+/// file does not apply (every error once).
+fn problems(c: &Checked) -> Vec<String> {
+    if !c.rejected.is_empty() {
+        return c
+            .rejected
+            .iter()
+            .map(|(_, why)| indented(&format!("left out: {why}")))
+            .collect();
+    }
+    match &c.result {
+        Err(e) => vec![indented(e)],
+        Ok(_) => Vec::new(),
+    }
+}
+
+/// `text` made inert and indented under a file's line, its own later lines a little more.
+fn indented(text: &str) -> String {
+    let text = inert(text);
+    let mut lines = text.lines();
+    let mut out = format!("    {}", lines.next().unwrap_or_default());
+    for l in lines {
+        out.push_str("\n      ");
+        out.push_str(l);
+    }
+    out
 }
 
 fn plural(n: usize) -> &'static str {
@@ -115,9 +150,12 @@ pub(crate) fn apply(args: ApplyArgs) -> Result<ExitCode> {
         patchgate::review::open_gate(&root, Some(policy), PolicyName::Gate, None)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     let rt = runtime()?;
+    // The TUI offers a file's hunks that apply and names the others; `--yes` applies all or
+    // nothing unless `--reject`; `--check` says whether all would apply.
+    let reject = args.reject || !(args.yes || args.check);
     let checked = {
         let _guard = rt.enter();
-        rt.block_on(patch_apply::check(&gate, &set))
+        rt.block_on(patch_apply::check(&gate, &set, reject))
     };
     let job = Job {
         name,
@@ -125,9 +163,13 @@ pub(crate) fn apply(args: ApplyArgs) -> Result<ExitCode> {
         checked,
         gate,
         rt,
+        reject,
     };
     if args.check {
         return Ok(check_only(&job));
+    }
+    if args.reject {
+        return Ok(apply_rejecting(&job));
     }
     if args.yes {
         return Ok(apply_now(&job));
@@ -184,11 +226,90 @@ fn apply_now(job: &Job) -> ExitCode {
         );
         return ExitCode::from(1);
     }
+    let Some(run_id) = submit(job) else {
+        return ExitCode::from(1);
+    };
+    for c in &job.checked {
+        if let Ok(ok) = &c.result {
+            outln!(
+                "  applied  {}  +{} -{}",
+                inert_line(&c.path),
+                ok.added,
+                ok.removed
+            );
+        }
+    }
+    outln!(
+        "applied {name} ({}): {files} file{}, run {run_id} (`patchgate undo {run_id}` reverts it)",
+        job.set.format.name(),
+        plural(files),
+    );
+    ExitCode::SUCCESS
+}
+
+/// `--yes --reject`, as `git apply --reject`: every file that applies is written without its
+/// hunks that do not, which go to `FILE.rej`; exit 1 when anything was left out.
+fn apply_rejecting(job: &Job) -> ExitCode {
+    let (files, name) = (job.files(), &job.name);
+    let applying = files - job.failed().len();
+    let run_id = if applying > 0 {
+        match submit(job) {
+            Some(id) => Some(id),
+            None => return ExitCode::from(1),
+        }
+    } else {
+        None
+    };
+    for c in &job.checked {
+        match &c.result {
+            Ok(ok) => outln!(
+                "  applied  {}  +{} -{}",
+                inert_line(&c.path),
+                ok.added,
+                ok.removed
+            ),
+            Err(_) => eprintln!("  does not apply  {}", inert_line(&c.path)),
+        }
+        for p in problems(c) {
+            eprintln!("{p}");
+        }
+    }
+    let mut written = true;
+    for r in patch_apply::write_rejects(&job.gate, &job.set, &job.checked) {
+        match r {
+            Ok(path) => outln!("  wrote  {}", inert_line(&path)),
+            Err(e) => {
+                written = false;
+                eprintln!("patchgate: {}: {}", e.code.as_str(), inert(&e.message));
+            }
+        }
+    }
+    let left_out = job.left_out();
+    let run = run_id.map_or(String::new(), |id| {
+        format!(", run {id} (`patchgate undo {id}` reverts it)")
+    });
+    outln!(
+        "{name} ({}): {applying} of {files} file{} applied, {left_out} hunk{} left out{run}",
+        job.set.format.name(),
+        plural(files),
+        plural(left_out),
+    );
+    exit(applying == files && left_out == 0 && written)
+}
+
+/// Apply every file that applies at once (`--yes`); its run id, or `None` (said why) when
+/// nothing was written. A result with a new syntax error waits for a person even under
+/// `auto`; `--yes` is that person's word, given before seeing it: say what is broken, then
+/// apply. Only that hold: a path the rules keep for a person (`.env*`, `.patchgate.toml`, a
+/// `gate` rule) stays.
+fn submit(job: &Job) -> Option<String> {
     let _guard = job.rt.enter();
-    let mut outcome = job.rt.block_on(patch_apply::apply_all(&job.gate, &job.set));
-    // A result with a new syntax error waits for a person even under `auto`; `--yes` is that
-    // person's word, given before seeing it: say what is broken, then apply. Only that hold:
-    // a path the rules keep for a person (`.env*`, `.patchgate.toml`, a `gate` rule) stays.
+    let mut outcome = job.rt.block_on(patch_apply::apply_all(
+        &job.gate,
+        &job.set,
+        &job.checked,
+        job.reject,
+    ))?;
     if let Ok(Outcome::Pending(s)) = &outcome {
         let policy = job.gate.policy();
         let held_for_syntax = matches!(
@@ -203,39 +324,15 @@ fn apply_now(job: &Job) -> ExitCode {
         }
     }
     match outcome {
-        Ok(Outcome::Applied(s)) => {
-            for c in &job.checked {
-                if let Ok(ok) = &c.result {
-                    outln!(
-                        "  applied  {}  +{} -{}",
-                        inert_line(&c.path),
-                        ok.added,
-                        ok.removed
-                    );
-                }
-            }
-            outln!(
-                "applied {name} ({}): {files} file{}, run {} (`patchgate undo {}` reverts it)",
-                job.set.format.name(),
-                plural(files),
-                s.run_id,
-                s.run_id
-            );
-            ExitCode::SUCCESS
-        }
-        Ok(Outcome::Failed(_, e)) | Err(e) => {
-            eprintln!(
-                "patchgate: {}: {}; nothing was written",
-                e.code.as_str(),
-                e.message
-            );
-            ExitCode::from(1)
-        }
-        Ok(_) => {
-            eprintln!("patchgate: the patch was not applied; nothing was written");
-            ExitCode::from(1)
-        }
+        Ok(Outcome::Applied(s)) => return Some(s.run_id),
+        Ok(Outcome::Failed(_, e)) | Err(e) => eprintln!(
+            "patchgate: {}: {}; nothing was written",
+            e.code.as_str(),
+            e.message
+        ),
+        Ok(_) => eprintln!("patchgate: the patch was not applied; nothing was written"),
     }
+    None
 }
 
 /// The TUI over one review per file that applies; what was submitted for each.
@@ -248,16 +345,12 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
     patchgate::log::init();
     let _guard = job.rt.enter();
     let gate = job.gate.clone();
-    let requests = patch_apply::requests(&job.set);
+    let requests = patch_apply::requests(&job.set, job.reject);
     let run_ids = std::sync::Arc::new(std::sync::Mutex::new(Submitted::new()));
     let submitted = run_ids.clone();
     let bad_paths: Vec<String> = job.failed().iter().map(|c| c.path.clone()).collect();
     let ended = job.rt.block_on(patchgate::tui::run(
-        Backend::local(
-            gate.clone(),
-            std::sync::Arc::new(|| 0),
-            Some(format!("apply {}", job.name)),
-        ),
+        Backend::patch(gate.clone(), job.name.clone()),
         Some(Box::new(move |tx| {
             tokio::spawn(async move {
                 for (path, req) in requests {
@@ -282,12 +375,7 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
             });
         })),
     ));
-    job.rt.block_on(async {
-        if !job.gate.pending().is_empty() {
-            job.gate.reviewer_gone();
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-    });
+    // No one waits for the reviews left pending: they end with this process, not decided.
     ended?;
     let out = run_ids
         .lock()
@@ -296,16 +384,20 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
     Ok(out)
 }
 
-/// After the TUI: every file of the patch, in its order — applied, rejected, or why not;
-/// exit 1 unless every file was applied.
+/// After the TUI: every file of the patch, in its order — applied, rejected, or why not,
+/// each error once; exit 1 unless every file and hunk was applied.
 fn report(job: &Job, submitted: &Submitted) -> ExitCode {
     outln!("{} ({}):", job.name, job.set.format.name());
     let mut applied = 0;
     for c in &job.checked {
         let path = &c.path;
+        let mut problems = problems(c);
         let line = match (&c.result, submitted.iter().find(|(p, _)| p == path)) {
-            (Err(e), _) => format!("not applied (does not apply: {})", first_line(e)),
-            (Ok(_), Some((_, Err(why)))) => format!("not applied ({})", first_line(why)),
+            (Err(_), _) => "not applied (does not apply)".to_string(),
+            (Ok(_), Some((_, Err(why)))) => {
+                problems.push(indented(why));
+                "not applied".to_string()
+            }
             (Ok(_), None) => "not applied (never sent for review)".to_string(),
             (Ok(_), Some((_, Ok(id)))) => {
                 let (done, line) = decided(&job.gate, id);
@@ -314,23 +406,26 @@ fn report(job: &Job, submitted: &Submitted) -> ExitCode {
             }
         };
         outln!("  {}: {line}", inert_line(path));
+        for p in problems {
+            outln!("{p}");
+        }
     }
-    job.print_failures();
-    let files = job.files();
+    let (files, left_out) = (job.files(), job.left_out());
     outln!(
-        "{applied} of {files} file{} applied{}",
+        "{applied} of {files} file{} applied{}{}",
         plural(files),
+        if left_out > 0 {
+            format!(", {left_out} hunk{} left out", plural(left_out))
+        } else {
+            String::new()
+        },
         if applied > 0 {
             " (`patchgate log` lists them, `patchgate undo` reverts)"
         } else {
             ""
         }
     );
-    exit(applied == files)
-}
-
-fn first_line(text: &str) -> String {
-    inert_line(text.lines().next().unwrap_or("")).into_owned()
+    exit(applied == files && left_out == 0)
 }
 
 /// What became of run `id`: whether it was applied, and how to say it.
@@ -351,6 +446,7 @@ fn decided(gate: &Gate, id: &str) -> (bool, String) {
             },
         ),
         State::Rejected => (false, "rejected".to_string()),
+        State::Pending => (false, "not decided".to_string()),
         s => (false, format!("not applied ({})", s.name())),
     }
 }

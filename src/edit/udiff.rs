@@ -81,6 +81,20 @@ impl FilePatch {
             .unwrap_or("<unnamed>")
     }
 
+    /// The `.rej` file `git apply --reject` writes for the hunks `rejected` (indices into
+    /// `hunks`): its path (the new path's, `-p` stripped) and its text, a `diff` line naming
+    /// the file then each hunk as the patch wrote it.
+    pub fn reject_file(&self, rejected: &[usize]) -> (String, String) {
+        let path = self.display_path();
+        let mut text = format!("diff a/{path} b/{path}\t(rejected hunks)\n");
+        for &i in rejected {
+            if let Some(h) = self.hunks.get(i) {
+                text.push_str(&h.patch_text());
+            }
+        }
+        (format!("{path}.rej"), text)
+    }
+
     /// The same change undone: old and new swapped, additions and removals swapped.
     pub fn reversed(&self) -> FilePatch {
         let kind = match self.kind {
@@ -147,6 +161,9 @@ pub struct Hunk {
     pub at_eof: bool,
     /// The 1-based line of the patch where the hunk starts.
     pub line: usize,
+    /// The hunk as the patch wrote it, header included (LF line ends), for the `.rej` file
+    /// of `apply --reject`; empty for hunks that did not come from a unified diff.
+    pub raw: String,
 }
 
 impl Hunk {
@@ -164,6 +181,7 @@ impl Hunk {
             new_no_newline: false,
             at_eof: false,
             line,
+            raw: String::new(),
         }
     }
 
@@ -189,6 +207,24 @@ impl Hunk {
             h.push_str(section);
         }
         h
+    }
+
+    /// Where `git apply` insists the hunk match: (at the file's start, at its end). A hunk
+    /// that says it starts at line 1 goes at the start, and one with no context after its
+    /// change at the end (git writes fewer context lines only where the file ends them).
+    fn git_edges(&self) -> (bool, bool) {
+        let numbered =
+            self.old_start.is_some() && self.lines.iter().any(|l| l.kind != LineKind::Add);
+        let trailing = self
+            .lines
+            .iter()
+            .rev()
+            .take_while(|l| l.kind == LineKind::Context)
+            .count();
+        (
+            numbered && self.old_start.is_some_and(|s| s <= 1),
+            numbered && trailing == 0,
+        )
     }
 
     /// The old version of the hunk's lines.
@@ -224,7 +260,44 @@ impl Hunk {
             new_no_newline: self.old_no_newline,
             at_eof: self.at_eof,
             line: self.line,
+            // `git apply -R --reject` writes the hunk as the patch has it, not reversed.
+            raw: self.raw.clone(),
         }
+    }
+
+    /// The hunk as a patch file holds it (what `git apply --reject` writes to `FILE.rej`):
+    /// its own text when it came from a unified diff, else written out in that form.
+    pub fn patch_text(&self) -> String {
+        if !self.raw.is_empty() {
+            return self.raw.clone();
+        }
+        let mut out = match self.old_start {
+            Some(_) => self.header(),
+            None => match self.anchors.last().filter(|_| self.section.is_empty()) {
+                Some(anchor) => format!("@@ {anchor}"),
+                None if self.section.is_empty() => "@@".to_string(),
+                None => format!("@@ {}", self.section),
+            },
+        };
+        out.push('\n');
+        let last_old = self.lines.iter().rposition(|l| l.kind != LineKind::Add);
+        let last_new = self.lines.iter().rposition(|l| l.kind != LineKind::Remove);
+        for (k, l) in self.lines.iter().enumerate() {
+            let sign = match l.kind {
+                LineKind::Context => ' ',
+                LineKind::Remove => '-',
+                LineKind::Add => '+',
+            };
+            out.push(sign);
+            out.push_str(&l.text);
+            out.push('\n');
+            if (self.old_no_newline && last_old == Some(k))
+                || (self.new_no_newline && last_new == Some(k))
+            {
+                out.push_str("\\ No newline at end of file\n");
+            }
+        }
+        out
     }
 }
 
@@ -272,6 +345,7 @@ fn parse_hunk_header(line: &str, at: usize) -> Result<Option<Hunk>> {
         new_no_newline: false,
         at_eof: false,
         line: at,
+        raw: String::new(),
     }))
 }
 
@@ -418,6 +492,7 @@ pub fn parse(diff: &str) -> Result<Patch> {
                 continue;
             };
             i = read_hunk_body(&lines[..n], i + 1, &mut hunk)?;
+            hunk.raw = lines[at - 1..i].join("\n") + "\n";
             current
                 .get_or_insert_with(|| FilePatch::new(at))
                 .hunks
@@ -632,24 +707,112 @@ pub fn merge(content: &str, diff: &str) -> Result<Merged> {
     apply_hunks(content, &fp.hunks)
 }
 
-/// Apply hunks in order to LF-normalised `content`, all or nothing.
+/// Apply hunks in order to LF-normalised `content`, all or nothing, each found near where its
+/// numbers say (an agent's diff, whose numbers are rough).
 pub(crate) fn apply_hunks(content: &str, hunks: &[Hunk]) -> Result<Merged> {
-    let (file_lines, mut final_newline) = split_lines(content);
-    let mut lines: Vec<Cow<'_, str>> = file_lines.into_iter().map(Cow::Borrowed).collect();
-    let mut warnings = Vec::new();
-    let mut cursor = 0usize; // hunks may not overlap or go backwards
-    let mut growth: i64 = 0; // net lines added by the hunks applied so far
-    let mut drift: i64 = 0; // how far the previous hunk landed from its stated position
-    let total = hunks.len();
-    for (hi, hunk) in hunks.iter().enumerate() {
+    let partial = apply_hunks_rejecting(content, hunks, false);
+    match partial.rejected.into_iter().next() {
+        Some(first) => Err(first.error),
+        None => Ok(partial.merged),
+    }
+}
+
+/// One file's hunks applied where they apply, as `git apply --reject` does.
+#[derive(Debug, Clone)]
+pub struct Partial {
+    /// The content with every hunk that applies (`applied` counts them).
+    pub merged: Merged,
+    /// The hunks left out, in order.
+    pub rejected: Vec<Rejected>,
+}
+
+/// A hunk that does not apply.
+#[derive(Debug, Clone)]
+pub struct Rejected {
+    /// Its 0-based index among the file's hunks.
+    pub index: usize,
+    /// Why (`NO_MATCH`, naming the hunk and the nearest candidate in the file).
+    pub error: Error,
+}
+
+/// Apply hunks in order to LF-normalised `content`, leaving out each hunk that does not apply
+/// (the later ones are placed as if it were not in the patch). With `git_edges`, a hunk goes
+/// where `git apply` would let it ([`Hunk::git_edges`]: a patch file, made by a diff tool);
+/// without, anywhere near its numbers.
+pub(crate) fn apply_hunks_rejecting(content: &str, hunks: &[Hunk], git_edges: bool) -> Partial {
+    let (file_lines, final_newline) = split_lines(content);
+    let mut run = Applier {
+        git_edges,
+        lines: file_lines.iter().copied().map(Cow::Borrowed).collect(),
+        original: &file_lines,
+        final_newline,
+        warnings: Vec::new(),
+        cursor: 0,
+        growth: 0,
+        drift: 0,
+        total: hunks.len(),
+    };
+    let mut rejected = Vec::new();
+    for (index, hunk) in hunks.iter().enumerate() {
+        if let Err(error) = run.apply(index, hunk) {
+            rejected.push(Rejected { index, error });
+        }
+    }
+    if run.lines.is_empty() {
+        run.final_newline = true;
+    }
+    Partial {
+        merged: Merged {
+            content: join_lines(&run.lines, run.final_newline),
+            warnings: run.warnings,
+            applied: hunks.len() - rejected.len(),
+        },
+        rejected,
+    }
+}
+
+/// The file as the hunks so far left it, and where the next hunk may go.
+struct Applier<'a> {
+    /// Hunks cut by the file's start or end must match there, as with `git apply`.
+    git_edges: bool,
+    lines: Vec<Cow<'a, str>>,
+    /// The file before any hunk: messages give its line numbers, the ones on disk.
+    original: &'a [&'a str],
+    final_newline: bool,
+    warnings: Vec<String>,
+    /// Hunks may not overlap or go backwards: the first line after the last hunk applied.
+    cursor: usize,
+    /// Net lines added by the hunks applied so far.
+    growth: i64,
+    /// How far the previous hunk landed from its stated position.
+    drift: i64,
+    total: usize,
+}
+
+impl Applier<'_> {
+    /// Apply hunk `hi`, or say why it does not apply (nothing changes then).
+    fn apply(&mut self, hi: usize, hunk: &Hunk) -> Result<()> {
+        let total = self.total;
         let old = hunk.old_lines();
         // Where the header says the hunk starts, in the file as edited so far.
         let stated = hunk.old_start.map(|s| {
             let after_line = hunk.old_len == 0 && s > 0;
-            (s.max(1) - 1) as i64 + i64::from(after_line) + growth
+            (s.max(1) - 1) as i64 + i64::from(after_line) + self.growth
         });
-        let expected = stated.map(|s| (s + drift).max(0) as usize);
-        let placed = place(&lines, hunk, &old, cursor, expected).map_err(|e| {
+        let expected = stated.map(|s| (s + self.drift).max(0) as usize);
+        let edges = if self.git_edges {
+            let (start, end) = hunk.git_edges();
+            (start, end || hunk.at_eof)
+        } else {
+            (false, hunk.at_eof)
+        };
+        let at = Position {
+            cursor: self.cursor,
+            expected,
+            at_start: edges.0,
+            at_end: edges.1,
+        };
+        let placed = place(&self.lines, self.original, hunk, &old, &at).map_err(|e| {
             Error::new(
                 e.code,
                 format!(
@@ -661,7 +824,7 @@ pub(crate) fn apply_hunks(content: &str, hunks: &[Hunk]) -> Result<Merged> {
             )
         })?;
         if placed.level != Level::Exact {
-            warnings.push(format!(
+            self.warnings.push(format!(
                 "hunk {} of {total} `{}` matched {}",
                 hi + 1,
                 hunk.header(),
@@ -671,24 +834,31 @@ pub(crate) fn apply_hunks(content: &str, hunks: &[Hunk]) -> Result<Merged> {
         if let Some(stated) = stated {
             let offset = placed.start as i64 - stated;
             if offset != 0 && !old.is_empty() {
-                warnings.push(format!(
+                // After the cursor the file is the one on disk shifted by `growth`.
+                self.warnings.push(format!(
                     "hunk {} of {total} `{}` applied at line {} (offset {offset:+})",
                     hi + 1,
                     hunk.header(),
-                    placed.start + 1
+                    placed.start as i64 - self.growth + 1
                 ));
             }
-            drift = offset;
+            self.drift = offset;
         }
-        let end = placed.start + old.len();
-        let reaches_eof = end == lines.len();
+        self.splice(hi, hunk, placed.start, old.len());
+        Ok(())
+    }
+
+    /// Replace the `old_len` lines at `start` with the hunk's new side.
+    fn splice(&mut self, hi: usize, hunk: &Hunk, start: usize, old_len: usize) {
+        let end = start + old_len;
+        let reaches_eof = end == self.lines.len();
         // Context lines keep the file's own bytes.
         let mut new_region = Vec::with_capacity(hunk.new_len);
-        let mut k = placed.start;
+        let mut k = start;
         for l in &hunk.lines {
             match l.kind {
                 LineKind::Context => {
-                    new_region.push(lines[k].clone());
+                    new_region.push(self.lines[k].clone());
                     k += 1;
                 }
                 LineKind::Remove => k += 1,
@@ -696,27 +866,32 @@ pub(crate) fn apply_hunks(content: &str, hunks: &[Hunk]) -> Result<Merged> {
             }
         }
         let new_len = new_region.len();
-        lines.splice(placed.start..end, new_region);
+        self.lines.splice(start..end, new_region);
         if reaches_eof && (hunk.old_no_newline || hunk.new_no_newline) {
-            if hunk.old_no_newline == final_newline {
-                warnings.push(format!(
-                    "hunk {} of {total}: the patch and the file disagree about the final line break",
-                    hi + 1
+            if hunk.old_no_newline == self.final_newline {
+                self.warnings.push(format!(
+                    "hunk {} of {}: the patch and the file disagree about the final line break",
+                    hi + 1,
+                    self.total
                 ));
             }
-            final_newline = !hunk.new_no_newline;
+            self.final_newline = !hunk.new_no_newline;
         }
-        cursor = placed.start + new_len;
-        growth += new_len as i64 - old.len() as i64;
+        self.cursor = start + new_len;
+        self.growth += new_len as i64 - old_len as i64;
     }
-    if lines.is_empty() {
-        final_newline = true;
-    }
-    Ok(Merged {
-        content: join_lines(&lines, final_newline),
-        warnings,
-        applied: total,
-    })
+}
+
+/// Where a hunk may go.
+struct Position {
+    /// Hunks may not overlap or go backwards: the first line it may start at.
+    cursor: usize,
+    /// Where its numbers say it starts, in the file as edited so far.
+    expected: Option<usize>,
+    /// It must match at the file's start.
+    at_start: bool,
+    /// It must match at the file's end.
+    at_end: bool,
 }
 
 struct Placed {
@@ -724,13 +899,17 @@ struct Placed {
     level: Level,
 }
 
+/// Where `hunk` (its old side `old`) goes in `lines`: at or after `cursor`, near `expected`
+/// when the hunk has line numbers. When it is nowhere, the message quotes `original`, the
+/// file on disk, so its line numbers are the ones an editor shows.
 fn place(
     lines: &[Cow<'_, str>],
+    original: &[&str],
     hunk: &Hunk,
     old: &[String],
-    cursor: usize,
-    expected: Option<usize>,
+    at: &Position,
 ) -> Result<Placed> {
+    let (cursor, expected) = (at.cursor, at.expected);
     // Codex anchors: each must be found, in order, at or after the cursor.
     let mut floor = cursor;
     for anchor in &hunk.anchors {
@@ -769,7 +948,8 @@ fn place(
     let fits = |start: usize, level: Level| -> bool {
         start >= floor
             && start + old.len() <= lines.len()
-            && (!hunk.at_eof || start + old.len() == lines.len())
+            && (!at.at_start || start == 0)
+            && (!at.at_end || start + old.len() == lines.len())
             && old
                 .iter()
                 .zip(&lines[start..start + old.len()])
@@ -800,11 +980,20 @@ fn place(
             }
         }
     }
-    Err(not_found(lines, hunk, old))
+    Err(not_found(original, hunk, old, at))
 }
 
-fn not_found(lines: &[Cow<'_, str>], hunk: &Hunk, old: &[String]) -> Error {
+fn not_found(lines: &[&str], hunk: &Hunk, old: &[String], at: &Position) -> Error {
+    let n = old.len();
     let mut message = match hunk.old_start {
+        Some(_) if at.at_start => format!(
+            "does not apply: a hunk at line 1 must match at the start of the file (as with \
+             `git apply`), and its {n} old lines are not there."
+        ),
+        Some(_) if at.at_end => format!(
+            "does not apply: a hunk with no context after its change must match at the end of \
+             the file (as with `git apply`), and its {n} old lines are not there."
+        ),
         Some(s) => format!(
             "does not apply: its {} old lines are not at line {s} nor within {MAX_OFFSET} lines of it.",
             old.len()
@@ -816,16 +1005,13 @@ fn not_found(lines: &[Cow<'_, str>], hunk: &Hunk, old: &[String]) -> Error {
     };
     if let Some((start, end)) = matching::closest_region(lines, old) {
         message.push_str(&format!(
-            " Nearest candidate, lines {}-{}:\n{}",
+            "\nNearest candidate, lines {}-{}:\n{}",
             start + 1,
             end,
             matching::quote_lines(lines, start, end, 15)
         ));
         if let Some((k, f)) = matching::first_difference(lines, start, old) {
-            let file_line = lines
-                .get(f)
-                .map(std::convert::AsRef::as_ref)
-                .unwrap_or("<end of file>");
+            let file_line = lines.get(f).copied().unwrap_or("<end of file>");
             message.push_str(&format!(
                 "The hunk expects `{}` where line {} has `{}`.",
                 old[k].trim(),
@@ -896,6 +1082,145 @@ mod tests {
             e.message.contains("Nearest candidate, lines 1-3"),
             "{}",
             e.message
+        );
+    }
+
+    /// A file of `n` lines `l1` … `ln`.
+    fn numbered(n: usize) -> String {
+        (1..=n).map(|i| format!("l{i}\n")).collect()
+    }
+
+    #[test]
+    fn a_failing_hunk_after_a_growing_one_names_the_lines_on_disk() {
+        // Hunk 1 adds a line above; hunk 2's target, `l17`, is line 17 on disk (18 in the
+        // file as hunk 1 left it, which is what the message used to say).
+        let diff =
+            "@@ -2,2 +2,3 @@\n l2\n+new\n l3\n@@ -16,3 +17,3 @@\n l16\n-l17 WRONG\n+L17\n l18\n";
+        let e = merge(&numbered(30), diff).unwrap_err();
+        assert!(e.message.contains("hunk 2 of 2"), "{}", e.message);
+        assert!(
+            e.message.contains("Nearest candidate, lines 16-18:"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("   17| l17\n"), "{}", e.message);
+        assert!(
+            e.message.contains("where line 17 has `l17`"),
+            "{}",
+            e.message
+        );
+        // The first line of the message is a sentence of its own.
+        assert!(
+            e.message
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with("within 1000 lines of it."),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn an_offset_hunk_after_a_growing_one_names_the_line_on_disk() {
+        // `l20` is line 20 on disk; the patch says 18.
+        let diff = "@@ -2,2 +2,3 @@\n l2\n+new\n l3\n@@ -17,3 +18,3 @@\n l19\n-l20\n+L20\n l21\n";
+        let m = merge(&numbered(30), diff).unwrap();
+        assert!(
+            m.warnings
+                .iter()
+                .any(|w| w.contains("applied at line 19 (offset +2)")),
+            "{:?}",
+            m.warnings
+        );
+    }
+
+    #[test]
+    fn rejecting_leaves_out_only_the_hunks_that_do_not_apply() {
+        let diff = "@@ -2,2 +2,3 @@\n l2\n+new\n l3\n@@ -10,2 +11,2 @@\n-l10 WRONG\n+L10\n l11\n\
+            @@ -20,2 +21,2 @@\n-l20\n+L20\n l21\n";
+        let fp = parse_single(diff).unwrap();
+        let p = apply_hunks_rejecting(&numbered(22), &fp.hunks, true);
+        assert_eq!(p.merged.applied, 2);
+        assert_eq!(p.rejected.len(), 1);
+        assert_eq!(p.rejected[0].index, 1);
+        assert_eq!(p.rejected[0].error.code, ErrorCode::NoMatch);
+        assert!(
+            p.rejected[0]
+                .error
+                .message
+                .starts_with("hunk 2 of 3 `@@ -10,2 +11,2 @@`"),
+            "{}",
+            p.rejected[0].error.message
+        );
+        let expected = numbered(22)
+            .replace("l2\n", "l2\nnew\n")
+            .replace("l20\n", "L20\n");
+        assert_eq!(p.merged.content, expected);
+        assert!(p.merged.warnings.is_empty(), "{:?}", p.merged.warnings);
+        // All or nothing still says why the first one failed.
+        let e = apply_hunks(&numbered(22), &fp.hunks).unwrap_err();
+        assert_eq!(e.message, p.rejected[0].error.message);
+    }
+
+    #[test]
+    fn hunks_cut_by_the_files_edges_stay_there_as_with_git() {
+        // Line 1 of the patch is line 2 of the file now: git will not move the hunk down.
+        let at_start = parse_single("@@ -1,3 +1,3 @@\n-l1\n+L1\n l2\n l3\n").unwrap();
+        let moved = format!("header\n{}", numbered(6));
+        let p = apply_hunks_rejecting(&moved, &at_start.hunks, true);
+        assert_eq!(p.rejected.len(), 1, "{:?}", p.merged);
+        let why = &p.rejected[0].error.message;
+        assert!(why.contains("must match at the start of the file"), "{why}");
+        assert!(why.contains("Nearest candidate, lines 2-4:"), "{why}");
+        // An agent's diff (rough numbers) is found where it is.
+        assert_eq!(
+            apply_hunks(&moved, &at_start.hunks).unwrap().content,
+            moved.replace("l1\n", "L1\n")
+        );
+        // No context after the change: the end of the file, for git.
+        let at_end = parse_single("@@ -4,3 +4,3 @@\n l4\n l5\n-l6\n+L6\n").unwrap();
+        let longer = format!("{}trailer\n", numbered(6));
+        let p = apply_hunks_rejecting(&longer, &at_end.hunks, true);
+        assert_eq!(p.rejected.len(), 1, "{:?}", p.merged);
+        assert!(
+            p.rejected[0]
+                .error
+                .message
+                .contains("must match at the end of the file"),
+            "{}",
+            p.rejected[0].error.message
+        );
+        assert!(apply_hunks(&longer, &at_end.hunks).is_ok());
+        // Where the edges are the file's, both apply.
+        let p = apply_hunks_rejecting(&numbered(6), &at_start.hunks, true);
+        assert!(p.rejected.is_empty());
+        let p = apply_hunks_rejecting(&numbered(6), &at_end.hunks, true);
+        assert_eq!(p.merged.content, numbered(6).replace("l6\n", "L6\n"));
+    }
+
+    #[test]
+    fn a_hunk_keeps_its_text_as_the_patch_wrote_it() {
+        let diff = "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@ fn main\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n@@ -9 +9 @@\n-x\n+y\n";
+        let fp = parse_single(diff).unwrap();
+        assert_eq!(
+            fp.hunks[0].patch_text(),
+            "@@ -1,2 +1,2 @@ fn main\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
+        );
+        assert_eq!(fp.hunks[1].patch_text(), "@@ -9 +9 @@\n-x\n+y\n");
+        // Reversed, it is still the patch's own text (as `git apply -R --reject` writes it).
+        assert_eq!(fp.reversed().hunks[1].patch_text(), "@@ -9 +9 @@\n-x\n+y\n");
+        // A hunk with no text of its own (a Codex patch's) is written out.
+        let mut h = fp.hunks[0].clone();
+        h.raw.clear();
+        assert_eq!(h.patch_text(), fp.hunks[0].raw);
+        h.old_start = None;
+        h.section.clear();
+        h.anchors = vec!["def f():".into()];
+        assert!(
+            h.patch_text().starts_with("@@ def f():\n a\n"),
+            "{}",
+            h.patch_text()
         );
     }
 

@@ -1,24 +1,29 @@
 //! `patchgate apply`: a parsed patch file ([`crate::edit::patchfile`]) as edit requests, one
 //! per file (a rename is one request: the new file and the old one's deletion), computed and
-//! written through the same gate, atomic hash-guarded writes and journal as an agent's edits.
+//! written through the same gate, atomic hash-guarded writes and journal as an agent's edits;
+//! hunks that do not apply left out on request, and written to `FILE.rej` as `git apply
+//! --reject` writes them.
 
 use crate::edit::patchfile::{FileEdit, PatchSet};
 use crate::edit::udiff::{ChangeKind, FilePatch};
 use crate::error::{Error, ErrorCode, Result};
 
 use super::edit::{EditOp, ProposedEdit};
+use super::policy::Action;
+use super::proposal::FileChange;
 use super::queue::{Gate, Request};
 
 /// The tool name patch files are reviewed under.
 pub(crate) const TOOL: &str = "apply";
 
-/// One file of the patch as a request: (the path to show, the request).
-pub fn requests(set: &PatchSet) -> Vec<(String, Request)> {
+/// One file of the patch as a request: (the path to show, the request). With `reject`, a
+/// file's hunks that do not apply are left out ([`EditOp::PatchRejecting`]).
+pub fn requests(set: &PatchSet, reject: bool) -> Vec<(String, Request)> {
     set.files
         .iter()
         .map(|f| {
             let edits = match f {
-                FileEdit::Patch(fp) => patch_edits(fp),
+                FileEdit::Patch(fp) => patch_edits(fp, reject),
                 FileEdit::Blocks {
                     path,
                     text,
@@ -72,11 +77,15 @@ pub fn requests(set: &PatchSet) -> Vec<(String, Request)> {
         .collect()
 }
 
-fn patch_edits(fp: &FilePatch) -> Vec<ProposedEdit> {
+fn patch_edits(fp: &FilePatch, reject: bool) -> Vec<ProposedEdit> {
     let target = fp.display_path().to_string();
     let mut edits = vec![ProposedEdit {
         path: target.clone(),
-        op: EditOp::Patch(fp.clone()),
+        op: if reject {
+            EditOp::PatchRejecting(fp.clone())
+        } else {
+            EditOp::Patch(fp.clone())
+        },
     }];
     if fp.kind == ChangeKind::Rename
         && let Some(from) = fp.old_path.as_deref().filter(|&from| from != target)
@@ -106,6 +115,10 @@ pub struct Checked {
     pub path: String,
     /// Hunks (or blocks) in its change, or why it does not apply.
     pub result: std::result::Result<CheckedOk, String>,
+    /// When checked rejecting: the hunks left out because they do not apply (their index in
+    /// the file's patch, and why). A file with every hunk left out and nothing else to
+    /// change does not apply (`result` says why) and still lists them.
+    pub rejected: Vec<(usize, String)>,
 }
 
 /// A file that applies.
@@ -119,33 +132,31 @@ pub struct CheckedOk {
     pub warnings: Vec<String>,
 }
 
-/// Compute every file's change without writing anything.
-pub async fn check(gate: &Gate, set: &PatchSet) -> Vec<Checked> {
-    let ws = gate.workspace();
+/// Compute every file's change without writing anything; with `reject`, leaving out the
+/// hunks that do not apply ([`requests`]).
+pub async fn check(gate: &Gate, set: &PatchSet, reject: bool) -> Vec<Checked> {
     let mut out = Vec::new();
-    for (path, req) in requests(set) {
+    for (path, req) in requests(set, reject) {
         let mut ok = CheckedOk {
             added: 0,
             removed: 0,
             warnings: Vec::new(),
         };
-        let mut failed = None;
+        let (mut failed, mut rejected) = (None, Vec::new());
         for edit in &req.edits {
-            let computed = match edit.compute(ws, None).await {
-                Ok(mut c) => tokio::task::spawn_blocking(move || {
-                    c.check_syntax();
-                    c
-                })
-                .await
-                .map_err(|e| {
-                    Error::new(ErrorCode::FsError, format!("the syntax check failed: {e}"))
-                }),
-                Err(e) => Err(e),
-            };
-            match computed {
+            match check_one(gate, edit).await {
                 Ok(c) => {
                     ok.added += c.diff.added;
                     ok.removed += c.diff.removed;
+                    rejected.extend(
+                        c.rejected
+                            .iter()
+                            .map(|r| (r.index, r.error.message.clone())),
+                    );
+                    if !c.rejected.is_empty() && changes_nothing(&c) {
+                        let why: Vec<&str> = rejected.iter().map(|(_, m)| m.as_str()).collect();
+                        failed = Some(format!("NO_MATCH: {}", why.join("\n")));
+                    }
                     ok.warnings.extend(c.warnings);
                 }
                 Err(e) => {
@@ -157,24 +168,90 @@ pub async fn check(gate: &Gate, set: &PatchSet) -> Vec<Checked> {
         out.push(Checked {
             path,
             result: failed.map_or(Ok(ok), Err),
+            rejected,
         });
     }
     out
 }
 
-/// Apply the whole patch at once (the gate's policy should be `auto`): every file is computed
-/// first, and nothing is written unless all of them apply.
-pub async fn apply_all(gate: &Gate, set: &PatchSet) -> Result<super::queue::Outcome> {
-    let edits = requests(set)
-        .into_iter()
-        .flat_map(|(_, r)| r.edits)
-        .collect();
-    gate.submit(Request {
-        tool: TOOL.into(),
-        client: None,
-        edits,
-        dry_run: false,
-        keep_failure: false,
+/// One edit computed and checked for syntax, nothing written.
+async fn check_one(gate: &Gate, edit: &ProposedEdit) -> Result<FileChange> {
+    let mut c = edit.compute(gate.workspace(), None).await?;
+    tokio::task::spawn_blocking(move || {
+        c.check_syntax();
+        c
     })
     .await
+    .map_err(|e| Error::new(ErrorCode::FsError, format!("the syntax check failed: {e}")))
+}
+
+/// The change leaves the file as it is (every hunk left out, no mode change).
+fn changes_nothing(c: &FileChange) -> bool {
+    c.before.is_some() && !c.delete && c.mode.is_none() && c.old() == c.new
+}
+
+/// Apply, at once, every file of the patch that `checked` found applying (the gate's policy
+/// should be `auto`), with `reject` each without its hunks that do not apply; nothing is
+/// written unless all of those apply. `None` when no file applies.
+pub async fn apply_all(
+    gate: &Gate,
+    set: &PatchSet,
+    checked: &[Checked],
+    reject: bool,
+) -> Option<Result<super::queue::Outcome>> {
+    let edits: Vec<ProposedEdit> = requests(set, reject)
+        .into_iter()
+        .zip(checked)
+        .filter(|(_, c)| c.result.is_ok())
+        .flat_map(|((_, r), _)| r.edits)
+        .collect();
+    if edits.is_empty() {
+        return None;
+    }
+    Some(
+        gate.submit(Request {
+            tool: TOOL.into(),
+            client: None,
+            edits,
+            dry_run: false,
+            keep_failure: false,
+        })
+        .await,
+    )
+}
+
+/// Write `FILE.rej` for each file of `set` that `checked` left hunks out of, as `git apply
+/// --reject` does (an older one is replaced): each `.rej` written, or why it was not (a path
+/// the rules deny or keep for a person gets none).
+pub fn write_rejects(
+    gate: &Gate,
+    set: &PatchSet,
+    checked: &[Checked],
+) -> Vec<std::result::Result<String, Error>> {
+    let mut out = Vec::new();
+    for (f, c) in set.files.iter().zip(checked) {
+        let FileEdit::Patch(fp) = f else { continue };
+        if c.rejected.is_empty() {
+            continue;
+        }
+        let hunks: Vec<usize> = c.rejected.iter().map(|(i, _)| *i).collect();
+        let (path, text) = fp.reject_file(&hunks);
+        out.push(write_reject(gate, &path, &text));
+    }
+    out
+}
+
+fn write_reject(gate: &Gate, path: &str, text: &str) -> Result<String> {
+    let safe = gate.workspace().root.resolve(path)?;
+    if gate.policy().action(&safe.rel)? != Action::Auto {
+        return Err(Error::new(
+            ErrorCode::DeniedByRule,
+            format!(
+                "`{}` is kept for a person to write; it was not written",
+                safe.rel
+            ),
+        ));
+    }
+    crate::workspace::fs::write_atomic(&safe, text.as_bytes(), None)?;
+    Ok(safe.rel)
 }

@@ -4,7 +4,7 @@
 
 use crate::edit::text::Text;
 use crate::edit::udiff::{self, ChangeKind, FilePatch};
-use crate::edit::{Hints, blocks, replace};
+use crate::edit::{Hints, Merged, blocks, replace};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::Workspace;
 use crate::workspace::fs;
@@ -38,8 +38,13 @@ pub enum EditOp {
         /// The message when the file exists.
         refusal: String,
     },
-    /// One file of a parsed patch (hunks, and whether it adds or deletes the file).
+    /// One file of a parsed patch (hunks, and whether it adds or deletes the file), its hunks
+    /// placed as `git apply` places them.
     Patch(FilePatch),
+    /// The same, leaving out the hunks that do not apply, as `git apply --reject` does: each
+    /// is named in a warning and in the change's `rejected`. Only what fails the file whole
+    /// fails it (a missing file, one that exists already, a deletion that does not apply).
+    PatchRejecting(FilePatch),
 }
 
 /// One file's edit, with the path as the agent or the patch named it.
@@ -98,7 +103,7 @@ impl ProposedEdit {
             }
             EditOp::Udiff(diff) => {
                 let fp = udiff::parse_single(diff)?;
-                return compute_patch(&self.path, ws, &fp).map(|mut c| {
+                return compute_patch(&self.path, ws, &fp, Hunks::Near).map(|mut c| {
                     c.path = path.clone();
                     c
                 });
@@ -120,7 +125,8 @@ impl ProposedEdit {
                     None,
                 )
             }
-            EditOp::Patch(fp) => return compute_patch(&self.path, ws, fp),
+            EditOp::Patch(fp) => return compute_patch(&self.path, ws, fp, Hunks::Git),
+            EditOp::PatchRejecting(fp) => return compute_patch(&self.path, ws, fp, Hunks::Reject),
         };
         let text = if before.is_some() {
             text
@@ -134,8 +140,25 @@ impl ProposedEdit {
     }
 }
 
-/// The change one file of a parsed patch makes (adds, deletes and mode changes included).
-pub(crate) fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> Result<FileChange> {
+/// How a patch's hunks are placed, and what a hunk that does not apply does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hunks {
+    /// Each near where its numbers say, all or nothing (an agent's diff: rough numbers).
+    Near,
+    /// Where `git apply` would place it, all or nothing (a patch file, made by a diff tool).
+    Git,
+    /// Where `git apply` would, each one that does not apply left out (`--reject`).
+    Reject,
+}
+
+/// The change one file of a parsed patch makes (adds, deletes and mode changes included),
+/// its hunks placed as `hunks` says.
+pub(crate) fn compute_patch(
+    user_path: &str,
+    ws: &Workspace,
+    fp: &FilePatch,
+    hunks: Hunks,
+) -> Result<FileChange> {
     if fp.binary {
         return Err(Error::invalid_input(format!(
             "the patch for `{user_path}` is binary, which cannot be applied as text"
@@ -146,7 +169,7 @@ pub(crate) fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> 
     if matches!(fp.kind, ChangeKind::Rename | ChangeKind::Copy)
         && let Some(from) = fp.old_path.as_deref().filter(|&from| from != user_path)
     {
-        return compute_moved(from, path, before, ws, fp);
+        return compute_moved(from, path, before, ws, (fp, hunks));
     }
     match (fp.kind, &before) {
         (ChangeKind::Add, Some(_)) => {
@@ -174,8 +197,7 @@ pub(crate) fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> 
             .map_err(|e| Error::new(e.code, format!("`{}`: {}", path.rel, e.message)))?,
         None => Text::from_content(""),
     };
-    let merged = udiff::apply_hunks(text.content(), &fp.hunks)
-        .map_err(|e| Error::new(e.code, format!("`{}`: {}", path.rel, e.message)))?;
+    let (merged, rejected) = patch_hunks(&path.rel, text.content(), fp, hunks)?;
     let delete = fp.kind == ChangeKind::Delete;
     if delete && !merged.content.is_empty() && !fp.hunks.is_empty() {
         return Err(Error::new(
@@ -199,7 +221,32 @@ pub(crate) fn compute_patch(user_path: &str, ws: &Workspace, fp: &FilePatch) -> 
     let mut change = FileChange::new(path, before, text, new, merged.warnings);
     change.delete = delete;
     change.mode = patch_mode(fp)?;
+    change.rejected = rejected;
     Ok(change)
+}
+
+/// `fp`'s hunks on `content` (of the file `rel`), placed as `hunks` says; with
+/// [`Hunks::Reject`] each one left out is named in a warning. A deletion applies whole
+/// or not at all, as with `git apply --reject`.
+fn patch_hunks(
+    rel: &str,
+    content: &str,
+    fp: &FilePatch,
+    hunks: Hunks,
+) -> Result<(Merged, Vec<udiff::Rejected>)> {
+    let mut partial = udiff::apply_hunks_rejecting(content, &fp.hunks, hunks != Hunks::Near);
+    if hunks != Hunks::Reject || fp.kind == ChangeKind::Delete {
+        if let Some(first) = partial.rejected.into_iter().next() {
+            let e = first.error;
+            return Err(Error::new(e.code, format!("`{rel}`: {}", e.message)));
+        }
+        return Ok((partial.merged, Vec::new()));
+    }
+    for r in &partial.rejected {
+        let why = r.error.message.lines().next().unwrap_or_default();
+        partial.merged.warnings.push(format!("left out: {why}"));
+    }
+    Ok((partial.merged, partial.rejected))
 }
 
 /// The mode a patch gives its file: a new file's, or a changed one's (an unchanged mode in an
@@ -238,7 +285,7 @@ fn compute_moved(
     path: crate::workspace::paths::SafePath,
     before: Option<Vec<u8>>,
     ws: &Workspace,
-    fp: &FilePatch,
+    (fp, hunks): (&FilePatch, Hunks),
 ) -> Result<FileChange> {
     if before.is_some() {
         return Err(Error::new(
@@ -258,10 +305,10 @@ fn compute_moved(
     };
     let text = Text::decode(&bytes)
         .map_err(|e| Error::new(e.code, format!("`{}`: {}", source.rel, e.message)))?;
-    let merged = udiff::apply_hunks(text.content(), &fp.hunks)
-        .map_err(|e| Error::new(e.code, format!("`{}`: {}", source.rel, e.message)))?;
+    let (merged, rejected) = patch_hunks(&source.rel, text.content(), fp, hunks)?;
     let mut change = FileChange::new(path, None, text, merged.content, merged.warnings);
     change.mode = patch_mode(fp)?.or_else(|| fs::mode(&source.abs).map(|m| m & 0o7777));
+    change.rejected = rejected;
     Ok(change)
 }
 

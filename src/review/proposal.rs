@@ -59,6 +59,9 @@ pub struct FileChange {
     pub syntax: Vec<SyntaxError>,
     /// The hunks of `old` → `new`.
     pub diff: FileDiff,
+    /// The patch's hunks left out of `new` because they do not apply
+    /// ([`super::edit::EditOp::PatchRejecting`]).
+    pub rejected: Vec<crate::edit::udiff::Rejected>,
 }
 
 impl FileChange {
@@ -83,6 +86,7 @@ impl FileChange {
             warnings,
             syntax: Vec::new(),
             diff,
+            rejected: Vec::new(),
         }
     }
 

@@ -44,6 +44,8 @@ pub struct StatusInfo {
     pub policy: String,
     /// Clients heard from recently.
     pub clients: usize,
+    /// The patch file under review (`patchgate apply`): no agents wait, there is no policy.
+    pub patch: Option<String>,
 }
 
 /// Where a remote gate's review API is and the reviewer token it takes.
@@ -128,6 +130,8 @@ pub enum Backend {
         clients: ClientCount,
         /// Where agents reach it, if it listens.
         address: Option<String>,
+        /// The patch file under review (`patchgate apply`), when that is what it holds.
+        patch: Option<String>,
     },
     /// A gate reached over HTTP.
     Remote(Remote),
@@ -294,6 +298,7 @@ impl Remote {
                 .to_string(),
             policy: info.policy,
             clients: info.clients,
+            patch: None,
         }
     }
 
@@ -320,7 +325,24 @@ impl Backend {
             gate,
             clients,
             address,
+            patch: None,
         }
+    }
+
+    /// The gate in this process holding one review per file of the patch `name`
+    /// (`patchgate apply`): no server, no agents.
+    pub fn patch(gate: Gate, name: String) -> Backend {
+        Backend::Local {
+            gate,
+            clients: std::sync::Arc::new(|| 0),
+            address: None,
+            patch: Some(name),
+        }
+    }
+
+    /// Whether agents wait for this TUI's decisions (not when it reviews a patch file).
+    pub fn answers_agents(&self) -> bool {
+        !matches!(self, Backend::Local { patch: Some(_), .. })
     }
 
     /// The local gate, if this is one.
@@ -338,8 +360,10 @@ impl Backend {
                 gate,
                 clients,
                 address,
+                patch,
             } => Ok(StatusInfo {
                 address: address.clone().unwrap_or_else(|| "not listening".into()),
+                patch: patch.clone(),
                 policy: gate.policy().default.as_str().to_string(),
                 clients: clients(),
             }),

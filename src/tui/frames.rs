@@ -24,6 +24,7 @@ fn info(m: &mut Model) {
             address: "127.0.0.1:8787".into(),
             policy: "gate".into(),
             clients: 1,
+            patch: None,
         }),
     );
 }

@@ -312,7 +312,11 @@ fn run_effect(
         },
         Effect::Notify(text) => notify(&text),
         Effect::Quit { reviewers_gone } => {
-            if reviewers_gone && let Some(gate) = backend.gate() {
+            // (A patch's reviews have no one waiting: they stay pending, not decided.)
+            if reviewers_gone
+                && backend.answers_agents()
+                && let Some(gate) = backend.gate()
+            {
                 gate.reviewer_gone();
             }
             return Some(Ended { pending: 0 });

@@ -186,19 +186,32 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
             confirm(f, &p, " undo? ", text);
         }
         Overlay::Message { title, text } => draw_message(f, &p, title, text),
-        Overlay::ConfirmQuit => {
-            let n = m.pending_count();
-            let text = vec![
-                Line::from(format!(
-                    "{n} review{} still pending.",
-                    if n == 1 { " is" } else { "s are" }
-                )),
-                Line::from("Quit and answer the waiting agents REVIEWER_GONE? (y/n)"),
-            ];
-            confirm(f, &p, " quit? ", text);
-        }
+        Overlay::ConfirmQuit => confirm(f, &p, " quit? ", quit_question(m)),
         _ => {}
     }
+}
+
+/// Quitting with reviews pending: agents wait for them; a patch's files are left unapplied.
+fn quit_question(m: &Model) -> Vec<Line<'static>> {
+    let n = m.pending_count();
+    if m.info.patch.is_some() {
+        let (files, them) = if n == 1 {
+            ("1 file is".to_string(), "it")
+        } else {
+            (format!("{n} files are"), "them")
+        };
+        return vec![
+            Line::from(format!("{files} not decided yet.")),
+            Line::from(format!("Quit and leave {them} unapplied? (y/n)")),
+        ];
+    }
+    vec![
+        Line::from(format!(
+            "{n} review{} still pending.",
+            if n == 1 { " is" } else { "s are" }
+        )),
+        Line::from("Quit and answer the waiting agents REVIEWER_GONE? (y/n)"),
+    ]
 }
 
 fn popup(outer: Rect, width: u16, height: u16) -> Rect {
@@ -1163,23 +1176,31 @@ fn draw_status(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
         DiffMode::Unified => "unified",
         DiffMode::SideBySide => "side-by-side",
     };
-    let left = format!(
-        " patchgate │ {} │ policy {} │ {} client{} │ {} pending │ {mode}{} ",
-        if m.info.address.is_empty() {
-            "—"
-        } else {
-            &m.info.address
-        },
-        if m.info.policy.is_empty() {
-            "—"
-        } else {
-            &m.info.policy
-        },
-        m.info.clients,
-        if m.info.clients == 1 { "" } else { "s" },
-        m.pending_count(),
-        if m.ignore_ws { " · ws hidden" } else { "" },
-    );
+    let ws = if m.ignore_ws { " · ws hidden" } else { "" };
+    let left = match &m.info.patch {
+        // A patch file: no address, policy or agents to speak of.
+        Some(patch) => format!(
+            " patchgate │ apply {} │ {} pending │ {mode}{ws} ",
+            inert_line(patch),
+            m.pending_count(),
+        ),
+        None => format!(
+            " patchgate │ {} │ policy {} │ {} client{} │ {} pending │ {mode}{ws} ",
+            if m.info.address.is_empty() {
+                "—"
+            } else {
+                &m.info.address
+            },
+            if m.info.policy.is_empty() {
+                "—"
+            } else {
+                &m.info.policy
+            },
+            m.info.clients,
+            if m.info.clients == 1 { "" } else { "s" },
+            m.pending_count(),
+        ),
+    };
     let bar = if m.color {
         Style::default().bg(Color::Rgb(40, 44, 52)).fg(Color::White)
     } else {

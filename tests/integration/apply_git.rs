@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn git(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Output {
     Command::new("git")
         .current_dir(dir)
         .args(["-c", "core.autocrlf=false", "-c", "core.safecrlf=false"])
@@ -23,7 +23,7 @@ fn git(dir: &Path, args: &[&str]) -> Output {
         .expect("run git")
 }
 
-fn ok(out: Output, what: &str) -> Output {
+pub(crate) fn ok(out: Output, what: &str) -> Output {
     assert!(
         out.status.success(),
         "{what}: {}",
@@ -32,18 +32,18 @@ fn ok(out: Output, what: &str) -> Output {
     out
 }
 
-fn write(root: &Path, rel: &str, bytes: &[u8]) {
+pub(crate) fn write(root: &Path, rel: &str, bytes: &[u8]) {
     let p = root.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, bytes).unwrap();
 }
 
-fn chmod(root: &Path, rel: &str, mode: u32) {
+pub(crate) fn chmod(root: &Path, rel: &str, mode: u32) {
     std::fs::set_permissions(root.join(rel), std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
 /// Every file under `root` (but `.git`): its bytes and whether it is executable.
-fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
+pub(crate) fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (Vec<u8>, bool)>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
@@ -65,7 +65,7 @@ fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
     out
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -251,11 +251,11 @@ fn run_case(c: &Case) {
     assert!(extra.is_empty(), "{}: patchgate left {extra:?}", c.name);
 }
 
-fn lines(n: usize, word: &str) -> String {
+pub(crate) fn lines(n: usize, word: &str) -> String {
     (1..=n).map(|i| format!("{word} line {i}\n")).collect()
 }
 
-fn base(r: &Path) {
+pub(crate) fn base(r: &Path) {
     write(r, "src/lib.rs", lines(60, "lib").as_bytes());
     write(r, "README.md", b"# Title\n\nSome text.\nMore text.\n");
     write(r, "notes.txt", lines(12, "note").as_bytes());

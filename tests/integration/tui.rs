@@ -383,6 +383,101 @@ fn apply_reports_every_file_and_exits_1_unless_all_were_applied() {
     assert!(screen.contains("EXIT=1"), "{screen}");
 }
 
+/// A patch whose first file has a hunk that conflicts, a second file left undecided and a
+/// third that is missing: the TUI offers the first file's other hunk and names the one left
+/// out; the status bar names the patch, not a policy or clients; the quit question and the
+/// summary speak of files, not agents ("not decided", not "failed"); the failing hunk's lines
+/// are the file's on disk; every error is printed once.
+#[test]
+fn apply_offers_the_hunks_that_apply_and_speaks_of_the_patch_not_agents() {
+    let p = Project::new();
+    let old_a: String = (1..=30).map(|i| format!("alpha {i}\n")).collect();
+    p.write("a.txt", &old_a);
+    p.write("b.txt", "bravo 1\nbravo 2\nbravo 3\n");
+    // Hunk 1 adds a line above hunk 2, whose `alpha 17` (line 17 on disk) is not what it
+    // expects; c.txt does not exist.
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -2,2 +2,3 @@\n alpha 2\n+added\n alpha 3\n\
+        @@ -16,3 +17,3 @@\n alpha 16\n-alpha 17 (old)\n+ALPHA 17\n alpha 18\n\
+        --- a/b.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n bravo 1\n-bravo 2\n+BRAVO 2\n bravo 3\n\
+        --- a/c.txt\n+++ b/c.txt\n@@ -1 +1 @@\n-charlie\n+CHARLIE\n";
+    let patch_file = p.state.join("three.patch");
+    std::fs::write(&patch_file, patch).unwrap();
+    let script = format!(
+        "PATCHGATE_STATE_DIR={} {} apply {} --root {}; echo EXIT=$?; sleep 30",
+        p.state.display(),
+        env!("CARGO_BIN_EXE_patchgate"),
+        patch_file.display(),
+        p.root.display()
+    );
+    let tmux = Tmux::start(
+        &p.state,
+        140,
+        40,
+        &[],
+        Path::new("/bin/sh"),
+        &["-c", &script],
+    );
+    let screen = tmux.wait_for("a.txt's review with the hunk that applies", 30, |s| {
+        s.contains("2 pending") && s.contains("hunk 1/1") && s.contains("added")
+    });
+    assert!(
+        screen.contains("left out: hunk 2 of 2 `@@ -16,3 +17,3 @@` does not apply"),
+        "{screen}"
+    );
+    let status = screen
+        .lines()
+        .find(|l| l.contains("patchgate │"))
+        .unwrap_or_else(|| panic!("no status bar:\n{screen}"));
+    assert!(status.contains("│ apply "), "{status}");
+    assert!(status.contains("three.patch"), "{status}");
+    assert!(
+        !status.contains("policy") && !status.contains("client"),
+        "{status}"
+    );
+    tmux.keys(&["a"]);
+    tmux.wait_for("b.txt's review", 10, |s| {
+        s.contains("1 pending") && s.contains("BRAVO 2")
+    });
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("the quit question", 10, |s| s.contains("not decided yet"));
+    assert!(screen.contains("1 file is not decided yet."), "{screen}");
+    assert!(
+        screen.contains("Quit and leave it unapplied? (y/n)"),
+        "{screen}"
+    );
+    assert!(!screen.contains("agents"), "{screen}");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("the summary", 10, |s| s.contains("EXIT="));
+    for line in [
+        "a.txt: applied",
+        "left out: hunk 2 of 2 `@@ -16,3 +17,3 @@` does not apply",
+        "Nearest candidate, lines 16-18:",
+        "where line 17 has `alpha 17`",
+        "b.txt: not decided",
+        "c.txt: not applied (does not apply)",
+        "1 of 3 files applied, 1 hunk left out",
+        "EXIT=1",
+    ] {
+        assert!(screen.contains(line), "no {line:?}:\n{screen}");
+    }
+    assert_eq!(
+        screen.matches("its 3 old lines are not at line 16").count(),
+        1,
+        "{screen}"
+    );
+    assert_eq!(
+        screen.matches("which does not exist").count(),
+        1,
+        "{screen}"
+    );
+    assert!(!screen.contains("failed"), "{screen}");
+    assert_eq!(
+        p.read("a.txt"),
+        old_a.replace("alpha 2\n", "alpha 2\nadded\n")
+    );
+    assert_eq!(p.read("b.txt"), "bravo 1\nbravo 2\nbravo 3\n");
+}
+
 #[test]
 fn search_lights_its_matches_and_n_steps_through_them() {
     let p = Project::new();

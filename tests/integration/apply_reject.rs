@@ -1,0 +1,228 @@
+//! `patchgate apply --yes --reject` against `git apply --reject`: each case takes `git diff`
+//! of a change, moves the target trees on (so some hunks conflict), applies the patch to one
+//! copy with git and to another with patchgate, and compares every file — the `.rej` files
+//! included — byte for byte with its executable bit, and the exit status (git's and ours are
+//! both 1 when a hunk or a file was left out, 0 otherwise).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::apply_git::{base, chmod, copy_tree, git, lines, ok, tree, write};
+
+struct Case {
+    name: &'static str,
+    setup: fn(&Path),
+    change: fn(&Path),
+    /// Done to both copies before applying: what makes hunks conflict.
+    drift: fn(&Path),
+    /// The exit status both give.
+    status: i32,
+    /// The `.rej` files both leave.
+    rejects: &'static [&'static str],
+}
+
+fn run_case(c: &Case) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    ok(git(&repo, &["init", "-q"]), "git init");
+    (c.setup)(&repo);
+    ok(git(&repo, &["add", "-A"]), "git add");
+    ok(git(&repo, &["commit", "-q", "-m", "base"]), "commit");
+    (c.change)(&repo);
+    ok(git(&repo, &["add", "-A"]), "git add");
+    let patch = ok(git(&repo, &["diff", "--cached", "-M", "HEAD"]), "diff").stdout;
+    let patch_file = dir.path().join("change.patch");
+    std::fs::write(&patch_file, &patch).unwrap();
+    ok(git(&repo, &["reset", "-q", "--hard", "HEAD"]), "reset");
+    let (with_git, with_pg) = (dir.path().join("git"), dir.path().join("pg"));
+    for copy in [&with_git, &with_pg] {
+        copy_tree(&repo, copy);
+        (c.drift)(copy);
+    }
+    let g = Command::new("git")
+        .current_dir(&with_git)
+        .args(["apply", "--reject"])
+        .arg(&patch_file)
+        .output()
+        .unwrap();
+    let state = dir.path().join("state");
+    let p = crate::support::bin()
+        .current_dir(&with_pg)
+        .args(["apply", "--yes", "--reject", "--root", "."])
+        .arg(&patch_file)
+        .env("PATCHGATE_STATE_DIR", &state)
+        .env("PATCHGATE_LOG", state.join("log"))
+        .output()
+        .unwrap();
+    let says = |o: &std::process::Output| {
+        format!(
+            "{}{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+            String::from_utf8_lossy(&patch)
+        )
+    };
+    assert_eq!(
+        g.status.code(),
+        Some(c.status),
+        "{}: git: {}",
+        c.name,
+        says(&g)
+    );
+    assert_eq!(
+        p.status.code(),
+        Some(c.status),
+        "{}: patchgate: {}",
+        c.name,
+        says(&p)
+    );
+    let (tg, tp) = (tree(&with_git), tree(&with_pg));
+    let rejects: Vec<&String> = tg.keys().filter(|k| k.ends_with(".rej")).collect();
+    assert_eq!(rejects, c.rejects, "{}: git's .rej files", c.name);
+    for (path, g) in &tg {
+        let Some(p) = tp.get(path) else {
+            panic!(
+                "{}: {path} is missing after patchgate: {}",
+                c.name,
+                says(&p)
+            );
+        };
+        assert!(
+            p.0 == g.0,
+            "{}: {path} differs:\n git: {:?}\n pg:  {:?}",
+            c.name,
+            String::from_utf8_lossy(&g.0),
+            String::from_utf8_lossy(&p.0)
+        );
+        assert_eq!(p.1, g.1, "{}: {path}: executable bit differs", c.name);
+    }
+    let extra: Vec<&String> = tp.keys().filter(|k| !tg.contains_key(*k)).collect();
+    assert!(extra.is_empty(), "{}: patchgate left {extra:?}", c.name);
+}
+
+/// `src/lib.rs` with line `n` replaced by `text`.
+fn lib_with(r: &Path, n: usize, text: &str) {
+    let s = lines(60, "lib").replace(&format!("lib line {n}\n"), &format!("{text}\n"));
+    write(r, "src/lib.rs", s.as_bytes());
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "one hunk of three conflicts, and the one at line 1 no longer starts the file",
+            setup: base,
+            change: |r| {
+                let s = lines(60, "lib")
+                    .replace("lib line 3\n", "lib line three\n")
+                    .replace("lib line 30\n", "lib line thirty\nan added line\n")
+                    .replace("lib line 57\n", "");
+                write(r, "src/lib.rs", s.as_bytes());
+                write(r, "README.md", b"# New title\n\nSome text.\nMore text.\n");
+            },
+            drift: |r| {
+                let s = lines(60, "lib").replace("lib line 30\n", "lib line 30, edited\n");
+                write(r, "src/lib.rs", format!("// a header\n{s}").as_bytes());
+            },
+            status: 1,
+            rejects: &["src/lib.rs.rej"],
+        },
+        Case {
+            name: "files failing whole beside a file that applies",
+            setup: |r| {
+                base(r);
+                write(r, "gone.txt", lines(5, "gone").as_bytes());
+                write(r, "old.txt", lines(4, "old").as_bytes());
+            },
+            change: |r| {
+                write(
+                    r,
+                    "README.md",
+                    b"# Title\n\nSome text, changed.\nMore text.\n",
+                );
+                write(
+                    r,
+                    "notes.txt",
+                    lines(12, "note")
+                        .replace("note line 6\n", "six\n")
+                        .as_bytes(),
+                );
+                write(
+                    r,
+                    "gone.txt",
+                    lines(5, "gone")
+                        .replace("gone line 2\n", "two\n")
+                        .as_bytes(),
+                );
+                std::fs::remove_file(r.join("old.txt")).unwrap();
+                write(r, "fresh.txt", b"fresh\n");
+            },
+            drift: |r| {
+                // Every hunk of notes.txt conflicts; gone.txt is gone; old.txt (deleted by
+                // the patch) holds other lines; fresh.txt (added) exists already.
+                write(
+                    r,
+                    "notes.txt",
+                    lines(12, "note")
+                        .replace("note line 6\n", "SIX\n")
+                        .as_bytes(),
+                );
+                std::fs::remove_file(r.join("gone.txt")).unwrap();
+                write(
+                    r,
+                    "old.txt",
+                    lines(4, "old").replace("old line 3\n", "III\n").as_bytes(),
+                );
+                write(r, "fresh.txt", b"here first\n");
+            },
+            status: 1,
+            rejects: &["notes.txt.rej"],
+        },
+        Case {
+            name: "a rename and a mode change whose hunks conflict",
+            setup: |r| {
+                base(r);
+                write(r, "run.sh", b"#!/bin/sh\necho hi\n");
+            },
+            change: |r| {
+                std::fs::create_dir_all(r.join("core")).unwrap();
+                std::fs::remove_file(r.join("src/lib.rs")).unwrap();
+                let s = lines(60, "lib")
+                    .replace("lib line 5\n", "lib line five\n")
+                    .replace("lib line 50\n", "lib line fifty\n");
+                write(r, "core/lib.rs", s.as_bytes());
+                write(r, "run.sh", b"#!/bin/sh\necho hello\n");
+                chmod(r, "run.sh", 0o755);
+            },
+            drift: |r| {
+                lib_with(r, 50, "lib line 50, edited");
+                write(r, "run.sh", b"#!/bin/sh\necho bonjour\n");
+            },
+            status: 1,
+            rejects: &["core/lib.rs.rej", "run.sh.rej"],
+        },
+        Case {
+            name: "a clean patch",
+            setup: base,
+            change: |r| lib_with(r, 20, "lib line twenty"),
+            drift: |_| {},
+            status: 0,
+            rejects: &[],
+        },
+    ]
+}
+
+#[test]
+fn apply_yes_reject_leaves_what_git_apply_reject_leaves() {
+    for c in &cases() {
+        run_case(c);
+    }
+}
+
+#[test]
+fn reject_needs_yes_and_refuses_check() {
+    let out = crate::support::run(&["apply", "--reject", "-"], "");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = crate::support::run(&["apply", "--yes", "--reject", "--check", "-"], "");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

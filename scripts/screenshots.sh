@@ -72,9 +72,19 @@ tm send-keys -t pg Escape
 
 tm send-keys -t pg r
 wait_for "a note for the agent"
-tm send-keys -t pg -l "Keep low_stock() returning item names; the report formats them."
+tm send-keys -t pg -l "Sort the low-stock report by quantity, fewest first."
 shot reject-note
-tm send-keys -t pg Escape
+# Sent, the note goes back to the demo agent, whose next edit of the file is revision v2:
+# select it (the last row) and show its interdiff against the rejected edit.
+tm send-keys -t pg Enter
+wait_for "v2:"
+tm send-keys -t pg Tab
+for _ in $(seq 12); do tm send-keys -t pg j; done
+tm send-keys -t pg Enter
+wait_for "v2 diff"
+tm send-keys -t pg i
+wait_for "v2 interdiff"
+shot revision-interdiff
 tm kill-server 2>/dev/null || true
 
 # `patchgate apply` reviewing a two-file patch against a copy of the demo project.

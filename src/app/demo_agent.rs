@@ -210,6 +210,51 @@ if __name__ == \"__main__\":
     ]
 }
 
+/// The agent's answer when the person rejects its call `k` with a note: the next revision
+/// of that edit (the first call's low-stock report, sorted as a reviewer would ask).
+fn revision(k: usize) -> Option<(ToolName, Value)> {
+    (k == 0).then(|| {
+        (
+            ToolName::FastApply,
+            json!({
+                "path": "src/inventory.rs",
+                "instruction": "simplify total_value and add a low-stock report, fewest units first",
+                "edit_snippet": "\
+// ... existing code ...
+    /// The value of everything in stock, in cents.
+    pub fn total_value(&self) -> u64 {
+        self.items
+            .values()
+            .map(|item| item.price_cents * u64::from(item.quantity))
+            .sum()
+    }
+
+    /// Items with fewer than `threshold` units left, fewest first (then by SKU).
+    pub fn low_stock(&self, threshold: u32) -> Vec<&Item> {
+        let mut low: Vec<&Item> = self
+            .items
+            .values()
+            .filter(|item| item.quantity < threshold)
+            .collect();
+        low.sort_by(|a, b| a.quantity.cmp(&b.quantity).then_with(|| a.sku.cmp(&b.sku)));
+        low
+    }
+}
+"
+            }),
+        )
+    })
+}
+
+/// Whether the person rejected the call with a note (to be answered by a revision).
+fn rejected_with_note(env: &Envelope) -> bool {
+    env.status == Status::Rejected
+        && env
+            .review
+            .as_ref()
+            .is_some_and(|r| !r.note.trim().is_empty())
+}
+
 fn what(tool: ToolName, args: &Value) -> String {
     let path = ["path", "target_file", "file_path"]
         .iter()
@@ -263,30 +308,49 @@ fn heard(env: &Envelope) -> Result<String, String> {
 pub(crate) fn start_agent(dispatcher: Dispatcher, tx: mpsc::UnboundedSender<Msg>, every: Duration) {
     tokio::spawn(async move {
         tokio::time::sleep(every / 2).await;
-        for (tool, args) in script() {
+        for (k, (tool, args)) in script().into_iter().enumerate() {
             let d = dispatcher.clone();
             let tx = tx.clone();
             tokio::spawn(async move {
-                let label = what(tool, &args);
-                let Value::Object(map) = args else { return };
-                let env = d
-                    .run(
-                        tool,
-                        map,
-                        Some("demo-agent".into()),
-                        CancellationToken::new(),
-                        &NoProgress,
-                    )
-                    .await;
-                let msg = match heard(&env) {
-                    Ok(t) => Ok(format!("agent ← {label}: {t}")),
-                    Err(t) => Err(format!("agent ← {label}: {t}")),
-                };
-                let _ = tx.send(Msg::Done(msg));
+                let env = call(&d, &tx, tool, args).await;
+                if rejected_with_note(&env)
+                    && let Some((tool, args)) = revision(k)
+                {
+                    call(&d, &tx, tool, args).await;
+                }
             });
             tokio::time::sleep(every).await;
         }
     });
+}
+
+/// One call of the agent; what it hears back goes to the TUI's status line.
+async fn call(
+    d: &Dispatcher,
+    tx: &mpsc::UnboundedSender<Msg>,
+    tool: ToolName,
+    args: Value,
+) -> Envelope {
+    let label = what(tool, &args);
+    let map = match args {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    let env = d
+        .run(
+            tool,
+            map,
+            Some("demo-agent".into()),
+            CancellationToken::new(),
+            &NoProgress,
+        )
+        .await;
+    let msg = match heard(&env) {
+        Ok(t) => Ok(format!("agent ← {label}: {t}")),
+        Err(t) => Err(format!("agent ← {label}: {t}")),
+    };
+    let _ = tx.send(Msg::Done(msg));
+    env
 }
 
 #[cfg(test)]
@@ -345,5 +409,29 @@ mod tests {
         let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
         assert!(main.contains("low stock:"));
         assert!(root.join("app/test_server.py").exists());
+    }
+
+    /// Rejected with a note, the first call is answered by its revision, which applies to
+    /// the file as it was (the rejected edit never landed) and does what the note asked.
+    #[tokio::test]
+    async fn a_rejected_first_edit_is_answered_by_a_revision_that_applies() {
+        assert!(revision(1).is_none());
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("demo");
+        std::fs::create_dir_all(&root).unwrap();
+        materialize(&root).unwrap();
+        let ws = Workspace::new(&root, Config::default()).unwrap();
+        let journal = Journal::at(dir.path().join("journal.jsonl"), &ws.root);
+        let gate = Gate::new(ws, Policy::simple(PolicyName::Auto), journal, None);
+        let d = Dispatcher::new(gate, Duration::from_secs(600), Reviewers::Attachable, None);
+        let (tool, args) = revision(0).unwrap();
+        let Value::Object(map) = args else { panic!() };
+        let env = d
+            .run(tool, map, None, CancellationToken::new(), &NoProgress)
+            .await;
+        assert_eq!(env.status, Status::Ok, "{env:?}");
+        let inv = std::fs::read_to_string(root.join("src/inventory.rs")).unwrap();
+        assert!(inv.contains("a.quantity.cmp(&b.quantity)"), "{inv}");
+        assert!(inv.contains("pub fn remove"), "{inv}");
     }
 }

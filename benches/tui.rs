@@ -121,6 +121,8 @@ fn loaded_model(w: u16, h: u16) -> Model {
             diff: String::new(),
             warnings: vec![],
             syntax: vec![],
+            unseen_deletions: 0,
+            unseen_hunks: vec![],
             review: None,
             failure: None,
             revision_of: None,

@@ -254,6 +254,8 @@ mod tests {
             diff: "--- a/x\n+++ b/x\n".into(),
             warnings: vec![],
             syntax: vec![],
+            unseen_deletions: 0,
+            unseen_hunks: vec![],
             review: None,
             failure: None,
             revision_of: None,

@@ -2,6 +2,8 @@
 //! arguments, patch files), and computing what it would change: resolve the path, read the
 //! file under the size cap, decode it, run the engine, and build the [`FileChange`].
 
+use std::sync::Arc;
+
 use crate::edit::text::Text;
 use crate::edit::udiff::{self, ChangeKind, FilePatch};
 use crate::edit::{Hints, Merged, blocks, replace};
@@ -11,6 +13,7 @@ use crate::workspace::fs;
 
 use super::fallback::{Fallback, merge_lazy};
 use super::proposal::FileChange;
+use super::unseen::Shown;
 
 /// What to do to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,9 +59,48 @@ pub struct ProposedEdit {
     pub op: EditOp,
 }
 
+impl EditOp {
+    /// The lines of the file its text shows (docs/DESIGN.md §4): the snippet, the blocks,
+    /// the searched and replacing text, the diff's lines, the whole content.
+    fn shown(&self) -> Shown {
+        match self {
+            EditOp::Lazy { snippet, .. } => Shown::of([snippet.as_str()]),
+            EditOp::Blocks(text) | EditOp::Udiff(text) | EditOp::Write(text) => {
+                Shown::of([text.as_str()])
+            }
+            EditOp::WriteIfMissing { content, .. } => Shown::of([content.as_str()]),
+            EditOp::Replace(replace::ReplaceEdit::Replace { pairs, .. }) => Shown::of(
+                pairs
+                    .iter()
+                    .flat_map(|p| [p.search_content.as_str(), p.replace_content.as_str()]),
+            ),
+            EditOp::Replace(replace::ReplaceEdit::Insert { content, .. }) => {
+                Shown::of([content.as_str()])
+            }
+            EditOp::Patch(fp) | EditOp::PatchRejecting(fp) => Shown::of(
+                fp.hunks
+                    .iter()
+                    .flat_map(|h| h.anchors.iter().chain(h.lines.iter().map(|l| &l.text)))
+                    .map(String::as_str),
+            ),
+        }
+    }
+}
+
 impl ProposedEdit {
-    /// Compute the change this edit would make (nothing is written).
+    /// Compute the change this edit would make (nothing is written), with what its text
+    /// showed of the file.
     pub async fn compute(&self, ws: &Workspace, fallback: Option<&Fallback>) -> Result<FileChange> {
+        let mut change = self.compute_change(ws, fallback).await?;
+        change.shown = Some(Arc::new(self.op.shown()));
+        Ok(change)
+    }
+
+    async fn compute_change(
+        &self,
+        ws: &Workspace,
+        fallback: Option<&Fallback>,
+    ) -> Result<FileChange> {
         let path = ws.root.resolve(&self.path)?;
         let before = fs::read(&path, ws.config.max_file_bytes)?;
         let text = match &before {
@@ -354,6 +396,64 @@ mod tests {
         assert!(c.before.is_none());
         assert_eq!(c.new, "hello\n");
         assert_eq!(c.diff.added, 1);
+    }
+
+    const ALPHA: &str = "fn alpha() {\n    let a = 1;\n    step_one();\n    step_two();\n    \
+                         step_three();\n    finish_alpha();\n}\n\nfn beta() {\n    let b = 2;\n}\n";
+
+    /// The lines `op` deletes from [`ALPHA`] that its text never showed, per hunk.
+    fn unseen_of(op: EditOp) -> Vec<usize> {
+        let (dir, ws) = ws();
+        std::fs::write(dir.path().join("a.rs"), ALPHA).unwrap();
+        let edit = ProposedEdit {
+            path: "a.rs".into(),
+            op,
+        };
+        let c = run(edit.compute(&ws, None)).unwrap();
+        assert_eq!(c.diff.removed, 3, "{}", c.new);
+        c.unseen()
+    }
+
+    #[test]
+    fn a_snippet_whose_anchors_delete_lines_it_never_showed_counts_them() {
+        let snippet = "// ... existing code ...\nfn alpha() {\n    let a = 1;\n    \
+                       finish_alpha();\n}\n// ... existing code ...\n";
+        let unseen = unseen_of(EditOp::Lazy {
+            snippet: snippet.into(),
+            instruction: None,
+        });
+        assert_eq!(unseen, vec![3]);
+        // A whole-file write that drops them never showed them either.
+        let content = ALPHA.replace("    step_one();\n    step_two();\n    step_three();\n", "");
+        assert_eq!(unseen_of(EditOp::Write(content)), vec![3]);
+    }
+
+    #[test]
+    fn edits_that_name_every_line_they_delete_count_none() {
+        let gone = "    step_one();\n    step_two();\n    step_three();\n";
+        let blocks = format!("<<<<<<< SEARCH\n{gone}=======\n>>>>>>> REPLACE\n");
+        assert_eq!(unseen_of(EditOp::Blocks(blocks)), vec![0]);
+        let pair = replace::Replacement {
+            search_content: gone.into(),
+            replace_content: String::new(),
+        };
+        let exact = replace::ReplaceEdit::Replace {
+            pairs: vec![pair],
+            allow_multiple: false,
+            scope: None,
+        };
+        assert_eq!(unseen_of(EditOp::Replace(exact)), vec![0]);
+        let diff = "--- a/a.rs\n+++ b/a.rs\n@@ -2,5 +2,2 @@\n     let a = 1;\n-    step_one();\n\
+                    -    step_two();\n-    step_three();\n     finish_alpha();\n";
+        assert_eq!(unseen_of(EditOp::Udiff(diff.into())), vec![0]);
+        // A snippet in diff form names them with its `-` lines.
+        let snippet = "fn alpha() {\n     let a = 1;\n-    step_one();\n-    step_two();\n\
+                       -    step_three();\n     finish_alpha();\n }\n// ... existing code ...\n";
+        let lazy = EditOp::Lazy {
+            snippet: snippet.into(),
+            instruction: None,
+        };
+        assert_eq!(unseen_of(lazy), vec![0]);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::workspace::paths::SafePath;
 use crate::workspace::random;
 
 use super::shared;
+use super::unseen::{self, Shown};
 
 /// How the warning of a new parse error begins (`syntax: LINE:COL: what`).
 pub const SYNTAX_WARNING: &str = "syntax: ";
@@ -62,6 +63,9 @@ pub struct FileChange {
     /// The patch's hunks left out of `new` because they do not apply
     /// ([`super::edit::EditOp::PatchRejecting`]).
     pub rejected: Vec<crate::edit::udiff::Rejected>,
+    /// The lines the request's text showed (`None`: no request made it), for
+    /// [`FileChange::unseen`].
+    pub shown: Option<Arc<Shown>>,
 }
 
 impl FileChange {
@@ -87,6 +91,16 @@ impl FileChange {
             syntax: Vec::new(),
             diff,
             rejected: Vec::new(),
+            shown: None,
+        }
+    }
+
+    /// Per hunk, the lines it deletes that the request's text never showed (docs/DESIGN.md
+    /// §4); none when no request's text is known.
+    pub fn unseen(&self) -> Vec<usize> {
+        match &self.shown {
+            Some(shown) => unseen::per_hunk(&self.diff, shown),
+            None => vec![0; self.diff.hunks.len()],
         }
     }
 
@@ -404,7 +418,9 @@ impl Proposal {
                 .files
                 .iter()
                 .map(|f| {
-                    let own = f.new.len() + f.diff.held_bytes();
+                    let own = f.new.len()
+                        + f.diff.held_bytes()
+                        + f.shown.as_ref().map_or(0, |s| s.held_bytes());
                     let shared = match &f.before {
                         Some(b) if seen.insert(b.as_ptr() as usize) => {
                             b.len() + f.text.content().len()
@@ -738,6 +754,7 @@ impl Proposal {
             let mut change = FileChange::new(f.path.clone(), Some(bytes), text, merged, warnings);
             change.check_syntax();
             change.mode = f.mode;
+            change.shown = f.shown.clone();
             files.push(change);
         }
         let mut rebased = self.clone();

@@ -76,6 +76,12 @@ pub struct Summary {
     /// for the TUI's marks: taken from the check itself, never read back from warning text.
     #[serde(default)]
     pub syntax: Vec<SyntaxMark>,
+    /// Lines the edit deletes whose text the agent's request never showed (docs/DESIGN.md §4).
+    #[serde(default)]
+    pub unseen_deletions: usize,
+    /// The same per hunk (indices over all files' hunks, as in a decision); empty when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unseen_hunks: Vec<usize>,
     /// The decision, once taken.
     pub review: Option<Review>,
     /// For a failed agent call: its error code and whole message.
@@ -112,6 +118,8 @@ impl Summary {
     /// The summary of `p`.
     pub fn of(p: &Proposal) -> Summary {
         let (added, removed) = p.counts();
+        let unseen: Vec<Vec<usize>> = p.files.iter().map(FileChange::unseen).collect();
+        let unseen_deletions = unseen.iter().flatten().sum();
         Summary {
             run_id: p.run_id.clone(),
             tool: p.tool.clone(),
@@ -128,20 +136,7 @@ impl Summary {
                 .unwrap_or(0),
             expires_in: p.expires_in(),
             diff: p.unified(),
-            // A review of several files names the file of each warning.
-            warnings: p
-                .files
-                .iter()
-                .flat_map(|f| {
-                    f.warnings.iter().map(|w| {
-                        if p.files.len() > 1 {
-                            format!("{}: {w}", f.path.rel)
-                        } else {
-                            w.clone()
-                        }
-                    })
-                })
-                .collect(),
+            warnings: warnings(p, &unseen),
             syntax: p
                 .files
                 .iter()
@@ -153,6 +148,12 @@ impl Summary {
                     })
                 })
                 .collect(),
+            unseen_deletions,
+            unseen_hunks: if unseen_deletions == 0 {
+                Vec::new()
+            } else {
+                unseen.concat()
+            },
             review: p.review.clone(),
             failure: p.failure.as_ref().map(|f| f.message.clone()),
             revision_of: p.revision.as_ref().map(|r| r.of.clone()),
@@ -161,6 +162,29 @@ impl Summary {
             interdiff: p.revision.as_ref().map(|r| r.interdiff.clone()),
         }
     }
+}
+
+/// Each file's warnings, and the lines it deletes that the agent never showed (`unseen`, per
+/// file and hunk); a review of several files names the file of each.
+fn warnings(p: &Proposal, unseen: &[Vec<usize>]) -> Vec<String> {
+    p.files
+        .iter()
+        .zip(unseen)
+        .flat_map(|(f, unseen)| {
+            let n: usize = unseen.iter().sum();
+            let deletes = (n > 0).then(|| {
+                let s = if n == 1 { "" } else { "s" };
+                format!("deletes {n} line{s} the agent never showed")
+            });
+            f.warnings.iter().cloned().chain(deletes).map(|w| {
+                if p.files.len() > 1 {
+                    format!("{}: {w}", f.path.rel)
+                } else {
+                    w
+                }
+            })
+        })
+        .collect()
 }
 
 /// The result of an edit request as far as it went.
@@ -1175,6 +1199,35 @@ mod tests {
             .block_on(g.submit(as_client("c", format!("3{big}"))))
             .unwrap_err();
         assert!(e.message.contains("MiB"), "{e:?}");
+    }
+
+    /// The review API gives the lines each hunk deletes that the agent never showed, their
+    /// total, and a warning naming the file.
+    #[test]
+    fn a_summary_counts_the_deleted_lines_the_agent_never_showed() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "keep\ngone one\ngone two\nkeep too\n");
+        write(&g, "b.txt", "b\n");
+        let edits = vec![
+            edit("a.txt", "keep\nkeep too\n"),
+            edit("b.txt", "b\nmore\n"),
+        ];
+        let o = rt().block_on(g.submit(req(edits, true))).unwrap();
+        let Outcome::DryRun(s) = o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(s.unseen_deletions, 2);
+        assert_eq!(s.unseen_hunks, vec![2, 0]);
+        assert!(
+            s.warnings
+                .contains(&"a.txt: deletes 2 lines the agent never showed".to_string()),
+            "{:?}",
+            s.warnings
+        );
+        let wire = serde_json::to_value(&s).unwrap();
+        assert_eq!(wire["unseen_deletions"], 2);
+        assert_eq!(wire["unseen_hunks"], serde_json::json!([2, 0]));
     }
 
     #[test]

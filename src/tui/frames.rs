@@ -130,3 +130,52 @@ fn a_revision_and_its_interdiff() {
         "{end}"
     );
 }
+
+/// Risk in sight: a review that deletes lines the agent never showed and adds a parse error
+/// says so on its row and on the line above each hunk concerned; in a small terminal too,
+/// where going to the hunk brings its risk line into view with it.
+#[test]
+fn risk_marks_on_the_row_and_above_their_hunks() {
+    use super::update::tests::summary;
+    use crate::review::proposal::State;
+    use crate::review::queue::SyntaxMark;
+    use crate::tui::Change;
+    let mut s = summary("run1", State::Pending, &["src/x.rs"]);
+    s.unseen_deletions = 4;
+    s.unseen_hunks = vec![0, 1, 3];
+    s.syntax = vec![SyntaxMark {
+        path: "src/x.rs".into(),
+        line: 20,
+        warning: "syntax: 20:5: missing \"}\"".into(),
+    }];
+    let mut m = loaded();
+    info(&mut m);
+    update(&mut m, Msg::Change(Change::upsert(s)));
+    let full = frame(&m);
+    let above = |screen: &str, hunk: &str| {
+        let lines: Vec<&str> = screen.lines().collect();
+        let at = lines.iter().position(|l| l.contains(hunk)).unwrap();
+        lines[at - 1].to_string()
+    };
+    assert!(
+        above(&full, "hunk 2/3")
+            .contains("⚠ deletes 1 line the agent never showed · syntax: 20:5: missing"),
+        "{full}"
+    );
+    assert!(
+        above(&full, "hunk 3/3").contains("⚠ deletes 3 lines the agent never showed"),
+        "{full}"
+    );
+    assert!(!above(&full, "hunk 1/3").contains('⚠'), "{full}");
+    assert!(full.contains("+3 -1 ⚠ syntax · 4 unseen"), "{full}");
+    insta::assert_snapshot!(full);
+    update(&mut m, Msg::Resize(60, 16));
+    update(&mut m, key('n'));
+    update(&mut m, key('n'));
+    let small = frame(&m);
+    assert!(
+        above(&small, "hunk 3/3").contains("⚠ deletes 3 lines the agent never"),
+        "{small}"
+    );
+    insta::assert_snapshot!("risk_marks_on_the_row_and_above_their_hunks_small", small);
+}

@@ -6,6 +6,7 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
 use super::backend::StatusInfo;
+use super::marks::{self, HunkRisk};
 use super::rows::{self, DiffMode, FileView, Row};
 use crate::review::proposal::State;
 use crate::review::queue::Summary;
@@ -40,12 +41,16 @@ pub struct DiffView {
     pub skipped: std::collections::BTreeSet<(usize, usize)>,
     /// Line mode (`v`): the row of the changed line under the cursor.
     pub line_cursor: Option<usize>,
+    /// What each hunk (global index) risks, from the review's summary.
+    pub risks: Vec<HunkRisk>,
 }
 
 impl DiffView {
-    /// A view of `files` with every hunk included and the cursor on the first.
-    pub fn new(files: Vec<FileView>, mode: DiffMode, ignore_ws: bool) -> DiffView {
+    /// A view of `files` with every hunk included and the cursor on the first, marked with
+    /// what `s` says its hunks risk.
+    pub fn new(files: Vec<FileView>, mode: DiffMode, ignore_ws: bool, s: &Summary) -> DiffView {
         let total = files.iter().map(|f| f.diff.hunks.len()).sum();
+        let risks = marks::hunk_risks(s, &files);
         let mut v = DiffView {
             files,
             included: vec![true; total],
@@ -56,27 +61,49 @@ impl DiffView {
             hunk_rows: Vec::new(),
             skipped: std::collections::BTreeSet::new(),
             line_cursor: None,
+            risks,
         };
-        v.ensure_rows(mode, ignore_ws);
+        v.rebuild(mode, ignore_ws);
         v
     }
 
     /// Rebuild the rows if the mode or whitespace setting changed, keeping the cursor's
     /// hunk on screen.
     pub(crate) fn ensure_rows(&mut self, mode: DiffMode, ignore_ws: bool) {
-        if self.rows_for == (mode, ignore_ws) {
-            return;
+        if self.rows_for != (mode, ignore_ws) {
+            self.rebuild(mode, ignore_ws);
         }
-        self.rows = rows::build(&self.files, mode, ignore_ws);
+    }
+
+    /// Mark the hunks with what `s` (the review's summary, maybe newer) says they risk.
+    pub(crate) fn mark(&mut self, s: &Summary) {
+        let risks = marks::hunk_risks(s, &self.files);
+        if risks != self.risks {
+            self.risks = risks;
+            let (mode, ignore_ws) = self.rows_for;
+            self.rebuild(mode, ignore_ws);
+        }
+    }
+
+    fn rebuild(&mut self, mode: DiffMode, ignore_ws: bool) {
+        let risky: Vec<bool> = self.risks.iter().map(|r| !r.is_empty()).collect();
+        self.rows = rows::build(&self.files, mode, ignore_ws, &risky);
         self.hunk_rows = rows::hunk_rows(&self.rows, &self.files);
         self.rows_for = (mode, ignore_ws);
         // Rows moved: line mode starts again from the hunk.
         self.line_cursor = None;
-        self.scroll = self
-            .hunk_rows
-            .get(self.cursor)
-            .map(|r| r.saturating_sub(1))
-            .unwrap_or(0);
+        self.scroll = self.hunk_top(self.cursor).saturating_sub(1);
+    }
+
+    /// The first row of global hunk `h`: its risk line, else its header.
+    pub(crate) fn hunk_top(&self, h: usize) -> usize {
+        let Some(&row) = self.hunk_rows.get(h) else {
+            return 0;
+        };
+        match row.checked_sub(1).and_then(|r| self.rows.get(r)) {
+            Some(Row::Risk { .. }) => row - 1,
+            _ => row,
+        }
     }
 
     /// The changed lines row `r` shows, as (global hunk, line in the hunk): none for a

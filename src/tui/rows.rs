@@ -57,6 +57,13 @@ pub enum Row {
         /// The file.
         file: usize,
     },
+    /// What a hunk risks, on the line above its header (docs/DESIGN.md §6).
+    Risk {
+        /// The file.
+        file: usize,
+        /// The hunk within the file.
+        hunk: usize,
+    },
     /// A hunk's header (`@@ … @@`, included or not, cursor).
     Hunk {
         /// The file.
@@ -111,7 +118,8 @@ impl Row {
     pub fn hunk(&self) -> Option<(usize, usize)> {
         match *self {
             Row::File { .. } => None,
-            Row::Hunk { file, hunk }
+            Row::Risk { file, hunk }
+            | Row::Hunk { file, hunk }
             | Row::Line { file, hunk, .. }
             | Row::Same { file, hunk, .. }
             | Row::Pair { file, hunk, .. }
@@ -169,12 +177,16 @@ pub(crate) fn whitespace_only(h: &DiffHunk) -> bool {
     })
 }
 
-/// Build the rows of `files`.
-pub fn build(files: &[FileView], mode: DiffMode, ignore_ws: bool) -> Vec<Row> {
+/// Build the rows of `files`; a hunk whose global index is `true` in `risky` has a risk line
+/// above its header.
+pub fn build(files: &[FileView], mode: DiffMode, ignore_ws: bool, risky: &[bool]) -> Vec<Row> {
     let mut rows = Vec::new();
     for (fi, f) in files.iter().enumerate() {
         rows.push(Row::File { file: fi });
         for (hi, h) in f.diff.hunks.iter().enumerate() {
+            if risky.get(f.first_hunk + hi).copied().unwrap_or(false) {
+                rows.push(Row::Risk { file: fi, hunk: hi });
+            }
             rows.push(Row::Hunk { file: fi, hunk: hi });
             if ignore_ws && whitespace_only(h) {
                 rows.push(Row::Folded { file: fi, hunk: hi });
@@ -360,7 +372,7 @@ mod tests {
     #[test]
     fn unified_rows_pair_changed_lines() {
         let f = files("a\nb\nc\n", "a\nB\nc\n");
-        let rows = build(&f, DiffMode::Unified, false);
+        let rows = build(&f, DiffMode::Unified, false, &[]);
         assert_eq!(rows[0], Row::File { file: 0 });
         assert_eq!(rows[1], Row::Hunk { file: 0, hunk: 0 });
         let lines: Vec<_> = rows
@@ -380,7 +392,7 @@ mod tests {
     #[test]
     fn side_by_side_rows_put_old_beside_new() {
         let f = files("a\nb\nc\n", "a\nB\nB2\nc\n");
-        let rows = build(&f, DiffMode::SideBySide, false);
+        let rows = build(&f, DiffMode::SideBySide, false, &[]);
         let pairs: Vec<_> = rows
             .iter()
             .filter_map(|r| match r {
@@ -407,12 +419,29 @@ mod tests {
             .replace("line 15\n", "LINE 15\n");
         let f = files(&old, &new);
         assert_eq!(f[0].diff.hunks.len(), 2);
-        let rows = build(&f, DiffMode::Unified, true);
+        let rows = build(&f, DiffMode::Unified, true, &[]);
         assert!(rows.contains(&Row::Folded { file: 0, hunk: 0 }));
         assert!(!rows.contains(&Row::Folded { file: 0, hunk: 1 }));
-        let shown = build(&f, DiffMode::Unified, false);
+        let shown = build(&f, DiffMode::Unified, false, &[]);
         assert!(!shown.iter().any(|r| matches!(r, Row::Folded { .. })));
         assert_eq!(hunk_rows(&rows, &f).len(), 2);
+    }
+
+    #[test]
+    fn a_risky_hunk_has_its_risk_line_right_above_its_header() {
+        let old: String = (0..20).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 2\n", "").replace("line 15\n", "");
+        let f = files(&old, &new);
+        let rows = build(&f, DiffMode::SideBySide, false, &[false, true]);
+        let at = hunk_rows(&rows, &f);
+        assert_ne!(rows[at[0] - 1], Row::Risk { file: 0, hunk: 0 });
+        assert_eq!(rows[at[1] - 1], Row::Risk { file: 0, hunk: 1 });
+        assert_eq!(
+            rows.iter()
+                .filter(|r| matches!(r, Row::Risk { .. }))
+                .count(),
+            1
+        );
     }
 
     #[test]

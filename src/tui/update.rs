@@ -8,6 +8,7 @@ use ratatui_textarea::TextArea;
 
 use super::backend::{Change, StatusInfo};
 use super::keymap::{self, Action};
+use super::marks;
 use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, FileView, Row};
 use crate::review::proposal::{Decision, FileContent, State};
@@ -106,7 +107,8 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
                 item.loading = false;
                 match result {
                     Ok(files) => {
-                        item.view = Some(DiffView::new(FileView::build(files), mode, ws));
+                        let files = FileView::build(files);
+                        item.view = Some(DiffView::new(files, mode, ws, &item.summary));
                     }
                     Err(e) => say(m, format!("cannot load {run_id}: {e}"), Tone::Bad),
                 }
@@ -254,6 +256,9 @@ fn on_change(m: &mut Model, c: Change) -> Vec<Effect> {
                         Some(k) => {
                             let mut item = old.swap_remove(k);
                             item.summary = s;
+                            if let Some(v) = item.view.as_mut() {
+                                v.mark(&item.summary);
+                            }
                             item
                         }
                         None => Item::new(s),
@@ -298,6 +303,9 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
                 item.loading = false;
             }
             item.summary = s;
+            if let Some(v) = item.view.as_mut() {
+                v.mark(&item.summary);
+            }
             let closed_now = was_open && !m.items[k].is_open();
             if k == m.selected {
                 if closed_now {
@@ -360,9 +368,9 @@ fn reveal_cursor(m: &mut Model) {
     let height = m.diff_height().max(4);
     if let Some(v) = m.current_mut().and_then(|i| i.view.as_mut())
         && let Some(&row) = v.hunk_rows.get(v.cursor)
-        && (row < v.scroll || row + 3 > v.scroll + height)
+        && (v.hunk_top(v.cursor) < v.scroll || row + 3 > v.scroll + height)
     {
-        v.scroll = row.saturating_sub(1);
+        v.scroll = v.hunk_top(v.cursor).saturating_sub(1);
     }
 }
 
@@ -506,6 +514,11 @@ fn change_line(v: &DiffView) -> usize {
 fn row_text(v: &DiffView, row: &Row) -> String {
     match *row {
         Row::File { file } => v.files[file].content.path.clone(),
+        Row::Risk { file, hunk } => v
+            .risks
+            .get(v.files[file].first_hunk + hunk)
+            .map(marks::HunkRisk::text)
+            .unwrap_or_default(),
         Row::Hunk { file, hunk } => v.files[file].diff.hunks[hunk].header(),
         Row::Line {
             file, hunk, line, ..
@@ -1233,6 +1246,8 @@ pub(crate) mod tests {
             diff: format!("diff of {run_id}"),
             warnings: vec![],
             syntax: vec![],
+            unseen_deletions: 0,
+            unseen_hunks: vec![],
             review: None,
             failure: None,
             revision_of: None,

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::highlight::{Key, Side, Spans};
 use super::keymap::HINTS;
-use super::marks::hunk_of;
+use super::marks::{HunkRisk, row_marks};
 use super::model::{DiffView, Filter, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, Row, emphasis};
 use crate::diff::{DiffLine, Tag};
@@ -339,49 +339,66 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
             Span::styled(format!("{ago} "), base.patch(p.dim())),
         ]));
 
-        // A new parse error flags the row: `⚠` after the counts.
-        let broken = !s.syntax.is_empty();
-        let counts = format!(
-            "+{} -{}{}",
-            s.added,
-            s.removed,
-            if broken { " ⚠" } else { "" }
-        );
-        // The client only where the path keeps room enough.
-        let client = if w >= 36 {
-            inert_line(s.client.as_deref().unwrap_or_default()).into_owned()
-        } else {
-            String::new()
-        };
-        let room = w.saturating_sub(3 + counts.len() + 1 + client.chars().count().min(14) + 1);
-        let path = row_path(&s.paths, room.max(8));
-        let pad = w.saturating_sub(
-            3 + path.chars().count() + 1 + counts.len() + 1 + client.chars().count().min(14),
-        );
-        lines.push(Line::from(vec![
-            Span::styled(format!("   {path} "), text_style),
-            Span::styled(
-                format!("+{}", s.added),
-                base.patch(p.fg(Color::Green)).patch(if closed {
-                    p.dim()
-                } else {
-                    Style::default()
-                }),
-            ),
-            Span::styled(
-                format!(" -{}", s.removed),
-                base.patch(p.fg(Color::Red))
-                    .patch(if closed { p.dim() } else { Style::default() }),
-            ),
-            Span::styled(
-                if broken { " ⚠" } else { "" },
-                base.patch(p.fg(Color::Yellow)).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(" ".repeat(pad.max(1)), base),
-            Span::styled(truncate(&client, 14), base.patch(p.dim())),
-        ]));
+        lines.push(path_line(s, w, (base, text_style, closed), p));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A queue row's second line: the path, the counts, the risk mark (a new parse error, lines
+/// deleted that the agent never showed: docs/DESIGN.md §6) and the client, within `w`. The
+/// path keeps 8 columns: the client goes first, then the mark shortens.
+fn path_line(
+    s: &crate::review::queue::Summary,
+    w: usize,
+    (base, text_style, closed): (Style, Style, bool),
+    p: &Palette,
+) -> Line<'static> {
+    let counts = format!("+{} -{}", s.added, s.removed).chars().count();
+    // The client only where the path keeps room enough.
+    let client = if w >= 36 {
+        truncate(&inert_line(s.client.as_deref().unwrap_or_default()), 14)
+    } else {
+        String::new()
+    };
+    let width = |risk: &str| match risk.chars().count() {
+        0 => 0,
+        n => n + 1,
+    };
+    let room = |risk: &str, client: &str| {
+        w.saturating_sub(3 + 1 + counts + width(risk) + 1 + client.chars().count())
+    };
+    let marks = row_marks(s);
+    let (risk, client) = marks
+        .iter()
+        .flat_map(|r| [(r.clone(), client.clone()), (r.clone(), String::new())])
+        .find(|(r, c)| room(r, c) >= 8)
+        .unwrap_or_else(|| (marks.last().cloned().unwrap_or_default(), String::new()));
+    let path = row_path(&s.paths, room(&risk, &client).max(8));
+    let pad = w.saturating_sub(
+        3 + path.chars().count() + 1 + counts + width(&risk) + 1 + client.chars().count(),
+    );
+    let dim = if closed { p.dim() } else { Style::default() };
+    Line::from(vec![
+        Span::styled(format!("   {path} "), text_style),
+        Span::styled(
+            format!("+{}", s.added),
+            base.patch(p.fg(Color::Green)).patch(dim),
+        ),
+        Span::styled(
+            format!(" -{}", s.removed),
+            base.patch(p.fg(Color::Red)).patch(dim),
+        ),
+        Span::styled(
+            if risk.is_empty() {
+                String::new()
+            } else {
+                format!(" {risk}")
+            },
+            base.patch(p.fg(Color::Yellow)).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(" ".repeat(pad.max(1)), base),
+        Span::styled(client, base.patch(p.dim())),
+    ])
 }
 
 /// What a queue row says after the tool: the run id, or for a revision `vN: the note it
@@ -805,6 +822,7 @@ impl RowCtx<'_> {
     fn row(&self, row: &Row) -> Line<'static> {
         match *row {
             Row::File { file } => self.file_row(file),
+            Row::Risk { file, hunk } => self.risk_row(file, hunk),
             Row::Hunk { file, hunk } => self.hunk_row(file, hunk),
             Row::Folded { .. } => Line::styled(
                 "      ⋯ whitespace-only changes (w shows them)",
@@ -873,7 +891,7 @@ impl RowCtx<'_> {
         } else {
             "[ ]"
         };
-        let mut spans = vec![
+        Line::from(vec![
             Span::styled(if cursor { "▶ " } else { "  " }, style),
             Span::styled(
                 format!(
@@ -884,37 +902,18 @@ impl RowCtx<'_> {
                 ),
                 style,
             ),
-        ];
-        for text in self.syntax_in(file, hunk) {
-            spans.push(Span::styled(
-                format!(" ⚠ {}", inert_line(&text)),
-                self.p.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            ));
-        }
-        Line::from(spans)
+        ])
     }
 
-    /// The syntax warnings whose line this hunk shows (or is the nearest hunk to).
-    fn syntax_in(&self, file: usize, hunk: usize) -> Vec<String> {
-        let fv = &self.v.files[file];
-        let ranges: Vec<(usize, usize)> = fv
-            .diff
-            .hunks
-            .iter()
-            .map(|h| {
-                let mut shown = h.lines.iter().filter_map(|l| l.new_index);
-                let lo = shown.next().unwrap_or(0);
-                (lo, shown.next_back().unwrap_or(lo))
-            })
-            .collect();
-        self.item
-            .summary
-            .syntax
-            .iter()
-            .filter(|m| m.path == fv.content.path)
-            .filter(|m| hunk_of(m.line, &ranges) == Some(hunk))
-            .map(|m| m.warning.clone())
-            .collect()
+    /// The line above a hunk that risks something: the lines it deletes that the agent never
+    /// showed, the parse errors on its lines.
+    fn risk_row(&self, file: usize, hunk: usize) -> Line<'static> {
+        let g = self.v.files[file].first_hunk + hunk;
+        let text = self.v.risks.get(g).map(HunkRisk::text).unwrap_or_default();
+        Line::styled(
+            format!("  {}", inert_line(&text)),
+            self.p.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        )
     }
 
     /// A unified line, or left out in line mode.
@@ -1377,6 +1376,37 @@ mod tests {
         let narrow = row_path(&paths(3), 30);
         assert!(narrow.ends_with(" (and 2 more files)"), "{narrow}");
         assert!(narrow.chars().count() <= 30, "{narrow}");
+    }
+
+    #[test]
+    fn a_rows_risk_mark_shortens_and_the_client_goes_before_the_path_does() {
+        use crate::review::queue::SyntaxMark;
+        let mut s =
+            crate::tui::update::tests::summary("r", State::Pending, &["src/module/file.rs"]);
+        s.unseen_deletions = 12;
+        s.syntax = vec![SyntaxMark {
+            path: "src/module/file.rs".into(),
+            line: 1,
+            warning: "syntax: 1:1: missing \"}\"".into(),
+        }];
+        let p = Palette { color: false };
+        let text = |w: usize| {
+            let l = path_line(&s, w, (Style::default(), Style::default(), false), &p);
+            let t: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            assert!(t.chars().count() <= w, "{t:?} is wider than {w}");
+            t
+        };
+        let wide = text(70);
+        assert!(wide.contains("+3 -1 ⚠ syntax · 12 unseen"), "{wide}");
+        assert!(wide.contains("claude-code 2…"), "{wide}");
+        let mid = text(44);
+        assert!(mid.contains("⚠ syntax · 12 unseen"), "{mid}");
+        assert!(!mid.contains("claude"), "{mid}");
+        let narrow = text(30);
+        assert!(narrow.contains("+3 -1 ⚠ syntax 12"), "{narrow}");
+        let least = text(22);
+        assert!(least.contains("+3 -1 ⚠12"), "{least}");
+        assert!(least.contains("src/mod… +3"), "{least}");
     }
 
     #[test]

@@ -931,7 +931,7 @@ fn attach_without_token(p: &Project, url: &str) -> (Tmux, String) {
     (tmux, addr)
 }
 
-/// A review whose result has a new parse error: the queue row shows `⚠`, and the header of
+/// A review whose result has a new parse error: the queue row shows `⚠`, and the line above
 /// the hunk that holds the error (not the other one) shows the `syntax:` warning.
 #[test]
 fn a_new_syntax_error_is_flagged_on_the_row_and_above_its_hunk() {
@@ -961,10 +961,103 @@ fn a_new_syntax_error_is_flagged_on_the_row_and_above_its_hunk() {
             .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
             .to_string()
     };
-    assert!(line_of("hunk 2/2").contains("⚠ syntax: "), "{screen}");
-    assert!(!line_of("hunk 1/2").contains("syntax"), "{screen}");
+    assert!(
+        above(&screen, "hunk 2/2").contains("⚠ syntax: "),
+        "{screen}"
+    );
+    assert!(!above(&screen, "hunk 1/2").contains("syntax"), "{screen}");
     // The queue row: the path line with its counts and the mark.
     assert!(line_of("lib.rs +").contains('⚠'), "{screen}");
+}
+
+/// In the diff pane (right of the queue), the line above the first that holds `needle`.
+fn above(screen: &str, needle: &str) -> String {
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(|l| l.split_once("││").map_or(l, |(_, diff)| diff))
+        .collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"));
+    lines[at.saturating_sub(1)].to_string()
+}
+
+/// Risk in sight: an agent's lazy snippet whose anchors delete three lines it never showed
+/// says so on its queue row and on the line above its hunk; its next edit, which leaves a
+/// parse error, says `⚠ syntax` on its row and the warning above the hunk that holds it.
+#[test]
+fn unseen_deletions_and_syntax_errors_show_on_the_row_and_above_their_hunks() {
+    let p = Project::new();
+    let mut lib = "fn alpha() -> u32 {\n    let a = 1;\n    step_one();\n    step_two();\n    \
+                   step_three();\n    finish_alpha(a)\n}\n"
+        .to_string();
+    for k in 0..6 {
+        lib += &format!("\nfn helper_{k}() -> u32 {{\n    let x = {k};\n    x + 1\n}}\n");
+    }
+    p.write("src/lib.rs", &lib);
+    let (tmux, mcp_url, token) = gate_in_tmux(&p);
+    let snippet = "fn alpha() -> u32 {\n    let a = 1;\n    finish_alpha(a)\n}\n\
+                   // ... existing code ...\n";
+    let v = call_tool(
+        &mcp_url,
+        &token,
+        "fast_apply",
+        serde_json::json!({"path": "src/lib.rs", "edit_snippet": snippet}),
+    );
+    assert_eq!(v["status"], "pending", "{v}");
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("deletes 3 lines the agent never showed"),
+        "{v}"
+    );
+    let screen = tmux.wait_for("the lazy edit's review", 30, |s| {
+        s.contains("hunk 1/1") && s.contains("step_three")
+    });
+    let row = above(&screen, "hunk 1/1");
+    assert!(
+        row.contains("⚠ deletes 3 lines the agent never showed"),
+        "{screen}"
+    );
+    let row_of = |screen: &str, needle: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
+            .to_string()
+    };
+    assert!(
+        row_of(&screen, "src/lib.rs +0 -3").contains("⚠ 3 unseen"),
+        "{screen}"
+    );
+
+    // The next edit names what it deletes, and drops the last function's closing brace.
+    let v = start_tool(
+        &mcp_url,
+        &token,
+        serde_json::json!({
+            "target_file": "src/lib.rs",
+            "search_content": "    x + 1\n}\n",
+            "replace_content": "    x + 2\n",
+            "start_line": 35
+        }),
+    );
+    assert_eq!(v["status"], "pending", "{v}");
+    tmux.keys(&["j"]);
+    let screen = tmux.wait_for("the broken edit's review", 30, |s| {
+        s.contains("patch_file ·") && s.contains("x + 2")
+    });
+    assert!(
+        above(&screen, "hunk 1/1").contains("⚠ syntax: "),
+        "{screen}"
+    );
+    let row = row_of(&screen, "src/lib.rs +1 -2");
+    assert!(
+        row.contains("⚠ syntax") && !row.contains("unseen"),
+        "{screen}"
+    );
+    assert_eq!(p.read("src/lib.rs"), lib);
 }
 
 /// A partly accepted review stays in view, showing what was written (not "select to load"
@@ -1031,6 +1124,11 @@ fn a_failed_agent_call_is_a_failed_row_with_its_whole_message() {
 /// `POST /api/tools/patch_file` with `arguments` as the client `script` (the agents' token of
 /// the gate whose MCP endpoint is `mcp_url`): the envelope, at once.
 fn start_tool(mcp_url: &str, token: &str, arguments: Value) -> Value {
+    call_tool(mcp_url, token, "patch_file", arguments)
+}
+
+/// `POST /api/tools/TOOL` as [`start_tool`] does.
+fn call_tool(mcp_url: &str, token: &str, tool: &str, arguments: Value) -> Value {
     let base = mcp_url.trim_end_matches("/mcp").to_string();
     let _ = rustls::crypto::ring::default_provider().install_default();
     tokio::runtime::Builder::new_current_thread()
@@ -1039,7 +1137,7 @@ fn start_tool(mcp_url: &str, token: &str, arguments: Value) -> Value {
         .unwrap()
         .block_on(async {
             reqwest::Client::new()
-                .post(format!("{base}/api/tools/patch_file"))
+                .post(format!("{base}/api/tools/{tool}"))
                 .bearer_auth(token)
                 .json(&serde_json::json!({"arguments": arguments, "client": "script"}))
                 .send()

@@ -179,3 +179,62 @@ fn risk_marks_on_the_row_and_above_their_hunks() {
     );
     insta::assert_snapshot!("risk_marks_on_the_row_and_above_their_hunks_small", small);
 }
+
+/// Side by side, a line longer than its half of the pane ends in a dim `→` in its last
+/// column, on either side; a wide character that would cross the edge is left out whole (a
+/// blank column before the mark); a line that fits has no mark.
+#[test]
+fn side_by_side_marks_a_line_cut_at_its_half() {
+    use super::update::tests::summary;
+    use crate::review::proposal::{FileContent, State};
+    use crate::tui::Change;
+    use ratatui::style::Modifier;
+    let long = format!("let long = \"{}\";", "x".repeat(60));
+    let wide = format!("let wid = \"{}\";", "名".repeat(30));
+    let old = format!("fn f() {{\n    {long}\n    short();\n}}\n");
+    let new = format!("fn f() {{\n    {long}\n    short_too();\n    {wide}\n}}\n");
+    let mut m = Model::new(120, 12, false);
+    info(&mut m);
+    update(
+        &mut m,
+        Msg::Change(Change::upsert(summary(
+            "run1",
+            State::Pending,
+            &["src/x.rs"],
+        ))),
+    );
+    update(
+        &mut m,
+        Msg::Files {
+            run_id: "run1".into(),
+            result: Ok(vec![FileContent {
+                path: "src/x.rs".into(),
+                old,
+                new,
+                created: false,
+                deleted: false,
+                mode_change: None,
+            }]),
+        },
+    );
+    update(&mut m, key('s'));
+    let text = frame(&m);
+    insta::assert_snapshot!(text);
+    let row = |needle: &str| text.lines().find(|l| l.contains(needle)).unwrap();
+    assert_eq!(row("let long").matches('→').count(), 2, "{text}");
+    assert!(row("let wid ").contains("名 →│"), "{text}");
+    assert!(!row("short").contains('→'), "{text}");
+    assert!(!row("fn f()").contains('→'), "{text}");
+    // The mark is dim.
+    let mut t = Terminal::new(TestBackend::new(120, 12)).unwrap();
+    t.draw(|f| draw(f, &m, &Plain)).unwrap();
+    let marks: Vec<_> = t
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .filter(|c| c.symbol() == "→")
+        .collect();
+    assert_eq!(marks.len(), 3);
+    assert!(marks.iter().all(|c| c.modifier.contains(Modifier::DIM)));
+}

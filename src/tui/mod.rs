@@ -5,6 +5,7 @@
 //! runs the effects, and draws.
 
 pub mod backend;
+mod columns;
 pub mod highlight;
 pub mod keymap;
 pub mod marks;

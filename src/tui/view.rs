@@ -10,6 +10,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
+use super::columns::{char_cols, clip, cols, fit};
 use super::highlight::{Key, Side, Spans};
 use super::keymap::HINTS;
 use super::marks::{HunkRisk, row_marks};
@@ -233,11 +234,12 @@ fn pane(title: String, focused: bool, p: &Palette) -> Block<'static> {
         .title(title)
 }
 
+/// `s` in at most `width` columns, ending in `…` when some was left out.
 fn truncate(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
+    if !fit(s, width).1 {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    let mut out = fit(s, width.saturating_sub(1)).0.to_string();
     out.push('…');
     out
 }
@@ -505,7 +507,7 @@ fn draw_interdiff(
             Some(' ') | Some('\\') => Style::default(),
             _ => p.dim(),
         };
-        let spans = styled(
+        let (spans, _) = styled(
             &inert(l),
             &[],
             &[],
@@ -971,9 +973,11 @@ impl RowCtx<'_> {
     ) -> Line<'static> {
         let h = &self.v.files[file].diff.hunks[hunk];
         let on = self.included(file, hunk);
-        let half = self.width.saturating_sub(1) / 2;
-        let text_w = half.saturating_sub(6);
+        // The new side takes the odd column, so that a cut line's mark is the pane's last.
+        let old_w = self.width.saturating_sub(1) / 2;
+        let new_w = self.width.saturating_sub(1) - old_w;
         let side = |idx: Option<usize>, other: Option<usize>, is_new: bool| {
+            let half = if is_new { new_w } else { old_w };
             let mut spans: Vec<Span<'static>> = Vec::new();
             match idx {
                 Some(i) => {
@@ -990,7 +994,7 @@ impl RowCtx<'_> {
                     let partner = other
                         .filter(|_| l.tag != Tag::Equal)
                         .map(|k| h.lines[k].text.as_str());
-                    spans.extend(self.content(file, l, partner, text_w));
+                    spans.extend(self.content(file, l, partner, half.saturating_sub(6)));
                 }
                 None => spans.push(Span::styled(
                     " ".repeat(half),
@@ -1031,7 +1035,7 @@ impl RowCtx<'_> {
             Some(other) if l.tag != Tag::Equal => emphasis(&l.text, other, l.tag == Tag::Insert),
             _ => Vec::new(),
         };
-        let mut spans = styled(
+        let (mut spans, cut) = styled(
             &l.text,
             syntax.as_deref().unwrap_or(&[]),
             &emph,
@@ -1039,11 +1043,13 @@ impl RowCtx<'_> {
             self.m.hscroll.min(MAX_COLS),
             width.min(MAX_COLS),
         );
-        if l.no_newline {
+        if cut {
+            spans = self.cut_marked(spans, l.tag, width.min(MAX_COLS));
+        } else if l.no_newline {
             spans.push(Span::styled(" ⏎̸ no newline at end", self.p.dim()));
         }
         // Fill the rest of the line with the change's background.
-        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let used: usize = spans.iter().map(|s| cols(&s.content)).sum();
         if l.tag != Tag::Equal && used < width {
             spans.push(Span::styled(
                 " ".repeat(width - used),
@@ -1052,7 +1058,24 @@ impl RowCtx<'_> {
         }
         spans
     }
+
+    /// A line cut at `width` columns: its last column, dim, says that it goes on.
+    fn cut_marked(&self, spans: Vec<Span<'static>>, tag: Tag, width: usize) -> Vec<Span<'static>> {
+        let Some(room) = width.checked_sub(cols(CUT_MARK)) else {
+            return spans;
+        };
+        let (mut spans, used) = clip(spans, room);
+        let bg = self.p.bg(tag, false);
+        if used < room {
+            spans.push(Span::styled(" ".repeat(room - used), bg));
+        }
+        spans.push(Span::styled(CUT_MARK, bg.patch(self.p.dim())));
+        spans
+    }
 }
+
+/// What ends a line cut at its pane's edge (`l`/`→` scrolls to the rest).
+const CUT_MARK: &str = "→";
 
 fn num(n: Option<usize>) -> String {
     match n {
@@ -1061,29 +1084,11 @@ fn num(n: Option<usize>) -> String {
     }
 }
 
-fn pad_to(mut spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
-    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+/// `spans` cut or padded to exactly `width` columns.
+fn pad_to(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    let (mut spans, used) = clip(spans, width);
     if used < width {
         spans.push(Span::raw(" ".repeat(width - used)));
-    } else if used > width {
-        // Trim from the end to the width.
-        let mut left = width;
-        let mut out = Vec::with_capacity(spans.len());
-        for s in spans {
-            if left == 0 {
-                break;
-            }
-            let n = s.content.chars().count();
-            if n <= left {
-                left -= n;
-                out.push(s);
-            } else {
-                let t: String = s.content.chars().take(left).collect();
-                out.push(Span::styled(t, s.style));
-                left = 0;
-            }
-        }
-        return out;
     }
     spans
 }
@@ -1108,7 +1113,9 @@ fn dim_if(line: Line<'static>, dim: bool, p: &Palette) -> Line<'static> {
 }
 
 /// A line's text as spans: syntax colours, the diff background (`bg(emphasised)`), tabs
-/// expanded; the first `skip` columns left out (scrolled right), at most `width` shown.
+/// expanded; the first `skip` columns left out (scrolled right), at most `width` shown, a
+/// wide character that would cross either edge shown as blank columns or left out. `true`
+/// with them when the line goes on past `width`.
 fn styled(
     text: &str,
     syntax: &[(Style, Range<usize>)],
@@ -1116,7 +1123,7 @@ fn styled(
     bg: impl Fn(bool) -> Style,
     skip: usize,
     width: usize,
-) -> Vec<Span<'static>> {
+) -> (Vec<Span<'static>>, bool) {
     let mut cuts: Vec<usize> = vec![0, text.len()];
     for (_, r) in syntax {
         cuts.push(r.start.min(text.len()));
@@ -1145,29 +1152,34 @@ fn styled(
         let style = bg(is_emph).patch(fg);
         let mut piece = String::with_capacity(b - a);
         for ch in text[a..b].chars() {
-            if col >= end {
-                break;
-            }
-            let (glyph, n) = match ch {
-                '\t' => (' ', 4 - col % 4),
-                c if c.is_control() => continue,
-                c => (c, 1),
-            };
-            for _ in 0..n {
-                if col >= skip && col < end {
-                    piece.push(glyph);
+            let n = char_cols(ch, col);
+            if col + n > end {
+                if !piece.is_empty() {
+                    out.push(Span::styled(piece, style));
                 }
-                col += 1;
+                return (out, true);
             }
+            if ch.is_control() && ch != '\t' {
+                continue;
+            }
+            if col >= skip && (n > 0 || col > skip) {
+                // Shown whole (a combining mark with the character it follows).
+                if ch == '\t' {
+                    piece.extend(std::iter::repeat_n(' ', n));
+                } else {
+                    piece.push(ch);
+                }
+            } else if col + n > skip {
+                // Partly scrolled out: its shown columns blank.
+                piece.extend(std::iter::repeat_n(' ', col + n - skip));
+            }
+            col += n;
         }
         if !piece.is_empty() {
             out.push(Span::styled(piece, style));
         }
-        if col >= end {
-            break;
-        }
     }
-    out
+    (out, false)
 }
 
 fn draw_status(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
@@ -1437,7 +1449,7 @@ mod tests {
         let text = "\tlet x = 1;";
         let syntax = vec![(Style::default().fg(Color::Red), 1..4)];
         let emph: Vec<std::ops::Range<usize>> = std::iter::once(9..10).collect();
-        let spans = styled(
+        let (spans, cut) = styled(
             text,
             &syntax,
             &emph,
@@ -1453,16 +1465,31 @@ mod tests {
         );
         let joined: String = spans.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(joined, "    let x = 1;");
+        assert!(!cut);
         assert_eq!(spans[1].content, "let");
         assert_eq!(spans[1].style.fg, Some(Color::Red));
         let one = spans.iter().find(|s| s.content == "1").unwrap();
         assert_eq!(one.style.bg, Some(Color::Blue));
         // The width bounds the work.
-        let cut = styled("abcdefgh", &[], &[], |_| Style::default(), 0, 3);
-        assert_eq!(cut[0].content, "abc");
+        let (cut, more) = styled("abcdefgh", &[], &[], |_| Style::default(), 0, 3);
+        assert_eq!((cut[0].content.as_ref(), more), ("abc", true));
         // Scrolled right: the first columns are left out, tabs counted by their width.
-        let right = styled("\tabcdefgh", &[], &[], |_| Style::default(), 5, 3);
+        let (right, _) = styled("\tabcdefgh", &[], &[], |_| Style::default(), 5, 3);
         assert_eq!(right[0].content, "bcd");
+    }
+
+    #[test]
+    fn styled_never_splits_a_wide_character() {
+        let plain = |skip, width| {
+            let (spans, more) = styled("ab名前cd", &[], &[], |_| Style::default(), skip, width);
+            let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
+            (text, more)
+        };
+        assert_eq!(plain(0, 3), ("ab".into(), true), "名 would cross the edge");
+        assert_eq!(plain(0, 4), ("ab名".into(), true));
+        assert_eq!(plain(0, 8), ("ab名前cd".into(), false));
+        // Scrolled into the middle of 名: its shown column is blank.
+        assert_eq!(plain(3, 3), (" 前".into(), true));
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod docs;
 mod ground;
 mod guards;
 mod hints;
+mod impls;
 mod index;
 mod lines;
 pub mod outline;

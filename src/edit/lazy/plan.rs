@@ -395,8 +395,11 @@ fn choose<'c>(
             _ => None,
         }
     };
-    if let Some(Place::Within(a, b)) = instruction.place
-        && let Some(c) = only(&|c: &Candidate| c.span().start >= a && c.span().end <= b)
+    if let Some(Place::Within(ranges)) = &instruction.place
+        && let Some(c) = only(&|c: &Candidate| {
+            let s = c.span();
+            ranges.iter().any(|&(a, b)| s.start >= a && s.end <= b)
+        })
     {
         return Some(c);
     }
@@ -421,7 +424,7 @@ fn insert_by_instruction(
             depth: None,
         }
     };
-    match instruction.place? {
+    match instruction.place.clone()? {
         Place::After(b) => Some(match next_code(b) {
             Some(j) => at(j),
             None => Where::Insert {
@@ -552,21 +555,33 @@ fn no_anchor(ctx: &Context<'_>, seg: &Segment) -> Error {
     )
 }
 
+/// Several places fit: each listed with the instruction that names it, where one does (as
+/// the instruction reader takes it).
 fn ambiguous(ctx: &Context<'_>, seg: &Segment, cands: &[Candidate]) -> Error {
-    let places: Vec<String> = cands
-        .iter()
-        .take(PLACES_LISTED)
-        .map(|c| {
-            let s = c.span();
-            format!("lines {}-{}", s.start + 1, s.end)
+    let spans: Vec<_> = cands.iter().map(Candidate::span).collect();
+    let mut named = false;
+    let places: Vec<String> = (0..spans.len().min(PLACES_LISTED))
+        .map(|k| {
+            let s = &spans[k];
+            match super::hints::name_for(ctx.file, ctx.defs(), &spans, k) {
+                Some(name) => {
+                    named = true;
+                    format!("lines {}-{} (instruction `in {name}`)", s.start + 1, s.end)
+                }
+                None => format!("lines {}-{}", s.start + 1, s.end),
+            }
         })
         .collect();
+    let or_name = if named {
+        ", or name it in the instruction as listed"
+    } else {
+        ""
+    };
     Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
             "snippet {} (starting `{}`) fit {} places equally well: {}; add 1-3 unchanged \
-             lines that occur only around the intended place, or name it in the instruction \
-             (\"in NAME\")",
+             lines that occur only around the intended place{or_name}",
             seg_lines(ctx, seg),
             first_code_line(ctx, seg),
             cands.len(),

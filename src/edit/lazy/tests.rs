@@ -945,3 +945,32 @@ fn a_body_replaced_under_a_new_function_keeps_its_licence_from_below() {
         )
     );
 }
+
+const CACHE: &str = "class Cache:\n    def get(self, key):\n        return self.data.get(key)\n\n    def put(self, key, value):\n        self.data[key] = value\n        self.size += 1\n\n    def clear(self):\n        self.data = {}\n";
+
+#[test]
+fn a_placeholder_right_under_a_body_keeps_the_rest_of_it_however_deep() {
+    // The placeholder at the margin, right under the second line of `put`'s body: the
+    // snippet shows the start of the body, not all of it — `self.size += 1` stays.
+    let snippet = "# ... existing code ...\n    def get(self, key):\n        return self.data.get(key)\n\n    def put(self, key, value, ttl=None):\n        self.data[key] = value\n        self.expiry[key] = ttl\n# ... existing code ...\n";
+    let out = lazy(CACHE, snippet).unwrap();
+    assert_eq!(
+        out,
+        CACHE.replace(
+            "    def put(self, key, value):\n        self.data[key] = value\n",
+            "    def put(self, key, value, ttl=None):\n        self.data[key] = value\n        self.expiry[key] = ttl\n"
+        )
+    );
+}
+
+#[test]
+fn a_blank_line_before_the_placeholder_ends_the_body_shown() {
+    // After a blank line, the placeholder stands for what follows the method: `put` is shown
+    // whole, and replaced whole.
+    let snippet = "# ... existing code ...\n    def put(self, key, value):\n        self.data[key] = value\n        self.count()\n\n# ... existing code ...\n";
+    let out = lazy(CACHE, snippet).unwrap();
+    assert_eq!(
+        out,
+        CACHE.replace("        self.size += 1\n", "        self.count()\n")
+    );
+}

@@ -383,7 +383,8 @@ pub(crate) enum UnitEnd {
 /// The extent of the unit whose header is segment line `h`: whole through the bracket that
 /// closes the header's body, or (for indented bodies) through its last deeper line, which
 /// needs a line at most as deep as the header to follow, or the segment to end at a
-/// placeholder no deeper than the header; open when a placeholder inside keeps the rest.
+/// placeholder no deeper than the header after a blank line; open when a placeholder inside
+/// keeps the rest (one right under the body's last line does).
 /// `None` when the header opens no body at all. `gap_after` is the indentation of the
 /// placeholder after the segment (`None` at the snippet's end).
 pub(crate) fn snippet_unit(
@@ -443,9 +444,12 @@ pub(crate) fn snippet_unit(
         }
         return last.map(UnitEnd::Whole);
     }
-    // The segment ends inside the body (or right after the header).
+    // The segment ends inside the body (or right after the header). A placeholder deeper
+    // than the header keeps the rest of the body; so does one right under the body's last
+    // line, however deep (models write placeholders at the margin): only a blank line
+    // between says the body ended there.
     match gap_after {
-        Some(g) if g > base => Some(UnitEnd::Open),
+        Some(g) if g > base || last == Some(seg_end - 1) => Some(UnitEnd::Open),
         _ => last.map(UnitEnd::Whole),
     }
 }

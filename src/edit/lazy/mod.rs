@@ -10,7 +10,8 @@
 //!    readings are refused naming both.
 //! 4. [`align`]: the segment against the file around its anchors; a file line the snippet
 //!    does not show is deleted only where the snippet licenses it. [`ground`] then checks
-//!    every deletion's anchors: lines among new code license nothing by chance.
+//!    every deletion's anchors: lines among new code license nothing by chance; [`rename`]
+//!    every definition given another name: only the name may change.
 //! 5. [`render`]: the merged lines, re-indented in the file's style.
 //! 6. [`guards`]: `APPLY_NOOP`, `MARKER_LEAKAGE`, `TRUNCATION_DETECTED`,
 //!    `BLAST_RADIUS_EXCEEDED`; [`parses`]: a reading that breaks the file's syntax where the
@@ -38,6 +39,7 @@ mod place;
 mod placeholder;
 mod plan;
 mod prepare;
+mod rename;
 mod render;
 mod runs;
 mod segments;
@@ -191,6 +193,7 @@ pub(crate) fn merge_unverified(
     let (edits, shifts) = align_all(&ctx, &planned)?;
     for e in &edits {
         ground::check(&file, &snippet.lines, e)?;
+        rename::check(&file, &snippet.lines, e, ctx.renames())?;
     }
     let mut edits = edits;
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;

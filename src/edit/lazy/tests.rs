@@ -974,3 +974,38 @@ fn a_blank_line_before_the_placeholder_ends_the_body_shown() {
         CACHE.replace("        self.size += 1\n", "        self.count()\n")
     );
 }
+
+#[test]
+fn a_new_definition_shaped_like_an_old_one_is_no_rename_of_it() {
+    // The new `reset` block repeats the `#ifdef` lines of `fini`'s: aligned there, `reset`
+    // would take the place of `fini`, whose body is another. New beside, or renamed and
+    // rewritten? Asked, naming both.
+    let file = "#ifdef _WIN32\nstatic int init(void) { return WSAStartup(); }\n#else\nstatic int init(void) { return 0; }\n#endif\n\n#ifdef _WIN32\nstatic void fini(void) { WSACleanup(); }\n#else\nstatic void fini(void) {}\n#endif\n";
+    let snippet = "#ifdef _WIN32\nstatic int init(void) { return WSAStartup(); }\n#else\nstatic int init(void) { return setup(); }\n#endif\n\n#ifdef _WIN32\nstatic void reset(void) { WSAReset(); }\n#else\nstatic void reset(void) {}\n#endif\n// ... existing code ...\n";
+    let e = merge(file, snippet, &hints("net.c")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        e.message.contains("take the place of `fini`"),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("rename fini to"), "{}", e.message);
+    // Said in the instruction, the rename is made.
+    let renamed = merge(
+        file,
+        snippet,
+        &Hints {
+            path: Some("net.c"),
+            instruction: Some("rename fini to reset"),
+        },
+    );
+    assert!(renamed.is_ok(), "{renamed:?}");
+}
+
+#[test]
+fn a_definition_renamed_and_nothing_else_is_a_rename() {
+    let file = "def a():\n    pass\n\n\ndef helper(x):\n    return x + 1\n\n\ndef z():\n    pass\n";
+    let snippet = file.replace("def helper(x):", "def plus_one(x):");
+    let out = lazy(file, &snippet).unwrap();
+    assert_eq!(out, snippet);
+}

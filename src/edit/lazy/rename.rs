@@ -1,0 +1,130 @@
+//! Stage 4c, renames: a changed line that gives a definition another name makes the new
+//! definition that one's rename only when nothing but the name changed — the rest of its
+//! header and its whole body the old one's. A definition under a new name that differs in
+//! more is as likely a new one beside the old (`reset` after `init`, where `fini` was) as
+//! the old one renamed and changed; the two readings differ by the old definition's lines,
+//! so the merge asks — unless the instruction names the rename.
+
+use super::align::{Edit, Op};
+use super::index::FileIndex;
+use super::prepare::SLine;
+use crate::error::{Error, ErrorCode, Result};
+
+/// Kinds of definitions with a body of code (keys, rules and constants are values: a new
+/// key in an old one's place is an ordinary change).
+const CODE: [&str; 9] = [
+    "function",
+    "method",
+    "class",
+    "struct",
+    "interface",
+    "enum",
+    "trait",
+    "module",
+    "macro",
+];
+
+/// Every change of a definition's header to another name in `edit` is a rename and nothing
+/// more; `renames` (the instruction's `rename A to B`) are taken as said.
+pub(crate) fn check(
+    file: &FileIndex<'_>,
+    lines: &[SLine],
+    edit: &Edit,
+    renames: &[(String, String)],
+) -> Result<()> {
+    for (k, op) in edit.ops.iter().enumerate() {
+        let Op::Change { i, j } = *op else { continue };
+        let Some(tags) = file.tags() else {
+            return Ok(());
+        };
+        let new = &lines[i].text;
+        for def in tags
+            .on_line(j)
+            .filter(|d| d.name_line == j && CODE.contains(&d.kind))
+        {
+            // The new line defines another name where the old one stood (a statement in
+            // its place is no rename).
+            if words(new).any(|w| w == def.name)
+                || renamed_to(new, file.lines[j], &def.name).is_none()
+                || said(renames, &def.name)
+            {
+                continue;
+            }
+            let body = j + 1..def.extent.1.max(j + 1);
+            if !only_the_name(new, file.lines[j]) || !body_kept(&edit.ops[k + 1..], body) {
+                return Err(refusal(lines, i, file, j, &def.name));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn said(renames: &[(String, String)], old: &str) -> bool {
+    renames.iter().any(|(o, _)| o == old)
+}
+
+fn words(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| !w.is_empty())
+}
+
+/// The word `new` has where `old` has `name`, when the words before it are the same and it
+/// is another.
+fn renamed_to<'a>(new: &'a str, old: &str, name: &str) -> Option<&'a str> {
+    let before: Vec<&str> = words(old).take_while(|&w| w != name).collect();
+    let mut fresh = words(new);
+    for w in &before {
+        if fresh.next() != Some(*w) {
+            return None;
+        }
+    }
+    fresh.next().filter(|&w| w != name)
+}
+
+/// Whether two lines differ in one word only (the name), whitespace aside.
+fn only_the_name(new: &str, old: &str) -> bool {
+    let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (a, b): (Vec<&str>, Vec<&str>) = (words(new).collect(), words(old).collect());
+    if a.len() != b.len() || a.iter().zip(&b).filter(|(x, y)| x != y).count() != 1 {
+        return false;
+    }
+    let strip = |s: &str| {
+        s.chars()
+            .filter(|c| !(c.is_alphanumeric() || *c == '_' || *c == '$'))
+            .collect::<String>()
+    };
+    strip(&squeeze(new)) == strip(&squeeze(old))
+}
+
+/// Whether `ops` go on with file lines `body` matched one after another, nothing added,
+/// changed or left out among them.
+fn body_kept(ops: &[Op], body: std::ops::Range<usize>) -> bool {
+    let mut want = body.start;
+    for op in ops {
+        if want >= body.end {
+            break;
+        }
+        match *op {
+            Op::Same { j, .. } if j == want => want += 1,
+            _ => return false,
+        }
+    }
+    want >= body.end
+}
+
+fn refusal(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize, old: &str) -> Error {
+    Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "snippet line {} `{}` would take the place of `{old}` (file line {} `{}`) as its \
+             new version, but more than the name differs: is it a new definition beside \
+             `{old}`, or `{old}` renamed and rewritten? To add it, show `{old}` unchanged \
+             next to it (or a placeholder where it stays); to replace it, add a line \
+             `remove {old}` or say `rename {old} to NEW` in the instruction",
+            lines[i].at,
+            lines[i].text.trim(),
+            j + 1,
+            file.lines[j].trim()
+        ),
+    )
+}

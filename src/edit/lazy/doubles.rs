@@ -1,0 +1,103 @@
+//! Stage 4d, doubles: new code that defines a name its scope already has, beside the old
+//! definition the snippet does not show, leaves two — the old one was meant to be replaced
+//! (shown too little to place it there) or the new one misplaced. Either way the merge asks,
+//! unless the snippet shows both.
+
+use std::collections::HashSet;
+
+use super::align::{Edit, Op};
+use super::index::FileIndex;
+use super::prepare::SLine;
+use super::units;
+use crate::error::{Error, ErrorCode, Result};
+use crate::syntax::defs::Def;
+
+/// Kinds of definitions with a body of code, whose names a scope holds once.
+const CODE: [&str; 7] = [
+    "function",
+    "method",
+    "class",
+    "struct",
+    "interface",
+    "enum",
+    "trait",
+];
+
+/// No new definition in `edits` doubles one its scope has that the snippet does not show.
+pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Result<()> {
+    let shown: HashSet<usize> = edits
+        .iter()
+        .flat_map(|e| &e.ops)
+        .filter_map(|op| match *op {
+            Op::Same { j, .. } | Op::Change { j, .. } | Op::Drop(j) => Some(j),
+            _ => None,
+        })
+        .collect();
+    for e in edits {
+        let mut at = e.span.start.checked_sub(1);
+        for op in &e.ops {
+            match *op {
+                Op::Same { j, .. } | Op::Change { j, .. } | Op::Drop(j) | Op::Keep(j) => {
+                    at = Some(j);
+                }
+                Op::Add(i) => {
+                    let Some(name) = units::header_name(&lines[i].text) else {
+                        continue;
+                    };
+                    let Some(tags) = file.tags() else {
+                        return Ok(());
+                    };
+                    let scope = innermost(&tags.defs, at);
+                    let new = &lines[i].text;
+                    if let Some(old) = tags.defs.iter().find(|d| {
+                        d.name == name
+                            && CODE.contains(&d.kind)
+                            && !shown.contains(&d.name_line)
+                            && innermost(&tags.defs, Some(d.header)) == scope
+                            && before(new, name) == before(file.lines[d.name_line], name)
+                    }) {
+                        return Err(double(lines, i, file, old));
+                    }
+                }
+                Op::Sep => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The words of `line` before `name`: a definition's kind and owner (`def`, `pub fn`,
+/// `func (c *Command)`): the same name under another owner is another definition.
+fn before<'a>(line: &'a str, name: &str) -> Vec<&'a str> {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| !w.is_empty())
+        .take_while(|&w| w != name)
+        .collect()
+}
+
+/// The innermost definition holding the place after file line `at` (the header line of a
+/// definition is outside its own scope).
+fn innermost(defs: &[Def], at: Option<usize>) -> Option<usize> {
+    let at = at?;
+    defs.iter()
+        .enumerate()
+        .filter(|(_, d)| d.header < at && at + 1 < d.extent.1)
+        .min_by_key(|(_, d)| d.extent.1 - d.extent.0)
+        .map(|(k, _)| k)
+}
+
+fn double(lines: &[SLine], i: usize, file: &FileIndex<'_>, old: &Def) -> Error {
+    Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "snippet line {} `{}` defines `{}` again beside file line {} `{}`, which the \
+             snippet does not show: should it replace that one, or is it misplaced? To replace \
+             it, show its header (and its last line); to keep both, show the old one too",
+            lines[i].at,
+            lines[i].text.trim(),
+            old.name,
+            old.name_line + 1,
+            file.lines[old.name_line].trim()
+        ),
+    )
+}

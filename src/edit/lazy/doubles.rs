@@ -44,6 +44,10 @@ pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Re
                     let Some(name) = units::header_name(&lines[i].text) else {
                         continue;
                     };
+                    // (The file's definitions cost a parse: only for a name it holds.)
+                    if !file.lines.iter().any(|l| l.contains(name)) {
+                        continue;
+                    }
                     let Some(tags) = file.tags() else {
                         return Ok(());
                     };

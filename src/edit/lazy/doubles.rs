@@ -12,17 +12,6 @@ use super::units;
 use crate::error::{Error, ErrorCode, Result};
 use crate::syntax::defs::Def;
 
-/// Kinds of definitions with a body of code, whose names a scope holds once.
-const CODE: [&str; 7] = [
-    "function",
-    "method",
-    "class",
-    "struct",
-    "interface",
-    "enum",
-    "trait",
-];
-
 /// No new definition in `edits` doubles one its scope has that the snippet does not show.
 pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Result<()> {
     let shown: HashSet<usize> = edits
@@ -55,7 +44,7 @@ pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Re
                     let new = &lines[i].text;
                     if let Some(old) = tags.defs.iter().find(|d| {
                         d.name == name
-                            && CODE.contains(&d.kind)
+                            && units::BODY_KINDS.contains(&d.kind)
                             && !shown.contains(&d.name_line)
                             && innermost(&tags.defs, Some(d.header)) == scope
                             && before(new, name) == before(file.lines[d.name_line], name)
@@ -73,8 +62,7 @@ pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Re
 /// The words of `line` before `name`: a definition's kind and owner (`def`, `pub fn`,
 /// `func (c *Command)`): the same name under another owner is another definition.
 fn before<'a>(line: &'a str, name: &str) -> Vec<&'a str> {
-    line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .filter(|w| !w.is_empty())
+    units::identifiers(line)
         .take_while(|&w| w != name)
         .collect()
 }

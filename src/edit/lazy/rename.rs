@@ -8,21 +8,8 @@
 use super::align::{Edit, Op};
 use super::index::FileIndex;
 use super::prepare::SLine;
+use super::units;
 use crate::error::{Error, ErrorCode, Result};
-
-/// Kinds of definitions with a body of code (keys, rules and constants are values: a new
-/// key in an old one's place is an ordinary change).
-const CODE: [&str; 9] = [
-    "function",
-    "method",
-    "class",
-    "struct",
-    "interface",
-    "enum",
-    "trait",
-    "module",
-    "macro",
-];
 
 /// Every change of a definition's header to another name in `edit` is a rename and nothing
 /// more; `renames` (the instruction's `rename A to B`) are taken as said.
@@ -45,11 +32,11 @@ pub(crate) fn check(
         let new = &lines[i].text;
         for def in tags
             .on_line(j)
-            .filter(|d| d.name_line == j && CODE.contains(&d.kind))
+            .filter(|d| d.name_line == j && units::BODY_KINDS.contains(&d.kind))
         {
             // The new line defines another name where the old one stood (a statement in
             // its place is no rename).
-            if words(new).any(|w| w == def.name)
+            if units::identifiers(new).any(|w| w == def.name)
                 || renamed_to(new, file.lines[j], &def.name).is_none()
                 || said(renames, &def.name)
             {
@@ -68,24 +55,19 @@ fn said(renames: &[(String, String)], old: &str) -> bool {
     renames.iter().any(|(o, _)| o == old)
 }
 
-fn words(line: &str) -> impl Iterator<Item = &str> {
-    line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .filter(|w| !w.is_empty())
-}
-
 /// Whether the first word where `new` and `old` part is one `new` does not have at all.
 fn lost_a_word(new: &str, old: &str) -> bool {
-    let mut fresh = words(new);
-    words(old)
+    let mut fresh = units::identifiers(new);
+    units::identifiers(old)
         .find(|&w| fresh.next() != Some(w))
-        .is_some_and(|w| !words(new).any(|n| n == w))
+        .is_some_and(|w| !units::identifiers(new).any(|n| n == w))
 }
 
 /// The word `new` has where `old` has `name`, when the words before it are the same and it
 /// is another.
 fn renamed_to<'a>(new: &'a str, old: &str, name: &str) -> Option<&'a str> {
-    let before: Vec<&str> = words(old).take_while(|&w| w != name).collect();
-    let mut fresh = words(new);
+    let before: Vec<&str> = units::identifiers(old).take_while(|&w| w != name).collect();
+    let mut fresh = units::identifiers(new);
     for w in &before {
         if fresh.next() != Some(*w) {
             return None;
@@ -97,7 +79,10 @@ fn renamed_to<'a>(new: &'a str, old: &str, name: &str) -> Option<&'a str> {
 /// Whether two lines differ in one word only (the name), whitespace aside.
 fn only_the_name(new: &str, old: &str) -> bool {
     let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let (a, b): (Vec<&str>, Vec<&str>) = (words(new).collect(), words(old).collect());
+    let (a, b): (Vec<&str>, Vec<&str>) = (
+        units::identifiers(new).collect(),
+        units::identifiers(old).collect(),
+    );
     if a.len() != b.len() || a.iter().zip(&b).filter(|(x, y)| x != y).count() != 1 {
         return false;
     }

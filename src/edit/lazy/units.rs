@@ -22,7 +22,7 @@ const CONTROL_WORDS: &[&str] = &[
     "this", "self",
 ];
 
-fn identifiers(line: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn identifiers(line: &str) -> impl Iterator<Item = &str> {
     line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
         .filter(|w| !w.is_empty())
 }
@@ -31,6 +31,18 @@ fn identifiers(line: &str) -> impl Iterator<Item = &str> {
 fn last_part(path: &str) -> &str {
     path.rsplit(['.', ':']).next().unwrap_or(path)
 }
+
+/// Kinds of definitions (the grammar's tags) with a body of code, whose names a scope holds
+/// once; keys, rules and constants are values.
+pub(crate) const BODY_KINDS: [&str; 7] = [
+    "function",
+    "method",
+    "class",
+    "struct",
+    "interface",
+    "enum",
+    "trait",
+];
 
 /// The name a header line defines, if it is one: `def name(`, `func (r T) Name(`,
 /// `function M.head(file)`, `public async Task Name(…)`, `name = function(…)`,

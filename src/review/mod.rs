@@ -14,6 +14,7 @@ pub mod queue;
 mod revert;
 mod revision;
 mod shared;
+mod tally;
 pub mod unseen;
 
 use std::path::Path;

@@ -401,10 +401,9 @@ impl Proposal {
         self.expires_at.is_some_and(|t| now >= t)
     }
 
-    /// The bytes of content it holds: each file's proposed content and hunks, and its
-    /// original and decoded text unless `seen` (the addresses of originals counted already)
-    /// holds it.
-    pub(crate) fn held_bytes(&self, seen: &mut std::collections::HashSet<usize>) -> usize {
+    /// The bytes of content it holds itself: each file's proposed content, hunks and shown
+    /// lines, its failure and its revision (not its originals: [`Proposal::originals`]).
+    pub(crate) fn own_bytes(&self) -> usize {
         let failure = self.failure.as_ref().map_or(0, |f| {
             f.message.len() + f.paths.iter().map(String::len).sum::<usize>()
         });
@@ -412,24 +411,23 @@ impl Proposal {
             .revision
             .as_ref()
             .map_or(0, |r| r.note.len() + r.interdiff.len());
-        failure
-            + revision
-            + self
-                .files
-                .iter()
-                .map(|f| {
-                    let own = f.new.len()
-                        + f.diff.held_bytes()
-                        + f.shown.as_ref().map_or(0, |s| s.held_bytes());
-                    let shared = match &f.before {
-                        Some(b) if seen.insert(b.as_ptr() as usize) => {
-                            b.len() + f.text.content().len()
-                        }
-                        _ => 0,
-                    };
-                    own + shared
-                })
-                .sum::<usize>()
+        let files: usize = self
+            .files
+            .iter()
+            .map(|f| {
+                f.new.len() + f.diff.held_bytes() + f.shown.as_ref().map_or(0, |s| s.held_bytes())
+            })
+            .sum();
+        failure + revision + files
+    }
+
+    /// The originals it holds, each shared with every proposal of the same bytes: the
+    /// original's address (which copy it is) and its bytes with its decoded text.
+    pub(crate) fn originals(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.files.iter().filter_map(|f| {
+            let b = f.before.as_ref()?;
+            Some((b.as_ptr() as usize, b.len() + f.text.content().len()))
+        })
     }
 
     /// All hunks, over all files.

@@ -17,6 +17,7 @@ use super::journal::{Entry, Journal};
 use super::policy::{Action, Policy};
 use super::proposal::{Decision, FileChange, Proposal, Review, RunId, State};
 use super::revision;
+use super::tally::{Held, Tally};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::Workspace;
 
@@ -30,7 +31,8 @@ const KEEP_CLOSED_BYTES: usize = 128 << 20;
 pub const MAX_OPEN_PER_CLIENT: usize = 64;
 
 /// The content all open proposals hold together, at most (a file's original counted once
-/// however many proposals start from it).
+/// however many proposals start from it). Each proposal's bytes are counted once, when it is
+/// built, into a running total ([`Tally`]).
 pub const MAX_OPEN_BYTES: usize = 256 << 20;
 
 /// A change in the queue.
@@ -219,6 +221,8 @@ pub struct Request {
 
 struct Slot {
     proposal: Proposal,
+    /// What `proposal` holds, counted when it was built (in the [`Tally`] while it is open).
+    held: Held,
     outcome: watch::Sender<Option<Outcome>>,
     /// A decision holds the proposal (it is being written): nothing else may close it, and
     /// a second decision is refused. The first decision wins.
@@ -239,6 +243,78 @@ enum Closer {
 struct Slots {
     order: Vec<RunId>,
     map: HashMap<RunId, Slot>,
+    /// What the open proposals hold, and each client's places.
+    tally: Tally,
+}
+
+/// A client's place among its open proposals, taken by a request on its way in: it becomes
+/// the open proposal's when [`Gate::insert_open`] admits it, else it is given back when
+/// dropped (the request failed, was refused or was cancelled).
+struct Place {
+    gate: Gate,
+    client: Option<String>,
+    /// Still this request's to give back.
+    taken: bool,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        if self.taken {
+            self.gate.slots().tally.free_place(self.client.as_deref());
+        }
+    }
+}
+
+impl Slots {
+    /// Add `proposal`, holding `held` (the caller counted it in the tally when open), and
+    /// forget the oldest closed proposals beyond [`KEEP_CLOSED`] and [`KEEP_CLOSED_BYTES`].
+    fn push(&mut self, proposal: Proposal, held: Held) {
+        let (tx, _) = watch::channel(None);
+        self.order.push(proposal.run_id.clone());
+        self.map.insert(
+            proposal.run_id.clone(),
+            Slot {
+                proposal,
+                held,
+                outcome: tx,
+                deciding: false,
+            },
+        );
+        let closed = self.order.iter().filter(|id| {
+            self.map
+                .get(*id)
+                .is_some_and(|s| !s.proposal.state.is_open())
+        });
+        // The newest closed ones stay, within the count and the bytes.
+        let mut seen = std::collections::HashSet::new();
+        let mut bytes = 0;
+        let mut drop: std::collections::HashSet<RunId> = std::collections::HashSet::new();
+        for (kept, id) in closed.rev().enumerate() {
+            bytes += self.map[id].held.bytes(&mut seen);
+            if kept >= KEEP_CLOSED || bytes > KEEP_CLOSED_BYTES {
+                drop.insert(id.clone());
+            }
+        }
+        if !drop.is_empty() {
+            self.order.retain(|id| !drop.contains(id));
+            self.map.retain(|id, _| !drop.contains(id));
+        }
+    }
+
+    /// Change proposal `run_id` with `change`, after which it holds `held`: the tally keeps
+    /// counting it right while it is open (a rebase, the files an acceptance wrote).
+    fn change(&mut self, run_id: &str, held: Held, change: impl FnOnce(&mut Slot)) {
+        let Slots { map, tally, .. } = self;
+        let Some(slot) = map.get_mut(run_id) else {
+            return;
+        };
+        if slot.proposal.state.is_open() {
+            tally.remove(&slot.held);
+            tally.add(&held);
+        }
+        slot.held = held;
+        change(slot);
+    }
 }
 
 struct Inner {
@@ -334,58 +410,13 @@ impl Gate {
         self.inner.ws.config.max_file_bytes
     }
 
-    fn insert(&self, proposal: Proposal) {
-        let mut slots = self.slots();
-        let (tx, _) = watch::channel(None);
-        slots.order.push(proposal.run_id.clone());
-        slots.map.insert(
-            proposal.run_id.clone(),
-            Slot {
-                proposal,
-                outcome: tx,
-                deciding: false,
-            },
-        );
-        // Forget the oldest closed proposals beyond the limit.
-        let closed: Vec<RunId> = slots
-            .order
-            .iter()
-            .filter(|id| {
-                slots
-                    .map
-                    .get(*id)
-                    .is_some_and(|s| !s.proposal.state.is_open())
-            })
-            .cloned()
-            .collect();
-        // The newest closed ones stay, within the count and the bytes.
-        let mut seen = std::collections::HashSet::new();
-        let mut bytes = 0;
-        let mut kept = 0;
-        let mut drop: std::collections::HashSet<RunId> = std::collections::HashSet::new();
-        for id in closed.iter().rev() {
-            bytes += slots.map[id].proposal.held_bytes(&mut seen);
-            kept += 1;
-            if kept > KEEP_CLOSED || bytes > KEEP_CLOSED_BYTES {
-                drop.insert(id.clone());
-            }
-        }
-        if !drop.is_empty() {
-            slots.order.retain(|id| !drop.contains(id));
-            slots.map.retain(|id, _| !drop.contains(id));
-        }
-    }
-
-    /// Refuse a new open proposal of `client` when it holds [`MAX_OPEN_PER_CLIENT`] open ones
-    /// already (asked before its edit is computed, and again with [`Gate::check_room`]).
-    fn check_count(&self, client: Option<&str>) -> Result<()> {
+    /// Take a place of `client`'s among its open proposals, refused when it holds
+    /// [`MAX_OPEN_PER_CLIENT`] already (open ones and requests on their way in): asked before
+    /// its edit is computed, and held until its proposal is admitted or the request ends.
+    fn take_place(&self, client: Option<&str>) -> Result<Place> {
         self.sweep();
-        let slots = self.slots();
-        let mine = slots
-            .map
-            .values()
-            .filter(|s| s.proposal.state.is_open() && s.proposal.client.as_deref() == client)
-            .count();
+        let mut slots = self.slots();
+        let mine = slots.tally.count(client);
         if mine >= MAX_OPEN_PER_CLIENT {
             return Err(Error::invalid_input(format!(
                 "too many open proposals: this client has {mine} waiting for review or commit \
@@ -393,25 +424,26 @@ impl Gate {
                  the reviewer, before proposing more"
             )));
         }
-        Ok(())
+        slots.tally.take_place(client);
+        Ok(Place {
+            gate: self.clone(),
+            client: client.map(String::from),
+            taken: true,
+        })
     }
 
-    /// Refuse a new open proposal of `client` holding `proposal`'s content when that client
-    /// holds [`MAX_OPEN_PER_CLIENT`] open ones already, or all open ones together would hold
-    /// more than [`MAX_OPEN_BYTES`].
-    fn check_room(&self, proposal: &Proposal) -> Result<()> {
-        self.check_count(proposal.client.as_deref())?;
-        let slots = self.slots();
-        let mut seen = std::collections::HashSet::new();
-        let bytes: usize = slots
-            .map
-            .values()
-            .filter(|s| s.proposal.state.is_open())
-            .map(|s| s.proposal.held_bytes(&mut seen))
-            .sum();
-        let adding = proposal.held_bytes(&mut seen);
+    /// Admit open `proposal` in the place its request took, unless all open ones together
+    /// would then hold more than the bytes cap ([`MAX_OPEN_BYTES`]): checked and counted in
+    /// one step, so requests admitted at once never pass the cap together.
+    fn insert_open(&self, proposal: Proposal, mut place: Place) -> Result<()> {
+        let held = Held::of(&proposal);
         let cap = self.inner.open_bytes_cap;
+        let mut slots = self.slots();
+        // The place becomes the proposal's, or is given back here.
+        place.taken = false;
+        let (bytes, adding) = (slots.tally.bytes(), slots.tally.cost(&held));
         if bytes + adding > cap {
+            slots.tally.free_place(place.client.as_deref());
             return Err(Error::invalid_input(format!(
                 "too many open proposals: together they hold {} MiB, and this one {} MiB more \
                  (at most {} MiB); commit or let the dry-runs expire, or wait for the reviewer, \
@@ -421,6 +453,8 @@ impl Gate {
                 cap >> 20
             )));
         }
+        slots.tally.add(&held);
+        slots.push(proposal, held);
         Ok(())
     }
 
@@ -447,7 +481,7 @@ impl Gate {
     }
 
     /// Everything before a request becomes a proposal: paths, deny rules, the edits computed,
-    /// the syntax check (the caller holds the files' locks, and checks the caps).
+    /// the syntax check (the caller holds the files' locks, and a place under the caps).
     async fn prepare(&self, req: &Request) -> Result<(Proposal, Action)> {
         if req.edits.is_empty() {
             return Err(Error::invalid_input("the request holds no edit"));
@@ -538,8 +572,8 @@ impl Gate {
             _guards.push(l.lock().await);
         }
         // A client at its cap is told before any work is done for it (and a flood of such
-        // calls leaves no rows behind).
-        self.check_count(req.client.as_deref())?;
+        // calls leaves no rows behind); the place it takes is held until it is admitted.
+        let place = self.take_place(req.client.as_deref())?;
         let (proposal, action) = match self.prepare(&req).await {
             Ok(ready) => ready,
             Err(e) => {
@@ -551,18 +585,17 @@ impl Gate {
                 return Err(e);
             }
         };
-        self.check_room(&proposal)?;
         let proposal = self.link_revision(proposal).await?;
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
             let proposal = proposal.into_dry_run(ttl);
             let summary = Summary::of(&proposal);
-            self.insert(proposal);
+            self.insert_open(proposal, place)?;
             self.emit(Event::New(summary.run_id.clone()));
             return Ok(Outcome::DryRun(summary));
         }
         let run_id = proposal.run_id.clone();
-        self.insert(proposal);
+        self.insert_open(proposal, place)?;
         self.emit(Event::New(run_id.clone()));
         match action {
             Action::Auto => self.decide_inner(&run_id, Decision::Accept, None, false),
@@ -608,7 +641,8 @@ impl Gate {
         };
         let run_id = proposal.run_id.clone();
         let summary = Summary::of(&proposal);
-        self.insert(proposal);
+        let held = Held::of(&proposal);
+        self.slots().push(proposal, held);
         if let Some(slot) = self.slots().map.get(&run_id) {
             slot.outcome
                 .send_replace(Some(Outcome::Failed(Some(summary), e.clone())));
@@ -676,7 +710,8 @@ impl Gate {
     ) -> Outcome {
         let result = {
             let mut slots = self.slots();
-            let Some(slot) = slots.map.get_mut(run_id) else {
+            let Slots { map, tally, .. } = &mut *slots;
+            let Some(slot) = map.get_mut(run_id) else {
                 return Outcome::Failed(None, not_found(run_id));
             };
             let allowed = match by {
@@ -688,6 +723,11 @@ impl Gate {
                 return current.unwrap_or_else(|| outcome(Summary::of(&slot.proposal)));
             }
             slot.deciding = false;
+            if slot.proposal.state.is_open() && !state.is_open() {
+                // Closed: its bytes and its client's place are free.
+                tally.remove(&slot.held);
+                tally.free_place(slot.proposal.client.as_deref());
+            }
             slot.proposal.state = state;
             if review.is_some() {
                 slot.proposal.review = review;
@@ -798,16 +838,14 @@ impl Gate {
                     // its syntax checked again (outside the lock: it parses).
                     // A file whose every hunk the person left out was not written: the
                     // agent hears "Applied to" only the files that were.
-                    let written: Vec<FileChange> = proposal
-                        .with_contents(&contents)
+                    let mut written = proposal.with_contents(&contents);
+                    written
                         .files
-                        .into_iter()
-                        .filter(|f| f.delete || f.old() != f.new || f.mode_change().is_some())
-                        .collect();
-                    let mut slots = self.slots();
-                    if let Some(slot) = slots.map.get_mut(run_id) {
-                        slot.proposal.files = written;
-                    }
+                        .retain(|f| f.delete || f.old() != f.new || f.mode_change().is_some());
+                    let held = Held::of(&written);
+                    self.slots().change(run_id, held, |slot| {
+                        slot.proposal.files = written.files;
+                    });
                 }
                 Ok(self.settle_by(
                     Closer::Claimant,
@@ -844,15 +882,13 @@ impl Gate {
             .zip(&rebased.files)
             .map(|(a, b)| a.before.as_deref() == b.before.as_deref())
             .collect();
-        {
-            let mut slots = self.slots();
-            if let Some(slot) = slots.map.get_mut(run_id) {
-                let state = slot.proposal.state;
-                slot.proposal = rebased;
-                slot.proposal.state = state;
-                slot.deciding = false;
-            }
-        }
+        let held = Held::of(&rebased);
+        self.slots().change(run_id, held, |slot| {
+            let state = slot.proposal.state;
+            slot.proposal = rebased;
+            slot.proposal.state = state;
+            slot.deciding = false;
+        });
         self.emit(Event::Updated(run_id.to_string()));
         // Told to the person deciding, not to the agent: what changed, and that the
         // decision is theirs again.
@@ -1614,5 +1650,212 @@ mod tests {
             (read(&g, "a.txt"), read(&g, "b.txt")),
             ("A\n".into(), "b\n".into())
         );
+    }
+
+    /// The bytes all open proposals hold, walked (each original counted once).
+    fn open_bytes(g: &Gate) -> usize {
+        let slots = g.slots();
+        let mut seen = std::collections::HashSet::new();
+        slots
+            .map
+            .values()
+            .filter(|s| s.proposal.state.is_open())
+            .map(|s| Held::of(&s.proposal).bytes(&mut seen))
+            .sum()
+    }
+
+    /// The running total, checked against a walk of the open proposals.
+    fn tally(g: &Gate) -> usize {
+        let walked = open_bytes(g);
+        assert_eq!(g.slots().tally.bytes(), walked);
+        walked
+    }
+
+    /// 2000 lines of about 130 bytes (260 KB), tagged.
+    fn lines(tag: &str) -> String {
+        (0..2000)
+            .map(|k| format!("{tag} {k} {}\n", "z".repeat(120)))
+            .collect()
+    }
+
+    /// For each of `files`, a review of it by `client` rejected with a note: `client`'s next
+    /// edit of the file is its revision, whose interdiff is computed off the runtime.
+    fn rejected_reviews(g: &Gate, client: impl Fn(usize) -> String, files: &[String]) {
+        let rt = rt();
+        for (i, f) in files.iter().enumerate() {
+            write(g, f, "x\n");
+            let r = Request {
+                client: Some(client(i)),
+                ..req(vec![edit(f, &lines("first"))], false)
+            };
+            let id = run_id(&rt.block_on(g.submit(r)).unwrap());
+            g.decide(&id, Decision::Reject("again".into())).unwrap();
+        }
+    }
+
+    /// `reqs` submitted at once, as tasks of one runtime; their results in order. Its one
+    /// blocking thread, held until every request has sent its syntax check, runs the work
+    /// sent off the runtime in the order sent: the requests reach the caps together, each
+    /// then waiting on its interdiff before it is inserted (a gate whose check and insert
+    /// are two steps lets them all through).
+    fn submit_all(g: &Gate, reqs: Vec<Request>) -> Vec<Result<Outcome>> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .max_blocking_threads(1)
+            .build()
+            .unwrap();
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        rt.block_on(async {
+            tokio::task::spawn_blocking(move || hold.recv());
+            let tasks: Vec<_> = reqs
+                .into_iter()
+                .map(|r| {
+                    let g = g.clone();
+                    tokio::spawn(async move { g.submit(r).await })
+                })
+                .collect();
+            // Runs after each request's first poll, which ends at its syntax check.
+            tokio::spawn(async move { release.send(()) });
+            let mut done = Vec::new();
+            for t in tasks {
+                done.push(t.await.unwrap());
+            }
+            done
+        })
+    }
+
+    /// Each refusal is the cap's, and at least one request got in and one was refused.
+    fn some_refused_at_the_cap(results: &[Result<Outcome>]) {
+        let refused: Vec<&Error> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+        for e in &refused {
+            assert_eq!(e.code, ErrorCode::InvalidInput, "{e:?}");
+            assert!(e.message.contains("too many open proposals"), "{e:?}");
+        }
+        assert!(
+            !refused.is_empty() && refused.len() < results.len(),
+            "{results:?}"
+        );
+    }
+
+    /// Found in review: concurrent submits to different files each passed the byte cap
+    /// before any of them was inserted, and then all were inserted, past the cap.
+    #[test]
+    fn concurrent_submits_never_hold_more_than_the_byte_cap() {
+        const CAP: usize = 5 << 19;
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300).with_open_bytes_cap(CAP);
+        let files: Vec<String> = (0..8).map(|i| format!("f{i}.txt")).collect();
+        let client = |i: usize| format!("agent-{i}");
+        rejected_reviews(&g, client, &files);
+        // Each holds about 750 KB (its text, its hunk and its interdiff): three fit, not eight.
+        let reqs = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Request {
+                client: Some(client(i)),
+                ..req(vec![edit(f, &lines(&format!("second {i}")))], true)
+            })
+            .collect();
+        let results = submit_all(&g, reqs);
+        some_refused_at_the_cap(&results);
+        let held = open_bytes(&g);
+        assert!(held <= CAP, "open proposals hold {held} bytes, cap {CAP}");
+    }
+
+    /// The same for the count: a client two short of its cap sending four edits at once.
+    #[test]
+    fn concurrent_submits_never_pass_the_per_client_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        let files: Vec<String> = (0..4).map(|i| format!("f{i}.txt")).collect();
+        rejected_reviews(&g, |_| "a".into(), &files);
+        write(&g, "x.txt", "x\n");
+        let rt = rt();
+        for i in 0..MAX_OPEN_PER_CLIENT - 2 {
+            let r = Request {
+                client: Some("a".into()),
+                ..req(vec![edit("x.txt", &format!("v{i}\n"))], true)
+            };
+            rt.block_on(g.submit(r)).unwrap();
+        }
+        let reqs = files
+            .iter()
+            .map(|f| Request {
+                client: Some("a".into()),
+                ..req(vec![edit(f, &lines("second"))], true)
+            })
+            .collect();
+        let results = submit_all(&g, reqs);
+        some_refused_at_the_cap(&results);
+        let open = g.list().iter().filter(|s| s.state.is_open()).count();
+        assert_eq!(open, MAX_OPEN_PER_CLIENT);
+    }
+
+    /// The running total is kept right as proposals close every way, and through a rebase
+    /// and an acceptance of some hunks (which change what a proposal holds).
+    #[test]
+    fn the_open_bytes_total_follows_every_close_and_every_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        let lines: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        write(&g, "a.txt", &lines);
+        write(&g, "b.txt", &lines);
+        write(&g, "d.txt", &lines);
+        let rt = rt();
+        let send = |rel: &str, n: usize, dry_run: bool| {
+            let new = lines.replace(&format!("line {n}\n"), &format!("changed {n}\n"));
+            let r = Request {
+                client: Some("a".into()),
+                ..req(vec![edit(rel, &new)], dry_run)
+            };
+            run_id(&rt.block_on(g.submit(r)).unwrap())
+        };
+        let accepted = send("a.txt", 1, false);
+        let rejected = send("a.txt", 2, false);
+        let expired = send("a.txt", 3, true);
+        let withdrawn = send("a.txt", 4, false);
+        let rebased = send("b.txt", 25, false);
+        let some_hunks = Request {
+            client: Some("a".into()),
+            ..req(
+                vec![edit(
+                    "d.txt",
+                    &lines
+                        .replace("line 5\n", "five\n")
+                        .replace("line 20\n", "twenty\n"),
+                )],
+                false,
+            )
+        };
+        let some_hunks = run_id(&rt.block_on(g.submit(some_hunks)).unwrap());
+        let all = tally(&g);
+        // a.txt's original is held once by four proposals.
+        let a_original = 2 * lines.len();
+        assert!(all > a_original + 6 * lines.len(), "{all}");
+        g.decide(&accepted, Decision::Accept).unwrap();
+        g.decide(&rejected, Decision::Reject("no".into())).unwrap();
+        g.slots().map.get_mut(&expired).unwrap().proposal.expires_at = Some(SystemTime::UNIX_EPOCH);
+        g.sweep();
+        assert_eq!(g.get(&expired).unwrap().state, State::Expired);
+        g.withdraw(&withdrawn);
+        assert_eq!(g.get(&withdrawn).unwrap().state, State::Expired);
+        let before = tally(&g);
+        assert!(before < all);
+        // b.txt changes elsewhere: the proposal is rebased on the new content, a new original.
+        write(&g, "b.txt", &lines.replace("line 2\n", "line two\n"));
+        let e = g.decide(&rebased, Decision::Accept).unwrap_err();
+        assert_eq!(e.code, ErrorCode::FileChanged);
+        let after = tally(&g);
+        assert!(after > before, "{before} → {after}");
+        g.decide(&rebased, Decision::Accept).unwrap();
+        g.decide(&some_hunks, Decision::AcceptHunks(vec![0]))
+            .unwrap();
+        assert_eq!(tally(&g), 0);
+        assert_eq!(g.slots().tally.count(Some("a")), 0);
+        // A refused request gives its place back too.
+        write(&g, "c.txt", "c\n");
+        let e = rt.block_on(g.submit(req(vec![edit("c.txt", "c\n")], true)));
+        assert_eq!(e.unwrap_err().code, ErrorCode::ApplyNoop);
+        assert_eq!(g.slots().tally.count(None), 0);
     }
 }

@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use super::align::{Edit, Op};
+use super::costs::MOST_LOOKED_UP;
 use super::index::FileIndex;
 use super::prepare::SLine;
 use super::units;
@@ -14,6 +15,25 @@ use crate::syntax::defs::Def;
 
 /// No new definition in `edits` doubles one its scope has that the snippet does not show.
 pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Result<()> {
+    let fresh = new_headers(lines, edits);
+    if fresh.is_empty() {
+        return Ok(());
+    }
+    // The file's definitions cost a parse: only when one of the names is in the file (one
+    // pass over it, whatever the number of names).
+    let names: HashSet<&str> = fresh.iter().map(|&(_, name, _)| name).collect();
+    let held: HashSet<&str> = file
+        .lines
+        .iter()
+        .flat_map(|l| units::identifiers(l))
+        .filter(|w| names.contains(w))
+        .collect();
+    if held.is_empty() {
+        return Ok(());
+    }
+    let Some(tags) = file.tags() else {
+        return Ok(());
+    };
     let shown: HashSet<usize> = edits
         .iter()
         .flat_map(|e| &e.ops)
@@ -22,6 +42,27 @@ pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Re
             _ => None,
         })
         .collect();
+    let looked_up = fresh.iter().filter(|(_, name, _)| held.contains(name));
+    for &(i, name, at) in looked_up.take(MOST_LOOKED_UP) {
+        let scope = innermost(&tags.defs, at);
+        let new = &lines[i].text;
+        if let Some(old) = tags.defs.iter().find(|d| {
+            d.name == name
+                && units::BODY_KINDS.contains(&d.kind)
+                && !shown.contains(&d.name_line)
+                && innermost(&tags.defs, Some(d.header)) == scope
+                && before(new, name) == before(file.lines[d.name_line], name)
+        }) {
+            return Err(double(lines, i, file, old));
+        }
+    }
+    Ok(())
+}
+
+/// The new lines of `edits` that define a name: the snippet line, the name, and the file
+/// line they follow.
+fn new_headers<'l>(lines: &'l [SLine], edits: &[Edit]) -> Vec<(usize, &'l str, Option<usize>)> {
+    let mut out = Vec::new();
     for e in edits {
         let mut at = e.span.start.checked_sub(1);
         for op in &e.ops {
@@ -30,33 +71,15 @@ pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Re
                     at = Some(j);
                 }
                 Op::Add(i) => {
-                    let Some(name) = units::header_name(&lines[i].text) else {
-                        continue;
-                    };
-                    // (The file's definitions cost a parse: only for a name it holds.)
-                    if !file.lines.iter().any(|l| l.contains(name)) {
-                        continue;
-                    }
-                    let Some(tags) = file.tags() else {
-                        return Ok(());
-                    };
-                    let scope = innermost(&tags.defs, at);
-                    let new = &lines[i].text;
-                    if let Some(old) = tags.defs.iter().find(|d| {
-                        d.name == name
-                            && units::BODY_KINDS.contains(&d.kind)
-                            && !shown.contains(&d.name_line)
-                            && innermost(&tags.defs, Some(d.header)) == scope
-                            && before(new, name) == before(file.lines[d.name_line], name)
-                    }) {
-                        return Err(double(lines, i, file, old));
+                    if let Some(name) = units::header_name(&lines[i].text) {
+                        out.push((i, name, at));
                     }
                 }
                 Op::Sep => {}
             }
         }
     }
-    Ok(())
+    out
 }
 
 /// The words of `line` before `name`: a definition's kind and owner (`def`, `pub fn`,

@@ -52,15 +52,8 @@ pub(crate) fn script() -> Vec<(ToolName, Value)> {
     calls
 }
 
-/// The first four calls: a lazy snippet, a patch, a whole-file write, a batch.
-fn first_calls() -> Vec<(ToolName, Value)> {
-    vec![
-        (
-            ToolName::FastApply,
-            json!({
-                "path": "src/inventory.rs",
-                "instruction": "simplify total_value and add a low-stock report",
-                "edit_snippet": "\
+/// The first call's snippet: `total_value` simplified and a low-stock report added.
+const LOW_STOCK: &str = "\
 // ... existing code ...
     /// The value of everything in stock, in cents.
     pub fn total_value(&self) -> u64 {
@@ -81,7 +74,17 @@ fn first_calls() -> Vec<(ToolName, Value)> {
         low
     }
 }
-"
+";
+
+/// The first four calls: a lazy snippet, a patch, a whole-file write, a batch.
+fn first_calls() -> Vec<(ToolName, Value)> {
+    vec![
+        (
+            ToolName::FastApply,
+            json!({
+                "path": "src/inventory.rs",
+                "instruction": "simplify total_value and add a low-stock report",
+                "edit_snippet": LOW_STOCK,
             }),
         ),
         (
@@ -219,28 +222,12 @@ fn revision(k: usize) -> Option<(ToolName, Value)> {
             json!({
                 "path": "src/inventory.rs",
                 "instruction": "simplify total_value and add a low-stock report, fewest units first",
-                "edit_snippet": "\
-// ... existing code ...
-    /// The value of everything in stock, in cents.
-    pub fn total_value(&self) -> u64 {
-        self.items
-            .values()
-            .map(|item| item.price_cents * u64::from(item.quantity))
-            .sum()
-    }
-
-    /// Items with fewer than `threshold` units left, fewest first (then by SKU).
-    pub fn low_stock(&self, threshold: u32) -> Vec<&Item> {
-        let mut low: Vec<&Item> = self
-            .items
-            .values()
-            .filter(|item| item.quantity < threshold)
-            .collect();
-        low.sort_by(|a, b| a.quantity.cmp(&b.quantity).then_with(|| a.sku.cmp(&b.sku)));
-        low
-    }
-}
-"
+                "edit_snippet": LOW_STOCK
+                    .replace("left, by SKU.", "left, fewest first (then by SKU).")
+                    .replace(
+                        "a.sku.cmp(&b.sku)",
+                        "a.quantity.cmp(&b.quantity).then_with(|| a.sku.cmp(&b.sku))",
+                    ),
             }),
         )
     })

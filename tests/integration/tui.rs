@@ -287,6 +287,27 @@ fn apply_reviews_a_two_file_patch_and_applies_all_but_one_rejected_hunk() {
     assert_eq!(p.read("b.txt"), "bravo 1\nBRAVO 2\nbravo 3\n");
 }
 
+/// [`apply_in_tmux`] through a shell, so that the screen says `EXIT=<status>` after it exits;
+/// the patch is written to the state directory as `name`, the tmux socket lives in `dir`.
+fn apply_then_its_status(
+    p: &Project,
+    dir: &Path,
+    name: &str,
+    patch: &str,
+    (cols, rows): (u16, u16),
+) -> Tmux {
+    let patch_file = p.state.join(name);
+    std::fs::write(&patch_file, patch).unwrap();
+    let script = format!(
+        "PATCHGATE_STATE_DIR={} {} apply {} --root {}; echo EXIT=$?; sleep 30",
+        p.state.display(),
+        env!("CARGO_BIN_EXE_patchgate"),
+        patch_file.display(),
+        p.root.display()
+    );
+    Tmux::start(dir, cols, rows, &[], Path::new("/bin/sh"), &["-c", &script])
+}
+
 #[test]
 fn control_characters_in_file_names_are_written_out_not_sent_to_the_terminal() {
     let p = Project::new();
@@ -316,23 +337,7 @@ fn apply_reports_every_file_and_exits_1_unless_all_were_applied() {
     // b.txt's hunk does not match the file: it never reaches the queue.
     let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+ALPHA\n\
         --- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-charlie\n+CHARLIE\n";
-    let patch_file = p.state.join("two.patch");
-    std::fs::write(&patch_file, patch).unwrap();
-    let script = format!(
-        "PATCHGATE_STATE_DIR={} {} apply {} --root {}; echo EXIT=$?; sleep 30",
-        p.state.display(),
-        env!("CARGO_BIN_EXE_patchgate"),
-        patch_file.display(),
-        p.root.display()
-    );
-    let tmux = Tmux::start(
-        &p.state,
-        120,
-        30,
-        &[],
-        Path::new("/bin/sh"),
-        &["-c", &script],
-    );
+    let tmux = apply_then_its_status(&p, &p.state, "two.patch", patch, (120, 30));
     tmux.wait_for("a.txt's review", 30, |s| {
         s.contains("1 pending") && s.contains("ALPHA")
     });
@@ -351,21 +356,15 @@ fn apply_reports_every_file_and_exits_1_unless_all_were_applied() {
     drop(tmux);
 
     // Everything rejected: nothing applied is a failure too.
-    std::fs::write(
-        &patch_file,
-        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-ALPHA\n+alpha\n",
-    )
-    .unwrap();
     // A tmux server of its own (the first one's socket may still be closing).
     let second = p.state.join("second");
     std::fs::create_dir_all(&second).unwrap();
-    let tmux = Tmux::start(
+    let tmux = apply_then_its_status(
+        &p,
         &second,
-        120,
-        30,
-        &[],
-        Path::new("/bin/sh"),
-        &["-c", &script],
+        "two.patch",
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-ALPHA\n+alpha\n",
+        (120, 30),
     );
     tmux.wait_for("the review", 30, |s| {
         s.contains("1 pending") && s.contains("alpha")
@@ -400,23 +399,7 @@ fn apply_offers_the_hunks_that_apply_and_speaks_of_the_patch_not_agents() {
         @@ -16,3 +17,3 @@\n alpha 16\n-alpha 17 (old)\n+ALPHA 17\n alpha 18\n\
         --- a/b.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n bravo 1\n-bravo 2\n+BRAVO 2\n bravo 3\n\
         --- a/c.txt\n+++ b/c.txt\n@@ -1 +1 @@\n-charlie\n+CHARLIE\n";
-    let patch_file = p.state.join("three.patch");
-    std::fs::write(&patch_file, patch).unwrap();
-    let script = format!(
-        "PATCHGATE_STATE_DIR={} {} apply {} --root {}; echo EXIT=$?; sleep 30",
-        p.state.display(),
-        env!("CARGO_BIN_EXE_patchgate"),
-        patch_file.display(),
-        p.root.display()
-    );
-    let tmux = Tmux::start(
-        &p.state,
-        140,
-        40,
-        &[],
-        Path::new("/bin/sh"),
-        &["-c", &script],
-    );
+    let tmux = apply_then_its_status(&p, &p.state, "three.patch", patch, (140, 40));
     let screen = tmux.wait_for("a.txt's review with the hunk that applies", 30, |s| {
         s.contains("2 pending") && s.contains("hunk 1/1") && s.contains("added")
     });

@@ -55,12 +55,19 @@ fn said(renames: &[(String, String)], old: &str) -> bool {
     renames.iter().any(|(o, _)| o == old)
 }
 
-/// Whether the first word where `new` and `old` part is one `new` does not have at all.
+/// Whether the first word where `new` and `old` part is one `new` does not have at all,
+/// and `old` reads as defining it: a header by its shape, or the word called where a body
+/// opens (`static void fini(void) {`).
 fn lost_a_word(new: &str, old: &str) -> bool {
     let mut fresh = units::identifiers(new);
     units::identifiers(old)
         .find(|&w| fresh.next() != Some(w))
-        .is_some_and(|w| !units::identifiers(new).any(|n| n == w))
+        .is_some_and(|w| {
+            let opens = old.contains('{') || old.trim_end().ends_with(':');
+            let called = old.contains(&format!("{w}("));
+            !units::identifiers(new).any(|n| n == w)
+                && (units::header_name(old) == Some(w) || opens && called)
+        })
 }
 
 /// The word `new` has where `old` has `name`, when the words before it are the same and it

@@ -710,7 +710,7 @@ pub fn merge(content: &str, diff: &str) -> Result<Merged> {
 /// Apply hunks in order to LF-normalised `content`, all or nothing, each found near where its
 /// numbers say (an agent's diff, whose numbers are rough).
 pub(crate) fn apply_hunks(content: &str, hunks: &[Hunk]) -> Result<Merged> {
-    let partial = apply_hunks_rejecting(content, hunks, false);
+    let partial = apply_partial(content, hunks, false, true);
     match partial.rejected.into_iter().next() {
         Some(first) => Err(first.error),
         None => Ok(partial.merged),
@@ -740,6 +740,15 @@ pub struct Rejected {
 /// where `git apply` would let it ([`Hunk::git_edges`]: a patch file, made by a diff tool);
 /// without, anywhere near its numbers.
 pub(crate) fn apply_hunks_rejecting(content: &str, hunks: &[Hunk], git_edges: bool) -> Partial {
+    apply_partial(content, hunks, git_edges, false)
+}
+
+/// Rejected hunks whose message names the nearest candidate in the file: finding it reads the
+/// whole file, so a patch of hundreds of failing hunks gets it for the first few only.
+const NEAREST_NAMED: usize = 8;
+
+/// [`apply_hunks_rejecting`]; with `stop_first`, no hunk is tried after one that fails.
+fn apply_partial(content: &str, hunks: &[Hunk], git_edges: bool, stop_first: bool) -> Partial {
     let (file_lines, final_newline) = split_lines(content);
     let mut run = Applier {
         git_edges,
@@ -754,8 +763,11 @@ pub(crate) fn apply_hunks_rejecting(content: &str, hunks: &[Hunk], git_edges: bo
     };
     let mut rejected = Vec::new();
     for (index, hunk) in hunks.iter().enumerate() {
-        if let Err(error) = run.apply(index, hunk) {
+        if let Err(error) = run.apply(index, hunk, rejected.len() < NEAREST_NAMED) {
             rejected.push(Rejected { index, error });
+            if stop_first {
+                break;
+            }
         }
     }
     if run.lines.is_empty() {
@@ -790,8 +802,9 @@ struct Applier<'a> {
 }
 
 impl Applier<'_> {
-    /// Apply hunk `hi`, or say why it does not apply (nothing changes then).
-    fn apply(&mut self, hi: usize, hunk: &Hunk) -> Result<()> {
+    /// Apply hunk `hi`, or say why it does not apply (nothing changes then; with `nearest`,
+    /// naming the nearest candidate).
+    fn apply(&mut self, hi: usize, hunk: &Hunk, nearest: bool) -> Result<()> {
         let total = self.total;
         let old = hunk.old_lines();
         // Where the header says the hunk starts, in the file as edited so far.
@@ -812,7 +825,8 @@ impl Applier<'_> {
             at_start: edges.0,
             at_end: edges.1,
         };
-        let placed = place(&self.lines, self.original, hunk, &old, &at).map_err(|e| {
+        let original = if nearest { self.original } else { &[] };
+        let placed = place(&self.lines, original, hunk, &old, &at).map_err(|e| {
             Error::new(
                 e.code,
                 format!(
@@ -1133,6 +1147,23 @@ mod tests {
             "{:?}",
             m.warnings
         );
+    }
+
+    #[test]
+    fn only_the_first_failing_hunks_are_searched_for_and_an_agents_diff_stops_at_one() {
+        // Finding the nearest candidate reads the whole file: twelve failing hunks get it for
+        // the first NEAREST_NAMED only, and the all-or-nothing path stops at the first.
+        let diff: String = (0..12)
+            .map(|k| format!("@@ -{n},1 +{n},1 @@\n-l{n} WRONG\n+L{n}\n", n = 10 * k + 5))
+            .collect();
+        let fp = parse_single(&diff).unwrap();
+        let p = apply_hunks_rejecting(&numbered(130), &fp.hunks, true);
+        assert_eq!(p.rejected.len(), 12);
+        let named = |r: &Rejected| r.error.message.contains("Nearest candidate");
+        assert!(p.rejected[..NEAREST_NAMED].iter().all(named));
+        assert!(!p.rejected[NEAREST_NAMED..].iter().any(named));
+        let e = apply_hunks(&numbered(130), &fp.hunks).unwrap_err();
+        assert!(e.message.starts_with("hunk 1 of 12"), "{}", e.message);
     }
 
     #[test]

@@ -48,10 +48,5 @@ pub(crate) const DEFAULT_MAX_SNIPPET_BYTES: usize = 2 << 20;
 /// The default cap on the file a snippet is merged into.
 pub(crate) const DEFAULT_MAX_FILE_BYTES: usize = 16 << 20;
 
-/// New definitions looked up among the file's for a same-named one beside them, at most:
-/// past this many (a snippet of thousands of headers) the rest go unchecked rather than make
-/// the check quadratic.
-pub(crate) const MOST_LOOKED_UP: usize = 256;
-
 /// Candidate places listed in a refusal.
 pub(crate) const PLACES_LISTED: usize = 6;

@@ -11,8 +11,7 @@
 //! 4. [`align`]: the segment against the file around its anchors; a file line the snippet
 //!    does not show is deleted only where the snippet licenses it. [`ground`] then checks
 //!    every deletion's anchors: lines among new code license nothing by chance; [`rename`]
-//!    every definition given another name: only the name may change; [`doubles`] every
-//!    new definition: its scope must not have the name already, unshown.
+//!    every definition given another name: only the name may change.
 //! 5. [`render`]: the merged lines, re-indented in the file's style.
 //! 6. [`guards`]: `APPLY_NOOP`, `MARKER_LEAKAGE`, `TRUNCATION_DETECTED`,
 //!    `BLAST_RADIUS_EXCEEDED`; [`parses`]: a reading that breaks the file's syntax where the
@@ -28,7 +27,6 @@ mod align;
 mod costs;
 mod depth;
 mod docs;
-mod doubles;
 mod ground;
 mod guards;
 mod hints;
@@ -194,10 +192,12 @@ pub(crate) fn merge_unverified(
     let planned = plan::plan(&ctx, &instruction)?;
     let (edits, shifts) = align_all(&ctx, &planned)?;
     for e in &edits {
-        ground::check(&file, &snippet.lines, e)?;
+        // (A diff-style snippet's deletions are its `-` lines, each licensed by itself.)
+        if !snippet.diff_style {
+            ground::check(&file, &snippet.lines, e)?;
+        }
         rename::check(&file, &snippet.lines, e, ctx.renames())?;
     }
-    doubles::check(&file, &snippet.lines, &edits)?;
     let mut edits = edits;
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
     let changed = edits

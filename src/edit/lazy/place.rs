@@ -526,7 +526,13 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Ve
         let _ = name;
         // Only a unit shown whole: a placeholder inside a unit keeps a body the file has,
         // so the lines shown around it are the file's.
-        let Some(last) = units::snippet_unit_end(lines, i, seg.lines.end, seg.gap_after) else {
+        let Some(last) = units::snippet_unit_end(
+            lines,
+            i,
+            seg.lines.end,
+            seg.gap_after,
+            seg.placeholder_after,
+        ) else {
             i += 1;
             continue;
         };
@@ -911,7 +917,13 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
 fn group_pins(ctx: &Context<'_>, seg: &Segment, i: usize, pins: &mut Vec<Pin>) -> Option<usize> {
     let lines = ctx.lines();
     let (names, brace) = units::header_group(lines, i, seg.lines.end)?;
-    let last = units::snippet_unit_end(lines, brace, seg.lines.end, seg.gap_after)?;
+    let last = units::snippet_unit_end(
+        lines,
+        brace,
+        seg.lines.end,
+        seg.gap_after,
+        seg.placeholder_after,
+    )?;
     let mut extents = Vec::new();
     for name in names {
         match &*ctx.defs().headers(name) {
@@ -936,8 +948,14 @@ fn inside_new_unit(ctx: &Context<'_>, seg: &Segment, i: usize) -> bool {
     (seg.lines.start..i).any(|h| {
         units::header_name(&lines[h].text)
             .is_some_and(|n| lines[h].count == 0 && ctx.defs().headers(n).is_empty())
-            && units::snippet_unit_end(lines, h, seg.lines.end, seg.gap_after)
-                .is_some_and(|e| e >= i)
+            && units::snippet_unit_end(
+                lines,
+                h,
+                seg.lines.end,
+                seg.gap_after,
+                seg.placeholder_after,
+            )
+            .is_some_and(|e| e >= i)
     })
 }
 
@@ -948,7 +966,13 @@ fn unit_at(ctx: &Context<'_>, seg: &Segment, i: usize) -> Option<units::UnitEnd>
         return None;
     }
     units::header_name(&lines[i].text)?;
-    match units::snippet_unit(lines, i, seg.lines.end, seg.gap_after)? {
+    match units::snippet_unit(
+        lines,
+        i,
+        seg.lines.end,
+        seg.gap_after,
+        seg.placeholder_after,
+    )? {
         units::UnitEnd::Whole(l) if l <= i => None,
         end => Some(end),
     }

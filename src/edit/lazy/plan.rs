@@ -253,6 +253,7 @@ fn split(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Option<(Segment,
         gap_after: Some(lines[at].indent),
         cut_before: seg.cut_before,
         cut_after: keep == 1,
+        placeholder_after: false,
     };
     let right = Segment {
         lines: at + 1..seg.lines.end,
@@ -260,6 +261,7 @@ fn split(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Option<(Segment,
         gap_after: seg.gap_after,
         cut_before: keep == 1,
         cut_after: seg.cut_after,
+        placeholder_after: seg.placeholder_after,
     };
     Some((left, right))
 }

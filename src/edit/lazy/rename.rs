@@ -43,7 +43,12 @@ pub(crate) fn check(
                 continue;
             }
             let body = j + 1..def.extent.1.max(j + 1);
-            if !only_the_name(new, file.lines[j]) || !body_kept(&edit.ops[k + 1..], body) {
+            let renamed = Renamed {
+                lines,
+                file,
+                old: &def.name,
+            };
+            if !only_the_name(new, file.lines[j]) || !renamed.body_kept(&edit.ops[k + 1..], body) {
                 return Err(refusal(lines, i, file, j, &def.name));
             }
         }
@@ -101,20 +106,36 @@ fn only_the_name(new: &str, old: &str) -> bool {
     strip(&squeeze(new)) == strip(&squeeze(old))
 }
 
-/// Whether `ops` go on with file lines `body` matched one after another, nothing added,
-/// changed or left out among them.
-fn body_kept(ops: &[Op], body: std::ops::Range<usize>) -> bool {
-    let mut want = body.start;
-    for op in ops {
-        if want >= body.end {
-            break;
+/// A definition's lines under a rename of `old`.
+struct Renamed<'a> {
+    lines: &'a [SLine],
+    file: &'a FileIndex<'a>,
+    old: &'a str,
+}
+
+impl Renamed<'_> {
+    /// Whether `ops` go on with file lines `body` one after another, each kept or changed in
+    /// the name alone (a recursive call, a constructor), nothing added or left out.
+    fn body_kept(&self, ops: &[Op], body: std::ops::Range<usize>) -> bool {
+        let mut want = body.start;
+        for op in ops {
+            if want >= body.end {
+                break;
+            }
+            match *op {
+                Op::Same { j, .. } if j == want => want += 1,
+                Op::Change { i, j }
+                    if j == want
+                        && units::identifiers(self.file.lines[j]).any(|w| w == self.old)
+                        && only_the_name(&self.lines[i].text, self.file.lines[j]) =>
+                {
+                    want += 1;
+                }
+                _ => return false,
+            }
         }
-        match *op {
-            Op::Same { j, .. } if j == want => want += 1,
-            _ => return false,
-        }
+        want >= body.end
     }
-    want >= body.end
 }
 
 fn refusal(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize, old: &str) -> Error {
@@ -124,8 +145,8 @@ fn refusal(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize, old: &str)
             "snippet line {} `{}` would take the place of `{old}` (file line {} `{}`) as its \
              new version, but more than the name differs: is it a new definition beside \
              `{old}`, or `{old}` renamed and rewritten? To add it, show `{old}` unchanged \
-             next to it (or a placeholder where it stays); to replace it, add a line \
-             `remove {old}` or say `rename {old} to NEW` in the instruction",
+             next to it (or a placeholder where it stays); to replace it, say `rename {old} \
+             to NEW` in the instruction",
             lines[i].at,
             lines[i].text.trim(),
             j + 1,

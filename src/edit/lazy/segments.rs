@@ -21,6 +21,9 @@ pub(crate) struct Segment {
     /// placeholder between: that blank line is the snippet's own, not a separator.
     pub(crate) cut_before: bool,
     pub(crate) cut_after: bool,
+    /// Whether what follows it is a placeholder (not a `remove` directive, a narration line
+    /// or a cut).
+    pub(crate) placeholder_after: bool,
 }
 
 /// The snippet, read and cut into segments.
@@ -72,7 +75,12 @@ impl Snippet {
         let mut removals = Vec::new();
         let mut open: Option<(usize, Option<u32>)> = None;
         let mut last_gap: Option<u32> = None;
-        let close = |segments: &mut Vec<Segment>, lines: &[SLine], start: usize, before, after| {
+        let close = |segments: &mut Vec<Segment>,
+                     lines: &[SLine],
+                     start: usize,
+                     before,
+                     after,
+                     placeholder_after| {
             if lines[start..].iter().any(|l: &SLine| !l.blank) {
                 segments.push(Segment {
                     lines: start..lines.len(),
@@ -80,6 +88,7 @@ impl Snippet {
                     gap_after: after,
                     cut_before: false,
                     cut_after: false,
+                    placeholder_after,
                 });
             }
         };
@@ -92,6 +101,7 @@ impl Snippet {
                     lines.push(l);
                 }
                 other => {
+                    let placeholder = matches!(other, Piece::Gap { .. });
                     let indent = match other {
                         Piece::Gap { indent } => indent,
                         Piece::Remove(name) => {
@@ -101,14 +111,21 @@ impl Snippet {
                         Piece::Line(_) => unreachable!("lines are handled above"),
                     };
                     if let Some((start, before)) = open.take() {
-                        close(&mut segments, &lines, start, before, Some(indent));
+                        close(
+                            &mut segments,
+                            &lines,
+                            start,
+                            before,
+                            Some(indent),
+                            placeholder,
+                        );
                     }
                     last_gap = Some(indent);
                 }
             }
         }
         if let Some((start, before)) = open {
-            close(&mut segments, &lines, start, before, None);
+            close(&mut segments, &lines, start, before, None, false);
         }
         Snippet {
             lines,

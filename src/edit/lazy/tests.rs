@@ -1010,35 +1010,35 @@ fn a_definition_renamed_and_nothing_else_is_a_rename() {
     assert_eq!(out, snippet);
 }
 
-const GO_CACHE: &str = "package cache\n\nfunc (c *Cache) Get(key string) string {\n\treturn c.data[key]\n}\n\nfunc (c *Cache) Put(key, value string) {\n\tc.data[key] = value\n\tc.size++\n}\n\nfunc (c *Cache) Clear() {\n\tc.data = map[string]string{}\n}\n\nfunc (s *Store) Clear() {\n\ts.rows = nil\n}\n";
-
 #[test]
-fn a_new_definition_beside_an_unshown_one_of_its_name_asks() {
-    // `Put` with a new signature after `Clear`: the old `Put`, not shown, would stay beside
-    // it — two methods of one name on one type.
-    let snippet = "// ... existing code ...\nfunc (c *Cache) Clear() {\n\tc.data = map[string]string{}\n}\n\nfunc (c *Cache) Put(key, value string, ttl int) {\n\tc.data[key] = value\n\tc.ttl[key] = ttl\n\tc.size++\n}\n// ... existing code ...\n";
-    let e = merge(GO_CACHE, snippet, &hints("cache.go")).unwrap_err();
-    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
-    assert!(
-        e.message.contains("defines `Put` again beside file line 7"),
-        "{}",
-        e.message
+fn a_remove_directive_right_under_a_body_ends_that_body() {
+    // Not a placeholder: the body shown is the whole body, replaced.
+    let snippet = "# ... existing code ...\ndef first():\n    return 2\n# remove helper\n# ... existing code ...\n";
+    let out = lazy(PY, snippet).unwrap();
+    assert_eq!(
+        out,
+        PY.replace(
+            "    a = 1\n    b = 2\n    c = 3\n    return a + b + c\n\n\ndef helper(x):\n    return x * 2\n",
+            "    return 2\n"
+        )
     );
 }
 
 #[test]
-fn the_same_name_on_another_owner_is_another_definition() {
-    // A new name is no double; nor is `Put` on `Store` where only `Cache` has a `Put`: the
-    // words before the name (the receiver) say whose it is.
-    let snippet = "// ... existing code ...\nfunc (c *Cache) Clear() {\n\tc.data = map[string]string{}\n}\n\nfunc (c *Cache) Len() int {\n\treturn len(c.data)\n}\n// ... existing code ...\n";
-    let out = merge(GO_CACHE, snippet, &hints("cache.go"))
-        .unwrap()
-        .content;
-    assert!(out.contains("func (c *Cache) Len() int {"), "{out}");
-    let other = "// ... existing code ...\nfunc (s *Store) Clear() {\n\ts.rows = nil\n}\n\nfunc (s *Store) Put(row string) {\n\ts.rows = append(s.rows, row)\n}\n";
-    let out = merge(GO_CACHE, other, &hints("cache.go")).unwrap().content;
-    assert!(
-        out.ends_with("func (s *Store) Put(row string) {\n\ts.rows = append(s.rows, row)\n}\n"),
-        "{out}"
+fn a_recursive_definition_renamed_and_nothing_else_is_a_rename() {
+    let file = "def a():\n    pass\n\n\ndef fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\n\n\ndef z():\n    pass\n";
+    let snippet = file.replace("fact(", "factorial(");
+    let out = lazy(file, &snippet).unwrap();
+    assert_eq!(out, snippet);
+}
+
+#[test]
+fn deletions_a_diff_style_snippet_spells_out_need_no_other_licence() {
+    let file = "fn load() -> u32 {\n    1\n}\n\nfn other() {}\n";
+    let snippet = "+fn helper() -> u32 {\n+    2\n+}\n+\n fn load() -> u32 {\n-    1\n+    helper() + 1\n }\n";
+    let out = merge(file, snippet, &hints("x.rs")).unwrap().content;
+    assert_eq!(
+        out,
+        "fn helper() -> u32 {\n    2\n}\n\nfn load() -> u32 {\n    helper() + 1\n}\n\nfn other() {}\n"
     );
 }

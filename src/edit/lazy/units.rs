@@ -398,12 +398,14 @@ pub(crate) enum UnitEnd {
 /// placeholder no deeper than the header after a blank line; open when a placeholder inside
 /// keeps the rest (one right under the body's last line does).
 /// `None` when the header opens no body at all. `gap_after` is the indentation of the
-/// placeholder after the segment (`None` at the snippet's end).
+/// placeholder after the segment (`None` at the snippet's end); `placeholder_after` whether
+/// it is one (not a `remove` directive or a cut).
 pub(crate) fn snippet_unit(
     lines: &[SLine],
     h: usize,
     seg_end: usize,
     gap_after: Option<u32>,
+    placeholder_after: bool,
 ) -> Option<UnitEnd> {
     let base = lines[h].indent;
     let mut depth = 0i64;
@@ -461,7 +463,9 @@ pub(crate) fn snippet_unit(
     // line, however deep (models write placeholders at the margin): only a blank line
     // between says the body ended there.
     match gap_after {
-        Some(g) if g > base || last == Some(seg_end - 1) => Some(UnitEnd::Open),
+        Some(g) if g > base || (placeholder_after && last == Some(seg_end - 1)) => {
+            Some(UnitEnd::Open)
+        }
         _ => last.map(UnitEnd::Whole),
     }
 }
@@ -473,8 +477,9 @@ pub(crate) fn snippet_unit_end(
     h: usize,
     seg_end: usize,
     gap_after: Option<u32>,
+    placeholder_after: bool,
 ) -> Option<usize> {
-    match snippet_unit(lines, h, seg_end, gap_after)? {
+    match snippet_unit(lines, h, seg_end, gap_after, placeholder_after)? {
         UnitEnd::Whole(e) => Some(e),
         UnitEnd::Open => None,
     }

@@ -350,18 +350,24 @@ mod tests {
     use patchgate::workspace::Workspace;
     use patchgate::workspace::config::{Config, PolicyName};
 
+    /// The demo project in `dir`, and a dispatcher over it that applies every edit (`auto`).
+    fn demo_under_auto(dir: &std::path::Path) -> (std::path::PathBuf, Dispatcher) {
+        let root = dir.join("demo");
+        std::fs::create_dir_all(&root).unwrap();
+        materialize(&root).unwrap();
+        let ws = Workspace::new(&root, Config::default()).unwrap();
+        let journal = Journal::at(dir.join("journal.jsonl"), &ws.root);
+        let gate = Gate::new(ws, Policy::simple(PolicyName::Auto), journal, None);
+        let d = Dispatcher::new(gate, Duration::from_secs(600), Reviewers::Attachable, None);
+        (root, d)
+    }
+
     /// Every scripted edit does what the demo says: all apply under `auto` except the one
     /// meant to fail (NO_MATCH) and the dry-run; the cart edit has three hunks.
     #[tokio::test]
     async fn the_script_applies_to_the_demo_project() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("demo");
-        std::fs::create_dir_all(&root).unwrap();
-        materialize(&root).unwrap();
-        let ws = Workspace::new(&root, Config::default()).unwrap();
-        let journal = Journal::at(dir.path().join("journal.jsonl"), &ws.root);
-        let gate = Gate::new(ws, Policy::simple(PolicyName::Auto), journal, None);
-        let d = Dispatcher::new(gate, Duration::from_secs(600), Reviewers::Attachable, None);
+        let (root, d) = demo_under_auto(dir.path());
         let mut outcomes = Vec::new();
         for (tool, args) in script() {
             let Value::Object(map) = args else { panic!() };
@@ -404,13 +410,7 @@ mod tests {
     async fn a_rejected_first_edit_is_answered_by_a_revision_that_applies() {
         assert!(revision(1).is_none());
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("demo");
-        std::fs::create_dir_all(&root).unwrap();
-        materialize(&root).unwrap();
-        let ws = Workspace::new(&root, Config::default()).unwrap();
-        let journal = Journal::at(dir.path().join("journal.jsonl"), &ws.root);
-        let gate = Gate::new(ws, Policy::simple(PolicyName::Auto), journal, None);
-        let d = Dispatcher::new(gate, Duration::from_secs(600), Reviewers::Attachable, None);
+        let (root, d) = demo_under_auto(dir.path());
         let (tool, args) = revision(0).unwrap();
         let Value::Object(map) = args else { panic!() };
         let env = d

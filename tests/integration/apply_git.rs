@@ -233,22 +233,32 @@ fn run_case(c: &Case) {
         c.name,
         text(&p)
     );
-    let (tg, tp) = (tree(&with_git), tree(&with_pg));
-    for (path, g) in &tg {
-        let p = tp.get(path);
-        assert!(p.is_some(), "{}: {path} is missing after patchgate", c.name);
-        let p = p.unwrap();
+    same_trees(c.name, &tree(&with_git), &tree(&with_pg), "");
+}
+
+/// Every file git left is patchgate's too, byte for byte and with its executable bit, and
+/// patchgate left no other (`name` names the case; `says` is added to a missing file's
+/// message).
+pub(crate) fn same_trees(
+    name: &str,
+    tg: &BTreeMap<String, (Vec<u8>, bool)>,
+    tp: &BTreeMap<String, (Vec<u8>, bool)>,
+    says: &str,
+) {
+    for (path, g) in tg {
+        let Some(p) = tp.get(path) else {
+            panic!("{name}: {path} is missing after patchgate: {says}");
+        };
         assert!(
             p.0 == g.0,
-            "{}: {path} differs:\n git: {:?}\n pg:  {:?}",
-            c.name,
+            "{name}: {path} differs:\n git: {:?}\n pg:  {:?}",
             String::from_utf8_lossy(&g.0),
             String::from_utf8_lossy(&p.0)
         );
-        assert_eq!(p.1, g.1, "{}: {path}: executable bit differs", c.name);
+        assert_eq!(p.1, g.1, "{name}: {path}: executable bit differs");
     }
     let extra: Vec<&String> = tp.keys().filter(|k| !tg.contains_key(*k)).collect();
-    assert!(extra.is_empty(), "{}: patchgate left {extra:?}", c.name);
+    assert!(extra.is_empty(), "{name}: patchgate left {extra:?}");
 }
 
 pub(crate) fn lines(n: usize, word: &str) -> String {

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::apply_git::{base, chmod, copy_tree, git, lines, ok, tree, write};
+use crate::apply_git::{base, chmod, copy_tree, git, lines, ok, same_trees, tree, write};
 
 struct Case {
     name: &'static str,
@@ -80,25 +80,7 @@ fn run_case(c: &Case) {
     let (tg, tp) = (tree(&with_git), tree(&with_pg));
     let rejects: Vec<&String> = tg.keys().filter(|k| k.ends_with(".rej")).collect();
     assert_eq!(rejects, c.rejects, "{}: git's .rej files", c.name);
-    for (path, g) in &tg {
-        let Some(p) = tp.get(path) else {
-            panic!(
-                "{}: {path} is missing after patchgate: {}",
-                c.name,
-                says(&p)
-            );
-        };
-        assert!(
-            p.0 == g.0,
-            "{}: {path} differs:\n git: {:?}\n pg:  {:?}",
-            c.name,
-            String::from_utf8_lossy(&g.0),
-            String::from_utf8_lossy(&p.0)
-        );
-        assert_eq!(p.1, g.1, "{}: {path}: executable bit differs", c.name);
-    }
-    let extra: Vec<&String> = tp.keys().filter(|k| !tg.contains_key(*k)).collect();
-    assert!(extra.is_empty(), "{}: patchgate left {extra:?}", c.name);
+    same_trees(c.name, &tg, &tp, &says(&p));
 }
 
 /// `src/lib.rs` with line `n` replaced by `text`.

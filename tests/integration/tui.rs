@@ -937,20 +937,22 @@ fn a_new_syntax_error_is_flagged_on_the_row_and_above_its_hunk() {
     let screen = tmux.wait_for("the review with its hunks", 30, |s| {
         s.contains("hunk 2/2") && s.contains("syntax: ")
     });
-    let line_of = |needle: &str| {
-        screen
-            .lines()
-            .find(|l| l.contains(needle))
-            .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
-            .to_string()
-    };
     assert!(
         above(&screen, "hunk 2/2").contains("⚠ syntax: "),
         "{screen}"
     );
     assert!(!above(&screen, "hunk 1/2").contains("syntax"), "{screen}");
     // The queue row: the path line with its counts and the mark.
-    assert!(line_of("lib.rs +").contains('⚠'), "{screen}");
+    assert!(line_with(&screen, "lib.rs +").contains('⚠'), "{screen}");
+}
+
+/// The first line of the screen that holds `needle`.
+fn line_with(screen: &str, needle: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
+        .to_string()
 }
 
 /// In the diff pane (right of the queue), the line above the first that holds `needle`.
@@ -1003,15 +1005,8 @@ fn unseen_deletions_and_syntax_errors_show_on_the_row_and_above_their_hunks() {
         row.contains("⚠ deletes 3 lines the agent never showed"),
         "{screen}"
     );
-    let row_of = |screen: &str, needle: &str| {
-        screen
-            .lines()
-            .find(|l| l.contains(needle))
-            .unwrap_or_else(|| panic!("no line with {needle:?}:\n{screen}"))
-            .to_string()
-    };
     assert!(
-        row_of(&screen, "src/lib.rs +0 -3").contains("⚠ 3 unseen"),
+        line_with(&screen, "src/lib.rs +0 -3").contains("⚠ 3 unseen"),
         "{screen}"
     );
 
@@ -1035,7 +1030,7 @@ fn unseen_deletions_and_syntax_errors_show_on_the_row_and_above_their_hunks() {
         above(&screen, "hunk 1/1").contains("⚠ syntax: "),
         "{screen}"
     );
-    let row = row_of(&screen, "src/lib.rs +1 -2");
+    let row = line_with(&screen, "src/lib.rs +1 -2");
     assert!(
         row.contains("⚠ syntax") && !row.contains("unseen"),
         "{screen}"

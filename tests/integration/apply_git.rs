@@ -119,17 +119,23 @@ impl Case {
     }
 }
 
-fn run_case(c: &Case) {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
+/// A git repository at `dir/repo` holding what `setup` writes, committed as its base.
+pub(crate) fn base_repo(dir: &Path, setup: fn(&Path)) -> std::path::PathBuf {
+    let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     ok(git(&repo, &["init", "-q"]), "git init");
-    (c.setup)(&repo);
+    setup(&repo);
     ok(git(&repo, &["add", "-A"]), "git add");
     ok(
         git(&repo, &["commit", "-q", "--allow-empty", "-m", "base"]),
         "commit",
     );
+    repo
+}
+
+fn run_case(c: &Case) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = base_repo(dir.path(), c.setup);
     (c.change)(&repo);
     ok(git(&repo, &["add", "-A"]), "git add");
     let patch = match c.take {

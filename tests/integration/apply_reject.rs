@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::apply_git::{base, chmod, copy_tree, git, lines, ok, same_trees, tree, write};
+use crate::apply_git::{
+    base, base_repo, chmod, copy_tree, git, lines, ok, same_trees, tree, write,
+};
 
 struct Case {
     name: &'static str,
@@ -23,12 +25,7 @@ struct Case {
 
 fn run_case(c: &Case) {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    ok(git(&repo, &["init", "-q"]), "git init");
-    (c.setup)(&repo);
-    ok(git(&repo, &["add", "-A"]), "git add");
-    ok(git(&repo, &["commit", "-q", "-m", "base"]), "commit");
+    let repo = base_repo(dir.path(), c.setup);
     (c.change)(&repo);
     ok(git(&repo, &["add", "-A"]), "git add");
     let patch = ok(git(&repo, &["diff", "--cached", "-M", "HEAD"]), "diff").stdout;

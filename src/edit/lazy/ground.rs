@@ -10,12 +10,16 @@
 use super::align::{Edit, Op};
 use super::costs::MAX_SEED_OCCURRENCES;
 use super::index::FileIndex;
+use super::lines;
+use super::place::{Context, closest_old_version};
 use super::prepare::SLine;
+use super::units;
 use crate::error::{Error, ErrorCode, Result};
 
 /// Every deletion of `edit` is licensed by the anchors around it; else it is refused,
 /// naming the lines that would go and the anchor that would license them.
-pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edit: &Edit) -> Result<()> {
+pub(crate) fn check(ctx: &Context<'_>, edit: &Edit) -> Result<()> {
+    let (file, lines) = (ctx.file, ctx.lines());
     let ops = &edit.ops;
     let mut a = 0;
     while a < ops.len() {
@@ -32,6 +36,9 @@ pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edit: &Edit) -> Resul
         if deletes {
             let before = judge(file, lines, ops, a..b, Side::Before(a));
             let after = judge(file, lines, ops, a..b, Side::After(b));
+            if matches!(before, Anchor::Edge(false)) || matches!(after, Anchor::Edge(false)) {
+                open_ended(ctx, edit, &ops[a..b])?;
+            }
             for (this, other) in [(&before, &after), (&after, &before)] {
                 let licensed = match this {
                     Anchor::Ambiguous(_) => false,
@@ -50,6 +57,82 @@ pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], edit: &Edit) -> Resul
     }
     Ok(())
 }
+
+/// A deletion gap that runs over new lines to its segment's edge: nothing there says the
+/// file's lines end where the new ones begin, so a file line goes only as a changed line
+/// whose new version is certainly its own; a line dropped, or changed into one merely like
+/// it, refuses the merge.
+fn open_ended(ctx: &Context<'_>, edit: &Edit, gap: &[Op]) -> Result<()> {
+    let (file, lines) = (ctx.file, ctx.lines());
+    // Looking for the closest file line reads the whole file: only for a few changed lines.
+    let search = gap
+        .iter()
+        .filter(|op| matches!(op, Op::Change { .. }))
+        .count()
+        <= CLOSEST_SEARCHES;
+    let unlicensed = gap.iter().find_map(|op| match *op {
+        Op::Drop(j) if !file.is_blank(j) => Some((j, None)),
+        Op::Change { i, j } => {
+            let own = changed_for_certain(ctx, edit, i, j, search);
+            (!own).then_some((j, Some(i)))
+        }
+        _ => None,
+    });
+    let Some((j, changed)) = unlicensed else {
+        return Ok(());
+    };
+    let how = match changed {
+        Some(i) => format!(
+            "would be replaced by snippet line {} `{}`, which is only like it",
+            lines[i].at,
+            lines[i].text.trim()
+        ),
+        None => "would be deleted".to_string(),
+    };
+    Err(Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "file line {} `{}` {how}, between the snippet's anchor and new lines that run to a \
+             placeholder: is it replaced, or do the new lines go beside it? Show the file's \
+             unchanged line on the new lines' side of it, send `-` lines for what goes, or put \
+             the placeholder where the file's lines are kept",
+            j + 1,
+            file.lines[j].trim(),
+        ),
+    ))
+}
+
+/// Whether snippet line `i` is file line `j`'s new version for certain: at the old line's
+/// depth (after the segment's shift), and nearly the same line, or opening (closing) the same
+/// brackets so that keeping the old line beside it would leave them unbalanced, or clearly
+/// closer to it than to any other file line, or sharing a word no other file line has.
+fn changed_for_certain(ctx: &Context<'_>, edit: &Edit, i: usize, j: usize, search: bool) -> bool {
+    let (new, old) = (&ctx.lines()[i].text, ctx.file.lines[j]);
+    let depth = i64::from(ctx.lines()[i].indent) + edit.shift;
+    if depth != i64::from(ctx.file.indent(j)) {
+        return false;
+    }
+    let net = |l: &str| units::depth_change(l).0;
+    lines::similarity(new, old) >= NEARLY_THE_SAME
+        || (net(old) != 0 && net(old) == net(new))
+        || has_its_own_word(ctx, new, old)
+        || (search && closest_old_version(ctx, new).is_some_and(|(o, _)| o == j))
+}
+
+/// Whether `new` has a word of three characters or more that, in the file, stands on line
+/// `old` alone: the same statement, changed.
+fn has_its_own_word(ctx: &Context<'_>, new: &str, old: &str) -> bool {
+    units::identifiers(old)
+        .filter(|w| w.chars().count() >= 3)
+        .filter(|w| units::identifiers(new).any(|n| n == *w))
+        .any(|w| ctx.word_lines(w) == 1)
+}
+
+/// How similar a changed line and its old version are when only a token or two changed.
+const NEARLY_THE_SAME: f32 = 0.9;
+
+/// At most this many changed lines of one gap are looked for among all the file's lines.
+const CLOSEST_SEARCHES: usize = 16;
 
 /// What the run of matched lines on one side of a deletion says.
 enum Anchor {

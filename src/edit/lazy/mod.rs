@@ -194,7 +194,7 @@ pub(crate) fn merge_unverified(
     for e in &edits {
         // (A diff-style snippet's deletions are its `-` lines, each licensed by itself.)
         if !snippet.diff_style {
-            ground::check(&file, &snippet.lines, e)?;
+            ground::check(&ctx, e)?;
         }
         rename::check(&file, &snippet.lines, e, ctx.renames())?;
     }

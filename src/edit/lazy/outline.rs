@@ -46,6 +46,9 @@ const MODIFIER_WORDS: &[&str] = &[
     "virtual",
     "void",
     "local",
+    "mut",
+    "unsafe",
+    "default",
 ];
 
 /// Whether a word opens a definition (a declaring keyword or a modifier).
@@ -222,11 +225,20 @@ pub(crate) fn declared_name(line: &str) -> Option<&str> {
             }
             return None;
         }
+        let after = rest[end..].trim_start();
         if !is_def_word(word) {
             return declared.then_some(word);
         }
+        // After the declaring keyword, a modifier word not followed by another word is the
+        // name: `mod private {`, `fn default() {`.
+        let named = declared
+            && !DECLARING_WORDS.contains(&word)
+            && !after.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$');
+        if named {
+            return Some(word);
+        }
         declared |= DECLARING_WORDS.contains(&word);
-        rest = rest[end..].trim_start();
+        rest = after;
     }
 }
 
@@ -267,6 +279,20 @@ mod tests {
         assert_eq!(declared_name("public static void main(String[] a) {"), None);
         assert_eq!(declared_name("return x;"), None);
         assert_eq!(declared_name("export default foo;"), None);
+    }
+
+    #[test]
+    fn a_modifier_word_after_the_declaring_keyword_is_the_name() {
+        assert_eq!(declared_name("mod private {"), Some("private"));
+        assert_eq!(declared_name("pub mod public;"), Some("public"));
+        assert_eq!(declared_name("    fn default() -> Self {"), Some("default"));
+        assert_eq!(declared_name("let mut count = 0;"), Some("count"));
+        assert_eq!(
+            declared_name("pub unsafe fn read(p: *const u8) {"),
+            Some("read")
+        );
+        // A modifier followed by another word qualifies it.
+        assert_eq!(declared_name("const static int limit = 3;"), Some("int"));
     }
 
     #[test]

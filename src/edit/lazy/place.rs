@@ -85,6 +85,8 @@ pub(crate) struct Context<'a> {
     fresh: std::cell::RefCell<FreshBySegment>,
     /// The file lines of the definitions `remove NAME` directives delete.
     removed: OnceCell<Vec<Range<usize>>>,
+    /// On how many file lines each word stands.
+    word_lines: OnceCell<std::collections::HashMap<&'a str, u32>>,
 }
 
 /// New definitions' snippet lines, by the line range of the segment that shows them.
@@ -100,7 +102,26 @@ impl<'a> Context<'a> {
             renames: OnceCell::new(),
             fresh: Default::default(),
             removed: OnceCell::new(),
+            word_lines: OnceCell::new(),
         }
+    }
+
+    /// On how many of the file's lines `word` stands (computed once, on first use).
+    pub(crate) fn word_lines(&self, word: &str) -> u32 {
+        let counts = self.word_lines.get_or_init(|| {
+            let mut counts = std::collections::HashMap::new();
+            let mut seen = std::collections::HashSet::new();
+            for line in self.file.lines.iter() {
+                seen.clear();
+                for w in units::identifiers(line) {
+                    if seen.insert(w) {
+                        *counts.entry(w).or_insert(0u32) += 1;
+                    }
+                }
+            }
+            counts
+        });
+        counts.get(word).copied().unwrap_or(0)
     }
 
     /// The file lines of the definitions the snippet's `remove NAME` directives delete (each
@@ -318,13 +339,7 @@ fn place_free(
     let all = kept;
     let unique: Vec<Run> = all.iter().filter(|r| r.unique).copied().collect();
     if !unique.is_empty() {
-        let weight = |r: &Run, trim: usize| -> f32 {
-            lines[r.i + trim..r.i_end()]
-                .iter()
-                .map(runs::line_weight)
-                .sum()
-        };
-        let (chain, _) = runs::chain(&unique, weight, |_, _| true);
+        let chain = anchor_chain(ctx, seg, &unique);
         // A run left out of the chain whose file lines the chain also matched repeats them:
         // the snippet shows that code twice, once as context and once as a new copy.
         let taken = |r: &Run| {
@@ -353,6 +368,85 @@ fn place_free(
         }
     }
     weak(ctx, seg, all, floor, &fresh, window)
+}
+
+/// The unique runs that place a segment: the heaviest chain of runs that agree in order.
+/// One line that says something, among new lines, may be new code repeating a line of the
+/// file: when such a lone line is in the chain and an anchor of the segment (a run at its
+/// edge, or one of several lines) is left out, the lone lines give way.
+fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::Link> {
+    let lines = ctx.lines();
+    let lone = |r: &Run| nontrivial_lines(lines, r) < 2 && !at_edge(ctx.file, lines, seg, r);
+    let weigh = |discount: bool| {
+        move |r: &Run, trim: usize| -> f32 {
+            let w: f32 = lines[r.i + trim..r.i_end()]
+                .iter()
+                .map(runs::line_weight)
+                .sum();
+            if discount && lone(r) {
+                w * LONE_LINE_WEIGHT
+            } else {
+                w
+            }
+        }
+    };
+    let (chain, _) = runs::chain(unique, weigh(false), |_, _| true);
+    let in_chain = |k: usize| chain.iter().any(|l| l.run == k);
+    let lone_in = chain.iter().any(|l| lone(&unique[l.run]));
+    let anchor_out = (0..unique.len()).any(|k| !in_chain(k) && !lone(&unique[k]));
+    if lone_in && anchor_out {
+        runs::chain(unique, weigh(true), |_, _| true).0
+    } else {
+        chain
+    }
+}
+
+/// The share of its lines' weight that a unique run with one line that says something, away
+/// from its segment's edges, counts in a chain: it gives way to any other run it disagrees
+/// with.
+const LONE_LINE_WEIGHT: f32 = 0.01;
+
+/// Whether run `r` reaches its segment's start or end: the lines between are blank, or the
+/// file's own lines right beside the run's place there.
+fn at_edge(file: &FileIndex<'_>, lines: &[SLine], seg: &Segment, r: &Run) -> bool {
+    let before = (seg.lines.start..r.i).rev();
+    let after = r.i_end()..seg.lines.end;
+    continues(file, lines, before, r.j.checked_sub(1), false)
+        || continues(file, lines, after, Some(r.j_end()), true)
+}
+
+/// Whether snippet lines `snips` (walking away from a run) are blank or the file's lines
+/// from `j` on in the same direction (`forward`), blank lines on either side skipped.
+fn continues(
+    file: &FileIndex<'_>,
+    lines: &[SLine],
+    snips: impl Iterator<Item = usize>,
+    mut j: Option<usize>,
+    forward: bool,
+) -> bool {
+    let step = |j: usize| {
+        if forward {
+            Some(j + 1)
+        } else {
+            j.checked_sub(1)
+        }
+    };
+    for i in snips {
+        if lines[i].blank {
+            continue;
+        }
+        loop {
+            match j {
+                Some(at) if at < file.len() && file.is_blank(at) => j = step(at),
+                Some(at) if at < file.len() && file.key(at) == lines[i].key => {
+                    j = step(at);
+                    break;
+                }
+                _ => return false,
+            }
+        }
+    }
+    true
 }
 
 /// The placement by sure `pins`: a second place holding the same repeated lines makes it

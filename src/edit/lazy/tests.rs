@@ -1042,3 +1042,67 @@ fn deletions_a_diff_style_snippet_spells_out_need_no_other_licence() {
         "fn helper() -> u32 {\n    2\n}\n\nfn load() -> u32 {\n    helper() + 1\n}\n\nfn other() {}\n"
     );
 }
+
+const SEALED: &str = "use crate::parse::{inner_unexpected, ParseBuffer, Unexpected};\nuse std::fmt;\n\n/// Doc.\npub trait AnyDelimiter {\n    /// Returns the delimiter.\n    fn delimiter(&self) -> u8;\n    fn span(&self) -> u32;\n}\n\nimpl<'a> AnyDelimiter for ParseBuffer<'a> {\n    fn delimiter(&self) -> u8 {\n        0\n    }\n    fn span(&self) -> u32 {\n        1\n    }\n}\n";
+
+#[test]
+fn a_new_module_named_like_a_modifier_is_new_code_not_a_changed_import_or_impl() {
+    // `mod private` is a new definition: its `use` line and its `impl` are new code, not new
+    // versions of the file's `use` and `impl` lines.
+    let snippet = "// ...\n/// Doc.\npub trait AnyDelimiter: private::Sealed {\n    /// Returns the delimiter.\n    // ...\n}\n\nmod private {\n    use crate::parse::ParseBuffer;\n\n    pub trait Sealed {}\n\n    impl<'a> Sealed for ParseBuffer<'a> {}\n}\n";
+    let out = merge(SEALED, snippet, &hints("ext.rs")).unwrap().content;
+    let expected = SEALED
+        .replace("pub trait AnyDelimiter {", "pub trait AnyDelimiter: private::Sealed {")
+        .replace(
+            "}\n\nimpl<'a> AnyDelimiter",
+            "}\n\nmod private {\n    use crate::parse::ParseBuffer;\n\n    pub trait Sealed {}\n\n    impl<'a> Sealed for ParseBuffer<'a> {}\n}\n\nimpl<'a> AnyDelimiter",
+        );
+    assert_eq!(out, expected);
+}
+
+const LEXER: &str = "static void reset(Lexer *l) {\n  l->pos = 0;\n  if (skip) l->start = l->pos;\n}\n\nstatic void advance(Lexer *l, bool skip) {\n  if (skip) {\n    LOG(\"skip\");\n  } else {\n    LOG(\"consume\");\n  }\n  l->pos++;\n}\n";
+
+#[test]
+fn a_line_new_code_repeats_gives_way_to_the_context_that_opens_the_segment() {
+    // The new block repeats `reset`'s longer line: taken as the anchor, it would move the
+    // segment into `reset`, and the context that opens it would be copied there as new code.
+    let snippet = "// ... existing code ...\n  } else {\n    LOG(\"consume\");\n  }\n\n  if (l->fast) {\n    l->start = l->pos;\n    if (skip) l->start = l->pos;\n    return;\n  }\n  l->pos++;\n// ... existing code ...\n";
+    let out = merge(LEXER, snippet, &hints("lexer.c")).unwrap().content;
+    assert_eq!(
+        out,
+        LEXER.replace(
+            "  }\n  l->pos++;\n",
+            "  }\n\n  if (l->fast) {\n    l->start = l->pos;\n    if (skip) l->start = l->pos;\n    return;\n  }\n  l->pos++;\n"
+        )
+    );
+}
+
+#[test]
+fn a_line_only_like_the_next_one_is_no_change_of_it_when_new_code_runs_to_a_placeholder() {
+    // `l->pos += 2;` opens nothing, sits deeper and shares no word of its own with
+    // `l->pos++;`: inserted before it or replacing it, both read; the merge asks.
+    let snippet = "// ... existing code ...\n  } else {\n    LOG(\"consume\");\n  }\n\n  if (l->fast) {\n    l->pos += 2;\n    return;\n  }\n// ... existing code ...\n";
+    let e = merge(LEXER, snippet, &hints("lexer.c")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        e.message.contains("file line 12 `l->pos++;`"),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("go beside it"), "{}", e.message);
+}
+
+#[test]
+fn a_changed_line_that_opens_the_same_bracket_replaces_its_old_version_beside_new_lines() {
+    // Kept beside its new version, the old line would leave a bracket open: it is changed.
+    let file = "function check(response) {\n  if (!response.ok && (\n    strict\n  )) {\n    throw new Error();\n  }\n}\n";
+    let snippet = "// ...\n  // Opaque responses are fine.\n  if (!response.ok && response.type !== 'opaque' && (\n    strict\n// ...\n";
+    let out = merge(file, snippet, &hints("check.js")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "  if (!response.ok && (\n",
+            "  // Opaque responses are fine.\n  if (!response.ok && response.type !== 'opaque' && (\n"
+        )
+    );
+}

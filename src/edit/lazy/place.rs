@@ -1084,7 +1084,12 @@ fn file_unit_for(
     let name = units::header_name(&lines[i].text)?;
     if let Some(p) = pins.iter().find(|p| p.i == i) {
         let file_name = units::header_name(ctx.file.lines[p.j])?;
-        return (file_name == name).then(|| units::file_extent(ctx.file, p.j));
+        // A header placed only by likelihood, of a name the file defines several times, is
+        // one of them by chance: it does not make the unit's place sure.
+        let by_chance = !p.sure
+            && ctx.defs().headers(name).len() > 1
+            && closest_header(ctx, &lines[i].text, &ctx.defs().headers(name)) != Some(p.j);
+        return (file_name == name && !by_chance).then(|| units::file_extent(ctx.file, p.j));
     }
     let old = renames
         .iter()
@@ -1179,6 +1184,40 @@ mod tests {
         let snip = Snippet::cut(prepare::read(snippet, &index));
         let ctx = Context::new(&index, &snip);
         place(&ctx, &snip.segments[0], None, None)
+    }
+
+    #[test]
+    fn a_guessed_header_of_a_name_defined_several_times_makes_no_unit_sure() {
+        // Two `fmt`s: a header placed by likelihood at the first is that one by chance, and
+        // pinning the unit there would license replacing its body.
+        let file = [
+            "impl Debug for A {",
+            "    fn fmt(&self) -> String {",
+            "        a()",
+            "    }",
+            "}",
+            "impl Debug for B {",
+            "    fn fmt(&self) -> String {",
+            "        b()",
+            "    }",
+            "}",
+        ];
+        let index = FileIndex::new(&file);
+        let snippet = "    fn fmt(&self) -> String {\n        c()\n    }\n";
+        let snip = Snippet::cut(prepare::read(snippet, &index));
+        let ctx = Context::new(&index, &snip);
+        let guessed = Pin {
+            i: 0,
+            j: 1,
+            replace: false,
+            sure: false,
+        };
+        assert_eq!(file_unit_for(&ctx, 0, &[guessed], &[]), None);
+        let sure = Pin {
+            sure: true,
+            ..guessed
+        };
+        assert_eq!(file_unit_for(&ctx, 0, &[sure], &[]), Some((1, 4)));
     }
 
     #[test]

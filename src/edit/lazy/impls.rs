@@ -92,6 +92,20 @@ pub(crate) fn named(blocks: &[Block], text: &str) -> Option<Vec<(usize, usize)>>
     Some(found)
 }
 
+/// The trait (if any) and the type an `impl` header line is for, each by its last path
+/// segment without generic arguments or references (`impl<'a> fmt::Display for &'a Size<T>`
+/// → `Display`, `Size`). `None` for another line.
+pub(crate) fn for_names(line: &str) -> Option<(Option<&str>, &str)> {
+    let (_, of_trait, ty) = header(line)?;
+    Some((of_trait.map(path_name), path_name(ty)))
+}
+
+/// A path's last segment without generic arguments or references.
+fn path_name(p: &str) -> &str {
+    let b = bare(last_segment(p));
+    b.rsplit([' ', '&']).next().unwrap_or(b)
+}
+
 /// The line ranges of the blocks of type `name`.
 pub(crate) fn of(blocks: &[Block], name: &str) -> Vec<(usize, usize)> {
     blocks

@@ -3,10 +3,14 @@
 //! header and its whole body the old one's. A definition under a new name that differs in
 //! more is as likely a new one beside the old (`reset` after `init`, where `fini` was) as
 //! the old one renamed and changed; the two readings differ by the old definition's lines,
-//! so the merge asks — unless the instruction names the rename.
+//! so the merge asks — unless the instruction names the rename. A Rust `impl` block counts
+//! as a definition named by its trait and type (`impl Debug for B`): another block for
+//! another trait or type in its place is held to the same rule.
 
 use super::align::{Edit, Op};
+use super::impls;
 use super::index::FileIndex;
+use super::outline;
 use super::prepare::SLine;
 use super::units;
 use crate::error::{Error, ErrorCode, Result};
@@ -21,6 +25,17 @@ pub(crate) fn check(
 ) -> Result<()> {
     for (k, op) in edit.ops.iter().enumerate() {
         let Op::Change { i, j } = *op else { continue };
+        if let Some(old) = impl_renamed(&lines[i].text, file.lines[j]) {
+            // An `impl` block for another trait or type in the old one's place.
+            let body = j + 1..outline::block_extent(file.lines, j).1.max(j + 1);
+            let renamed = Renamed { lines, file, old };
+            let kept = only_the_name(&lines[i].text, file.lines[j])
+                && renamed.body_kept(&edit.ops[k + 1..], body);
+            if !kept && !said(renames, old) {
+                return Err(block_refusal(lines, i, file, j));
+            }
+            continue;
+        }
         // (The file's definitions cost a parse: only where the old line has a word at the
         // new one's place that the new one lacks.)
         if !lost_a_word(&lines[i].text, file.lines[j]) {
@@ -54,6 +69,17 @@ pub(crate) fn check(
         }
     }
     Ok(())
+}
+
+/// When `new` and `old` are both `impl` headers, for another trait or type: the first word
+/// of `old` where the two part.
+fn impl_renamed<'a>(new: &str, old: &'a str) -> Option<&'a str> {
+    let (was, now) = (impls::for_names(old)?, impls::for_names(new)?);
+    if was == now {
+        return None;
+    }
+    let mut fresh = units::identifiers(new);
+    units::identifiers(old).find(|&w| fresh.next() != Some(w))
 }
 
 fn said(renames: &[(String, String)], old: &str) -> bool {
@@ -136,6 +162,23 @@ impl Renamed<'_> {
         }
         want >= body.end
     }
+}
+
+fn block_refusal(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize) -> Error {
+    let old = file.lines[j].trim().trim_end_matches('{').trim_end();
+    Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "snippet line {} `{}` would take the place of `{old}` (file line {}) as its new \
+             version, but more than the header's name differs: is it a new block beside \
+             `{old}`, or that block rewritten for another trait or type? To add it, show \
+             `{old}` unchanged next to it (or a placeholder where it stays); to replace it, \
+             send its old lines as `-` lines",
+            lines[i].at,
+            lines[i].text.trim(),
+            j + 1,
+        ),
+    )
 }
 
 fn refusal(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize, old: &str) -> Error {

@@ -1106,3 +1106,49 @@ fn a_changed_line_that_opens_the_same_bracket_replaces_its_old_version_beside_ne
         )
     );
 }
+
+const IMPLS: &str = "impl Debug for A {\n    fn fmt(&self, f: &mut Formatter) -> Result {\n        f.write_str(\"a\")\n    }\n}\n\nimpl Debug for B {\n    fn fmt(&self, f: &mut Formatter) -> Result {\n        f.write_str(\"b\")\n    }\n}\n\nimpl Debug for C {\n    fn fmt(&self, f: &mut Formatter) -> Result {\n        f.write_str(\"c\")\n    }\n}\n";
+
+#[test]
+fn a_new_impl_for_another_type_does_not_take_an_old_impls_place() {
+    // The new blocks' `fn fmt` lines are the old blocks' too: aligned with them, `impl Debug
+    // for New` would become `impl Debug for B`'s new version, and B's block would be gone.
+    let mut snippet = String::from(
+        "// ...\n    fn fmt(&self, f: &mut Formatter) -> Result {\n        f.write_str(\"x\")\n    }\n}\n",
+    );
+    for name in ["New", "Other"] {
+        snippet.push_str(&format!("\nstruct {name};\n\nimpl Debug for {name} {{\n    fn fmt(&self, f: &mut Formatter) -> Result {{\n        f.write_str(\"{name}\")\n    }}\n}}\n"));
+    }
+    let e = merge(IMPLS, &snippet, &hints("debug.rs")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        e.message.contains("`impl Debug for B` (file line 7)"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn an_impl_for_a_renamed_type_with_its_body_kept_is_a_rename() {
+    let snippet = "// ...\n\nimpl Debug for Bee {\n    fn fmt(&self, f: &mut Formatter) -> Result {\n        f.write_str(\"b\")\n    }\n}\n\nimpl Debug for C {\n// ...\n";
+    let out = merge(IMPLS, snippet, &hints("debug.rs")).unwrap().content;
+    assert_eq!(
+        out,
+        IMPLS.replace("impl Debug for B {", "impl Debug for Bee {")
+    );
+}
+
+#[test]
+fn an_impl_whose_generics_change_is_the_same_block() {
+    let file = "impl<'a, T> Debug for Lite<&'a T> {\n    fn fmt(&self) -> String {\n        old(self)\n    }\n}\n\nfn tail() {}\n";
+    let snippet = "impl<T> Debug for Lite<&T> {\n    fn fmt(&self) -> String {\n        new(self)\n    }\n}\n// ...\n";
+    let out = merge(file, snippet, &hints("lite.rs")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace(
+            "impl<'a, T> Debug for Lite<&'a T>",
+            "impl<T> Debug for Lite<&T>"
+        )
+        .replace("old(self)", "new(self)")
+    );
+}

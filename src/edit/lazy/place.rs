@@ -961,6 +961,11 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
         if fresh.iter().any(|r| r.contains(&i)) || !(offsets.is_empty() || offsets.contains(&d)) {
             return None;
         }
+        // With no other anchor to vouch for its depth, a line that says nothing (`}`) is the
+        // file's edge line only at that line's own depth.
+        if l.trivial && offsets.is_empty() && d != 0 {
+            return None;
+        }
         if l.is_old() && l.key == file.key(j) {
             return Some(false);
         }

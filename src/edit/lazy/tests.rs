@@ -1152,3 +1152,13 @@ fn an_impl_whose_generics_change_is_the_same_block() {
         .replace("old(self)", "new(self)")
     );
 }
+
+#[test]
+fn a_closer_at_another_depth_does_not_pin_an_anchorless_snippet_to_the_files_end() {
+    // `    }` is not the file's last `}`: nothing places these lines, so nothing may go.
+    let file = "mod tests {\n    #[test]\n    fn a() {\n        check(\n            1,\n        );\n    }\n}\n";
+    let snippet = "        );\n        assert!(done());\n    }\n";
+    let e = merge(file, snippet, &hints("t.rs")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(e.message.contains("no line from the file"), "{}", e.message);
+}

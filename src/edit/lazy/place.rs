@@ -939,6 +939,27 @@ pub(crate) fn unit_pins(
     }
 }
 
+/// Whether edge line `j` lies past more of the file's non-blank lines, from the segment's
+/// anchor nearest to snippet line `i`, than the snippet shows between them.
+fn skips_unshown(
+    file: &FileIndex<'_>,
+    lines: &[SLine],
+    anchors: &[(usize, usize)],
+    i: usize,
+    j: usize,
+) -> bool {
+    let Some(&(ai, aj)) = anchors.iter().min_by_key(|(ai, _)| ai.abs_diff(i)) else {
+        return false;
+    };
+    let file_lines = (aj.min(j) + 1..aj.max(j))
+        .filter(|&k| !file.is_blank(k))
+        .count();
+    let shown = (ai.min(i) + 1..ai.max(i))
+        .filter(|&k| !lines[k].blank)
+        .count();
+    file_lines > shown
+}
+
 /// Rule 3: an open edge of the snippet reaches the file's first or last line when the
 /// snippet's own first or last line is that line — a sure anchor, however common the line
 /// (a closing brace), since the file has one first and one last line.
@@ -952,6 +973,7 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
         .iter()
         .map(|p| i64::from(file.indent(p.j)) - i64::from(lines[p.i].indent))
         .collect();
+    let anchors: Vec<(usize, usize)> = pins.iter().map(|p| (p.i, p.j)).collect();
     // The edge line is the file's (`Some(false)`), or its new version (`Some(true)`): the
     // snippet's last line a changed version of the file's last line. A line of a new
     // definition is neither.
@@ -964,6 +986,11 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
         // With no other anchor to vouch for its depth, a line that says nothing (`}`) is the
         // file's edge line only at that line's own depth.
         if l.trivial && offsets.is_empty() && d != 0 {
+            return None;
+        }
+        // Nor past more of the file's lines than the snippet shows: those would go,
+        // licensed by a closer alone.
+        if l.trivial && skips_unshown(file, lines, &anchors, i, j) {
             return None;
         }
         if l.is_old() && l.key == file.key(j) {

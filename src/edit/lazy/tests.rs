@@ -1162,3 +1162,14 @@ fn a_closer_at_another_depth_does_not_pin_an_anchorless_snippet_to_the_files_end
     assert_eq!(e.code, ErrorCode::NeedsMoreContext);
     assert!(e.message.contains("no line from the file"), "{}", e.message);
 }
+
+const OPTS: &str = "use std::path::PathBuf;\n\nstruct Opt {\n    /// Decode instead.\n    #[arg(short = 'd')]\n    decode: bool,\n\n    /// The input file.\n    #[arg(name = \"FILE\", value_parser)]\n    file: Option<PathBuf>,\n}\n\nfn main() {\n    let opt = Opt::parse();\n    run(opt);\n}\n";
+
+#[test]
+fn a_closing_brace_at_a_snippets_open_end_is_not_the_files_last_one_past_unshown_code() {
+    // The struct's `}` ends the snippet; read as the file's last `}`, it would delete `main`.
+    let snippet =
+        "\n    /// The input file.\n    #[arg(name = \"FILE\")]\n    file: Option<PathBuf>,\n}\n";
+    let out = merge(OPTS, snippet, &hints("main.rs")).unwrap().content;
+    assert_eq!(out, OPTS.replace(", value_parser", ""));
+}

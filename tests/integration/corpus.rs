@@ -61,21 +61,24 @@ fn eval_blocks_on_the_corpus_is_never_wrong_and_refuses_only_true_ambiguity() {
 /// bar is 97% correct and 0.5% wrong; these floors hold what the engine reaches today (no
 /// lower), so that no change makes it worse while the work goes on. (The grounding rule of
 /// issue 26 refuses one more right merge here, for two fewer wrong ones on the systems
-/// corpus: lines lost come first, then wrong merges, then refusals.)
+/// corpus; the rule that a closer at a snippet's open end may not delete unshown lines
+/// before the file's last line refuses one more, a deletion by omission at the file's end:
+/// lines lost come first, then wrong merges, then refusals.)
 #[test]
 fn eval_lazy_on_git_history_holds_its_floor() {
     let (stdout, s) = eval("lazy");
-    assert!(s["correct"] >= 89.2, "{stdout}");
+    assert!(s["correct"] >= 88.8, "{stdout}");
     assert!(s["wrong"] <= 1.9, "{stdout}");
     assert_eq!(s["lost"], 0.0, "{stdout}");
 }
 
-/// The same on eight more projects in eight languages (issue 14's bar: 95% and 0.5%).
+/// The same on eight more projects in eight languages (issue 14's bar: 95% and 0.5%; the
+/// open-end closer rule refuses one deletion by omission at a file's end here too).
 #[test]
 fn eval_lazy_on_git_history_wide_holds_its_floor() {
     let (stdout, s) = eval_dir(&corpus("git-history-wide"), "lazy");
     assert_eq!(s["n"], 240.0, "{stdout}");
-    assert!(s["correct"] >= 83.3, "{stdout}");
+    assert!(s["correct"] >= 82.9, "{stdout}");
     assert!(s["wrong"] <= 2.1, "{stdout}");
     assert!(s["lost"] <= 0.4, "{stdout}");
 }

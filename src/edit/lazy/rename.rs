@@ -97,8 +97,17 @@ fn lost_a_word(new: &str, old: &str) -> bool {
             let opens = old.contains('{') || old.trim_end().ends_with(':');
             let called = old.contains(&format!("{w}("));
             !units::identifiers(new).any(|n| n == w)
-                && (units::header_name(old) == Some(w) || opens && called)
+                && (units::header_name(without_visibility(old)) == Some(w) || opens && called)
         })
+}
+
+/// A line without a leading restricted visibility (`pub(crate) fn f` → `fn f`).
+fn without_visibility(line: &str) -> &str {
+    let t = line.trim_start();
+    match t.strip_prefix("pub(").and_then(|r| r.split_once(')')) {
+        Some((_, rest)) => rest.trim_start(),
+        None => t,
+    }
 }
 
 /// The word `new` has where `old` has `name`, when the words before it are the same and it

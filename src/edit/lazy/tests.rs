@@ -1173,3 +1173,14 @@ fn a_closing_brace_at_a_snippets_open_end_is_not_the_files_last_one_past_unshown
     let out = merge(OPTS, snippet, &hints("main.rs")).unwrap().content;
     assert_eq!(out, OPTS.replace(", value_parser", ""));
 }
+
+#[test]
+fn a_new_crate_visible_function_shaped_like_the_last_one_is_no_rename_of_it() {
+    // `pub(crate) fn` reads as a definition header, so the renamed-and-rewritten reading is
+    // seen: the new function would otherwise take the old one's place whole.
+    let file = "use std::cmp::Ordering;\n\npub(crate) fn smallest<I>(iter: I, k: usize) -> Vec<I::Item>\nwhere\n    I: Iterator,\n{\n    let mut heap = iter.take(k).collect::<Vec<_>>();\n    heap.sort();\n    heap\n}\n";
+    let snippet = "// ...\npub(crate) fn smallest_relaxed<I>(iter: I, k: usize) -> Vec<I::Item>\nwhere\n    I: Iterator,\n{\n    let mut buf = iter.take(2 * k).collect::<Vec<_>>();\n    buf.truncate(k);\n    buf\n}\n";
+    let e = merge(file, snippet, &hints("k.rs")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(e.message.contains("`smallest`"), "{}", e.message);
+}

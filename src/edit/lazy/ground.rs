@@ -39,13 +39,16 @@ pub(crate) fn check(ctx: &Context<'_>, edit: &Edit) -> Result<()> {
             if matches!(before, Anchor::Edge(false)) || matches!(after, Anchor::Edge(false)) {
                 open_ended(ctx, edit, &ops[a..b])?;
             }
+            if matches!(before, Anchor::Quiet) || matches!(after, Anchor::Quiet) {
+                beside_markers(ctx, &ops[a..b])?;
+            }
             for (this, other) in [(&before, &after), (&after, &before)] {
                 let licensed = match this {
                     Anchor::Ambiguous(_) => false,
                     // Once in the file but among new lines: only with the file's own
                     // lines, grounded, across the gap.
                     Anchor::Unique(_) => matches!(other, Anchor::Grounded | Anchor::Edge(true)),
-                    Anchor::Edge(_) | Anchor::Trivial | Anchor::Grounded => true,
+                    Anchor::Edge(_) | Anchor::Trivial | Anchor::Quiet | Anchor::Grounded => true,
                 };
                 if let (false, Anchor::Ambiguous(run) | Anchor::Unique(run)) = (licensed, this) {
                     let elsewhere = matches!(this, Anchor::Ambiguous(_));
@@ -134,6 +137,45 @@ const NEARLY_THE_SAME: f32 = 0.9;
 /// At most this many changed lines of one gap are looked for among all the file's lines.
 const CLOSEST_SEARCHES: usize = 16;
 
+/// A line of comment marks only: no letter, digit or bracket (`//!`, ` *`, `#`).
+fn bare_marker(line: &str) -> bool {
+    line.chars()
+        .all(|c| !(c.is_alphanumeric() || "{}()[]".contains(c)))
+}
+
+/// Beside bare comment markers, a changed line must share a word with its old version: a
+/// line that says something else (a heading turned into a new paragraph's first line) is
+/// as likely new text inserted beside it.
+fn beside_markers(ctx: &Context<'_>, gap: &[Op]) -> Result<()> {
+    let (file, lines) = (ctx.file, ctx.lines());
+    let words = |l: &str| -> Vec<String> {
+        units::identifiers(l)
+            .filter(|w| w.chars().count() >= 3)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    for op in gap {
+        let Op::Change { i, j } = *op else { continue };
+        let old = words(file.lines[j]);
+        if !words(&lines[i].text).iter().any(|w| old.contains(w)) {
+            return Err(Error::new(
+                ErrorCode::NeedsMoreContext,
+                format!(
+                    "file line {} `{}` would be replaced by snippet line {} `{}`, which shares \
+                     no word with it, next to lines that are bare comment marks: is it replaced, \
+                     or does the new line go beside it? Show an unchanged line with words in it \
+                     next to the edit, or send `-` lines for what goes",
+                    j + 1,
+                    file.lines[j].trim(),
+                    lines[i].at,
+                    lines[i].text.trim(),
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// What the run of matched lines on one side of a deletion says.
 enum Anchor {
     /// No run: the gap reaches the segment's edge; directly (the line next to the edge is
@@ -141,6 +183,9 @@ enum Anchor {
     Edge(bool),
     /// Blank lines and closers only: they license nothing, and veto nothing.
     Trivial,
+    /// Bare comment markers (`//!`, `///`, ` *`, `#`), blank lines among them: any such
+    /// line of the file would do, so a line changed beside them must be the same line.
+    Quiet,
     /// The run reaches the segment's edge, or continues the file beyond new lines.
     Grounded,
     /// Among new lines, but once in the file as a block.
@@ -159,7 +204,10 @@ fn judge(
     let Some(run) = run_beside(ops, side) else {
         return Anchor::Edge(deletes_at_edge(lines, &ops[gap], side));
     };
-    if run.files.iter().all(|&j| file.is_trivial(j)) {
+    let mut marks = run.files.iter().filter(|&&j| !file.is_blank(j)).peekable();
+    if marks.peek().is_some() && marks.all(|&j| bare_marker(file.lines[j])) {
+        Anchor::Quiet
+    } else if run.files.iter().all(|&j| file.is_trivial(j)) {
         Anchor::Trivial
     } else if grounded(lines, ops, &run, side.is_before()) {
         Anchor::Grounded

@@ -1184,3 +1184,25 @@ fn a_new_crate_visible_function_shaped_like_the_last_one_is_no_rename_of_it() {
     assert_eq!(e.code, ErrorCode::NeedsMoreContext);
     assert!(e.message.contains("`smallest`"), "{}", e.message);
 }
+
+#[test]
+fn a_doc_heading_beside_bare_comment_marks_is_not_changed_into_a_new_paragraph() {
+    // The new paragraph's `//!` lines match the file's bare ones; read that way, the
+    // `# Usage` heading would be its first line's old version.
+    let file = "//! A codec.\n//!\n//! It reads and writes frames.\n//!\n//! # Usage\n//!\n//! Call `encode`.\n\npub fn encode() {}\n";
+    let snippet = "// ...\n//! It reads and writes frames.\n//!\n//! Frames longer than 64 KiB are split.\n//!\n// ...\n";
+    let e = merge(file, snippet, &hints("codec.rs")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(e.message.contains("`//! # Usage`"), "{}", e.message);
+}
+
+#[test]
+fn a_doc_line_reworded_beside_bare_comment_marks_still_changes_in_place() {
+    let file = "//! A codec.\n//!\n//! It reads and writes frames.\n//!\n//! # Usage\n\npub fn encode() {}\n";
+    let snippet = "//! A codec.\n//!\n//! It reads, checks and writes frames.\n//!\n// ...\n";
+    let out = merge(file, snippet, &hints("codec.rs")).unwrap().content;
+    assert_eq!(
+        out,
+        file.replace("reads and writes", "reads, checks and writes")
+    );
+}

@@ -62,12 +62,13 @@ fn eval_blocks_on_the_corpus_is_never_wrong_and_refuses_only_true_ambiguity() {
 /// lower), so that no change makes it worse while the work goes on. (The grounding rule of
 /// issue 26 refuses one more right merge here, for two fewer wrong ones on the systems
 /// corpus; the rule that a closer at a snippet's open end may not delete unshown lines
-/// before the file's last line refuses one more, a deletion by omission at the file's end:
-/// lines lost come first, then wrong merges, then refusals.)
+/// before the file's last line refuses one more, a deletion by omission at the file's end;
+/// and a closer that may be a later one no longer deletes the method between, which keeps
+/// one method that commit removed: lines lost come first, then wrong merges, then refusals.)
 #[test]
 fn eval_lazy_on_git_history_holds_its_floor() {
     let (stdout, s) = eval("lazy");
-    assert!(s["correct"] >= 88.8, "{stdout}");
+    assert!(s["correct"] >= 88.4, "{stdout}");
     assert!(s["wrong"] <= 1.9, "{stdout}");
     assert_eq!(s["lost"], 0.0, "{stdout}");
 }

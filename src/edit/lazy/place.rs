@@ -258,7 +258,7 @@ pub(crate) fn place(
             pins.retain(|p| p.i > f.pin.i || (p.i < f.pin.i && p.j > f.opened && p.j < f.pin.j));
             let at = pins.partition_point(|p| p.i < f.pin.i);
             pins.insert(at, f.pin);
-            license_floor(ctx.lines(), &mut pins, at);
+            license_floor(ctx.file, ctx.lines(), &mut pins, at);
             match pins[at + 1..].iter().find(|p| p.j <= f.pin.j) {
                 // Lines after the closer that stand before it: another place.
                 Some(p) => Placed::Conflict(Run::at(f.pin.i, f.pin.j), Run::at(p.i, p.j)),
@@ -273,13 +273,21 @@ pub(crate) fn place(
 /// The closer pin at `at` places its segment for certain, but a lone closer licenses no
 /// deletion (rule 2) — unless the next line the snippet shows after it, past blank lines
 /// only, is a sure pin: the block's end and that line are then neighbours for certain, and
-/// what the file has between them goes.
-fn license_floor(lines: &[SLine], pins: &mut [Pin], at: usize) {
+/// what the file has between them goes. Not when the file has the same closer, at the same
+/// depth, between them: the snippet's closer may be that one, and then nothing goes.
+fn license_floor(file: &FileIndex<'_>, lines: &[SLine], pins: &mut [Pin], at: usize) {
     let f = pins[at];
     let next_shown = (f.i + 1..lines.len()).find(|&i| !lines[i].blank);
-    pins[at].sure = pins
+    let Some(n) = pins
         .get(at + 1)
-        .is_some_and(|n| n.sure && Some(n.i) == next_shown);
+        .filter(|n| n.sure && Some(n.i) == next_shown)
+    else {
+        pins[at].sure = false;
+        return;
+    };
+    let (key, depth) = (file.key(f.j), file.indent(f.j));
+    let another = (f.j + 1..n.j).any(|j| file.key(j) == key && file.indent(j) == depth);
+    pins[at].sure = !another;
 }
 
 /// [`place`] without the floor pin itself.

@@ -1206,3 +1206,20 @@ fn a_doc_line_reworded_beside_bare_comment_marks_still_changes_in_place() {
         file.replace("reads and writes", "reads, checks and writes")
     );
 }
+
+const THREE: &str = "impl Stack {\n    fn push(&mut self, v: u8) {\n        self.items.push(v);\n        self.len += 1;\n    }\n\n    fn peek(&self) -> Option<u8> {\n        self.items.last().copied()\n    }\n\n    fn pop(&mut self) -> Option<u8> {\n        self.items.pop()\n    }\n}\n";
+
+#[test]
+fn a_closer_after_a_deep_placeholder_may_be_a_later_one_so_nothing_between_goes() {
+    // `    }` may close `push` (and `peek` would go) or close `peek`: the second reading
+    // deletes nothing the snippet never showed, so the lines stay.
+    let snippet = "impl Stack {\n    fn push(&mut self, v: u8) {\n        self.items.push(v);\n        // ... existing code ...\n    }\n\n    fn pop(&mut self) -> Option<u8> {\n        self.len -= 1;\n        self.items.pop()\n    }\n}\n";
+    let out = merge(THREE, snippet, &hints("stack.rs")).unwrap().content;
+    assert_eq!(
+        out,
+        THREE.replace(
+            "        self.items.pop()\n",
+            "        self.len -= 1;\n        self.items.pop()\n"
+        )
+    );
+}

@@ -7,6 +7,8 @@
 //! old one's imports), unless it places itself as a block — once in the file, with a line
 //! that says something.
 
+use std::collections::HashSet;
+
 use super::align::{Edit, Op};
 use super::costs::MAX_SEED_OCCURRENCES;
 use super::index::FileIndex;
@@ -67,17 +69,18 @@ pub(crate) fn check(ctx: &Context<'_>, edit: &Edit) -> Result<()> {
 /// it, refuses the merge.
 fn open_ended(ctx: &Context<'_>, edit: &Edit, gap: &[Op]) -> Result<()> {
     let (file, lines) = (ctx.file, ctx.lines());
-    // Looking for the closest file line reads the whole file: only for a few changed lines.
-    let search = gap
-        .iter()
-        .filter(|op| matches!(op, Op::Change { .. }))
-        .count()
-        <= CLOSEST_SEARCHES;
+    // Looking for the closest file line reads the whole file: only for the first few changed
+    // lines of a gap.
+    let mut searches = CLOSEST_SEARCHES;
     let unlicensed = gap.iter().find_map(|op| match *op {
         Op::Drop(j) if !file.is_blank(j) => Some((j, None)),
         Op::Change { i, j } => {
-            let own = changed_for_certain(ctx, edit, i, j, search);
-            (!own).then_some((j, Some(i)))
+            let search = searches > 0;
+            searches = searches.saturating_sub(1);
+            match changed_for_certain(ctx, edit, i, j, search) {
+                Ok(()) => None,
+                Err(why) => Some((j, Some((i, why)))),
+            }
         }
         _ => None,
     });
@@ -85,10 +88,10 @@ fn open_ended(ctx: &Context<'_>, edit: &Edit, gap: &[Op]) -> Result<()> {
         return Ok(());
     };
     let how = match changed {
-        Some(i) => format!(
-            "would be replaced by snippet line {} `{}`, which is only like it",
+        Some((i, why)) => format!(
+            "would be replaced by snippet line {} `{}`, {why}",
             lines[i].at,
-            lines[i].text.trim()
+            lines::quoted(&lines[i].text)
         ),
         None => "would be deleted".to_string(),
     };
@@ -100,41 +103,54 @@ fn open_ended(ctx: &Context<'_>, edit: &Edit, gap: &[Op]) -> Result<()> {
              unchanged line on the new lines' side of it, send `-` lines for what goes, or put \
              the placeholder where the file's lines are kept",
             j + 1,
-            file.lines[j].trim(),
+            lines::quoted(file.lines[j]),
         ),
     ))
 }
 
 /// Whether snippet line `i` is file line `j`'s new version for certain: at the old line's
 /// depth (after the segment's shift), and nearly the same line, or opening (closing) the same
-/// brackets so that keeping the old line beside it would leave them unbalanced, or clearly
-/// closer to it than to any other file line, or sharing a word no other file line has.
-fn changed_for_certain(ctx: &Context<'_>, edit: &Edit, i: usize, j: usize, search: bool) -> bool {
+/// brackets so that keeping the old line beside it would leave them unbalanced, or sharing a
+/// word no other file line has, or clearly closer to it than to any other file line (looked
+/// for when `search`). Else why not, as a refusal says it.
+fn changed_for_certain(
+    ctx: &Context<'_>,
+    edit: &Edit,
+    i: usize,
+    j: usize,
+    search: bool,
+) -> std::result::Result<(), &'static str> {
     let (new, old) = (&ctx.lines()[i].text, ctx.file.lines[j]);
     let depth = i64::from(ctx.lines()[i].indent) + edit.shift;
     if depth != i64::from(ctx.file.indent(j)) {
-        return false;
+        return Err("which stands at another depth");
     }
     let net = |l: &str| units::depth_change(l).0;
-    lines::similarity(new, old) >= NEARLY_THE_SAME
+    let certain = lines::similarity(new, old) >= NEARLY_THE_SAME
         || (net(old) != 0 && net(old) == net(new))
         || has_its_own_word(ctx, new, old)
-        || (search && closest_old_version(ctx, new).is_some_and(|(o, _)| o == j))
+        || (search && closest_old_version(ctx, new).is_some_and(|(o, _)| o == j));
+    if certain {
+        Ok(())
+    } else {
+        Err("which is only like it")
+    }
 }
 
 /// Whether `new` has a word of three characters or more that, in the file, stands on line
 /// `old` alone: the same statement, changed.
 fn has_its_own_word(ctx: &Context<'_>, new: &str, old: &str) -> bool {
+    let fresh: HashSet<&str> = units::identifiers(new).collect();
     units::identifiers(old)
-        .filter(|w| w.chars().count() >= 3)
-        .filter(|w| units::identifiers(new).any(|n| n == *w))
+        .filter(|w| w.chars().count() >= 3 && fresh.contains(w))
         .any(|w| ctx.word_lines(w) == 1)
 }
 
 /// How similar a changed line and its old version are when only a token or two changed.
 const NEARLY_THE_SAME: f32 = 0.9;
 
-/// At most this many changed lines of one gap are looked for among all the file's lines.
+/// At most this many changed lines of one gap (the first) are looked for among all the
+/// file's lines.
 const CLOSEST_SEARCHES: usize = 16;
 
 /// A line of comment marks only: no letter, digit or bracket (`//!`, ` *`, `#`).
@@ -148,7 +164,7 @@ fn bare_marker(line: &str) -> bool {
 /// as likely new text inserted beside it.
 fn beside_markers(ctx: &Context<'_>, gap: &[Op]) -> Result<()> {
     let (file, lines) = (ctx.file, ctx.lines());
-    let words = |l: &str| -> Vec<String> {
+    let words = |l: &str| -> HashSet<String> {
         units::identifiers(l)
             .filter(|w| w.chars().count() >= 3)
             .map(str::to_lowercase)
@@ -157,7 +173,7 @@ fn beside_markers(ctx: &Context<'_>, gap: &[Op]) -> Result<()> {
     for op in gap {
         let Op::Change { i, j } = *op else { continue };
         let old = words(file.lines[j]);
-        if !words(&lines[i].text).iter().any(|w| old.contains(w)) {
+        if words(&lines[i].text).is_disjoint(&old) {
             return Err(Error::new(
                 ErrorCode::NeedsMoreContext,
                 format!(
@@ -166,9 +182,9 @@ fn beside_markers(ctx: &Context<'_>, gap: &[Op]) -> Result<()> {
                      or does the new line go beside it? Show an unchanged line with words in it \
                      next to the edit, or send `-` lines for what goes",
                     j + 1,
-                    file.lines[j].trim(),
+                    lines::quoted(file.lines[j]),
                     lines[i].at,
-                    lines[i].text.trim(),
+                    lines::quoted(&lines[i].text),
                 ),
             ));
         }

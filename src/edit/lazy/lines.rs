@@ -367,9 +367,30 @@ pub(crate) fn without_trailing_comment(line: &str) -> Option<&str> {
     None
 }
 
+/// The longest line text a refusal quotes, in characters.
+const QUOTED_CHARS: usize = 120;
+
+/// A line as a refusal quotes it: trimmed, and cut at [`QUOTED_CHARS`] with `…`.
+pub(crate) fn quoted(line: &str) -> String {
+    let t = line.trim();
+    match t.char_indices().nth(QUOTED_CHARS) {
+        Some((at, _)) => format!("{}…", &t[..at]),
+        None => t.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_line_is_trimmed_and_cut_at_its_limit() {
+        assert_eq!(quoted("    short();  "), "short();");
+        let long = format!("  {}", "é".repeat(QUOTED_CHARS + 50));
+        let q = quoted(&long);
+        assert_eq!(q.chars().count(), QUOTED_CHARS + 1);
+        assert!(q.ends_with('…'));
+    }
 
     #[test]
     fn trivial_lines_are_bare_keywords_and_lines_without_letters_or_digits() {

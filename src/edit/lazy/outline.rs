@@ -291,8 +291,6 @@ mod tests {
             declared_name("pub unsafe fn read(p: *const u8) {"),
             Some("read")
         );
-        // A modifier followed by another word qualifies it.
-        assert_eq!(declared_name("const static int limit = 3;"), Some("int"));
     }
 
     #[test]

@@ -258,7 +258,7 @@ pub(crate) fn place(
             pins.retain(|p| p.i > f.pin.i || (p.i < f.pin.i && p.j > f.opened && p.j < f.pin.j));
             let at = pins.partition_point(|p| p.i < f.pin.i);
             pins.insert(at, f.pin);
-            license_floor(ctx.file, ctx.lines(), &mut pins, at);
+            license_floor(ctx.file, ctx.lines(), seg, &mut pins, at);
             match pins[at + 1..].iter().find(|p| p.j <= f.pin.j) {
                 // Lines after the closer that stand before it: another place.
                 Some(p) => Placed::Conflict(Run::at(f.pin.i, f.pin.j), Run::at(p.i, p.j)),
@@ -274,8 +274,15 @@ pub(crate) fn place(
 /// deletion (rule 2) — unless the next line the snippet shows after it, past blank lines
 /// only, is a sure pin: the block's end and that line are then neighbours for certain, and
 /// what the file has between them goes. Not when the file has the same closer, at the same
-/// depth, between them: the snippet's closer may be that one, and then nothing goes.
-fn license_floor(file: &FileIndex<'_>, lines: &[SLine], pins: &mut [Pin], at: usize) {
+/// depth and after the same lines the segment shows before it, between them: the snippet's
+/// closer may be that one, and then nothing goes.
+fn license_floor(
+    file: &FileIndex<'_>,
+    lines: &[SLine],
+    seg: &Segment,
+    pins: &mut [Pin],
+    at: usize,
+) {
     let f = pins[at];
     let next_shown = (f.i + 1..lines.len()).find(|&i| !lines[i].blank);
     let Some(n) = pins
@@ -286,9 +293,25 @@ fn license_floor(file: &FileIndex<'_>, lines: &[SLine], pins: &mut [Pin], at: us
         return;
     };
     let (key, depth) = (file.key(f.j), file.indent(f.j));
-    let another = (f.j + 1..n.j).any(|j| file.key(j) == key && file.indent(j) == depth);
+    let tail: Vec<u64> = (seg.lines.start..f.i)
+        .rev()
+        .filter(|&i| !lines[i].blank)
+        .take(TAIL_COMPARED)
+        .map(|i| lines[i].key)
+        .collect();
+    let after_tail = |j: usize| {
+        let mut above = (0..j).rev().filter(|&k| !file.is_blank(k));
+        tail.iter()
+            .all(|&t| above.next().is_some_and(|k| file.key(k) == t))
+    };
+    let another =
+        (f.j + 1..n.j).any(|j| file.key(j) == key && file.indent(j) == depth && after_tail(j));
     pins[at].sure = !another;
 }
+
+/// How many of the lines a segment shows before its closer are compared with another
+/// closer's (enough to tell two blocks' ends apart, and a bound on the work).
+const TAIL_COMPARED: usize = 8;
 
 /// [`place`] without the floor pin itself.
 fn place_free(
@@ -384,14 +407,24 @@ fn place_free(
 /// edge, or one of several lines) is left out, the lone lines give way.
 fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::Link> {
     let lines = ctx.lines();
-    let lone = |r: &Run| nontrivial_lines(lines, r) < 2 && !at_edge(ctx.file, lines, seg, r);
+    let lone: Vec<bool> = unique
+        .iter()
+        .map(|r| nontrivial_lines(lines, r) < 2 && !at_edge(ctx.file, lines, seg, r))
+        .collect();
+    let lone_at: std::collections::HashSet<(usize, usize)> = unique
+        .iter()
+        .zip(&lone)
+        .filter(|(_, l)| **l)
+        .map(|(r, _)| (r.i, r.j))
+        .collect();
     let weigh = |discount: bool| {
+        let lone_at = &lone_at;
         move |r: &Run, trim: usize| -> f32 {
             let w: f32 = lines[r.i + trim..r.i_end()]
                 .iter()
                 .map(runs::line_weight)
                 .sum();
-            if discount && lone(r) {
+            if discount && lone_at.contains(&(r.i, r.j)) {
                 w * LONE_LINE_WEIGHT
             } else {
                 w
@@ -400,8 +433,8 @@ fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::L
     };
     let (chain, _) = runs::chain(unique, weigh(false), |_, _| true);
     let in_chain = |k: usize| chain.iter().any(|l| l.run == k);
-    let lone_in = chain.iter().any(|l| lone(&unique[l.run]));
-    let anchor_out = (0..unique.len()).any(|k| !in_chain(k) && !lone(&unique[k]));
+    let lone_in = chain.iter().any(|l| lone[l.run]);
+    let anchor_out = (0..unique.len()).any(|k| !in_chain(k) && !lone[k]);
     if lone_in && anchor_out {
         runs::chain(unique, weigh(true), |_, _| true).0
     } else {

@@ -173,8 +173,10 @@ impl Renamed<'_> {
     }
 }
 
+/// The refusal of an `impl` block taking the place of another one's (file line `j`).
 fn block_refusal(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize) -> Error {
-    let old = file.lines[j].trim().trim_end_matches('{').trim_end();
+    let header = super::lines::quoted(file.lines[j]);
+    let old = header.trim_end_matches('{').trim_end();
     Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
@@ -184,7 +186,7 @@ fn block_refusal(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize) -> E
              `{old}` unchanged next to it (or a placeholder where it stays); to replace it, \
              send its old lines as `-` lines",
             lines[i].at,
-            lines[i].text.trim(),
+            super::lines::quoted(&lines[i].text),
             j + 1,
         ),
     )

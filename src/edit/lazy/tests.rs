@@ -465,17 +465,14 @@ fn closing_lines_alone_do_not_place_a_snippet() {
 }
 
 #[test]
-fn last_lines_shown_before_a_closer_belong_to_the_block_the_snippet_opened() {
+fn last_lines_shown_before_a_closer_may_be_a_later_blocks_so_nothing_between_goes() {
+    // `map.freeze(); return map; }` ends `first` and `second` alike: read as first's, second
+    // would go; read as second's, nothing does. The reading that deletes nothing unshown is
+    // taken, and the snippet then changes nothing.
     let file = "class A {\n  static Map first() {\n    Map map = new Map();\n    map.put(1);\n\n    map.freeze();\n    return map;\n  }\n\n  static Map second() {\n    Map map = new Map();\n    map.put(2);\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return null;\n  }\n}\n";
     let snippet = "  // ... existing code ...\n  static Map first() {\n    // ... existing code ...\n\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n  // ... existing code ...\n";
-    let out = merge(file, snippet, &hints("A.java")).unwrap().content;
-    assert_eq!(
-        out,
-        file.replace(
-            "  static Map second() {\n    Map map = new Map();\n    map.put(2);\n    map.freeze();\n    return map;\n  }\n\n",
-            ""
-        )
-    );
+    let e = merge(file, snippet, &hints("A.java")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ApplyNoop, "{}", e.message);
 }
 
 #[test]
@@ -591,16 +588,13 @@ fn a_moved_line_takes_the_blank_line_that_set_it_apart() {
 }
 
 #[test]
-fn a_closer_after_a_placeholder_ends_the_block_an_earlier_part_opened() {
-    // `first` is shown open and its last lines closed: they are first's own, and the
-    // definition between first and third (shown adjacent) goes.
+fn a_closer_after_a_placeholder_keeps_the_blocks_it_may_end_and_changes_go_in() {
+    // `first` is shown open and its last lines closed; `second` ends the same way, so the
+    // closer may be second's and second stays. The changed line in `third` goes in.
     let file = "class Maps {\n  static Map first() {\n    Map map = new Map();\n    map.put(1);\n    map.freeze();\n    return map;\n  }\n\n  static Map second() {\n    Map map = new Map();\n    map.put(2);\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return null;\n  }\n}\n";
-    let snippet = "  // ... existing code ...\n  static Map first() {\n    // ... existing code ...\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n  // ... existing code ...\n";
+    let snippet = "  // ... existing code ...\n  static Map first() {\n    // ... existing code ...\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return Map.empty();\n  }\n  // ... existing code ...\n";
     let out = merge(file, snippet, &hints("Maps.java")).unwrap().content;
-    assert_eq!(
-        out,
-        "class Maps {\n  static Map first() {\n    Map map = new Map();\n    map.put(1);\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return null;\n  }\n}\n"
-    );
+    assert_eq!(out, file.replace("return null;", "return Map.empty();"));
 }
 
 #[test]
@@ -806,12 +800,16 @@ fn a_closer_that_places_a_segment_licenses_no_deletion_across_a_changed_line() {
 }
 
 #[test]
-fn a_closer_right_before_a_sure_anchor_still_ends_the_block() {
-    // The block's end and the next definition's header, with only a blank line between
-    // them in the snippet: the definition the file has between them goes.
+fn a_closer_right_before_a_sure_anchor_ends_the_block_only_when_no_later_one_may() {
+    // `return map; }` ends `a` and `b` alike: the snippet's may be b's, so b stays.
     let file = "class M {\n  static a() {\n    one();\n    two();\n    return map;\n  }\n\n  static b() {\n    three();\n    return map;\n  }\n\n  static c() {\n    four();\n    return map;\n  }\n}\n";
     let snippet = "class M {\n  static a() {\n    // ... existing code ...\n    return map;\n  }\n\n  static c() {\n    four();\n    return map;\n  }\n}\n";
-    let out = merge(file, snippet, &hints("x.js")).unwrap().content;
+    let e = merge(file, snippet, &hints("x.js")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ApplyNoop, "{}", e.message);
+    // Ending differently from b, a's last line places the closer at a's end: b goes.
+    let file = file.replacen("    return map;\n", "    return done;\n", 1);
+    let snippet = snippet.replacen("    return map;\n", "    return done;\n", 1);
+    let out = merge(&file, &snippet, &hints("x.js")).unwrap().content;
     assert_eq!(
         out,
         file.replace("  static b() {\n    three();\n    return map;\n  }\n\n", "")
@@ -1222,4 +1220,13 @@ fn a_closer_after_a_deep_placeholder_may_be_a_later_one_so_nothing_between_goes(
             "        self.len -= 1;\n        self.items.pop()\n"
         )
     );
+}
+
+#[test]
+fn a_line_moved_into_a_new_block_beside_new_lines_is_refused_naming_its_depth() {
+    let file = "fn f() {\n    call(alpha);\n    next();\n}\n";
+    let snippet = "fn f() {\n    if ok {\n        call(alpha, beta);\n    }\n    // ... existing code ...\n}\n";
+    let e = merge(file, snippet, &hints("f.rs")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(e.message.contains("at another depth"), "{}", e.message);
 }

@@ -5,7 +5,9 @@
 //! file right there. A run with only new lines beyond it sits inside new code: it is the
 //! file's only by chance (a new job repeating an old job's steps, a new example repeating an
 //! old one's imports), unless it places itself as a block — once in the file, with a line
-//! that says something.
+//! that says something. Where one side has no anchor at all (new lines run to the segment's
+//! edge) or only bare comment marks (`//!`), a changed line must be its old line's own new
+//! version, and there a dropped line refuses the merge.
 
 use std::collections::HashSet;
 

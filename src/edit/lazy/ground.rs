@@ -7,7 +7,7 @@
 //! old one's imports), unless it places itself as a block — once in the file, with a line
 //! that says something. Where one side has no anchor at all (new lines run to the segment's
 //! edge) or only bare comment marks (`//!`), a changed line must be its old line's own new
-//! version, and there a dropped line refuses the merge.
+//! version; where new lines run to the edge, a dropped line refuses the merge too.
 
 use std::collections::HashSet;
 

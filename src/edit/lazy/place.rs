@@ -407,24 +407,19 @@ fn place_free(
 /// edge, or one of several lines) is left out, the lone lines give way.
 fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::Link> {
     let lines = ctx.lines();
-    let lone: Vec<bool> = unique
-        .iter()
-        .map(|r| nontrivial_lines(lines, r) < 2 && !at_edge(ctx.file, lines, seg, r))
-        .collect();
     let lone_at: std::collections::HashSet<(usize, usize)> = unique
         .iter()
-        .zip(&lone)
-        .filter(|(_, l)| **l)
-        .map(|(r, _)| (r.i, r.j))
+        .filter(|r| nontrivial_lines(lines, r) < 2 && !at_edge(ctx.file, lines, seg, r))
+        .map(|r| (r.i, r.j))
         .collect();
+    let lone = |r: &Run| lone_at.contains(&(r.i, r.j));
     let weigh = |discount: bool| {
-        let lone_at = &lone_at;
         move |r: &Run, trim: usize| -> f32 {
             let w: f32 = lines[r.i + trim..r.i_end()]
                 .iter()
                 .map(runs::line_weight)
                 .sum();
-            if discount && lone_at.contains(&(r.i, r.j)) {
+            if discount && lone(r) {
                 w * LONE_LINE_WEIGHT
             } else {
                 w
@@ -433,8 +428,8 @@ fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::L
     };
     let (chain, _) = runs::chain(unique, weigh(false), |_, _| true);
     let in_chain = |k: usize| chain.iter().any(|l| l.run == k);
-    let lone_in = chain.iter().any(|l| lone[l.run]);
-    let anchor_out = (0..unique.len()).any(|k| !in_chain(k) && !lone[k]);
+    let lone_in = chain.iter().any(|l| lone(&unique[l.run]));
+    let anchor_out = (0..unique.len()).any(|k| !in_chain(k) && !lone(&unique[k]));
     if lone_in && anchor_out {
         runs::chain(unique, weigh(true), |_, _| true).0
     } else {

@@ -171,21 +171,31 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
         "a rejected edit writes nothing"
     );
 
+    // The same agent's next edit of story.md, 20 lines below the first edit's first change,
+    // answers the rejection: it is accepted too.
+    tmux.wait_for("the second edit", 60, |s| s.contains("A line added later."));
+    tmux.keys(&["a"]);
+    let r = agent.next(&tmux);
+    assert_eq!(r["status"], "ok", "{r}");
+    let both = format!("{expected}A line added later.\n");
+    assert_eq!(p.read("story.md"), both);
+
     // Undo acts on the selected review, and only on an applied one.
     tmux.wait_for("the queue to settle", 10, |s| s.contains("0 pending"));
-    tmux.keys(&["u"]);
+    tmux.keys(&["k", "u"]);
     tmux.wait_for("a rejected review is not undone", 10, |s| {
         s.contains("only an applied review can be undone")
     });
+    // The first of the two applied edits of story.md, under the second.
     tmux.keys(&["k", "u"]);
     tmux.wait_for("the undo question", 10, |s| {
         s.contains("Undo ") && s.contains("story.md")
     });
     tmux.keys(&["n"]);
     tmux.wait_for("nothing undone", 10, |s| s.contains("nothing undone"));
-    assert_eq!(p.read("story.md"), expected);
+    assert_eq!(p.read("story.md"), both);
     // A later change of a line the run changed: the refusal shows those lines, nothing moves.
-    let clash = expected.replace("The first line, edited.", "The first line, edited twice.");
+    let clash = both.replace("The first line, edited.", "The first line, edited twice.");
     p.write("story.md", &clash);
     tmux.keys(&["u", "y"]);
     // Waited for whole: a screen caught mid-draw may hold the title and not yet the lines.
@@ -197,8 +207,9 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
     });
     tmux.keys(&["Escape"]);
     assert_eq!(p.read("story.md"), clash);
-    // A later change elsewhere: the run's change is taken back, the later one stays.
-    p.write("story.md", &format!("{expected}A line added later.\n"));
+    // Back to what the two edits wrote: the first run's changes are taken back, the second's
+    // line stays.
+    p.write("story.md", &both);
     tmux.keys(&["u", "y"]);
     tmux.wait_for("the undo and its row", 10, |s| {
         s.contains("undid") && s.contains("undone")

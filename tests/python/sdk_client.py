@@ -12,8 +12,9 @@ dry_run then apply_last_dry_run, and FileWriteOrEdit; it checks every result and
 disk, and exits non-zero with a message on the first mismatch. It prints `OK <transport>`.
 
 In `review` mode a person (the tmux test) decides in the TUI: the script sends a three-hunk
-FileWriteOrEdit to `story.md` (which the test wrote), then a patch_file to `story.md`, and prints
-each tool result's envelope as one line `RESULT <json>` as soon as it arrives.
+FileWriteOrEdit to `story.md` (which the test wrote), then a patch_file to `story.md`, then a
+second patch_file that adds a line under the last one, and prints each tool result's envelope as
+one line `RESULT <json>` as soon as it arrives.
 
 In `search` mode (stdio, ROOT prepared by the test) the script calls agentic_search,
 fast_search and agentic_retrieval with the query in $PATCHGATE_TEST_QUERY, then agentic_search
@@ -188,6 +189,12 @@ async def under_review(session, root):
         "target_file": os.path.join(root, "story.md"),
         "search_content": "The title.",
         "replace_content": "A new title.",
+    }))
+    print("RESULT " + json.dumps(r), flush=True)
+    r = envelope(await session.call_tool("patch_file", {
+        "target_file": os.path.join(root, "story.md"),
+        "search_content": "The last line.",
+        "replace_content": "The last line.\nA line added later.",
     }))
     print("RESULT " + json.dumps(r), flush=True)
 

@@ -64,11 +64,13 @@ fn eval_blocks_on_the_corpus_is_never_wrong_and_refuses_only_true_ambiguity() {
 /// corpus; the rule that a closer at a snippet's open end may not delete unshown lines
 /// before the file's last line refuses one more, a deletion by omission at the file's end;
 /// and a closer that may be a later one no longer deletes the method between, which keeps
-/// one method that commit removed: lines lost come first, then wrong merges, then refusals.)
+/// one method that commit removed: lines lost come first, then wrong merges, then refusals.
+/// The independent licence check refuses one more: a changed constructor line at a snippet's
+/// edge whose merge dropped two comment lines the snippet never showed.)
 #[test]
 fn eval_lazy_on_git_history_holds_its_floor() {
     let (stdout, s) = eval("lazy");
-    assert!(s["correct"] >= 88.4, "{stdout}");
+    assert!(s["correct"] >= 88.0, "{stdout}");
     assert!(s["wrong"] <= 1.9, "{stdout}");
     assert_eq!(s["lost"], 0.0, "{stdout}");
 }
@@ -86,13 +88,14 @@ fn eval_lazy_on_git_history_wide_holds_its_floor() {
 
 /// Rust, C and C++ (bat, clap, libuv, spdlog): the held-out set of the lazy merge's work,
 /// judged by its numbers alone. Ceilings on what it gets wrong and on merges that lose
-/// lines hold what the engine reaches today (issue 26's bars: 1% and none).
+/// lines hold what the engine reaches today (issue 26's bars: 1% and none). The licence
+/// check turned one wrong merge and one right one into refusals.
 #[test]
 fn eval_lazy_on_git_history_systems_holds_its_ceilings() {
     let (stdout, s) = eval_dir(&corpus("git-history-systems"), "lazy");
     assert_eq!(s["n"], 280.0, "{stdout}");
-    assert!(s["correct"] >= 77.1, "{stdout}");
-    assert!(s["wrong"] <= 6.8, "{stdout}");
+    assert!(s["correct"] >= 76.7, "{stdout}");
+    assert!(s["wrong"] <= 6.5, "{stdout}");
     assert!(s["lost"] <= 2.5, "{stdout}");
 }
 

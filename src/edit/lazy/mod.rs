@@ -12,7 +12,10 @@
 //!    does not show is deleted only where the snippet licenses it. [`ground`] then checks
 //!    every deletion's anchors: lines among new code license nothing by chance; [`rename`]
 //!    every definition given another name: only the name may change.
-//! 5. [`render`]: the merged lines, re-indented in the file's style.
+//! 5. [`render`]: the merged lines, re-indented in the file's style; then [`licence`], the
+//!    independent licence check: from the file, the snippet and the result alone (no
+//!    placement code) every file line the result lost must hold a licence, or the merge is
+//!    refused naming the lines.
 //! 6. [`guards`]: `APPLY_NOOP`, `MARKER_LEAKAGE`, `TRUNCATION_DETECTED`,
 //!    `BLAST_RADIUS_EXCEEDED`; [`parses`]: a reading that breaks the file's syntax where the
 //!    snippet's own text parses is `NEEDS_MORE_CONTEXT`.
@@ -32,6 +35,7 @@ mod guards;
 mod hints;
 mod impls;
 mod index;
+mod licence;
 mod lines;
 pub mod outline;
 mod parses;
@@ -209,6 +213,13 @@ pub(crate) fn merge_unverified(
         || extension(hints).is_some_and(|e| PROSE.contains(&e.as_str()));
     guards::check_balance(&file, &snippet.lines, &edits, prose)?;
     let out = render::render(&file, &snippet.lines, edits, indent())?;
+    let removes: Vec<&str> = snippet
+        .removals
+        .iter()
+        .chain(&instruction.removes)
+        .map(String::as_str)
+        .collect();
+    licence::check(&file, &snippet, ctx.defs(), &removes, &out)?;
     let merged = join_lines(&out, final_newline || out.is_empty());
     let new_lines: Vec<&str> = snippet
         .lines

@@ -55,6 +55,9 @@ pub struct CaseResult {
     pub flagged: bool,
     /// A wrong merge that loses lines: a line of the expected result is missing from it.
     pub lost: bool,
+    /// A wrong merge that loses the file's own code: a line the file had and the expected
+    /// result keeps is missing from it (not only a new line of the commit).
+    pub lost_code: bool,
 }
 
 /// A scored corpus.
@@ -245,24 +248,32 @@ fn quantile_us(mut nanos: Vec<u128>, q: f64) -> f64 {
     nanos[idx] as f64 / 1000.0
 }
 
+/// Non-blank lines, trailing white space aside, with how often each occurs.
+fn line_counts(text: &str) -> HashMap<&str, usize> {
+    let mut have: HashMap<&str, usize> = HashMap::new();
+    for l in text.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+        *have.entry(l).or_default() += 1;
+    }
+    have
+}
+
 /// Whether `output` lacks a line of `expected`, counted with repeats, blank lines and trailing
 /// white space aside (the corpora's "lose lines": code the agent never meant to remove is gone).
 pub fn loses_lines(expected: &str, output: &str) -> bool {
-    let mut have: HashMap<&str, usize> = HashMap::new();
-    for l in output.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
-        *have.entry(l).or_default() += 1;
-    }
-    expected
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.is_empty())
-        .any(|l| match have.get_mut(l) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                false
-            }
-            _ => true,
-        })
+    let have = line_counts(output);
+    line_counts(expected)
+        .iter()
+        .any(|(l, &n)| have.get(l).copied().unwrap_or(0) < n)
+}
+
+/// Whether `output` lacks a line that `before` had and `expected` keeps (as often as both
+/// hold it): the file's own code is gone, not only a line the commit added.
+pub fn loses_code(before: &str, expected: &str, output: &str) -> bool {
+    let (had, have) = (line_counts(before), line_counts(output));
+    line_counts(expected).iter().any(|(l, &n)| {
+        let kept = n.min(had.get(l).copied().unwrap_or(0));
+        have.get(l).copied().unwrap_or(0) < kept
+    })
 }
 
 /// The review's syntax check of a merge, right after its syntax stage (whose parse of the
@@ -297,16 +308,22 @@ pub fn run(
         let case = load(root, dir, format)?;
         let mut times = Vec::with_capacity(repeat.max(1));
         let mut syntax_times = Vec::with_capacity(repeat.max(1));
-        let (mut outcome, mut flagged, mut lost) = (Outcome::Wrong, false, false);
+        let (mut outcome, mut flagged, mut lost, mut lost_code) =
+            (Outcome::Wrong, false, false, false);
         for _ in 0..repeat.max(1) {
             let run = run_once(&case, format);
             let (check, f) = check_once(&case, run.texts.as_ref());
             times.push(run.merge);
             syntax_times.extend(run.verify.map(|v| v + check));
-            lost = run.outcome == Outcome::Wrong
-                && run.texts.as_ref().is_some_and(|(_, new)| {
-                    loses_lines(&String::from_utf8_lossy(&case.after), new)
-                });
+            let after = String::from_utf8_lossy(&case.after);
+            let wrong_output = run
+                .texts
+                .as_ref()
+                .filter(|_| run.outcome == Outcome::Wrong)
+                .map(|(_, new)| new);
+            lost = wrong_output.is_some_and(|new| loses_lines(&after, new));
+            lost_code = wrong_output
+                .is_some_and(|new| loses_code(&String::from_utf8_lossy(&case.before), &after, new));
             (outcome, flagged) = (run.outcome, f);
         }
         times.sort_unstable();
@@ -319,6 +336,7 @@ pub fn run(
             check_nanos: syntax_times.get(syntax_times.len() / 2).copied(),
             flagged,
             lost,
+            lost_code,
         });
         progress(i + 1, total);
     }
@@ -347,6 +365,14 @@ impl Report {
     /// Wrong merge cases.
     pub fn wrong(&self) -> usize {
         self.count(|o| *o == Outcome::Wrong)
+    }
+
+    /// Wrong merge cases that lose lines the file had and the commit kept.
+    pub fn lost_code(&self) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| !c.expect_decline && c.lost_code)
+            .count()
     }
 
     /// Wrong merge cases that lose lines.
@@ -404,7 +430,7 @@ impl Report {
     }
 
     /// The one-line summary, e.g.
-    /// `lazy n=260 correct=97.3% wrong=0.0% lost=0.0% refused=2.7% median_us=41 p99_us=380
+    /// `lazy n=260 correct=97.3% wrong=0.0% lost=0.0% lost_code=0.0% refused=2.7% median_us=41 p99_us=380
     /// check_median_us=90 check_p99_us=900 syntax_flagged_wrong=0 syntax_flagged_correct=1`.
     /// Decline cases, when there are any, add
     /// `declines=9 declined=9 decline_merged=0 decline_wrong=0` before the times.
@@ -421,13 +447,14 @@ impl Report {
         };
         let (fw, _, fc, _) = self.flagged();
         format!(
-            "{} n={n} correct={:.1}% wrong={:.1}% lost={:.1}% refused={:.1}%{declines} median_us={:.0} \
+            "{} n={n} correct={:.1}% wrong={:.1}% lost={:.1}% lost_code={:.1}% refused={:.1}%{declines} median_us={:.0} \
              p99_us={:.0} check_median_us={:.0} check_p99_us={:.0} syntax_flagged_wrong={fw} \
              syntax_flagged_correct={fc}",
             self.format.name(),
             pct(self.correct()),
             pct(self.wrong()),
             pct(self.lost()),
+            pct(self.lost_code()),
             pct(self.refused()),
             self.quantile_us(0.5),
             self.quantile_us(0.99),
@@ -459,9 +486,10 @@ impl Report {
         let _ = writeln!(out, "correct:  {}", self.correct());
         let _ = writeln!(
             out,
-            "wrong:    {} (of which lose lines: {})",
+            "wrong:    {} (of which lose lines: {}, of the file's own code: {})",
             self.wrong(),
-            self.lost()
+            self.lost(),
+            self.lost_code()
         );
         let _ = writeln!(out, "refused:  {}", self.refused());
         let (d, declined, merged, wrong) = self.declines();
@@ -540,7 +568,7 @@ impl Report {
 
 #[cfg(test)]
 mod tests {
-    use super::loses_lines;
+    use super::{loses_code, loses_lines};
 
     #[test]
     fn a_line_missing_from_the_output_is_lost_counted_with_repeats() {
@@ -554,5 +582,20 @@ mod tests {
         assert!(loses_lines(expected, "fn a() {\n    x();\n}\n"));
         // Blank lines are not counted.
         assert!(!loses_lines("a\n\n\nb\n", "a\nb\n"));
+    }
+
+    #[test]
+    fn code_is_lost_only_when_a_line_the_file_had_and_the_commit_kept_is_missing() {
+        let before = "fn a() {\n    x();\n}\n";
+        let expected = "fn a() {\n    x();\n    y();\n}\n";
+        // The commit's new line missing: lines lost, but not the file's code.
+        let output = "fn a() {\n    x();\n}\n";
+        assert!(loses_lines(expected, output));
+        assert!(!loses_code(before, expected, output));
+        // The file's own line missing: its code is lost.
+        let output = "fn a() {\n    y();\n}\n";
+        assert!(loses_code(before, expected, output));
+        // A line the commit deleted is no loss whoever drops it.
+        assert!(!loses_code(before, "fn a() {\n}\n", "fn a() {\n}\n"));
     }
 }

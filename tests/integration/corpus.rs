@@ -84,6 +84,7 @@ fn eval_lazy_on_git_history_wide_holds_its_floor() {
     assert!(s["correct"] >= 82.9, "{stdout}");
     assert!(s["wrong"] <= 2.1, "{stdout}");
     assert!(s["lost"] <= 0.4, "{stdout}");
+    assert_eq!(s["lost_code"], 0.0, "{stdout}");
 }
 
 /// Rust, C and C++ (bat, clap, libuv, spdlog): the held-out set of the lazy merge's work,
@@ -97,6 +98,9 @@ fn eval_lazy_on_git_history_systems_holds_its_ceilings() {
     assert!(s["correct"] >= 76.7, "{stdout}");
     assert!(s["wrong"] <= 6.5, "{stdout}");
     assert!(s["lost"] <= 2.5, "{stdout}");
+    // Of those, the merges that lose the file's own code (the rest drop lines the commit
+    // added).
+    assert!(s["lost_code"] <= 0.4, "{stdout}");
 }
 
 /// Snippets written the way models write them meet issue 14's bars: at least 90% of the

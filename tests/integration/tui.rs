@@ -151,6 +151,12 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
         r["review"]["note"], "keep the title\nthe docs link to it",
         "{r}"
     );
+    // The same agent's next edit of story.md (20 lines below the first edit's first change)
+    // answers the rejection and is selected as it arrives; the rejected review is one up.
+    tmux.wait_for("the second edit", 60, |s| {
+        s.contains("v2 diff") && s.contains("A line added later.")
+    });
+    tmux.keys(&["k"]);
     // The TUI shows the note's lines as lines, and so does the journal's log.
     tmux.wait_for("the note's two lines", 10, |s| {
         s.contains("note: keep the title") && s.contains("       the docs link to it")
@@ -171,9 +177,11 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
         "a rejected edit writes nothing"
     );
 
-    // The same agent's next edit of story.md, 20 lines below the first edit's first change,
-    // answers the rejection: it is accepted too.
-    tmux.wait_for("the second edit", 60, |s| s.contains("A line added later."));
+    // Back to the second edit: it is accepted.
+    tmux.keys(&["j"]);
+    tmux.wait_for("the second edit again", 10, |s| {
+        s.contains("v2 diff") && s.contains("A line added later.")
+    });
     tmux.keys(&["a"]);
     let r = agent.next(&tmux);
     assert_eq!(r["status"], "ok", "{r}");

@@ -155,12 +155,6 @@ const NEARLY_THE_SAME: f32 = 0.9;
 /// file's lines.
 const CLOSEST_SEARCHES: usize = 16;
 
-/// A line of comment marks only: no letter, digit or bracket (`//!`, ` *`, `#`).
-fn bare_marker(line: &str) -> bool {
-    line.chars()
-        .all(|c| !(c.is_alphanumeric() || "{}()[]".contains(c)))
-}
-
 /// Beside bare comment markers, a changed line must share a word with its old version: a
 /// line that says something else (a heading turned into a new paragraph's first line) is
 /// as likely new text inserted beside it.
@@ -223,7 +217,7 @@ fn judge(
         return Anchor::Edge(deletes_at_edge(lines, &ops[gap], side));
     };
     let mut marks = run.files.iter().filter(|&&j| !file.is_blank(j)).peekable();
-    if marks.peek().is_some() && marks.all(|&j| bare_marker(file.lines[j])) {
+    if marks.peek().is_some() && marks.all(|&j| lines::bare_marker(file.lines[j])) {
         Anchor::Quiet
     } else if run.files.iter().all(|&j| file.is_trivial(j)) {
         Anchor::Trivial

@@ -367,6 +367,12 @@ pub(crate) fn without_trailing_comment(line: &str) -> Option<&str> {
     None
 }
 
+/// A line of comment marks only: no letter, digit or bracket (`//!`, ` *`, `#`).
+pub(crate) fn bare_marker(line: &str) -> bool {
+    line.chars()
+        .all(|c| !(c.is_alphanumeric() || "{}()[]".contains(c)))
+}
+
 /// The longest line text a refusal quotes, in characters.
 const QUOTED_CHARS: usize = 120;
 

@@ -213,13 +213,7 @@ pub(crate) fn merge_unverified(
         || extension(hints).is_some_and(|e| PROSE.contains(&e.as_str()));
     guards::check_balance(&file, &snippet.lines, &edits, prose)?;
     let out = render::render(&file, &snippet.lines, edits, indent())?;
-    let removes: Vec<&str> = snippet
-        .removals
-        .iter()
-        .chain(&instruction.removes)
-        .map(String::as_str)
-        .collect();
-    licence::check(&file, &snippet, ctx.defs(), &removes, &out)?;
+    licence::check(&file, &snippet, ctx.defs(), &instruction.removes, &out)?;
     let merged = join_lines(&out, final_newline || out.is_empty());
     let new_lines: Vec<&str> = snippet
         .lines

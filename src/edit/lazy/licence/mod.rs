@@ -4,7 +4,8 @@
 //! - a `-` line of a diff-style snippet with its text;
 //! - a `remove NAME` directive or an instruction's removal of the definition holding it;
 //! - a definition of the same name that the snippet shows whole (a same-named replacement);
-//! - its text still in the result as often as in the file, with the snippet showing it (moved);
+//! - its text still in the result as often as in the file, with the snippet showing it and a
+//!   line kept beside the run (moved: a segment's edge passes over it);
 //! - or, for the run of lost lines as a whole, its place in the snippet: one segment shows
 //!   the result's lines across the run as one stretch — the file line kept above it, the new
 //!   lines, the file line kept below it — and the anchor blocks on each side (the snippet's
@@ -75,10 +76,17 @@ pub(crate) fn check<S: AsRef<str>>(
     let mut unlicensed: Vec<(Vec<usize>, Why)> = Vec::new();
     let mut slides = SLID_RUNS;
     for run in runs(&lost, kept, file) {
+        // A moved line goes only from where a segment's edge passes over it: new code that
+        // merely repeats a line elsewhere moves nothing.
+        let beside = beside_shown(file, &run, kept, &per_line);
         let rest: Vec<usize> = run
             .iter()
             .copied()
-            .filter(|&j| !per_line.licensed(file.key(j)))
+            .filter(|&j| {
+                let licensed =
+                    per_line.minus(file.key(j)) || (beside && per_line.moved(file.key(j)));
+                !licensed
+            })
             .collect();
         if rest.is_empty() {
             continue;
@@ -236,16 +244,16 @@ struct PerLine {
 impl PerLine {
     /// `old` and `new`: the keys of the file's and the result's lines where they differ.
     fn new(snippet: &Snippet, old: &[u64], new: &[u64]) -> PerLine {
+        let lines = &snippet.lines;
         let mut minus: HashMap<u64, usize> = HashMap::new();
-        let mut shown: HashSet<u64> = HashSet::new();
-        for l in snippet.lines.iter().filter(|l| !l.blank) {
-            match l.kind {
-                Kind::Removed => *minus.entry(l.key).or_default() += 1,
-                _ => {
-                    shown.insert(l.key);
-                }
-            }
+        for l in lines.iter().filter(|l| !l.blank && l.kind == Kind::Removed) {
+            *minus.entry(l.key).or_default() += 1;
         }
+        let shown: HashSet<u64> = lines
+            .iter()
+            .filter(|l| !l.blank && l.kind != Kind::Removed)
+            .map(|l| l.key)
+            .collect();
         let mut spare: HashMap<u64, isize> = HashMap::new();
         for k in new.iter().filter(|k| shown.contains(k)) {
             *spare.entry(*k).or_default() += 1;
@@ -262,14 +270,44 @@ impl PerLine {
         }
     }
 
-    fn licensed(&mut self, key: u64) -> bool {
-        if let Some(c) = self.minus.get_mut(&key).filter(|c| **c > 0) {
-            *c -= 1;
-            return true;
+    /// A `-` line with this text, not used yet for another lost line.
+    fn minus(&mut self, key: u64) -> bool {
+        match self.minus.get_mut(&key).filter(|c| **c > 0) {
+            Some(c) => {
+                *c -= 1;
+                true
+            }
+            None => false,
         }
-        // Moved: the result holds the line's text as often as the file does.
+    }
+
+    /// Whether a line with this text moved: the snippet shows it, and the result holds it
+    /// as often as the file does.
+    fn moved(&self, key: u64) -> bool {
         self.shown.contains(&key) && self.spare.get(&key).is_some_and(|&c| c >= 0)
     }
+
+    /// Whether the snippet shows this text (not as a `-` line).
+    fn shows(&self, key: u64) -> bool {
+        self.shown.contains(&key)
+    }
+}
+
+/// Whether the snippet shows a file line kept right beside a run of lost lines (the nearest
+/// non-blank one above or below): a segment's edge passes over the run there.
+fn beside_shown(
+    file: &FileIndex<'_>,
+    run: &[usize],
+    kept: &[Option<usize>],
+    per_line: &PerLine,
+) -> bool {
+    let solid_kept = |j: &usize| kept[*j].is_some() && !file.is_blank(*j);
+    let above = (0..run[0]).rev().find(solid_kept);
+    let below = (run[run.len() - 1] + 1..file.len()).find(solid_kept);
+    [above, below]
+        .into_iter()
+        .flatten()
+        .any(|j| per_line.shows(file.key(j)))
 }
 
 /// The lines of the definitions `removes` names, each defined once, with the blank lines

@@ -98,6 +98,17 @@ fn at_a_segments_edge_only_changed_lines_go() {
 }
 
 #[test]
+fn a_line_repeated_by_new_code_has_not_moved() {
+    let file =
+        "fn a() {\n    let v = load();\n    v.check();\n    v.save();\n}\n\nfn c() {\n    1\n}\n";
+    // A new function that calls `v.check()` too: the old call has not moved into it.
+    let snippet = "// ...\nfn b() {\n    v.check();\n}\n";
+    let result = file.replace("    v.check();\n", "") + "\nfn b() {\n    v.check();\n}\n";
+    let message = refused(judge(file, snippet, &result, &[]));
+    assert!(message.contains("3: v.check();"), "{message}");
+}
+
+#[test]
 fn closers_alone_license_only_a_changed_line_in_its_place() {
     let file = "fn a() {\n    if x {\n        one();\n    }\n    keep_me();\n}\n\nfn b() {\n    if y {\n        two();\n    }\n    target();\n}\n";
     // Only closers around the new line: they could be any function's.

@@ -10,13 +10,66 @@ use super::super::index::FileIndex;
 use super::super::lines;
 
 /// How long the line diff may search for the smallest difference; past it the diff is
-/// coarser, which only finds more lost lines (and so refuses more), never fewer.
+/// coarser: it counts more lines as lost and new, and each of them still needs its licence.
 const DIFF_DEADLINE: Duration = Duration::from_millis(200);
+
+/// Which file lines the result keeps, and where: both ways.
+pub(super) struct Kept {
+    /// Where each file line stands in the result, when it is kept.
+    at: Vec<Option<usize>>,
+    /// The file line each line of the result is, when it is one.
+    origin: Vec<Option<usize>>,
+}
+
+impl Kept {
+    fn new(at: Vec<Option<usize>>, result_lines: usize) -> Kept {
+        let mut origin = vec![None; result_lines];
+        for (j, k) in at.iter().enumerate() {
+            if let Some(k) = k {
+                origin[*k] = Some(j);
+            }
+        }
+        Kept { at, origin }
+    }
+
+    /// Where file line `j` stands in the result; `None` when it is lost.
+    pub(super) fn at(&self, j: usize) -> Option<usize> {
+        self.at[j]
+    }
+
+    /// The file line that line `k` of the result is, if it is one.
+    pub(super) fn origin(&self, k: usize) -> Option<usize> {
+        self.origin[k]
+    }
+
+    /// The nearest non-blank file lines kept above and below a run of lost lines.
+    pub(super) fn around(
+        &self,
+        file: &FileIndex<'_>,
+        run: &[usize],
+    ) -> (Option<usize>, Option<usize>) {
+        let solid_kept = |j: &usize| self.at[*j].is_some() && !file.is_blank(*j);
+        let above = (0..run[0]).rev().find(solid_kept);
+        let below = (run[run.len() - 1] + 1..file.len()).find(solid_kept);
+        (above, below)
+    }
+
+    /// Read the result's line that file line `from` stands for as file line `to` instead
+    /// (`from` lost, `to` kept): another diff of the same texts, when both lines are alike.
+    /// The same call with the lines swapped undoes it.
+    pub(super) fn hand_over(&mut self, from: usize, to: usize) {
+        let k = self.at[from].take();
+        self.at[to] = k;
+        if let Some(k) = k {
+            self.origin[k] = Some(to);
+        }
+    }
+}
 
 /// The file against the result, line by line (whitespace-insensitive).
 pub(super) struct Diff {
-    /// Where each file line stands in the result, when it is kept.
-    pub(super) kept: Vec<Option<usize>>,
+    /// Which file lines the result keeps, and where.
+    pub(super) kept: Kept,
     /// The keys of the file's and the result's lines between their common ends.
     pub(super) old: Vec<u64>,
     pub(super) new: Vec<u64>,
@@ -72,7 +125,7 @@ impl Diff {
             })
             .collect();
         Diff {
-            kept,
+            kept: Kept::new(kept, m),
             old,
             new,
             out_blank,

@@ -38,13 +38,13 @@ use crate::edit::{Error, ErrorCode, Result};
 mod diff;
 mod place;
 
-use self::diff::Diff;
+use self::diff::{Diff, Kept};
 use self::place::{Licences, Why};
 
 /// How far a lost run is slid over lines of its own text, each way, at most.
 const SLIDE_STEPS: usize = 8;
 
-/// How many lost runs of one merge are slid, at most (each slide copies the diff's map).
+/// How many lost runs of one merge are slid, at most.
 const SLID_RUNS: usize = 16;
 
 /// The file lines a refusal lists at most.
@@ -61,24 +61,23 @@ pub(crate) fn check<S: AsRef<str>>(
     out: &[S],
 ) -> Result<()> {
     let diff = Diff::of(file, out);
-    let (kept, old, new) = (&diff.kept, &diff.old, &diff.new);
     let lost: Vec<usize> = (0..file.len())
-        .filter(|&j| kept[j].is_none() && !file.is_blank(j))
+        .filter(|&j| diff.kept.at(j).is_none() && !file.is_blank(j))
         .collect();
     if lost.is_empty() || whole_file(file, snippet) {
         return Ok(());
     }
-    let licences = Licences::new(file, snippet, kept, diff.out_blank);
-    let mut per_line = PerLine::new(snippet, old, new);
+    let mut per_line = PerLine::new(snippet, &diff.old, &diff.new);
+    let mut licences = Licences::new(file, snippet, diff.kept, diff.out_blank);
     // The definitions' lines are read (a parse, where the grammar is built in) only for
     // lines no other licence covers.
     let mut covered: Option<Vec<bool>> = None;
     let mut unlicensed: Vec<(Vec<usize>, Why)> = Vec::new();
     let mut slides = SLID_RUNS;
-    for run in runs(&lost, kept, file) {
+    for run in runs(&lost, &licences.kept, file) {
         // A moved line goes only from where a segment's edge passes over it: new code that
         // merely repeats a line elsewhere moves nothing.
-        let beside = beside_shown(file, &run, kept, &per_line);
+        let beside = beside_shown(file, &run, &licences.kept, &per_line);
         let rest: Vec<usize> = run
             .iter()
             .copied()
@@ -91,10 +90,10 @@ pub(crate) fn check<S: AsRef<str>>(
         if rest.is_empty() {
             continue;
         }
-        let Err(why) = licences.by_place(&rest, kept, out) else {
+        let Err(why) = licences.by_place(&rest, out) else {
             continue;
         };
-        if slides > 0 && rest == run && slid(&licences, file, &run, kept, out) {
+        if slides > 0 && rest == run && slid(&mut licences, file, &run, out) {
             continue;
         }
         slides = slides.saturating_sub(1);
@@ -114,7 +113,7 @@ pub(crate) fn check<S: AsRef<str>>(
             continue;
         }
         let why = if left.len() < rest.len() {
-            match licences.by_place(&left, kept, out) {
+            match licences.by_place(&left, out) {
                 Ok(()) => continue,
                 Err(w) => w,
             }
@@ -133,10 +132,9 @@ pub(crate) fn check<S: AsRef<str>>(
 /// lines, moved up or down over lines of the same text (of two equal closers, which one went
 /// is the diff's choice, not the merge's).
 fn slid<S: AsRef<str>>(
-    licences: &Licences<'_, '_>,
+    licences: &mut Licences<'_, '_>,
     file: &FileIndex<'_>,
     run: &[usize],
-    kept: &[Option<usize>],
     out: &[S],
 ) -> bool {
     let (first, last) = (run[0], run[run.len() - 1]);
@@ -144,8 +142,11 @@ fn slid<S: AsRef<str>>(
         return false;
     }
     for up in [true, false] {
-        let mut moved = kept.to_vec();
+        // Each step reads one kept line as its twin across the run; undone before the next
+        // direction (and before returning).
+        let mut handed: Vec<(usize, usize)> = Vec::new();
         let (mut f, mut l) = (first, last);
+        let mut licensed = false;
         for _ in 0..SLIDE_STEPS {
             // Up: the line above the run and its last line hold the same text.
             let (gone, back) = if up {
@@ -159,12 +160,20 @@ fn slid<S: AsRef<str>>(
                 }
                 (l + 1, f)
             };
-            moved[back] = moved[gone].take();
+            licences.kept.hand_over(gone, back);
+            handed.push((gone, back));
             (f, l) = if up { (f - 1, l - 1) } else { (f + 1, l + 1) };
             let shifted: Vec<usize> = (f..=l).collect();
-            if licences.by_place(&shifted, &moved, out).is_ok() {
-                return true;
+            if licences.by_place(&shifted, out).is_ok() {
+                licensed = true;
+                break;
             }
+        }
+        for &(gone, back) in handed.iter().rev() {
+            licences.kept.hand_over(back, gone);
+        }
+        if licensed {
+            return true;
         }
     }
     false
@@ -215,12 +224,12 @@ fn whole_file(file: &FileIndex<'_>, snippet: &Snippet) -> bool {
 }
 
 /// The lost lines cut into runs: lines with no kept non-blank line between them.
-fn runs(lost: &[usize], kept: &[Option<usize>], file: &FileIndex<'_>) -> Vec<Vec<usize>> {
+fn runs(lost: &[usize], kept: &Kept, file: &FileIndex<'_>) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
     let mut last: Option<usize> = None;
     for &j in lost {
         let joined =
-            last.is_some_and(|p| (p + 1..j).all(|m| kept[m].is_none() || file.is_blank(m)));
+            last.is_some_and(|p| (p + 1..j).all(|m| kept.at(m).is_none() || file.is_blank(m)));
         match out.last_mut() {
             Some(run) if joined => run.push(j),
             _ => out.push(vec![j]),
@@ -295,15 +304,8 @@ impl PerLine {
 
 /// Whether the snippet shows a file line kept right beside a run of lost lines (the nearest
 /// non-blank one above or below): a segment's edge passes over the run there.
-fn beside_shown(
-    file: &FileIndex<'_>,
-    run: &[usize],
-    kept: &[Option<usize>],
-    per_line: &PerLine,
-) -> bool {
-    let solid_kept = |j: &usize| kept[*j].is_some() && !file.is_blank(*j);
-    let above = (0..run[0]).rev().find(solid_kept);
-    let below = (run[run.len() - 1] + 1..file.len()).find(solid_kept);
+fn beside_shown(file: &FileIndex<'_>, run: &[usize], kept: &Kept, per_line: &PerLine) -> bool {
+    let (above, below) = kept.around(file, run);
     [above, below]
         .into_iter()
         .flatten()

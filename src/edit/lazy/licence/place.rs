@@ -10,6 +10,7 @@ use super::super::lines;
 use super::super::prepare::{Kind, SLine};
 use super::super::segments::Snippet;
 use super::super::units;
+use super::diff::Kept;
 
 /// The longest anchor block read on each side of a lost run.
 const BLOCK_LINES: usize = 32;
@@ -45,12 +46,8 @@ pub(super) struct Licences<'a, 'f> {
     rank: Vec<usize>,
     /// The file's non-blank lines.
     solid: Vec<usize>,
-    /// Whether each file line is lost in the result.
-    lost: Vec<bool>,
-    /// Where each file line stands in the result, when kept.
-    kept_at: Vec<Option<usize>>,
-    /// The file line each line of the result is, when it is one.
-    origin: Vec<Option<usize>>,
+    /// Which file lines the result keeps, and where.
+    pub(super) kept: Kept,
     /// Whether each line of the result is blank.
     out_blank: Vec<bool>,
 }
@@ -59,7 +56,7 @@ impl<'a, 'f> Licences<'a, 'f> {
     pub(super) fn new(
         file: &'a FileIndex<'f>,
         snippet: &'a Snippet,
-        kept: &[Option<usize>],
+        kept: Kept,
         out_blank: Vec<bool>,
     ) -> Licences<'a, 'f> {
         let lines = &snippet.lines;
@@ -91,17 +88,7 @@ impl<'a, 'f> Licences<'a, 'f> {
             at,
             rank,
             solid,
-            lost: kept.iter().map(Option::is_none).collect(),
-            kept_at: kept.to_vec(),
-            origin: {
-                let mut origin = vec![None; out_blank.len()];
-                for (j, k) in kept.iter().enumerate() {
-                    if let Some(k) = k {
-                        origin[*k] = Some(j);
-                    }
-                }
-                origin
-            },
+            kept,
             out_blank,
         }
     }
@@ -111,15 +98,11 @@ impl<'a, 'f> Licences<'a, 'f> {
     pub(super) fn by_place<S: AsRef<str>>(
         &self,
         run: &[usize],
-        kept: &[Option<usize>],
         out: &[S],
     ) -> std::result::Result<(), Why> {
-        let (first, last) = (run[0], run[run.len() - 1]);
-        let solid_kept = |j: usize| kept[j].is_some() && !self.file.is_blank(j);
-        let above = (0..first).rev().find(|&j| solid_kept(j));
-        let below = (last + 1..self.file.len()).find(|&j| solid_kept(j));
-        let lo = above.and_then(|j| kept[j]).map_or(0, |k| k + 1);
-        let hi = below.and_then(|j| kept[j]).unwrap_or(out.len());
+        let (above, below) = self.kept.around(self.file, run);
+        let lo = above.and_then(|j| self.kept.at(j)).map_or(0, |k| k + 1);
+        let hi = below.and_then(|j| self.kept.at(j)).unwrap_or(out.len());
         let new_at: Vec<usize> = (lo..hi)
             .filter(|&k| !lines::is_blank(out[k].as_ref()))
             .collect();
@@ -176,11 +159,11 @@ impl<'a, 'f> Licences<'a, 'f> {
             let (Some(mut q), Some(j)) = (at, j) else {
                 continue;
             };
-            let Some(mut o) = self.kept_at[j] else {
+            let Some(mut o) = self.kept.at(j) else {
                 return false;
             };
             for _ in 0..PIN_WALK {
-                pinned |= self.origin[o].is_some_and(|j| {
+                pinned |= self.kept.origin(o).is_some_and(|j| {
                     !self.file.is_trivial(j) && self.file.count(self.file.key(j)) == 1
                 });
                 let next_q = if down {
@@ -190,7 +173,7 @@ impl<'a, 'f> Licences<'a, 'f> {
                 };
                 let Some(nq) = next_q else { break };
                 let next_o = if down {
-                    (o + 1..self.origin.len()).find(|&k| !self.out_blank[k])
+                    (o + 1..self.out_blank.len()).find(|&k| !self.out_blank[k])
                 } else {
                     (0..o).rev().find(|&k| !self.out_blank[k])
                 };
@@ -374,7 +357,7 @@ impl<'a, 'f> Licences<'a, 'f> {
             at.1.checked_sub(1).map(|r| self.solid[r])
         };
         // Right past the block the file's line is lost too: that deletion is judged on its own.
-        let next_lost = continuing.is_some_and(|j| self.lost[j]);
+        let next_lost = continuing.is_some_and(|j| self.kept.at(j).is_none());
         let far = self.solid[at.1];
         let grounded = next_lost || self.grounded_past(seg, at.0, far, continuing, down);
         if !down {
@@ -400,7 +383,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         continuing: Option<usize>,
         down: bool,
     ) -> bool {
-        let Some(mut o) = self.kept_at[far] else {
+        let Some(mut o) = self.kept.at(far) else {
             return false;
         };
         let mut q = q;
@@ -412,14 +395,14 @@ impl<'a, 'f> Licences<'a, 'f> {
                 q.checked_sub(1)
             };
             let next_o = if down {
-                (o + 1..self.origin.len()).find(|&k| !self.out_blank[k])
+                (o + 1..self.out_blank.len()).find(|&k| !self.out_blank[k])
             } else {
                 (0..o).rev().find(|&k| !self.out_blank[k])
             };
             let (Some(nq), Some(no)) = (next_q, next_o) else {
                 return next_q.is_none() && !passed_new;
             };
-            if let Some(j) = self.origin[no] {
+            if let Some(j) = self.kept.origin(no) {
                 // A file line: right past the block, or where the file goes on after it.
                 return !passed_new || Some(j) == continuing;
             }

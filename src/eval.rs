@@ -58,6 +58,9 @@ pub struct CaseResult {
     /// A wrong merge that loses the file's own code: a line the file had and the expected
     /// result keeps is missing from it (not only a new line of the commit).
     pub lost_code: bool,
+    /// Whether the merge deletes lines the edit does not show (docs/DESIGN.md §4): it carries
+    /// an `unseen:` warning.
+    pub unseen: bool,
 }
 
 /// A scored corpus.
@@ -310,6 +313,7 @@ pub fn run(
         let mut syntax_times = Vec::with_capacity(repeat.max(1));
         let (mut outcome, mut flagged, mut lost, mut lost_code) =
             (Outcome::Wrong, false, false, false);
+        let mut unseen = false;
         for _ in 0..repeat.max(1) {
             let run = run_once(&case, format);
             let (check, f) = check_once(&case, run.texts.as_ref());
@@ -324,6 +328,14 @@ pub fn run(
             lost = wrong_output.is_some_and(|new| loses_lines(&after, new));
             lost_code = wrong_output
                 .is_some_and(|new| loses_code(&String::from_utf8_lossy(&case.before), &after, new));
+            unseen = run.texts.as_ref().is_some_and(|(old, new)| {
+                let hints = edit::Hints {
+                    path: Some(&case.file_name),
+                    instruction: case.instruction.as_deref(),
+                };
+                let (lines, _) = edit::unseen_deletions(format, old, new, &case.edit, &hints);
+                !lines.is_empty()
+            });
             (outcome, flagged) = (run.outcome, f);
         }
         times.sort_unstable();
@@ -337,6 +349,7 @@ pub fn run(
             flagged,
             lost,
             lost_code,
+            unseen,
         });
         progress(i + 1, total);
     }
@@ -429,9 +442,32 @@ impl Report {
         (fw, w, fc, c)
     }
 
+    /// Merge cases that carry an `unseen:` warning (docs/DESIGN.md §4), as (flagged correct,
+    /// correct, flagged wrong, wrong, flagged of those that lose the file's own code, those).
+    pub fn unseen_flags(&self) -> [usize; 6] {
+        let mut out = [0; 6];
+        for c in self.cases.iter().filter(|c| !c.expect_decline) {
+            let k = match c.outcome {
+                Outcome::Correct => 0,
+                Outcome::Wrong => 2,
+                Outcome::Refused(..) => continue,
+            };
+            out[k] += usize::from(c.unseen);
+            out[k + 1] += 1;
+            if c.lost_code {
+                out[4] += usize::from(c.unseen);
+                out[5] += 1;
+            }
+        }
+        out
+    }
+
     /// The one-line summary, e.g.
     /// `lazy n=260 correct=97.3% wrong=0.0% lost=0.0% lost_code=0.0% refused=2.7% median_us=41 p99_us=380
-    /// check_median_us=90 check_p99_us=900 syntax_flagged_wrong=0 syntax_flagged_correct=1`.
+    /// check_median_us=90 check_p99_us=900 syntax_flagged_wrong=0 syntax_flagged_correct=1
+    /// unseen_flagged_correct=30 unseen_flagged_correct_pct=13.1 unseen_flagged_wrong=2
+    /// unseen_flagged_lost_code=1 lost_code_merges=1` (merges that carry an `unseen:`
+    /// warning, docs/DESIGN.md §4).
     /// Decline cases, when there are any, add
     /// `declines=9 declined=9 decline_merged=0 decline_wrong=0` before the times.
     pub fn summary(&self) -> String {
@@ -446,10 +482,12 @@ impl Report {
             )
         };
         let (fw, _, fc, _) = self.flagged();
+        let u = self.unseen_flags();
         format!(
             "{} n={n} correct={:.1}% wrong={:.1}% lost={:.1}% lost_code={:.1}% refused={:.1}%{declines} median_us={:.0} \
              p99_us={:.0} check_median_us={:.0} check_p99_us={:.0} syntax_flagged_wrong={fw} \
-             syntax_flagged_correct={fc}",
+             syntax_flagged_correct={fc} unseen_flagged_correct={} unseen_flagged_correct_pct={:.1} \
+             unseen_flagged_wrong={} unseen_flagged_lost_code={} lost_code_merges={}",
             self.format.name(),
             pct(self.correct()),
             pct(self.wrong()),
@@ -460,6 +498,11 @@ impl Report {
             self.quantile_us(0.99),
             self.check_quantile_us(0.5),
             self.check_quantile_us(0.99),
+            u[0],
+            100.0 * u[0] as f64 / u[1].max(1) as f64,
+            u[2],
+            u[4],
+            u[5],
         )
     }
 
@@ -475,6 +518,20 @@ impl Report {
             })
             .collect();
         Report { format, cases }
+    }
+
+    /// The merges that carry an `unseen:` warning, by name, for `--verbose`.
+    fn render_unseen(&self, out: &mut String) {
+        let flagged: Vec<&CaseResult> = self.cases.iter().filter(|c| c.unseen).collect();
+        let _ = writeln!(out, "unseen deletions flagged ({}):", flagged.len());
+        for c in flagged {
+            let what = match c.outcome {
+                Outcome::Correct => "correct",
+                _ if c.lost_code => "wrong, loses code",
+                _ => "wrong",
+            };
+            let _ = writeln!(out, "  {} ({what})", c.name);
+        }
     }
 
     /// The full report: counts, refused cases by code, wrong cases, then the summary line.
@@ -517,6 +574,13 @@ impl Report {
             self.check_quantile_us(0.99),
             self.check_quantile_us(1.0)
         );
+        let u = self.unseen_flags();
+        let _ = writeln!(
+            out,
+            "unseen deletions: flagged on {} of {} correct merges, {} of {} wrong ones, {} of {} \
+             that lose the file's own code",
+            u[0], u[1], u[2], u[3], u[4], u[5]
+        );
         let mut by_code: BTreeMap<&str, Vec<&CaseResult>> = BTreeMap::new();
         for c in self.cases.iter().filter(|c| !c.expect_decline) {
             if let Outcome::Refused(code, _) = &c.outcome {
@@ -553,6 +617,7 @@ impl Report {
             }
         }
         if verbose {
+            self.render_unseen(&mut out);
             let mut slow: Vec<&CaseResult> = self.cases.iter().collect();
             slow.sort_by_key(|c| std::cmp::Reverse(c.nanos));
             let _ = writeln!(out, "slowest:");

@@ -95,6 +95,12 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
     let old = existed.then(|| text.content());
     let broken = patchgate::syntax::new_errors(&path, old, &merged.content);
     merged.warnings.extend(patchgate::syntax::warning(&broken));
+    // Lines the merge deletes that the edit does not show (docs/DESIGN.md §4).
+    if existed {
+        let (_, unseen) =
+            edit::unseen_deletions(format, text.content(), &merged.content, &edit_text, &hints);
+        merged.warnings.extend(unseen);
+    }
     if args.json {
         let name = args.file.to_string_lossy();
         let obj = serde_json::json!({

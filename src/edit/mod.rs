@@ -13,6 +13,7 @@ pub mod patchfile;
 pub mod replace;
 pub mod text;
 pub mod udiff;
+pub mod unseen;
 
 use serde::Serialize;
 
@@ -111,4 +112,30 @@ pub fn verify(
         Format::Lazy => lazy::verify(text.content(), edit, hints, merged),
         Format::Blocks | Format::Replace | Format::Udiff => Ok(merged),
     }
+}
+
+/// What `edit` in `format` shows of the file whose content is `content` (docs/DESIGN.md §4):
+/// a lazy snippet as its merge reads it; blocks, replacements and diffs quote every line they
+/// hold.
+pub fn shown(format: Format, content: &str, edit: &str, hints: &Hints<'_>) -> unseen::Shown {
+    match format {
+        Format::Lazy => lazy::shown(content, edit, hints),
+        Format::Blocks | Format::Replace | Format::Udiff => unseen::Shown::quoting([edit]),
+    }
+}
+
+/// The lines of `old` (0-based, ascending) that `edit` in `format` deletes in `new` without
+/// showing them, and the `unseen:` warning that names them (docs/DESIGN.md §4).
+pub fn unseen_deletions(
+    format: Format,
+    old: &str,
+    new: &str,
+    edit: &str,
+    hints: &Hints<'_>,
+) -> (Vec<usize>, Option<String>) {
+    let shown = shown(format, old, edit, hints);
+    let diff = crate::diff::FileDiff::compute(old, new, 0);
+    let lines = unseen::lines(hints.path, old, new, &diff, &shown);
+    let warning = unseen::warning(old, &lines);
+    (lines, warning)
 }

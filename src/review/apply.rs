@@ -157,6 +157,7 @@ pub async fn check(gate: &Gate, set: &PatchSet, reject: bool) -> Vec<Checked> {
                         let why: Vec<&str> = rejected.iter().map(|(_, m)| m.as_str()).collect();
                         failed = Some(format!("NO_MATCH: {}", why.join("\n")));
                     }
+                    ok.warnings.extend(c.unseen_warning());
                     ok.warnings.extend(c.warnings);
                 }
                 Err(e) => {

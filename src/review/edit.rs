@@ -13,7 +13,7 @@ use crate::workspace::fs;
 
 use super::fallback::{Fallback, merge_lazy};
 use super::proposal::FileChange;
-use super::unseen::Shown;
+use crate::edit::unseen::Shown;
 
 /// What to do to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,24 +60,33 @@ pub struct ProposedEdit {
 }
 
 impl EditOp {
-    /// The lines of the file its text shows (docs/DESIGN.md §4): the snippet, the blocks,
-    /// the searched and replacing text, the diff's lines, the whole content.
-    fn shown(&self) -> Shown {
+    /// What its text shows of the file whose content is `old` (docs/DESIGN.md §4): a lazy
+    /// snippet as its merge reads it; blocks, replacements and diffs quote what they hold; a
+    /// whole content is one stretch.
+    fn shown(&self, old: &str, path: &str) -> Shown {
         match self {
-            EditOp::Lazy { snippet, .. } => Shown::of([snippet.as_str()]),
-            EditOp::Blocks(text) | EditOp::Udiff(text) | EditOp::Write(text) => {
-                Shown::of([text.as_str()])
+            EditOp::Lazy {
+                snippet,
+                instruction,
+            } => {
+                let hints = Hints {
+                    path: Some(path),
+                    instruction: instruction.as_deref(),
+                };
+                crate::edit::lazy::shown(old, snippet, &hints)
             }
-            EditOp::WriteIfMissing { content, .. } => Shown::of([content.as_str()]),
-            EditOp::Replace(replace::ReplaceEdit::Replace { pairs, .. }) => Shown::of(
+            EditOp::Blocks(text) | EditOp::Udiff(text) => Shown::quoting([text.as_str()]),
+            EditOp::Write(text) => Shown::whole(text),
+            EditOp::WriteIfMissing { content, .. } => Shown::whole(content),
+            EditOp::Replace(replace::ReplaceEdit::Replace { pairs, .. }) => Shown::quoting(
                 pairs
                     .iter()
                     .flat_map(|p| [p.search_content.as_str(), p.replace_content.as_str()]),
             ),
             EditOp::Replace(replace::ReplaceEdit::Insert { content, .. }) => {
-                Shown::of([content.as_str()])
+                Shown::quoting([content.as_str()])
             }
-            EditOp::Patch(fp) | EditOp::PatchRejecting(fp) => Shown::of(
+            EditOp::Patch(fp) | EditOp::PatchRejecting(fp) => Shown::quoting(
                 fp.hunks
                     .iter()
                     .flat_map(|h| h.anchors.iter().chain(h.lines.iter().map(|l| &l.text)))
@@ -92,7 +101,8 @@ impl ProposedEdit {
     /// showed of the file.
     pub async fn compute(&self, ws: &Workspace, fallback: Option<&Fallback>) -> Result<FileChange> {
         let mut change = self.compute_change(ws, fallback).await?;
-        change.shown = Some(Arc::new(self.op.shown()));
+        let shown = self.op.shown(change.old(), &change.path.rel);
+        change.measure_unseen(Arc::new(shown));
         Ok(change)
     }
 
@@ -415,17 +425,32 @@ mod tests {
     }
 
     #[test]
-    fn a_snippet_whose_anchors_delete_lines_it_never_showed_counts_them() {
+    fn a_deletion_the_edit_pins_between_its_anchors_is_seen_a_dropped_tail_is_not() {
+        // Shown adjacent, two unique lines pin down what goes between them.
         let snippet = "// ... existing code ...\nfn alpha() {\n    let a = 1;\n    \
                        finish_alpha();\n}\n// ... existing code ...\n";
         let unseen = unseen_of(EditOp::Lazy {
             snippet: snippet.into(),
             instruction: None,
         });
-        assert_eq!(unseen, vec![3]);
-        // A whole-file write that drops them never showed them either.
+        assert_eq!(unseen, vec![0]);
+        // A whole-file write that drops lines between lines it keeps shows where they went.
         let content = ALPHA.replace("    step_one();\n    step_two();\n    step_three();\n", "");
-        assert_eq!(unseen_of(EditOp::Write(content)), vec![3]);
+        assert_eq!(unseen_of(EditOp::Write(content)), vec![0]);
+        // One that ends early drops the file's tail without showing it.
+        let (dir, ws) = ws();
+        std::fs::write(dir.path().join("a.rs"), ALPHA).unwrap();
+        let edit = ProposedEdit {
+            path: "a.rs".into(),
+            op: EditOp::Write("fn alpha() {\n    let a = 1;\n".into()),
+        };
+        let c = run(edit.compute(&ws, None)).unwrap();
+        assert_eq!(c.unseen().iter().sum::<usize>(), 8, "{:?}", c.unseen_lines);
+        let w = c.unseen_warning().unwrap();
+        assert_eq!(
+            w,
+            "unseen: 8 lines deleted that the edit does not show (3–11)"
+        );
     }
 
     #[test]

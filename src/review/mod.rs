@@ -15,7 +15,6 @@ mod revert;
 mod revision;
 mod shared;
 mod tally;
-pub mod unseen;
 
 use std::path::Path;
 use std::time::Duration;

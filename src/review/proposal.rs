@@ -18,7 +18,7 @@ use crate::workspace::paths::SafePath;
 use crate::workspace::random;
 
 use super::shared;
-use super::unseen::{self, Shown};
+use crate::edit::unseen::{self, Shown};
 
 /// How the warning of a new parse error begins (`syntax: LINE:COL: what`).
 pub const SYNTAX_WARNING: &str = "syntax: ";
@@ -63,9 +63,12 @@ pub struct FileChange {
     /// The patch's hunks left out of `new` because they do not apply
     /// ([`super::edit::EditOp::PatchRejecting`]).
     pub rejected: Vec<crate::edit::udiff::Rejected>,
-    /// The lines the request's text showed (`None`: no request made it), for
+    /// What the request's text showed (`None`: no request made it), for
     /// [`FileChange::unseen`].
     pub shown: Option<Arc<Shown>>,
+    /// The lines of the original (0-based, ascending) the proposed content deletes that the
+    /// request's text does not show ([`FileChange::measure_unseen`]).
+    pub unseen_lines: Arc<[usize]>,
 }
 
 impl FileChange {
@@ -92,16 +95,55 @@ impl FileChange {
             diff,
             rejected: Vec::new(),
             shown: None,
+            unseen_lines: Arc::from([]),
         }
+    }
+
+    /// Measure the lines the proposed content deletes that `shown` does not show
+    /// (docs/DESIGN.md §4, [`crate::edit::unseen`]) and keep both.
+    pub fn measure_unseen(&mut self, shown: Arc<Shown>) {
+        self.unseen_lines = if self.before.is_some() {
+            unseen::lines(
+                Some(&self.path.rel),
+                self.old(),
+                &self.new,
+                &self.diff,
+                &shown,
+            )
+            .into()
+        } else {
+            Arc::from([])
+        };
+        self.shown = Some(shown);
+    }
+
+    /// The lines of the original that the current diff deletes unseen (after a partial
+    /// acceptance, only those it still deletes).
+    fn unseen_now(&self) -> Vec<usize> {
+        let deleted: std::collections::HashSet<usize> = self
+            .diff
+            .hunks
+            .iter()
+            .flat_map(|h| &h.lines)
+            .filter(|l| l.tag == Tag::Delete)
+            .filter_map(|l| l.old_index)
+            .collect();
+        self.unseen_lines
+            .iter()
+            .copied()
+            .filter(|i| deleted.contains(i))
+            .collect()
+    }
+
+    /// The `unseen: N lines deleted that the edit does not show (RANGES)` warning, if any.
+    pub fn unseen_warning(&self) -> Option<String> {
+        unseen::warning(self.old(), &self.unseen_now())
     }
 
     /// Per hunk, the lines it deletes that the request's text never showed (docs/DESIGN.md
     /// §4); none when no request's text is known.
     pub fn unseen(&self) -> Vec<usize> {
-        match &self.shown {
-            Some(shown) => unseen::per_hunk(&self.diff, shown),
-            None => vec![0; self.diff.hunks.len()],
-        }
+        unseen::per_hunk(&self.diff, &self.unseen_lines)
     }
 
     /// The LF-normalised content when proposed (empty for a new file).
@@ -415,7 +457,10 @@ impl Proposal {
             .files
             .iter()
             .map(|f| {
-                f.new.len() + f.diff.held_bytes() + f.shown.as_ref().map_or(0, |s| s.held_bytes())
+                f.new.len()
+                    + f.diff.held_bytes()
+                    + f.shown.as_ref().map_or(0, |s| s.held_bytes())
+                    + f.unseen_lines.len() * 8
             })
             .sum();
         failure + revision + files
@@ -752,7 +797,9 @@ impl Proposal {
             let mut change = FileChange::new(f.path.clone(), Some(bytes), text, merged, warnings);
             change.check_syntax();
             change.mode = f.mode;
-            change.shown = f.shown.clone();
+            if let Some(shown) = f.shown.clone() {
+                change.measure_unseen(shown);
+            }
             files.push(change);
         }
         let mut rebased = self.clone();

@@ -138,7 +138,7 @@ impl Summary {
                 .unwrap_or(0),
             expires_in: p.expires_in(),
             diff: p.unified(),
-            warnings: warnings(p, &unseen),
+            warnings: warnings(p),
             syntax: p
                 .files
                 .iter()
@@ -166,25 +166,23 @@ impl Summary {
     }
 }
 
-/// Each file's warnings, and the lines it deletes that the agent never showed (`unseen`, per
-/// file and hunk); a review of several files names the file of each.
-fn warnings(p: &Proposal, unseen: &[Vec<usize>]) -> Vec<String> {
+/// Each file's warnings, and its `unseen:` warning (docs/DESIGN.md §4); a review of several
+/// files names the file of each.
+fn warnings(p: &Proposal) -> Vec<String> {
     p.files
         .iter()
-        .zip(unseen)
-        .flat_map(|(f, unseen)| {
-            let n: usize = unseen.iter().sum();
-            let deletes = (n > 0).then(|| {
-                let s = if n == 1 { "" } else { "s" };
-                format!("deletes {n} line{s} the agent never showed")
-            });
-            f.warnings.iter().cloned().chain(deletes).map(|w| {
-                if p.files.len() > 1 {
-                    format!("{}: {w}", f.path.rel)
-                } else {
-                    w
-                }
-            })
+        .flat_map(|f| {
+            f.warnings
+                .iter()
+                .cloned()
+                .chain(f.unseen_warning())
+                .map(|w| {
+                    if p.files.len() > 1 {
+                        format!("{}: {w}", f.path.rel)
+                    } else {
+                        w
+                    }
+                })
         })
         .collect()
 }
@@ -555,6 +553,17 @@ impl Gate {
             action = Action::Gate;
             f.warnings.push(format!(
                 "waits for a person: under `auto` an edit that leaves a new syntax error in `{}` is not applied unseen",
+                f.path.rel
+            ));
+        }
+        // Nor is code the edit deletes without showing it.
+        if action == Action::Auto
+            && !req.dry_run
+            && let Some(f) = files.iter_mut().find(|f| !f.unseen_lines.is_empty())
+        {
+            action = Action::Gate;
+            f.warnings.push(format!(
+                "waits for a person: under `auto` an edit that deletes lines of `{}` it does not show is not applied unseen",
                 f.path.rel
             ));
         }
@@ -1243,12 +1252,10 @@ mod tests {
     fn a_summary_counts_the_deleted_lines_the_agent_never_showed() {
         let dir = tempfile::tempdir().unwrap();
         let g = gate(&dir, PolicyName::Gate, 300);
-        write(&g, "a.txt", "keep\ngone one\ngone two\nkeep too\n");
+        // A whole content that ends early drops the file's tail without showing it.
+        write(&g, "a.txt", "keep\ngone one\ngone two\n");
         write(&g, "b.txt", "b\n");
-        let edits = vec![
-            edit("a.txt", "keep\nkeep too\n"),
-            edit("b.txt", "b\nmore\n"),
-        ];
+        let edits = vec![edit("a.txt", "keep\n"), edit("b.txt", "b\nmore\n")];
         let o = rt().block_on(g.submit(req(edits, true))).unwrap();
         let Outcome::DryRun(s) = o else {
             panic!("{o:?}")
@@ -1256,8 +1263,9 @@ mod tests {
         assert_eq!(s.unseen_deletions, 2);
         assert_eq!(s.unseen_hunks, vec![2, 0]);
         assert!(
-            s.warnings
-                .contains(&"a.txt: deletes 2 lines the agent never showed".to_string()),
+            s.warnings.contains(
+                &"a.txt: unseen: 2 lines deleted that the edit does not show (2–3)".to_string()
+            ),
             "{:?}",
             s.warnings
         );

@@ -22,3 +22,4 @@ mod support;
 mod syntax;
 mod tmux;
 mod tui;
+mod unseen;

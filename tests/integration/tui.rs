@@ -987,21 +987,23 @@ fn above(screen: &str, needle: &str) -> String {
     lines[at.saturating_sub(1)].to_string()
 }
 
-/// Risk in sight: an agent's lazy snippet whose anchors delete three lines it never showed
-/// says so on its queue row and on the line above its hunk; its next edit, which leaves a
-/// parse error, says `⚠ syntax` on its row and the warning above the hunk that holds it.
+/// Risk in sight: an agent's lazy snippet that writes a new function over one whose name it
+/// never writes deletes six lines it does not show, and says so on its queue row and on the
+/// line above its hunk; its next edit, which leaves a parse error, says `⚠ syntax` on its
+/// row and the warning above the hunk that holds it.
 #[test]
 fn unseen_deletions_and_syntax_errors_show_on_the_row_and_above_their_hunks() {
     let p = Project::new();
-    let mut lib = "fn alpha() -> u32 {\n    let a = 1;\n    step_one();\n    step_two();\n    \
-                   step_three();\n    finish_alpha(a)\n}\n"
+    let mut lib = "fn head() -> u8 {\n    1\n}\n\nfn print(x: u32) -> u32 {\n    let a = x;\n    \
+                   step_one(a);\n    step_two(a);\n    step_three(a);\n    finish_alpha(a)\n}\n"
         .to_string();
     for k in 0..6 {
         lib += &format!("\nfn helper_{k}() -> u32 {{\n    let x = {k};\n    x + 1\n}}\n");
     }
     p.write("src/lib.rs", &lib);
     let (tmux, mcp_url, token) = gate_in_tmux(&p);
-    let snippet = "fn alpha() -> u32 {\n    let a = 1;\n    finish_alpha(a)\n}\n\
+    let snippet = "fn head() -> u8 {\n    1\n}\n\nfn println(x: u32) -> u32 {\n    let b = x;\n    \
+                   run_all(b);\n    finish_line(b)\n}\n\nfn helper_0() -> u32 {\n\
                    // ... existing code ...\n";
     let v = call_tool(
         &mcp_url,
@@ -1013,7 +1015,7 @@ fn unseen_deletions_and_syntax_errors_show_on_the_row_and_above_their_hunks() {
     assert!(
         v["warnings"]
             .to_string()
-            .contains("deletes 3 lines the agent never showed"),
+            .contains("unseen: 6 lines deleted that the edit does not show (5–10)"),
         "{v}"
     );
     let screen = tmux.wait_for("the lazy edit's review", 30, |s| {
@@ -1021,11 +1023,11 @@ fn unseen_deletions_and_syntax_errors_show_on_the_row_and_above_their_hunks() {
     });
     let row = above(&screen, "hunk 1/1");
     assert!(
-        row.contains("⚠ deletes 3 lines the agent never showed"),
+        row.contains("⚠ deletes 6 lines the agent never showed"),
         "{screen}"
     );
     assert!(
-        line_with(&screen, "src/lib.rs +0 -3").contains("⚠ 3 unseen"),
+        line_with(&screen, "src/lib.rs +4 -6").contains("⚠ 6 unseen"),
         "{screen}"
     );
 
@@ -1037,7 +1039,7 @@ fn unseen_deletions_and_syntax_errors_show_on_the_row_and_above_their_hunks() {
             "target_file": "src/lib.rs",
             "search_content": "    x + 1\n}\n",
             "replace_content": "    x + 2\n",
-            "start_line": 35
+            "start_line": 38
         }),
     );
     assert_eq!(v["status"], "pending", "{v}");

@@ -47,11 +47,14 @@ mod rename;
 mod render;
 mod runs;
 mod segments;
+mod shown;
 mod slide;
 mod units;
 
 pub(crate) use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
+pub(crate) use self::lines::similarity;
 pub(crate) use self::placeholder::{is_markdown, strip_fence};
+pub(crate) use self::shown::shown;
 
 use self::align::{Aligner, Edit, Op};
 use self::hints::Instruction;

@@ -1,0 +1,365 @@
+//! Lines an edit deletes that it does not show (docs/DESIGN.md §4): one measure for every
+//! engine, from the file before, the result, and what the edit's text shows ([`Shown`]).
+//! Pure: it knows no engine's placement, only the texts.
+//!
+//! A deleted non-blank line is *seen* when
+//! - the edit quotes it: a `-` line, a SEARCH block, an exact search, a diff ([`Shown`]'s
+//!   quoted lines);
+//! - the edit pins down its place and replaces it there: it lies between two lines the edit
+//!   shows that anchor in the file by themselves (unique as a block in the file and in the
+//!   result, and reaching outward a placeholder, the edge of the edit's stretch or more of the
+//!   file's lines, not new code), with exactly the edit's lines between them in the result
+//!   ([`pins`]); an opener's closer (the first line after it at its depth or shallower) is
+//!   pinned by the opener when the result holds exactly the stretch's lines from one to the
+//!   other;
+//! - it is a changed line paired with its new version in the same change (at its depth and
+//!   much alike, in order): rewritten in place, not dropped;
+//! - the edit writes its text elsewhere and the result holds it as often as the file did
+//!   (moved);
+//!
+//! unless it belongs to a definition the file had and the result lacks (by the grammar's tags)
+//! whose name the edit never writes: code replaced by other code under a name the edit never
+//! mentions is unseen however it was placed. A definition the edit removes by name
+//! (`remove NAME`) is seen. Every other deleted line is unseen.
+
+mod pins;
+
+use std::collections::HashSet;
+
+use crate::diff::FileDiff;
+use crate::edit::matching::line_key;
+use crate::syntax::{self, Lang};
+
+/// How alike a deleted line and an inserted line of the same change must be to count as one
+/// line rewritten in place (the mean of their character-bigram and word Dice coefficients).
+const PAIRED: f32 = 0.6;
+
+/// The longest word kept as a name the edit writes.
+const MAX_NAME: usize = 128;
+
+/// At most this many line ranges are named in a warning; the rest are counted.
+const MAX_RANGES: usize = 6;
+
+/// What an edit's text shows of a file: the lines it quotes (as file lines it changes), the
+/// stretches of lines it writes contiguously (as the result should hold them), the words it
+/// writes, and the definitions it removes by name. Lines are kept as hashes (whitespace and
+/// look-alikes folded), so a large edit costs 8 bytes a line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shown {
+    quoted: HashSet<u64>,
+    stretches: Vec<Vec<u64>>,
+    words: HashSet<String>,
+    removals: Vec<String>,
+}
+
+impl Shown {
+    /// An edit that quotes every line of `texts` (SEARCH/REPLACE blocks, an exact search and
+    /// its replacement, a diff): a line that begins with `-` or `+` counts without that sign
+    /// too.
+    pub fn quoting<'a>(texts: impl IntoIterator<Item = &'a str>) -> Shown {
+        let mut s = Shown::default();
+        for text in texts {
+            for line in text.lines() {
+                s.quote(line);
+                if let Some(rest) = line.strip_prefix(['-', '+']) {
+                    s.quote(rest);
+                }
+            }
+            s.add_words(text);
+        }
+        s
+    }
+
+    /// An edit that writes `content` whole: one stretch, quoting nothing.
+    pub fn whole(content: &str) -> Shown {
+        let mut s = Shown::default();
+        s.stretch(content.lines());
+        s.add_words(content);
+        s
+    }
+
+    /// Quote one line.
+    pub fn quote(&mut self, line: &str) {
+        if !line.trim().is_empty() {
+            self.quoted.insert(line_key(line));
+        }
+    }
+
+    /// Add a stretch: lines the edit writes one after the other (blank lines skipped).
+    pub fn stretch<'a>(&mut self, lines: impl IntoIterator<Item = &'a str>) {
+        let keys: Vec<u64> = lines
+            .into_iter()
+            .filter(|l| !l.trim().is_empty())
+            .map(line_key)
+            .collect();
+        if !keys.is_empty() {
+            self.stretches.push(keys);
+        }
+    }
+
+    /// Note the words (identifiers) `text` writes.
+    pub fn add_words(&mut self, text: &str) {
+        self.words.extend(words(text).map(String::from));
+    }
+
+    /// A definition the edit removes by name.
+    pub fn remove(&mut self, name: &str) {
+        self.removals.push(name.to_string());
+        self.words.insert(name.to_string());
+    }
+
+    /// About how many bytes it holds.
+    pub fn held_bytes(&self) -> usize {
+        let words: usize = self.words.iter().map(|w| w.len() + 24).sum();
+        let stretches: usize = self.stretches.iter().map(|s| s.len() * 8 + 24).sum();
+        self.quoted.capacity() * 8 + words + stretches
+    }
+}
+
+/// The identifiers of `text` (none longer than a name would be).
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty() && w.len() <= MAX_NAME)
+}
+
+/// The lines of `old` (0-based, ascending) that `diff` (from `old` to `new`) deletes and
+/// `shown` does not show. `path` names the language, for definitions.
+pub fn lines(
+    path: Option<&str>,
+    old: &str,
+    new: &str,
+    diff: &FileDiff,
+    shown: &Shown,
+) -> Vec<usize> {
+    let old_lines: Vec<&str> = old.lines().collect();
+    let new_lines: Vec<&str> = new.lines().collect();
+    let changes: Vec<&crate::diff::Change> = diff.hunks.iter().flat_map(|h| &h.changes).collect();
+    // Deleted non-blank lines the edit does not quote.
+    let mut open: Vec<usize> = changes
+        .iter()
+        .flat_map(|c| c.old.clone())
+        .filter(|&i| old_lines.get(i).is_some_and(|l| !l.trim().is_empty()))
+        .filter(|&i| !shown.quoted.contains(&line_key(old_lines[i])))
+        .collect();
+    if open.is_empty() {
+        return open;
+    }
+    let pinned = pins::pinned(&old_lines, &new_lines, &changes, &shown.stretches);
+    let paired = paired(&old_lines, &new_lines, &changes);
+    let moved = moved(&old_lines, &new_lines, &open, shown);
+    let placed: HashSet<usize> = open
+        .iter()
+        .copied()
+        .filter(|i| pinned.contains(i) || paired.contains(i) || moved.contains(i))
+        .collect();
+    let lang = path.and_then(|p| Lang::of_text(p, old));
+    let deleted: HashSet<usize> = changes.iter().flat_map(|c| c.old.clone()).collect();
+    let by_name = lang
+        .filter(|_| !placed.is_empty() || !shown.removals.is_empty())
+        .map(|lang| Definitions::of(lang, (old, new), &deleted, shown))
+        .unwrap_or_default();
+    open.retain(|i| {
+        if by_name.removed.contains(i) {
+            return false;
+        }
+        !placed.contains(i) || by_name.dropped.contains(i)
+    });
+    open
+}
+
+/// Deleted lines of `changes` that pair, in order, with an inserted line of the same change
+/// at the same depth that is much alike: a line rewritten in place.
+fn paired(old: &[&str], new: &[&str], changes: &[&crate::diff::Change]) -> HashSet<usize> {
+    let mut out = HashSet::new();
+    for c in changes {
+        let mut next = c.new.start;
+        for i in c.old.clone() {
+            let Some(line) = old.get(i).filter(|l| !l.trim().is_empty()) else {
+                continue;
+            };
+            let found = (next..c.new.end).find(|&j| {
+                new.get(j)
+                    .is_some_and(|n| indent(line) == indent(n) && alike(line, n) >= PAIRED)
+            });
+            if let Some(j) = found {
+                out.insert(i);
+                next = j + 1;
+            }
+        }
+    }
+    out
+}
+
+/// Deleted lines the edit writes elsewhere: their text is in one of its stretches and the
+/// result holds it as often as the file did (moved, or rewritten at another place; no copy of
+/// it is lost).
+fn moved(old: &[&str], new: &[&str], open: &[usize], shown: &Shown) -> HashSet<usize> {
+    let written: HashSet<u64> = shown.stretches.iter().flatten().copied().collect();
+    let wanted: HashSet<u64> = open
+        .iter()
+        .map(|&i| line_key(old[i]))
+        .filter(|k| written.contains(k))
+        .collect();
+    if wanted.is_empty() {
+        return HashSet::new();
+    }
+    let count = |lines: &[&str]| {
+        let mut n: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        for k in lines
+            .iter()
+            .map(|l| line_key(l))
+            .filter(|k| wanted.contains(k))
+        {
+            *n.entry(k).or_default() += 1;
+        }
+        n
+    };
+    let (before, after) = (count(old), count(new));
+    open.iter()
+        .copied()
+        .filter(|&i| {
+            let k = line_key(old[i]);
+            wanted.contains(&k) && after.get(&k) >= before.get(&k)
+        })
+        .collect()
+}
+
+/// The indentation of a line, in bytes.
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// How alike two lines are: the mean of their character-bigram and word Dice coefficients.
+fn alike(a: &str, b: &str) -> f32 {
+    crate::edit::lazy::similarity(a, b)
+}
+
+/// What the definitions say of the deleted lines.
+#[derive(Default)]
+struct Definitions {
+    /// Lines of definitions the result lacks and the edit never names.
+    dropped: HashSet<usize>,
+    /// Lines of definitions the edit removes by name.
+    removed: HashSet<usize>,
+}
+
+impl Definitions {
+    /// Read the definitions of `old` and `new`; `deleted` are the old lines the diff deletes.
+    fn of(lang: Lang, texts: (&str, &str), deleted: &HashSet<usize>, shown: &Shown) -> Definitions {
+        let mut out = Definitions::default();
+        let (old, new) = texts;
+        let Some(before) = syntax::defs(lang, old) else {
+            return out;
+        };
+        let after = syntax::defs(lang, new).unwrap_or_default();
+        let names: HashSet<&str> = after.iter().map(|d| d.name.as_str()).collect();
+        let had: HashSet<&str> = before.iter().map(|d| d.name.as_str()).collect();
+        let (old_lines, new_lines): (Vec<&str>, Vec<&str>) =
+            (old.lines().collect(), new.lines().collect());
+        // New definitions under names the file did not have: what a rename may have made.
+        let fresh: Vec<&syntax::Def> = after
+            .iter()
+            .filter(|d| !had.contains(d.name.as_str()))
+            .collect();
+        for d in before.iter().filter(|d| is_code(d)) {
+            let lines = d.extent.0..d.extent.1;
+            if shown.removals.contains(&d.name) {
+                out.removed.extend(lines);
+                continue;
+            }
+            if names.contains(d.name.as_str()) || shown.words.contains(&d.name) {
+                continue;
+            }
+            let solid: Vec<usize> = lines
+                .clone()
+                .filter(|&i| old_lines.get(i).is_some_and(|l| !l.trim().is_empty()))
+                .collect();
+            let gone = solid.iter().filter(|i| deleted.contains(i)).count();
+            // Most of it is gone, and no new definition is the same text under another name.
+            let renamed = || {
+                let text = body_key(&old_lines, d);
+                fresh.iter().any(|e| body_key(&new_lines, e) == text)
+            };
+            if gone * 2 >= solid.len().max(1) && !renamed() {
+                out.dropped.extend(solid);
+            }
+        }
+        out
+    }
+}
+
+/// A code definition: a data file's keys and a style sheet's rules are lines like any other,
+/// placed by the lines around them.
+fn is_code(d: &syntax::Def) -> bool {
+    d.body && !matches!(d.kind, "key" | "rule" | "property")
+}
+
+/// The keys of a definition's non-blank lines with its name taken out: two definitions
+/// alike but for their names have the same.
+fn body_key(lines: &[&str], d: &syntax::Def) -> Vec<u64> {
+    lines
+        .get(d.extent.0..d.extent.1.min(lines.len()))
+        .unwrap_or(&[])
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| line_key(&l.replace(d.name.as_str(), "")))
+        .collect()
+}
+
+/// Per hunk of `diff`, how many of its deleted lines are among `unseen` (old line indices).
+pub fn per_hunk(diff: &FileDiff, unseen: &[usize]) -> Vec<usize> {
+    diff.hunks
+        .iter()
+        .map(|h| {
+            h.lines
+                .iter()
+                .filter(|l| l.tag == crate::diff::Tag::Delete)
+                .filter(|l| {
+                    l.old_index
+                        .is_some_and(|i| unseen.binary_search(&i).is_ok())
+                })
+                .count()
+        })
+        .collect()
+}
+
+/// `unseen: 29 lines deleted that the edit does not show (465–493)`, for `unseen` lines of
+/// `old` (0-based, ascending); a range runs over the blank lines between them. `None` when
+/// there are none.
+pub fn warning(old: &str, unseen: &[usize]) -> Option<String> {
+    let n = unseen.len();
+    if n == 0 {
+        return None;
+    }
+    let old_lines: Vec<&str> = old.lines().collect();
+    let blank = |i: usize| old_lines.get(i).is_some_and(|l| l.trim().is_empty());
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for &i in unseen {
+        match ranges.last_mut() {
+            Some((_, end)) if (*end + 1..i).all(blank) => *end = i,
+            _ => ranges.push((i, i)),
+        }
+    }
+    let mut named: Vec<String> = ranges
+        .iter()
+        .take(MAX_RANGES)
+        .map(|&(a, b)| {
+            if a == b {
+                format!("{}", a + 1)
+            } else {
+                format!("{}–{}", a + 1, b + 1)
+            }
+        })
+        .collect();
+    if ranges.len() > MAX_RANGES {
+        named.push(format!("and {} more places", ranges.len() - MAX_RANGES));
+    }
+    let s = if n == 1 { "" } else { "s" };
+    Some(format!(
+        "unseen: {n} line{s} deleted that the edit does not show ({})",
+        named.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,129 @@
+//! Lines an edit deletes that it does not show (docs/DESIGN.md §4), one measure for every
+//! engine: a lazy snippet that writes a new definition over one whose name it never writes
+//! carries `unseen: N lines deleted that the edit does not show (RANGES)` in its tool result
+//! and in `patchgate merge --json`, and under `--policy auto` waits for a person; a body
+//! rewritten between its shown header and closer carries nothing.
+
+use serde_json::{Value, json};
+
+use crate::mcp::{Gate, Project, Recorder, call, http};
+use crate::support::run;
+
+const LIB: &str = "\
+fn head() -> u8 {
+    1
+}
+
+fn print(x: u8) {
+    let s = format!(\"{x}\");
+    out(&s);
+}
+
+fn tail() -> u8 {
+    2
+}
+";
+
+/// `println` written over `print`, whose name the snippet never writes.
+const OVER: &str = "\
+fn head() -> u8 {
+    1
+}
+
+fn println(x: u8) {
+    let s = format!(\"{x}\\n\");
+    out_line(&s);
+}
+
+fn tail() -> u8 {
+// ... existing code ...
+";
+
+/// `tail`'s body rewritten between its shown header and closer.
+const BODY: &str = "\
+// ... existing code ...
+fn tail() -> u8 {
+    3
+}
+";
+
+fn unseen(v: &Value) -> Option<String> {
+    v["warnings"]
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|w| w.starts_with("unseen: "))
+        .map(String::from)
+}
+
+#[test]
+fn merge_json_names_the_lines_a_snippet_deletes_unseen_and_none_for_a_rewritten_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lib.rs");
+    std::fs::write(&file, LIB).unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let out = run(&["merge", "lazy", &file, "-", "--json"], OVER);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        unseen(&v).as_deref(),
+        Some("unseen: 3 lines deleted that the edit does not show (5–7)"),
+        "{v}"
+    );
+    let out = run(&["merge", "lazy", &file, "-", "--json"], BODY);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(unseen(&v), None, "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_auto_an_edit_that_deletes_lines_unseen_waits_for_a_person() {
+    let p = Project::new();
+    p.write("src/lib.rs", LIB);
+    let gate = Gate::start(&p, &["--policy", "auto", "--review-timeout", "1"]);
+    let c = http(&gate, Recorder::default()).await;
+    let v = call(
+        &c,
+        "fast_apply",
+        json!({"path": "src/lib.rs", "edit_snippet": OVER}),
+    )
+    .await;
+    assert_eq!(v["status"], "pending", "{v}");
+    let w = unseen(&v).unwrap_or_else(|| panic!("no unseen warning: {v}"));
+    assert!(w.contains("3 lines"), "{w}");
+    assert!(
+        v["warnings"].to_string().contains("waits for a person"),
+        "{v}"
+    );
+    assert_eq!(p.read("src/lib.rs"), LIB, "written unseen");
+    let run_id = v["run_id"].as_str().unwrap();
+    let list = gate.api(reqwest::Method::GET, "/api/reviews", None).await;
+    let row = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run_id"] == run_id)
+        .unwrap()
+        .clone();
+    assert_eq!(row["unseen_deletions"], 3, "{row}");
+    gate.api(
+        reqwest::Method::POST,
+        &format!("/api/reviews/{run_id}/decision"),
+        Some(json!({"decision": "reject", "note": "no"})),
+    )
+    .await;
+    // A body rewritten between its header and closer is applied at once, with no warning.
+    let v = call(
+        &c,
+        "fast_apply",
+        json!({"path": "src/lib.rs", "edit_snippet": BODY}),
+    )
+    .await;
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(unseen(&v), None, "{v}");
+    assert!(p.read("src/lib.rs").contains("    3\n"));
+}

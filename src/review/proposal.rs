@@ -17,6 +17,7 @@ use crate::workspace::fs;
 use crate::workspace::paths::SafePath;
 use crate::workspace::random;
 
+use super::account::{self, LeftOut};
 use super::shared;
 use super::unseen::{self, Shown};
 
@@ -292,6 +293,11 @@ pub struct Proposal {
     pub failure: Option<Failure>,
     /// The rejected review it answers, when it is a revision (docs/DESIGN.md §4).
     pub revision: Option<Revision>,
+    /// What the reviewer left out of it when accepting (docs/DESIGN.md §4): then `files`
+    /// hold what was written.
+    pub left_out: Vec<LeftOut>,
+    /// It was applied, then undone (from the TUI, the review API or `patchgate undo`).
+    pub undone: bool,
 }
 
 /// What a revision keeps of the rejected review it answers (`review/revision.rs` links them).
@@ -377,6 +383,8 @@ impl Proposal {
             review: None,
             failure: None,
             revision: None,
+            left_out: Vec::new(),
+            undone: false,
         })
     }
 
@@ -455,18 +463,18 @@ impl Proposal {
         self.files.iter().map(FileChange::unified).collect()
     }
 
-    /// The contents with hunks `chosen` (`None`: all) taken but their changed lines in `skip`
-    /// left out.
-    fn accept_parts(
+    /// Per file, hunk and displayed line: whether it is a changed line taken when hunks
+    /// `chosen` (`None`: all) are accepted less their lines in `skip`; an error for a hunk
+    /// that does not exist.
+    fn taken(
         &self,
         chosen: Option<&[usize]>,
         skip: &[(usize, usize)],
-    ) -> Result<(Vec<Option<String>>, Review)> {
+    ) -> Result<Vec<Vec<Vec<bool>>>> {
         let total = self.hunk_count();
-        let all: Vec<usize> = (0..total).collect();
-        let chosen = chosen.unwrap_or(&all);
         if let Some(bad) = chosen
-            .iter()
+            .into_iter()
+            .flatten()
             .chain(skip.iter().map(|(h, _)| h))
             .find(|&&h| h >= total)
         {
@@ -476,8 +484,7 @@ impl Proposal {
             )));
         }
         let mut offset = 0;
-        let mut contents = Vec::with_capacity(self.files.len());
-        let mut accepted = 0;
+        let mut out = Vec::with_capacity(self.files.len());
         for f in &self.files {
             let masks: Vec<Vec<bool>> = f
                 .diff
@@ -486,7 +493,7 @@ impl Proposal {
                 .enumerate()
                 .map(|(k, h)| {
                     let g = offset + k;
-                    let on = chosen.contains(&g);
+                    let on = chosen.is_none_or(|c| c.contains(&g));
                     h.lines
                         .iter()
                         .enumerate()
@@ -495,8 +502,41 @@ impl Proposal {
                 })
                 .collect();
             offset += masks.len();
-            let taken = |m: &Vec<bool>| m.iter().any(|&b| b);
-            accepted += masks.iter().filter(|m| taken(m)).count();
+            out.push(masks);
+        }
+        Ok(out)
+    }
+
+    /// What the reviewer leaves out of the proposal under `decision` (docs/DESIGN.md §4):
+    /// nothing for a whole or an edited acceptance, or a rejection.
+    pub fn left_out(&self, decision: &Decision) -> Vec<LeftOut> {
+        let taken = match decision {
+            Decision::AcceptHunks(chosen) => self.taken(Some(chosen), &[]),
+            Decision::AcceptLines { hunks, skip } => self.taken(hunks.as_deref(), skip),
+            _ => return Vec::new(),
+        };
+        let files = self.files.iter().map(|f| account::Proposed {
+            path: &f.path.rel,
+            diff: &f.diff,
+            delete: f.delete,
+        });
+        taken.map_or_else(|_| Vec::new(), |t| account::left_out(files, &t))
+    }
+
+    /// The contents with hunks `chosen` (`None`: all) taken but their changed lines in `skip`
+    /// left out.
+    fn accept_parts(
+        &self,
+        chosen: Option<&[usize]>,
+        skip: &[(usize, usize)],
+    ) -> Result<(Vec<Option<String>>, Review)> {
+        let total = self.hunk_count();
+        let taken = self.taken(chosen, skip)?;
+        let mut contents = Vec::with_capacity(self.files.len());
+        let mut accepted = 0;
+        for (f, masks) in self.files.iter().zip(&taken) {
+            let any = |m: &Vec<bool>| m.iter().any(|&b| b);
+            accepted += masks.iter().filter(|m| any(m)).count();
             if f.delete {
                 // A deletion is one decision: every line of it, or nothing.
                 let whole = !masks.is_empty()
@@ -511,7 +551,7 @@ impl Proposal {
                     Some(f.old().to_string())
                 });
             } else {
-                contents.push(Some(f.diff.apply_lines(f.old(), &f.new, &masks)));
+                contents.push(Some(f.diff.apply_lines(f.old(), &f.new, masks)));
             }
         }
         Ok((

@@ -964,6 +964,51 @@ mod tests {
     }
 
     #[test]
+    fn what_is_left_out_is_named_by_hunk_with_its_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let old = numbers(&[]);
+        let new = numbers(&[(2, "two"), (4, "four"), (20, "twenty")]);
+        let p = Proposal::new("test", None, vec![change(&root, "n.txt", &old, &new)]).unwrap();
+        assert!(p.left_out(&Decision::Accept).is_empty());
+        assert!(p.left_out(&Decision::AcceptHunks(vec![0, 1])).is_empty());
+        let whole = p.left_out(&Decision::AcceptHunks(vec![0]));
+        assert_eq!(whole.len(), 1);
+        assert_eq!((whole[0].hunk, whole[0].whole), (1, true));
+        assert_eq!(whole[0].lines, ["-line 20", "+twenty"]);
+        let at = p.files[0].diff.hunks[0]
+            .lines
+            .iter()
+            .position(|l| l.text == "line 4")
+            .unwrap();
+        let part = p.left_out(&Decision::AcceptLines {
+            hunks: None,
+            skip: vec![(0, at)],
+        });
+        assert_eq!(part.len(), 1);
+        assert_eq!((part[0].hunk, part[0].whole), (0, false));
+        assert_eq!(part[0].lines, ["-line 4"]);
+        // A deletion taken in part is not written at all: all of it is left out.
+        let gone = root.resolve("gone.txt").unwrap();
+        std::fs::write(&gone.abs, "a\nb\n").unwrap();
+        let mut del = FileChange::new(
+            gone,
+            Some(b"a\nb\n".to_vec()),
+            Text::decode(b"a\nb\n").unwrap(),
+            String::new(),
+            vec![],
+        );
+        del.delete = true;
+        let p = Proposal::new("test", None, vec![del]).unwrap();
+        let out = p.left_out(&Decision::AcceptLines {
+            hunks: None,
+            skip: vec![(0, 0)],
+        });
+        assert_eq!(out[0].lines, ["-a", "-b"]);
+        assert!(out[0].whole);
+    }
+
+    #[test]
     fn a_changed_file_is_file_changed_and_nothing_is_written() {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path()).unwrap();

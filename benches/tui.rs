@@ -124,6 +124,8 @@ fn loaded_model(w: u16, h: u16) -> Model {
             unseen_deletions: 0,
             unseen_hunks: vec![],
             review: None,
+            left_out: vec![],
+            undone: false,
             failure: None,
             revision_of: None,
             revision: None,

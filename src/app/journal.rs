@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use patchgate::cli::{LogArgs, UndoArgs};
 use patchgate::inert::{inert, inert_line};
+use patchgate::review::account;
 use patchgate::review::journal::Journal;
 use patchgate::workspace::Workspace;
 
@@ -97,8 +98,17 @@ pub(crate) fn log_line(e: &patchgate::review::journal::Entry) -> String {
     } else {
         format!(" — {}", inert(e.note.trim()).replace('\n', "\n      "))
     };
+    // What was written, then what the reviewer left out of the proposal, line by line.
+    let counts = match e.counts {
+        Some((a, r)) => format!(" +{a} -{r}"),
+        None => String::new(),
+    };
+    let left_out: String = account::log_lines(&e.left_out)
+        .iter()
+        .map(|l| format!("\n      {}", inert_line(l)))
+        .collect();
     format!(
-        "{}  {:<8} {}  {:<18} {}{hunks}{edited}{note}",
+        "{}  {:<8} {}  {:<18} {}{counts}{hunks}{edited}{note}{left_out}",
         utc(e.ts),
         e.action.as_str(),
         inert_line(&e.run_id),

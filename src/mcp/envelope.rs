@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode};
+use crate::review::account::{self, LeftOut};
 use crate::review::proposal::{Review, Verdict};
 use crate::review::queue::{Outcome, Summary};
 
@@ -82,6 +83,14 @@ pub struct Envelope {
     /// What the engines tolerated (re-indented, matched ignoring whitespace, …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What the reviewer left out of an accepted edit, hunks and lines with their text
+    /// (docs/DESIGN.md §4); `diff` is then what was written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+    /// News of this client's earlier runs since its last call: `run X was undone by the
+    /// reviewer: re-read FILE` (docs/DESIGN.md §3); the message says it too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 /// `path` for one file, `paths` for several.
@@ -100,6 +109,14 @@ fn counts(s: &Summary) -> String {
         s.removed,
         s.hunks,
         if s.hunks == 1 { "" } else { "s" }
+    )
+}
+
+/// What the agent hears of an undone run: `run X was undone by the reviewer: re-read FILE`.
+pub fn undone_notice(run_id: &str, paths: &[String]) -> String {
+    format!(
+        "run {run_id} was undone by the reviewer: re-read {} before the next edit",
+        paths.join(", ")
     )
 }
 
@@ -122,6 +139,20 @@ impl Envelope {
             diff: (!s.diff.is_empty()).then(|| s.diff.clone()),
             review: s.review.as_ref().map(ReviewInfo::from),
             warnings: s.warnings.clone(),
+            left_out: s.left_out.clone(),
+            notices: Vec::new(),
+        }
+    }
+
+    /// Add `notices` (news of earlier runs) to the result and its message, each once.
+    pub(crate) fn add_notices(&mut self, notices: Vec<String>) {
+        for n in notices {
+            if !self.message.contains(&n) {
+                self.message.push_str(&format!(" Also: {n}."));
+            }
+            if !self.notices.contains(&n) {
+                self.notices.push(n);
+            }
         }
     }
 
@@ -136,19 +167,16 @@ impl Envelope {
             Outcome::Applied(s) => {
                 let mut message = format!("Applied to {} ({}).", names(s), counts(s));
                 if let Some(r) = &s.review {
-                    if r.edited_by_reviewer {
-                        message.push_str(
-                            " The reviewer edited the content before accepting; the diff shows what was written — re-read the file before editing it again.",
-                        );
-                    } else if r.hunks_accepted != r.hunks_total {
-                        message.push_str(&format!(
-                            " The reviewer accepted {} of {} hunks; the diff shows what was written — re-read the file before editing it again.",
-                            r.hunks_accepted, r.hunks_total
-                        ));
+                    if let Some(m) = account::message(r.edited_by_reviewer, &s.left_out) {
+                        message.push(' ');
+                        message.push_str(&m);
                     }
                     if !r.note.is_empty() {
                         message.push_str(&format!(" Reviewer's note: {}", r.note));
                     }
+                }
+                if s.undone {
+                    message.push_str(&format!(" Then {}.", undone_notice(&s.run_id, &s.paths)));
                 }
                 Envelope::from_summary(Status::Ok, s, message, false)
             }
@@ -219,6 +247,8 @@ impl Envelope {
             diff: None,
             review: None,
             warnings: Vec::new(),
+            left_out: Vec::new(),
+            notices: Vec::new(),
         }
     }
 
@@ -257,6 +287,8 @@ mod tests {
             unseen_deletions: 0,
             unseen_hunks: vec![],
             review: None,
+            left_out: vec![],
+            undone: false,
             failure: None,
             revision_of: None,
             revision: None,

@@ -391,6 +391,8 @@ async fn reviews(State(st): State<AppState>) -> Json<Value> {
 async fn review(State(st): State<AppState>, Path(run_id): Path<String>) -> Response {
     let gate = st.dispatcher.gate();
     gate.sweep();
+    // An undo another process made shows at once (docs/DESIGN.md §4).
+    gate.notice_undos();
     match gate.get(&run_id) {
         Some(p) => Json(json!(crate::review::queue::Summary::of(&p))).into_response(),
         None => api_error(&Error::new(

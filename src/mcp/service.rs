@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::{self, ToolCall, ToolName};
 use super::discovery::Discovery;
-use super::envelope::{Envelope, Status};
+use super::envelope::{Envelope, Status, undone_notice};
 use super::forward::{Forwarder, GateScope};
 // Where the progress of a call goes (kept here too: `service::NoProgress` is the old path).
 pub use super::progress::{NoProgress, ProgressSink};
@@ -100,6 +100,8 @@ impl Dispatcher {
         reviewers: Reviewers,
         forward_from: Option<PathBuf>,
     ) -> Dispatcher {
+        // Undos from another process (`patchgate undo RUN`) reach the rows and the agents.
+        gate.follow_journal();
         Dispatcher {
             inner: Arc::new(Inner {
                 gate,
@@ -301,6 +303,26 @@ impl Dispatcher {
     /// person must decide).
     pub(crate) async fn start_local(&self, call: &ToolCall, client: Option<String>) -> Envelope {
         self.seen(client.as_deref());
+        let env = self.start_local_call(call, client.clone()).await;
+        self.with_notices(env, client.as_deref())
+    }
+
+    /// `env` with the undos `client` has not heard of yet (docs/DESIGN.md §3): `run X was
+    /// undone by the reviewer: re-read FILE`; a result that already says so of its own run
+    /// (an `await_review` of it) counts as told.
+    fn with_notices(&self, mut env: Envelope, client: Option<&str>) -> Envelope {
+        let notices: Vec<String> = self
+            .inner
+            .gate
+            .take_notices(client)
+            .into_iter()
+            .map(|(run, paths)| undone_notice(&run, &paths))
+            .collect();
+        env.add_notices(notices);
+        env
+    }
+
+    async fn start_local_call(&self, call: &ToolCall, client: Option<String>) -> Envelope {
         let paths = call.paths();
         let dry_run = call.dry_run();
         let gate = &self.inner.gate;
@@ -319,6 +341,7 @@ impl Dispatcher {
             ToolCall::Commit { run_id } => gate.commit(run_id, false),
             ToolCall::Await { run_id, .. } => {
                 gate.sweep();
+                gate.notice_undos();
                 Ok(gate.status(run_id))
             }
             ToolCall::Search { tool, .. } => Err(Error::invalid_input(format!(
@@ -435,6 +458,8 @@ impl Dispatcher {
         sink: &dyn ProgressSink,
     ) -> Envelope {
         let started = Instant::now();
+        // What the first answer told of earlier runs is told with the last one too.
+        let notices = first.notices.clone();
         let mut env = first;
         while env.status == Status::Pending {
             let Some(run_id) = env.run_id.clone() else {
@@ -502,6 +527,7 @@ impl Dispatcher {
                     .unwrap_or_else(|| "the files".into()),
             );
         }
+        env.add_notices(notices);
         env
     }
 }

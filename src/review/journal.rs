@@ -11,6 +11,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
 
+use super::account::{self, LeftOut};
 use super::preimages::{DEFAULT_CAP, Preimages};
 use super::proposal::{Proposal, Review, Written};
 use super::revert;
@@ -20,6 +21,9 @@ use crate::workspace::digest;
 use crate::workspace::fs;
 use crate::workspace::paths::Root;
 use crate::workspace::state;
+
+/// The most [`Journal::undone_since`] reads at once.
+pub const TAIL_READ: u64 = 1 << 20;
 
 /// One file in a journal entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +93,15 @@ pub struct Entry {
     /// The files (empty for a rejection).
     #[serde(default)]
     pub files: Vec<FileRecord>,
+    /// Lines added and removed by what was written (an applied entry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<(usize, usize)>,
+    /// The unified diff of what was written (cut at 64 KiB at a line; an applied entry).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub diff: String,
+    /// What the reviewer left out of the proposal, hunks and lines with their text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
 }
 
 /// The journal of one root.
@@ -193,6 +206,45 @@ impl Journal {
         &self.path
     }
 
+    /// The journal's length in bytes now (0 when there is none yet).
+    pub fn bytes(&self) -> u64 {
+        std::fs::metadata(&self.path).map_or(0, |m| m.len())
+    }
+
+    /// The runs undone in the lines appended since byte `from` (any process may append:
+    /// `patchgate undo` on the command line), reading at most [`TAIL_READ`] bytes, and where
+    /// to read on from. A journal that got shorter is read again from its start; a line
+    /// longer than [`TAIL_READ`] is passed over (an undo's line is short).
+    pub fn undone_since(&self, from: u64) -> (Vec<String>, u64) {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut file) = std::fs::File::open(&self.path) else {
+            return (Vec::new(), from);
+        };
+        let len = file.metadata().map_or(0, |m| m.len());
+        let from = if len < from { 0 } else { from };
+        if len == from || file.seek(SeekFrom::Start(from)).is_err() {
+            return (Vec::new(), from);
+        }
+        let mut buf = Vec::new();
+        if file.take(TAIL_READ).read_to_end(&mut buf).is_err() {
+            return (Vec::new(), from);
+        }
+        let end = match buf.iter().rposition(|&b| b == b'\n') {
+            Some(i) => i + 1,
+            // One line longer than a read: passed over.
+            None if buf.len() as u64 == TAIL_READ => buf.len(),
+            // A line still being written: read again next time.
+            None => 0,
+        };
+        let undone = buf[..end]
+            .split(|&b| b == b'\n')
+            .filter_map(|line| serde_json::from_slice::<Entry>(line).ok())
+            .filter(|e| e.action == Action::Undone)
+            .map(|e| e.run_id)
+            .collect();
+        (undone, from + end as u64)
+    }
+
     fn append(&self, entry: &Entry) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::new(
@@ -234,7 +286,8 @@ impl Journal {
         Ok(())
     }
 
-    /// Record an applied proposal with the pre-images of what it wrote.
+    /// Record an applied proposal with the pre-images of what it wrote: `proposal` as it was
+    /// written (its diff, and what the reviewer left out of it).
     pub fn record_applied(
         &self,
         proposal: &Proposal,
@@ -251,6 +304,9 @@ impl Journal {
             hunks: review.map(|r| (r.hunks_accepted, r.hunks_total)),
             edited: review.is_some_and(|r| r.edited_by_reviewer),
             files: written.iter().map(|w| self.record(w)).collect(),
+            counts: Some(proposal.counts()),
+            diff: account::cut_diff(proposal.unified()),
+            left_out: proposal.left_out.clone(),
         })
     }
 
@@ -276,6 +332,9 @@ impl Journal {
                     mode: None,
                 })
                 .collect(),
+            counts: None,
+            diff: String::new(),
+            left_out: Vec::new(),
         })
     }
 
@@ -484,6 +543,9 @@ impl Journal {
             hunks: None,
             edited: false,
             files: target.files.clone(),
+            counts: None,
+            diff: String::new(),
+            left_out: Vec::new(),
         };
         self.append(&entry)?;
         Ok(entry)
@@ -628,6 +690,29 @@ mod tests {
             std::fs::read_to_string(root.path().join("u.py")).unwrap(),
             lines
         );
+    }
+
+    #[test]
+    fn undos_are_read_from_where_the_last_look_ended() {
+        let (_d, root, journal) = setup();
+        assert_eq!(journal.undone_since(0), (Vec::new(), 0));
+        let p = apply(&root, &journal, "a.txt", b"1\n", "2\n");
+        let start = journal.bytes();
+        assert_eq!(journal.undone_since(0), (Vec::new(), start));
+        journal.undo(None, 1 << 20).unwrap();
+        let end = journal.bytes();
+        assert_eq!(journal.undone_since(start), (vec![p.run_id.clone()], end));
+        assert_eq!(journal.undone_since(end), (Vec::new(), end));
+        // A line still being written is read once it ends.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(journal.path())
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"{\"ts\":1,").unwrap();
+        assert_eq!(journal.undone_since(end), (Vec::new(), end));
+        // A journal that got shorter is read from its start again.
+        std::fs::write(journal.path(), "").unwrap();
+        assert_eq!(journal.undone_since(end), (Vec::new(), 0));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::workspace::fs;
 use crate::workspace::paths::SafePath;
 use crate::workspace::random;
 
+use super::account::{self, LeftOut};
 use super::shared;
 use crate::edit::unseen::{self, Shown};
 
@@ -334,6 +335,11 @@ pub struct Proposal {
     pub failure: Option<Failure>,
     /// The rejected review it answers, when it is a revision (docs/DESIGN.md §4).
     pub revision: Option<Revision>,
+    /// What the reviewer left out of it when accepting (docs/DESIGN.md §4): then `files`
+    /// hold what was written.
+    pub left_out: Vec<LeftOut>,
+    /// It was applied, then undone (from the TUI, the review API or `patchgate undo`).
+    pub undone: bool,
 }
 
 /// What a revision keeps of the rejected review it answers (`review/revision.rs` links them).
@@ -419,6 +425,8 @@ impl Proposal {
             review: None,
             failure: None,
             revision: None,
+            left_out: Vec::new(),
+            undone: false,
         })
     }
 
@@ -500,18 +508,18 @@ impl Proposal {
         self.files.iter().map(FileChange::unified).collect()
     }
 
-    /// The contents with hunks `chosen` (`None`: all) taken but their changed lines in `skip`
-    /// left out.
-    fn accept_parts(
+    /// Per file, hunk and displayed line: whether it is a changed line taken when hunks
+    /// `chosen` (`None`: all) are accepted less their lines in `skip`; an error for a hunk
+    /// that does not exist.
+    fn taken(
         &self,
         chosen: Option<&[usize]>,
         skip: &[(usize, usize)],
-    ) -> Result<(Vec<Option<String>>, Review)> {
+    ) -> Result<Vec<Vec<Vec<bool>>>> {
         let total = self.hunk_count();
-        let all: Vec<usize> = (0..total).collect();
-        let chosen = chosen.unwrap_or(&all);
         if let Some(bad) = chosen
-            .iter()
+            .into_iter()
+            .flatten()
             .chain(skip.iter().map(|(h, _)| h))
             .find(|&&h| h >= total)
         {
@@ -521,8 +529,7 @@ impl Proposal {
             )));
         }
         let mut offset = 0;
-        let mut contents = Vec::with_capacity(self.files.len());
-        let mut accepted = 0;
+        let mut out = Vec::with_capacity(self.files.len());
         for f in &self.files {
             let masks: Vec<Vec<bool>> = f
                 .diff
@@ -531,7 +538,7 @@ impl Proposal {
                 .enumerate()
                 .map(|(k, h)| {
                     let g = offset + k;
-                    let on = chosen.contains(&g);
+                    let on = chosen.is_none_or(|c| c.contains(&g));
                     h.lines
                         .iter()
                         .enumerate()
@@ -540,8 +547,41 @@ impl Proposal {
                 })
                 .collect();
             offset += masks.len();
-            let taken = |m: &Vec<bool>| m.iter().any(|&b| b);
-            accepted += masks.iter().filter(|m| taken(m)).count();
+            out.push(masks);
+        }
+        Ok(out)
+    }
+
+    /// What the reviewer leaves out of the proposal under `decision` (docs/DESIGN.md §4):
+    /// nothing for a whole or an edited acceptance, or a rejection.
+    pub fn left_out(&self, decision: &Decision) -> Vec<LeftOut> {
+        let taken = match decision {
+            Decision::AcceptHunks(chosen) => self.taken(Some(chosen), &[]),
+            Decision::AcceptLines { hunks, skip } => self.taken(hunks.as_deref(), skip),
+            _ => return Vec::new(),
+        };
+        let files = self.files.iter().map(|f| account::Proposed {
+            path: &f.path.rel,
+            diff: &f.diff,
+            delete: f.delete,
+        });
+        taken.map_or_else(|_| Vec::new(), |t| account::left_out(files, &t))
+    }
+
+    /// The contents with hunks `chosen` (`None`: all) taken but their changed lines in `skip`
+    /// left out.
+    fn accept_parts(
+        &self,
+        chosen: Option<&[usize]>,
+        skip: &[(usize, usize)],
+    ) -> Result<(Vec<Option<String>>, Review)> {
+        let total = self.hunk_count();
+        let taken = self.taken(chosen, skip)?;
+        let mut contents = Vec::with_capacity(self.files.len());
+        let mut accepted = 0;
+        for (f, masks) in self.files.iter().zip(&taken) {
+            let any = |m: &Vec<bool>| m.iter().any(|&b| b);
+            accepted += masks.iter().filter(|m| any(m)).count();
             if f.delete {
                 // A deletion is one decision: every line of it, or nothing.
                 let whole = !masks.is_empty()
@@ -556,7 +596,7 @@ impl Proposal {
                     Some(f.old().to_string())
                 });
             } else {
-                contents.push(Some(f.diff.apply_lines(f.old(), &f.new, &masks)));
+                contents.push(Some(f.diff.apply_lines(f.old(), &f.new, masks)));
             }
         }
         Ok((
@@ -968,6 +1008,51 @@ mod tests {
             skip: vec![(7, 0)],
         };
         assert!(p.decided_contents(&d).is_err());
+    }
+
+    #[test]
+    fn what_is_left_out_is_named_by_hunk_with_its_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let old = numbers(&[]);
+        let new = numbers(&[(2, "two"), (4, "four"), (20, "twenty")]);
+        let p = Proposal::new("test", None, vec![change(&root, "n.txt", &old, &new)]).unwrap();
+        assert!(p.left_out(&Decision::Accept).is_empty());
+        assert!(p.left_out(&Decision::AcceptHunks(vec![0, 1])).is_empty());
+        let whole = p.left_out(&Decision::AcceptHunks(vec![0]));
+        assert_eq!(whole.len(), 1);
+        assert_eq!((whole[0].hunk, whole[0].whole), (1, true));
+        assert_eq!(whole[0].lines, ["-line 20", "+twenty"]);
+        let at = p.files[0].diff.hunks[0]
+            .lines
+            .iter()
+            .position(|l| l.text == "line 4")
+            .unwrap();
+        let part = p.left_out(&Decision::AcceptLines {
+            hunks: None,
+            skip: vec![(0, at)],
+        });
+        assert_eq!(part.len(), 1);
+        assert_eq!((part[0].hunk, part[0].whole), (0, false));
+        assert_eq!(part[0].lines, ["-line 4"]);
+        // A deletion taken in part is not written at all: all of it is left out.
+        let gone = root.resolve("gone.txt").unwrap();
+        std::fs::write(&gone.abs, "a\nb\n").unwrap();
+        let mut del = FileChange::new(
+            gone,
+            Some(b"a\nb\n".to_vec()),
+            Text::decode(b"a\nb\n").unwrap(),
+            String::new(),
+            vec![],
+        );
+        del.delete = true;
+        let p = Proposal::new("test", None, vec![del]).unwrap();
+        let out = p.left_out(&Decision::AcceptLines {
+            hunks: None,
+            skip: vec![(0, 0)],
+        });
+        assert_eq!(out[0].lines, ["-a", "-b"]);
+        assert!(out[0].whole);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
+use super::account::{self, LeftOut};
 use super::edit::ProposedEdit;
 use super::fallback::Fallback;
 use super::intent::Intent;
@@ -86,6 +87,14 @@ pub struct Summary {
     pub unseen_hunks: Vec<usize>,
     /// The decision, once taken.
     pub review: Option<Review>,
+    /// What the reviewer left out of the proposal when accepting, hunks and lines with their
+    /// text (docs/DESIGN.md §4); `diff`, `added`, `removed` and `hunks` are then what was
+    /// written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+    /// It was applied, then undone (from the TUI, the review API or `patchgate undo`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undone: bool,
     /// For a failed agent call: its error code and whole message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
@@ -157,6 +166,8 @@ impl Summary {
                 unseen.concat()
             },
             review: p.review.clone(),
+            left_out: p.left_out.clone(),
+            undone: p.undone,
             failure: p.failure.as_ref().map(|f| f.message.clone()),
             revision_of: p.revision.as_ref().map(|r| r.of.clone()),
             revision: p.revision.as_ref().map(|r| r.number),
@@ -325,6 +336,25 @@ struct Inner {
     events: broadcast::Sender<Event>,
     /// [`MAX_OPEN_BYTES`] unless set otherwise.
     open_bytes_cap: usize,
+    /// Undos the agents have not heard of yet, and how far the journal was read for them.
+    undos: Mutex<Undos>,
+    /// The journal is watched for undos from other processes ([`Gate::follow_journal`]).
+    following: std::sync::atomic::AtomicBool,
+}
+
+/// How often the journal is looked at for undos other processes made (`patchgate undo`).
+const JOURNAL_POLL: Duration = Duration::from_secs(1);
+
+/// Undo notices kept for the agents at most (the oldest go first).
+const MAX_NOTICES: usize = 256;
+
+/// Undos the agents still have to hear of.
+#[derive(Default)]
+struct Undos {
+    /// The journal's bytes read for `undone` entries.
+    read: u64,
+    /// (client, run undone, its paths), oldest first.
+    notices: std::collections::VecDeque<(Option<String>, RunId, Vec<String>)>,
 }
 
 /// The gate. Cheap to clone; all clones share one queue.
@@ -350,18 +380,121 @@ impl Gate {
             );
         }
         let (events, _) = broadcast::channel(1024);
+        // Undos from before the gate started concern no run of its own.
+        let read = journal.bytes();
         Gate {
             inner: Arc::new(Inner {
                 ws,
                 policy,
-                journal,
                 fallback,
                 slots: Mutex::new(Slots::default()),
                 locks: Mutex::new(HashMap::new()),
+                undos: Mutex::new(Undos {
+                    read,
+                    notices: std::collections::VecDeque::new(),
+                }),
+                journal,
                 events,
                 open_bytes_cap: MAX_OPEN_BYTES,
+                following: std::sync::atomic::AtomicBool::new(false),
             }),
         }
+    }
+
+    /// Watch the journal for undos made by other processes (`patchgate undo RUN`), every
+    /// [`JOURNAL_POLL`], for as long as the gate lives (once per gate; needs a runtime, else
+    /// nothing is watched). Each look reads only what was appended since the last one.
+    pub fn follow_journal(&self) {
+        use std::sync::atomic::Ordering;
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self.inner.following.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let weak = Arc::downgrade(&self.inner);
+        rt.spawn(async move {
+            let mut tick = tokio::time::interval(JOURNAL_POLL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(inner) = weak.upgrade() else { break };
+                let gate = Gate { inner };
+                if tokio::task::spawn_blocking(move || gate.notice_undos())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// Read the journal's new lines for undos (any process's) and mark the runs undone.
+    pub fn notice_undos(&self) {
+        let mut undos = self
+            .inner
+            .undos
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (runs, read) = self.inner.journal.undone_since(undos.read);
+        undos.read = read;
+        drop(undos);
+        for run in runs {
+            self.mark_undone(&run);
+        }
+    }
+
+    /// Mark applied run `run_id` undone: its row follows, its waiting agent's outcome says so
+    /// (an `await_review` of the run), and its client hears of it with its next tool result.
+    fn mark_undone(&self, run_id: &str) {
+        let notice = {
+            let mut slots = self.slots();
+            let Some(slot) = slots.map.get_mut(run_id) else {
+                return;
+            };
+            if slot.proposal.state != State::Applied || slot.proposal.undone {
+                return;
+            }
+            slot.proposal.undone = true;
+            slot.outcome
+                .send_replace(Some(Outcome::Applied(Summary::of(&slot.proposal))));
+            (
+                slot.proposal.client.clone(),
+                run_id.to_string(),
+                slot.proposal.paths(),
+            )
+        };
+        {
+            let mut undos = self
+                .inner
+                .undos
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if undos.notices.len() >= MAX_NOTICES {
+                undos.notices.pop_front();
+            }
+            undos.notices.push_back(notice);
+        }
+        self.emit(Event::Updated(run_id.to_string()));
+    }
+
+    /// The undos `client` has not heard of yet, (run, paths) oldest first; each is told once.
+    pub(crate) fn take_notices(&self, client: Option<&str>) -> Vec<(RunId, Vec<String>)> {
+        let mut undos = self
+            .inner
+            .undos
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out = Vec::new();
+        undos.notices.retain(|(c, run, paths)| {
+            let mine = c.as_deref() == client;
+            if mine {
+                out.push((run.clone(), paths.clone()));
+            }
+            !mine
+        });
+        out
     }
 
     /// The gate with its open proposals capped at `bytes` of content in all instead of
@@ -833,7 +966,23 @@ impl Gate {
                 Outcome::Rejected,
             ));
         }
-        let written = match self.write_journaled(&proposal, &contents, &review, by_person) {
+        let left_out = proposal.left_out(&decision);
+        // What is written when it is not the proposal: the agent, the queue, the review API
+        // and the journal show it, not what was proposed (one account, docs/DESIGN.md §4),
+        // its syntax checked again (outside the lock: it parses). A file whose every change
+        // the person left out is not written: the agent hears "Applied to" only the files
+        // that were.
+        let shown = account::differs(review.edited_by_reviewer, &left_out).then(|| {
+            let mut written = proposal.with_contents(&contents);
+            written
+                .files
+                .retain(|f| f.delete || f.old() != f.new || f.mode_change().is_some());
+            written.left_out = left_out;
+            written
+        });
+        let account = shown.as_ref().unwrap_or(&proposal);
+        let written = match self.write_journaled(&proposal, account, &contents, &review, by_person)
+        {
             Ok(written) => written,
             Err(e) => {
                 self.release(run_id);
@@ -842,18 +991,11 @@ impl Gate {
         };
         match written {
             Ok(_) => {
-                if review.edited_by_reviewer || review.hunks_accepted != review.hunks_total {
-                    // Show the agent (and the queue) what was written, not what was proposed,
-                    // its syntax checked again (outside the lock: it parses).
-                    // A file whose every hunk the person left out was not written: the
-                    // agent hears "Applied to" only the files that were.
-                    let mut written = proposal.with_contents(&contents);
-                    written
-                        .files
-                        .retain(|f| f.delete || f.old() != f.new || f.mode_change().is_some());
+                if let Some(written) = shown {
                     let held = Held::of(&written);
                     self.slots().change(run_id, held, |slot| {
                         slot.proposal.files = written.files;
+                        slot.proposal.left_out = written.left_out;
                     });
                 }
                 Ok(self.settle_by(
@@ -922,12 +1064,14 @@ impl Gate {
         )
     }
 
-    /// Write a decided proposal and journal it: a batch's intent is durable before the first
-    /// byte and goes once the journal holds the edit. The outer error is one before anything
-    /// was written (the claim goes back); the inner one, the write's own.
+    /// Write a decided proposal and journal it (`account`: the proposal as written, with
+    /// what the reviewer left out): a batch's intent is durable before the first byte and
+    /// goes once the journal holds the edit. The outer error is one before anything was
+    /// written (the claim goes back); the inner one, the write's own.
     fn write_journaled(
         &self,
         proposal: &Proposal,
+        account: &Proposal,
         contents: &[Option<String>],
         review: &Review,
         by_person: bool,
@@ -940,7 +1084,7 @@ impl Gate {
             if let Err(e) = self
                 .inner
                 .journal
-                .record_applied(proposal, journal_review, w)
+                .record_applied(account, journal_review, w)
             {
                 tracing::warn!("journal: {e}");
             }
@@ -1073,9 +1217,11 @@ impl Gate {
         }
     }
 
-    /// Every proposal the gate remembers, oldest first.
+    /// Every proposal the gate remembers, oldest first (undos another process made are
+    /// noticed first).
     pub fn list(&self) -> Vec<Summary> {
         self.sweep();
+        self.notice_undos();
         let slots = self.slots();
         slots
             .order
@@ -1106,9 +1252,12 @@ impl Gate {
         self.slots().map.get(run_id).map(|s| s.proposal.clone())
     }
 
-    /// Undo an applied edit through the journal (the latest, or `run_id`).
+    /// Undo an applied edit through the journal (the latest, or `run_id`): journaled, its
+    /// row marked, its agent told ([`Gate::take_notices`]).
     pub fn undo(&self, run_id: Option<&str>) -> Result<Entry> {
-        self.inner.journal.undo(run_id, self.max_bytes())
+        let entry = self.inner.journal.undo(run_id, self.max_bytes())?;
+        self.mark_undone(&entry.run_id);
+        Ok(entry)
     }
 }
 

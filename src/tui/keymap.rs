@@ -20,6 +20,8 @@ pub enum Action {
     ToggleHunk,
     /// Accept the selected review (its included hunks).
     Accept,
+    /// Write a note for the agent, then accept what is selected with it.
+    AcceptWithNote,
     /// Accept every pending review whole.
     AcceptAll,
     /// Reject the selected review, with a note.
@@ -83,6 +85,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('N') | KeyCode::Char('[') => Action::PrevHunk,
         KeyCode::Char(' ') => Action::ToggleHunk,
         KeyCode::Char('a') => Action::Accept,
+        KeyCode::Char('m') => Action::AcceptWithNote,
         KeyCode::Char('A') => Action::AcceptAll,
         KeyCode::Char('r') => Action::Reject,
         KeyCode::Char('e') => Action::Edit,
@@ -138,7 +141,8 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
                 "v",
                 "line mode: j / k changed lines, space takes / leaves one",
             ),
-            ("a", "accept (only the included hunks)"),
+            ("a", "accept (only the included hunks and lines)"),
+            ("m", "a note for the agent, then accept as a does"),
             ("A", "accept every pending review whole (asks first)"),
             ("r", "reject with a note for the agent"),
             ("e", "edit the proposed content here (Ctrl+S accepts it)"),
@@ -223,7 +227,7 @@ pub(crate) fn help_rows(width: usize) -> usize {
 }
 
 /// The key-hint line.
-pub(crate) const HINTS: &str = "j/k move  n/N hunk  space toggle  a accept  r reject  e edit  c commit  s side-by-side  ? help  q quit";
+pub(crate) const HINTS: &str = "j/k move  n/N hunk  space toggle  a accept  m accept+note  r reject  e edit  c commit  s side-by-side  ? help  q quit";
 
 #[cfg(test)]
 mod tests {
@@ -263,6 +267,7 @@ mod tests {
             ('[', Action::PrevHunk),
             (' ', Action::ToggleHunk),
             ('a', Action::Accept),
+            ('m', Action::AcceptWithNote),
             ('A', Action::AcceptAll),
             ('r', Action::Reject),
             ('e', Action::Edit),

@@ -174,8 +174,6 @@ pub struct Item {
     pub view: Option<DiffView>,
     /// Its files are being fetched.
     pub loading: bool,
-    /// It was applied, then undone from here.
-    pub undone: bool,
     /// A revision's interdiff is shown in place of its diff, from this line (`i`).
     pub interdiff: Option<usize>,
 }
@@ -187,7 +185,6 @@ impl Item {
             summary,
             view: None,
             loading: false,
-            undone: false,
             interdiff: None,
         }
     }
@@ -212,10 +209,12 @@ pub enum Overlay {
     None,
     /// The key help.
     Help,
-    /// The reject note editor for a review.
+    /// The note editor for a review: a rejection's reason, or the note of an acceptance.
     Note {
         /// The review.
         run_id: String,
+        /// The acceptance the note goes with (`None`: the note rejects the review).
+        accept: Option<crate::review::proposal::Decision>,
         /// The note.
         input: TextArea<'static>,
     },

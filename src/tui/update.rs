@@ -126,7 +126,7 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
             match r {
                 Ok((run_id, text)) => {
                     if let Some(i) = m.items.iter_mut().find(|i| i.summary.run_id == run_id) {
-                        i.undone = true;
+                        i.summary.undone = true;
                     }
                     say(m, text, Tone::Good);
                 }
@@ -422,10 +422,33 @@ fn move_hunk(m: &mut Model, forward: bool) {
     reveal_cursor(m);
 }
 
+/// `a`: accept what is selected of the selected review.
 fn accept(m: &mut Model) -> Vec<Effect> {
-    let Some(item) = m.current() else {
-        return Vec::new();
-    };
+    match selected_acceptance(m) {
+        Some((run_id, decision)) => vec![Effect::Decide {
+            run_id,
+            decision,
+            note: None,
+        }],
+        None => Vec::new(),
+    }
+}
+
+/// `m`: the note editor, whose `Enter` accepts what is selected now with the note.
+fn accept_with_note(m: &mut Model) {
+    if let Some((run_id, decision)) = selected_acceptance(m) {
+        m.overlay = Overlay::Note {
+            run_id,
+            accept: Some(decision),
+            input: input("a note for the agent with the acceptance (Enter accepts, Esc cancels)"),
+        };
+    }
+}
+
+/// The acceptance of what is selected of the selected review (its included hunks, less
+/// the lines left out), or `None` having said why there is none.
+fn selected_acceptance(m: &mut Model) -> Option<(String, Decision)> {
+    let item = m.current()?;
     if !item.is_open() {
         let state = item.summary.state;
         say(
@@ -433,7 +456,7 @@ fn accept(m: &mut Model) -> Vec<Effect> {
             format!("this review is {}; nothing to accept", state.name()),
             Tone::Info,
         );
-        return Vec::new();
+        return None;
     }
     let run_id = item.summary.run_id.clone();
     let decision = match &item.view {
@@ -459,17 +482,13 @@ fn accept(m: &mut Model) -> Vec<Effect> {
                     "no hunk is included (space toggles one); r rejects the whole edit",
                     Tone::Bad,
                 );
-                return Vec::new();
+                return None;
             }
             Decision::AcceptHunks(chosen)
         }
         _ => Decision::Accept,
     };
-    vec![Effect::Decide {
-        run_id,
-        decision,
-        note: None,
-    }]
+    Some((run_id, decision))
 }
 
 /// The single editable file of the selected review: (run_id, path, content).
@@ -782,7 +801,7 @@ fn ask_undo(m: &mut Model) {
         say(m, "no review selected", Tone::Info);
         return;
     };
-    let (run_id, state, undone) = (i.summary.run_id.clone(), i.summary.state, i.undone);
+    let (run_id, state, undone) = (i.summary.run_id.clone(), i.summary.state, i.summary.undone);
     if undone {
         say(m, format!("run {run_id} was already undone"), Tone::Info);
     } else if state != State::Applied {
@@ -815,25 +834,47 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
         o @ (Overlay::ConfirmAcceptAll | Overlay::ConfirmUndo { .. } | Overlay::ConfirmQuit) => {
             on_confirm_key(m, o, key.code)
         }
-        Overlay::Note { run_id, mut input } => match key.code {
+        Overlay::Note {
+            run_id,
+            accept,
+            mut input,
+        } => match key.code {
             KeyCode::Esc => (Overlay::None, Vec::new()),
             KeyCode::Enter if key.modifiers.contains(KeyModifiers::ALT) => {
                 input.insert_newline();
-                (Overlay::Note { run_id, input }, Vec::new())
+                (
+                    Overlay::Note {
+                        run_id,
+                        accept,
+                        input,
+                    },
+                    Vec::new(),
+                )
             }
             KeyCode::Enter => {
                 let note = text_of(&input).trim().to_string();
-                let decision = Decision::Reject(note);
+                // A rejection's note is its reason; an acceptance carries it beside.
+                let (decision, note) = match accept {
+                    Some(d) => (d, Some(note).filter(|n| !n.is_empty())),
+                    None => (Decision::Reject(note), None),
+                };
                 let decide = Effect::Decide {
                     run_id,
                     decision,
-                    note: None,
+                    note,
                 };
                 (Overlay::None, vec![decide])
             }
             _ => {
                 input.input(key);
-                (Overlay::Note { run_id, input }, Vec::new())
+                (
+                    Overlay::Note {
+                        run_id,
+                        accept,
+                        input,
+                    },
+                    Vec::new(),
+                )
             }
         },
         Overlay::Edit {
@@ -1024,6 +1065,7 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
     match action {
         Action::ToggleHunk => toggle_hunk(m),
         Action::Accept => return Some(accept(m)),
+        Action::AcceptWithNote => accept_with_note(m),
         // Everything at once is asked first.
         Action::AcceptAll if m.pending_count() == 0 => say(m, "no pending review", Tone::Info),
         Action::AcceptAll => m.overlay = Overlay::ConfirmAcceptAll,
@@ -1031,6 +1073,7 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
             Some(i) if i.is_open() => {
                 m.overlay = Overlay::Note {
                     run_id: i.summary.run_id.clone(),
+                    accept: None,
                     input: input("why? the agent reads this (Enter sends, Esc cancels)"),
                 };
             }
@@ -1249,6 +1292,8 @@ pub(crate) mod tests {
             unseen_deletions: 0,
             unseen_hunks: vec![],
             review: None,
+            left_out: vec![],
+            undone: false,
             failure: None,
             revision_of: None,
             revision: None,
@@ -1455,6 +1500,39 @@ pub(crate) mod tests {
         update(&mut m, key('r'));
         assert!(update(&mut m, code(KeyCode::Esc, KeyModifiers::NONE)).is_empty());
         assert!(matches!(m.overlay, Overlay::None));
+    }
+
+    #[test]
+    fn m_opens_the_note_editor_and_enter_accepts_the_included_hunks_with_the_note() {
+        let mut m = loaded();
+        update(&mut m, key(' '));
+        assert!(update(&mut m, key('m')).is_empty());
+        assert!(matches!(
+            &m.overlay,
+            Overlay::Note { accept: Some(Decision::AcceptHunks(h)), .. } if *h == vec![1, 2]
+        ));
+        for c in "hunk 1 breaks the build".chars() {
+            update(&mut m, key(c));
+        }
+        let fx = update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(
+            fx,
+            vec![Effect::Decide {
+                run_id: "run1".into(),
+                decision: Decision::AcceptHunks(vec![1, 2]),
+                note: Some("hunk 1 breaks the build".into()),
+            }]
+        );
+        assert!(matches!(m.overlay, Overlay::None));
+        // With no note it is a plain acceptance; Esc cancels without one.
+        update(&mut m, key('m'));
+        assert!(update(&mut m, code(KeyCode::Esc, KeyModifiers::NONE)).is_empty());
+        update(&mut m, key('m'));
+        let fx = update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        assert!(
+            matches!(&fx[..], [Effect::Decide { note: None, .. }]),
+            "{fx:?}"
+        );
     }
 
     #[test]

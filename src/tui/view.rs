@@ -155,17 +155,33 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
     draw_hints(f, m, a.hints, &p);
     match &m.overlay {
         Overlay::Help => draw_help(f, m, &p),
-        Overlay::Note { run_id, input } => {
+        Overlay::Note {
+            run_id,
+            accept,
+            input,
+        } => {
             let area = popup(a.diff, a.diff.width.saturating_sub(6).min(80), 8);
             f.render_widget(Clear, area);
             let mut t = input.clone();
+            let (title, colour, send) = match accept {
+                None => (
+                    format!(" reject {run_id}: a note for the agent "),
+                    Color::Red,
+                    "sends",
+                ),
+                Some(d) => (
+                    format!(" accept {run_id} ({}): a note for the agent ", accepting(d)),
+                    Color::Green,
+                    "accepts",
+                ),
+            };
             t.set_block(
                 Block::default()
                     .borders(Borders::ALL)
                     .border_type(BorderType::Rounded)
-                    .border_style(p.fg(Color::Red))
-                    .title(format!(" reject {run_id}: a note for the agent "))
-                    .title_bottom(" Enter sends · Alt+Enter new line · Esc cancels "),
+                    .border_style(p.fg(colour))
+                    .title(title)
+                    .title_bottom(format!(" Enter {send} · Alt+Enter new line · Esc cancels ")),
             );
             f.render_widget(&t, area);
         }
@@ -180,15 +196,33 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
         Overlay::ConfirmUndo { run_id, paths } => {
             let files = truncate(&inert_line(&paths.join(", ")), 56);
             let text = vec![
-                Line::from(format!("Undo {run_id}? It puts back, as before the run:")),
+                Line::from(format!(
+                    "Undo {run_id}? It takes back this run's own change to:"
+                )),
                 Line::from(files),
-                Line::from("(y/n)"),
+                Line::from("Later changes to them stay. (y/n)"),
             ];
             confirm(f, &p, " undo? ", text);
         }
         Overlay::Message { title, text } => draw_message(f, &p, title, text),
         Overlay::ConfirmQuit => confirm(f, &p, " quit? ", quit_question(m)),
         _ => {}
+    }
+}
+
+/// What an acceptance takes, for the note editor's title.
+fn accepting(d: &crate::review::proposal::Decision) -> String {
+    use crate::review::proposal::Decision;
+    match d {
+        Decision::AcceptHunks(h) => {
+            let n = h.len();
+            format!("{n} hunk{}", if n == 1 { "" } else { "s" })
+        }
+        Decision::AcceptLines { skip, .. } => {
+            let n = skip.len();
+            format!("{n} line{} left out", if n == 1 { "" } else { "s" })
+        }
+        _ => "whole".to_string(),
     }
 }
 
@@ -319,7 +353,7 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
     for &k in shown.iter().skip(m.queue_scroll).take(cap) {
         let item = &m.items[k];
         let s = &item.summary;
-        let (icon, icon_style) = if item.undone {
+        let (icon, icon_style) = if item.summary.undone {
             ("↶", p.dim())
         } else {
             state_icon(s.state, p)
@@ -583,7 +617,7 @@ fn diff_block(m: &Model, item: &Item, p: &Palette) -> Block<'static> {
         " {} · {} · {}{shown}{} ",
         inert_line(&s.tool),
         s.run_id,
-        if item.undone {
+        if item.summary.undone {
             "undone"
         } else {
             s.state.name()

@@ -1203,3 +1203,151 @@ fn a_revision_shows_v2_and_its_note_and_i_toggles_its_interdiff() {
     });
     assert_eq!(p.read("src/main.rs"), main);
 }
+
+/// Thirty numbered lines, and the patch_file that changes `line 03`, deletes `line 05` and
+/// changes `line 25` (two hunks).
+fn numbered_and_edit() -> (String, Value) {
+    let old: String = (1..=30).map(|i| format!("line {i:02}\n")).collect();
+    let edit = serde_json::json!({"target_file": "a.txt", "replacements": [
+        {"search_content": "line 03", "replace_content": "line three"},
+        {"search_content": "line 04\nline 05\n", "replace_content": "line 04\n"},
+        {"search_content": "line 25", "replace_content": "line twenty-five"},
+    ]});
+    (old, edit)
+}
+
+/// `patchgate ARGS --root ROOT` beside the gate (its state directory).
+fn cli(p: &Project, args: &[&str]) -> String {
+    let out = crate::support::bin()
+        .args(args)
+        .arg("--root")
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A line left out in line mode: the agent, the review API's row and `patchgate log` are told
+/// the diff that was written and the line left out (not the proposal); then an undo from
+/// another process (`patchgate undo RUN`) shows on the row.
+#[test]
+fn a_line_left_out_in_line_mode_is_told_as_written_and_an_undo_elsewhere_shows_on_the_row() {
+    let p = Project::new();
+    let (old, edit) = numbered_and_edit();
+    p.write("a.txt", &old);
+    let (tmux, mcp_url, token) = gate_in_tmux(&p);
+    let started = start_tool(&mcp_url, &token, edit);
+    assert_eq!(started["status"], "pending", "{started}");
+    let run = started["run_id"].as_str().unwrap().to_string();
+    tmux.wait_for("the review", 30, |s| {
+        s.contains("hunk 1/2") && s.contains("a.txt +2 -3")
+    });
+    // Line mode: `-line 03`, `+line three`, then `-line 05` is left out.
+    tmux.keys(&["v"]);
+    tmux.wait_for("line mode", 10, |s| s.contains("LINE MODE"));
+    tmux.keys(&["j", "j", "Space"]);
+    tmux.wait_for("one line left out", 10, |s| s.contains("1 line left out"));
+    tmux.keys(&["a"]);
+    tmux.wait_for("the decided review", 10, |s| {
+        s.contains("0 pending") && s.contains("+2 -2")
+    });
+    let written = old
+        .replace("line 03\n", "line three\n")
+        .replace("line 25\n", "line twenty-five\n");
+    assert_eq!(p.read("a.txt"), written);
+
+    let r = call_tool(
+        &mcp_url,
+        &token,
+        "await_review",
+        serde_json::json!({"run_id": run}),
+    );
+    assert_eq!(r["status"], "ok", "{r}");
+    let diff = r["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("-line 03\n+line three\n line 04\n line 05\n"),
+        "{r}"
+    );
+    assert!(!diff.contains("-line 05"), "{r}");
+    let left_out =
+        serde_json::json!([{"path": "a.txt", "hunk": 0, "whole": false, "lines": ["-line 05"]}]);
+    assert_eq!(r["left_out"], left_out, "{r}");
+    let message = r["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Applied to a.txt (+2 -2, 2 hunks)."),
+        "{message}"
+    );
+    assert!(
+        message.contains("Re-read the file before the next edit."),
+        "{message}"
+    );
+    let log = cli(&p, &["log"]);
+    assert!(log.contains(" a.txt +2 -2"), "{log}");
+    assert!(
+        log.contains("left out: part of hunk 1 of a.txt\n        -line 05"),
+        "{log}"
+    );
+
+    // Undone from the command line, by another process: the row follows.
+    cli(&p, &["undo", &run]);
+    assert_eq!(p.read("a.txt"), old);
+    tmux.wait_for("the row undone", 10, |s| {
+        s.contains('↶') && s.contains(&format!("{run} · undone"))
+    });
+}
+
+/// `m` opens the note editor and accepts what is selected with the note: the agent gets the
+/// note with the hunk it was given, and what was left out.
+#[test]
+fn m_accepts_the_included_hunks_with_a_note_for_the_agent() {
+    let p = Project::new();
+    let (old, edit) = numbered_and_edit();
+    p.write("a.txt", &old);
+    let (tmux, mcp_url, token) = gate_in_tmux(&p);
+    let started = start_tool(&mcp_url, &token, edit);
+    let run = started["run_id"].as_str().unwrap().to_string();
+    tmux.wait_for("the review", 30, |s| s.contains("hunk 1/2"));
+    tmux.keys(&["Space"]);
+    tmux.wait_for("hunk 1 excluded", 10, |s| s.contains("1 of 2 included"));
+    tmux.keys(&["m"]);
+    tmux.wait_for("the note editor of an acceptance", 10, |s| {
+        s.contains(&format!("accept {run} (1 hunk): a note for the agent"))
+    });
+    tmux.type_text("the first hunk breaks the parser");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the decided review", 10, |s| s.contains("0 pending"));
+    assert_eq!(
+        p.read("a.txt"),
+        old.replace("line 25\n", "line twenty-five\n")
+    );
+
+    let r = call_tool(
+        &mcp_url,
+        &token,
+        "await_review",
+        serde_json::json!({"run_id": run}),
+    );
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(
+        r["review"]["note"], "the first hunk breaks the parser",
+        "{r}"
+    );
+    assert_eq!(r["review"]["hunks_accepted"], 1, "{r}");
+    assert_eq!(
+        r["left_out"],
+        serde_json::json!([{"path": "a.txt", "hunk": 0, "whole": true,
+            "lines": ["-line 03", "+line three", "-line 05"]}]),
+        "{r}"
+    );
+    let message = r["message"].as_str().unwrap();
+    assert!(
+        message.contains("Reviewer's note: the first hunk breaks the parser"),
+        "{message}"
+    );
+}

@@ -1158,7 +1158,48 @@ fn a_closer_at_another_depth_does_not_pin_an_anchorless_snippet_to_the_files_end
     let snippet = "        );\n        assert!(done());\n    }\n";
     let e = merge(file, snippet, &hints("t.rs")).unwrap_err();
     assert_eq!(e.code, ErrorCode::NeedsMoreContext);
-    assert!(e.message.contains("no line from the file"), "{}", e.message);
+    assert!(
+        e.message
+            .contains("hold no line that places them: `);` (line 6) is too plain"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("`}` occurs 2 times (lines 7, 8)"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_snippet_anchored_only_on_repeated_lines_is_told_where_they_occur() {
+    // `}` and `#[test]` are in the file, many times: the refusal says so, and where, instead
+    // of saying the file has none of the snippet's lines.
+    let mut file = String::from("mod tests {\n");
+    for k in 0..5 {
+        file += &format!("    #[test]\n    fn t{k}() {{\n        check({k});\n    }}\n\n");
+    }
+    file += "}\n";
+    let snippet = "    }\n\n    #[test]\n    fn t_new() {\n        check(9);\n    }\n";
+    let e = merge(&file, snippet, &hints("t.rs")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        !e.message.contains("no line from the file"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message
+            .contains("`}` occurs 6 times (lines 5, 10, 15, 20, …)"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message
+            .contains("`#[test]` occurs 5 times (lines 2, 7, 12, 17, …)"),
+        "{}",
+        e.message
+    );
 }
 
 const OPTS: &str = "use std::path::PathBuf;\n\nstruct Opt {\n    /// Decode instead.\n    #[arg(short = 'd')]\n    decode: bool,\n\n    /// The input file.\n    #[arg(name = \"FILE\", value_parser)]\n    file: Option<PathBuf>,\n}\n\nfn main() {\n    let opt = Opt::parse();\n    run(opt);\n}\n";

@@ -141,7 +141,7 @@ impl FileChange {
         unseen::warning(self.old(), &self.unseen_now())
     }
 
-    /// Per hunk, the lines it deletes that the request's text never showed (docs/DESIGN.md
+    /// Per hunk, the lines it deletes that the request's text does not show (docs/DESIGN.md
     /// §4); none when no request's text is known.
     pub fn unseen(&self) -> Vec<usize> {
         unseen::per_hunk(&self.diff, &self.unseen_lines)

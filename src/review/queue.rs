@@ -79,7 +79,7 @@ pub struct Summary {
     /// for the TUI's marks: taken from the check itself, never read back from warning text.
     #[serde(default)]
     pub syntax: Vec<SyntaxMark>,
-    /// Lines the edit deletes whose text the agent's request never showed (docs/DESIGN.md §4).
+    /// Lines the edit deletes that it does not show (docs/DESIGN.md §4).
     #[serde(default)]
     pub unseen_deletions: usize,
     /// The same per hunk (indices over all files' hunks, as in a decision); empty when none.
@@ -1395,7 +1395,7 @@ mod tests {
         assert!(e.message.contains("MiB"), "{e:?}");
     }
 
-    /// The review API gives the lines each hunk deletes that the agent never showed, their
+    /// The review API gives the lines each hunk deletes that the edit does not show, their
     /// total, and a warning naming the file.
     #[test]
     fn a_summary_counts_the_deleted_lines_the_agent_never_showed() {

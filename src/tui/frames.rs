@@ -131,7 +131,7 @@ fn a_revision_and_its_interdiff() {
     );
 }
 
-/// Risk in sight: a review that deletes lines the agent never showed and adds a parse error
+/// Risk in sight: a review that deletes lines the edit does not show and adds a parse error
 /// says so on its row and on the line above each hunk concerned; in a small terminal too,
 /// where going to the hunk brings its risk line into view with it.
 #[test]
@@ -158,12 +158,13 @@ fn risk_marks_on_the_row_and_above_their_hunks() {
         lines[at - 1].to_string()
     };
     assert!(
-        above(&full, "hunk 2/3")
-            .contains("⚠ deletes 1 line the agent never showed · syntax: 20:5: missing"),
+        above(&full, "hunk 2/3").contains(
+            "⚠ unseen: 1 line deleted that the edit does not show · syntax: 20:5: missing"
+        ),
         "{full}"
     );
     assert!(
-        above(&full, "hunk 3/3").contains("⚠ deletes 3 lines the agent never showed"),
+        above(&full, "hunk 3/3").contains("⚠ unseen: 3 lines deleted that the edit does not show"),
         "{full}"
     );
     assert!(!above(&full, "hunk 1/3").contains('⚠'), "{full}");
@@ -174,7 +175,7 @@ fn risk_marks_on_the_row_and_above_their_hunks() {
     update(&mut m, key('n'));
     let small = frame(&m);
     assert!(
-        above(&small, "hunk 3/3").contains("⚠ deletes 3 lines the agent never"),
+        above(&small, "hunk 3/3").contains("⚠ unseen: 3 lines deleted that the edit"),
         "{small}"
     );
     insta::assert_snapshot!("risk_marks_on_the_row_and_above_their_hunks_small", small);

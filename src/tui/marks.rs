@@ -1,5 +1,5 @@
 //! The risk marks of a review (docs/DESIGN.md §6), from its summary: a parse error the edit
-//! adds (§5.5, `Summary::syntax`) and lines it deletes that the agent never showed (§4,
+//! adds (§5.5, `Summary::syntax`) and lines it deletes that the edit does not show (§4,
 //! `Summary::unseen_hunks`). The queue row says so in a few characters; the line above each
 //! hunk concerned says what.
 
@@ -26,7 +26,7 @@ pub fn hunk_of(line: usize, hunks: &[(usize, usize)]) -> Option<usize> {
 /// What one hunk risks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HunkRisk {
-    /// Lines it deletes that the agent never showed.
+    /// Lines it deletes that the edit does not show.
     pub unseen: usize,
     /// The `syntax:` warnings whose line it shows (or is the nearest hunk to).
     pub syntax: Vec<String>,
@@ -44,7 +44,7 @@ impl HunkRisk {
         if self.unseen > 0 {
             let s = if self.unseen == 1 { "" } else { "s" };
             parts.push(format!(
-                "deletes {} line{s} the agent never showed",
+                "unseen: {} line{s} deleted that the edit does not show",
                 self.unseen
             ));
         }
@@ -141,7 +141,10 @@ mod tests {
             warning: "syntax: 29:1: unexpected \"xxx\"".into(),
         }];
         let risks = hunk_risks(&s, &files);
-        assert_eq!(risks[0].text(), "⚠ deletes 1 line the agent never showed");
+        assert_eq!(
+            risks[0].text(),
+            "⚠ unseen: 1 line deleted that the edit does not show"
+        );
         assert_eq!(risks[1].text(), "⚠ syntax: 29:1: unexpected \"xxx\"");
         assert_eq!(row_marks(&s)[0], "⚠ syntax · 1 unseen");
     }

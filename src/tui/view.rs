@@ -381,7 +381,7 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
 }
 
 /// A queue row's second line: the path, the counts, the risk mark (a new parse error, lines
-/// deleted that the agent never showed: docs/DESIGN.md §6) and the client, within `w`. The
+/// deleted that the edit does not show: docs/DESIGN.md §6) and the client, within `w`. The
 /// path keeps 8 columns: the client goes first, then the mark shortens.
 fn path_line(
     s: &crate::review::queue::Summary,

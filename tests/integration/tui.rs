@@ -1023,7 +1023,7 @@ fn unseen_deletions_and_syntax_errors_show_on_the_row_and_above_their_hunks() {
     });
     let row = above(&screen, "hunk 1/1");
     assert!(
-        row.contains("⚠ deletes 6 lines the agent never showed"),
+        row.contains("⚠ unseen: 6 lines deleted that the edit does not show"),
         "{screen}"
     );
     assert!(

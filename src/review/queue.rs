@@ -413,23 +413,48 @@ impl Gate {
     /// Take a place of `client`'s among its open proposals, refused when it holds
     /// [`MAX_OPEN_PER_CLIENT`] already (open ones and requests on their way in): asked before
     /// its edit is computed, and held until its proposal is admitted or the request ends.
+    /// At the cap, the client's oldest uncommitted dry-run makes room (it expires: a later
+    /// commit of it answers `RUN_EXPIRED`); pending reviews, which wait for a person, are never
+    /// evicted, so a client whose open proposals are all pending is refused.
     fn take_place(&self, client: Option<&str>) -> Result<Place> {
         self.sweep();
-        let mut slots = self.slots();
-        let mine = slots.tally.count(client);
-        if mine >= MAX_OPEN_PER_CLIENT {
-            return Err(Error::invalid_input(format!(
-                "too many open proposals: this client has {mine} waiting for review or commit \
-                 (at most {MAX_OPEN_PER_CLIENT}); commit or let the dry-runs expire, or wait for \
-                 the reviewer, before proposing more"
-            )));
+        loop {
+            let oldest = {
+                let mut slots = self.slots();
+                let mine = slots.tally.count(client);
+                if mine < MAX_OPEN_PER_CLIENT {
+                    slots.tally.take_place(client);
+                    return Ok(Place {
+                        gate: self.clone(),
+                        client: client.map(String::from),
+                        taken: true,
+                    });
+                }
+                let oldest = slots.order.iter().find(|id| {
+                    slots.map.get(*id).is_some_and(|s| {
+                        s.proposal.state == State::DryRun
+                            && !s.deciding
+                            && s.proposal.client.as_deref() == client
+                    })
+                });
+                match oldest {
+                    Some(id) => id.clone(),
+                    None => {
+                        return Err(Error::invalid_input(format!(
+                            "too many open proposals: this client has {mine} waiting for review \
+                             (at most {MAX_OPEN_PER_CLIENT}); wait for the reviewer before \
+                             proposing more"
+                        )));
+                    }
+                }
+            };
+            // Closed by `settle` (only while still an open, unclaimed dry-run): its place is
+            // free, and the loop takes it unless a concurrent request took it first.
+            tracing::info!("run {oldest}: the oldest dry-run made room for a new proposal");
+            self.settle(&oldest, State::Expired, None, |s| {
+                Outcome::Failed(Some(s), expired(&oldest))
+            });
         }
-        slots.tally.take_place(client);
-        Ok(Place {
-            gate: self.clone(),
-            client: client.map(String::from),
-            taken: true,
-        })
     }
 
     /// Admit open `proposal` in the place its request took, unless all open ones together
@@ -1214,9 +1239,13 @@ mod tests {
             ..req(vec![edit("a.txt", &body)], true)
         };
         let rt = rt();
+        // Pending reviews wait for a person: none makes room for another.
         for i in 0..MAX_OPEN_PER_CLIENT {
-            rt.block_on(g.submit(as_client("a", format!("v{i}\n"))))
-                .unwrap();
+            let pending = Request {
+                dry_run: false,
+                ..as_client("a", format!("v{i}\n"))
+            };
+            rt.block_on(g.submit(pending)).unwrap();
         }
         let e = rt
             .block_on(g.submit(as_client("a", "one more\n".into())))
@@ -1235,6 +1264,46 @@ mod tests {
             .block_on(g.submit(as_client("c", format!("3{big}"))))
             .unwrap_err();
         assert!(e.message.contains("MiB"), "{e:?}");
+    }
+
+    /// Dry-runs at the per-client cap: the oldest uncommitted one makes room (a commit of
+    /// it answers `RUN_EXPIRED`), never a pending review.
+    #[test]
+    fn at_the_cap_the_clients_oldest_dry_run_makes_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "x\n");
+        let as_a = |body: String, dry_run: bool| Request {
+            client: Some("a".into()),
+            ..req(vec![edit("a.txt", &body)], dry_run)
+        };
+        let rt = rt();
+        let pending = run_id(&rt.block_on(g.submit(as_a("p\n".into(), false))).unwrap());
+        let runs: Vec<String> = (0..3 * MAX_OPEN_PER_CLIENT)
+            .map(|i| {
+                run_id(
+                    &rt.block_on(g.submit(as_a(format!("v{i}\n"), true)))
+                        .unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(g.get(&pending).unwrap().state, State::Pending);
+        let e = g.commit(&runs[0], false).unwrap_err();
+        assert_eq!(e.code, ErrorCode::RunExpired, "{e:?}");
+        let open = runs
+            .iter()
+            .filter(|r| g.get(r).unwrap().state == State::DryRun);
+        assert_eq!(open.count(), MAX_OPEN_PER_CLIENT - 1);
+        // Another client's dry-runs are not touched.
+        let b = Request {
+            client: Some("b".into()),
+            ..req(vec![edit("a.txt", "b\n")], true)
+        };
+        let theirs = run_id(&rt.block_on(g.submit(b)).unwrap());
+        rt.block_on(g.submit(as_a("last\n".into(), true))).unwrap();
+        assert_eq!(g.get(&theirs).unwrap().state, State::DryRun);
+        let newest = runs.last().unwrap();
+        assert!(matches!(g.commit(newest, true), Ok(Outcome::Applied(_))));
     }
 
     /// The review API gives the lines each hunk deletes that the agent never showed, their
@@ -1771,10 +1840,11 @@ mod tests {
         rejected_reviews(&g, |_| "a".into(), &files);
         write(&g, "x.txt", "x\n");
         let rt = rt();
+        // Pending reviews (which no request evicts) fill all but two places.
         for i in 0..MAX_OPEN_PER_CLIENT - 2 {
             let r = Request {
                 client: Some("a".into()),
-                ..req(vec![edit("x.txt", &format!("v{i}\n"))], true)
+                ..req(vec![edit("x.txt", &format!("v{i}\n"))], false)
             };
             rt.block_on(g.submit(r)).unwrap();
         }

@@ -1,6 +1,7 @@
 //! Integration tests: the real `patchgate` binary on real files in temporary directories.
 //! One test binary (one link) with a module per area.
 
+mod agents;
 mod apply_git;
 mod apply_reject;
 mod cli_merge;

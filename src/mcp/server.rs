@@ -17,14 +17,18 @@ use rmcp::{ServerHandler, ServiceExt};
 
 use super::args::ToolName;
 use super::progress::ProgressSink;
-use super::service::Dispatcher;
+use super::service::{Caller, Dispatcher};
 use super::tools;
+use crate::review::agents::AgentLink;
 
-/// The MCP server: one per session (cheap clones share the dispatcher).
+/// The MCP server: one per session (cheap clones share the dispatcher). A session's server
+/// holds its agent's link to the gate (docs/DESIGN.md §4): when the session ends, the
+/// agent's pending reviews are withdrawn.
 #[derive(Clone)]
 pub struct McpServer {
     dispatcher: Dispatcher,
     tools: Arc<Vec<Tool>>,
+    agent: Option<AgentLink>,
 }
 
 struct PeerProgress {
@@ -59,12 +63,24 @@ impl McpServer {
         McpServer {
             dispatcher,
             tools: Arc::new(tools::all()),
+            agent: None,
+        }
+    }
+
+    /// The server of a new session: a new agent connected to the gate, for as long as the
+    /// session (and so this server) lives.
+    pub fn for_session(&self) -> McpServer {
+        McpServer {
+            agent: Some(self.dispatcher.gate().connect_agent()),
+            ..self.clone()
         }
     }
 
     /// Serve one client over stdin/stdout until it disconnects.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
+        self.dispatcher.connect_early();
         let running = self
+            .for_session()
             .serve(rmcp::transport::io::stdio_pipes())
             .await
             .map_err(|e| {
@@ -156,12 +172,16 @@ impl ServerHandler for McpServer {
             };
             return Ok(result.into());
         }
+        let caller = Caller {
+            client: client.clone(),
+            agent: self.agent.as_ref().map(|a| a.agent().clone()),
+        };
         let env = self
             .dispatcher
-            .run(
+            .run_for(
                 tool,
                 request.arguments.unwrap_or_default(),
-                client.clone(),
+                caller,
                 ctx.ct.clone(),
                 &sink,
             )

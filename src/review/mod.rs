@@ -2,6 +2,7 @@
 //! service shared by the MCP server, the TUI and the review API, the journal and undo, and
 //! the adapters around the engines (the model fallback).
 
+pub mod agents;
 pub mod apply;
 pub mod edit;
 pub mod fallback;

@@ -292,6 +292,10 @@ pub struct Proposal {
     pub failure: Option<Failure>,
     /// The rejected review it answers, when it is a revision (docs/DESIGN.md §4).
     pub revision: Option<Revision>,
+    /// The connection of the agent that sent it, when it came over one (docs/DESIGN.md §4).
+    pub agent: Option<super::agents::AgentRef>,
+    /// Why it was withdrawn without a decision (its agent cancelled or went away).
+    pub withdrawn: Option<String>,
 }
 
 /// What a revision keeps of the rejected review it answers (`review/revision.rs` links them).
@@ -377,6 +381,8 @@ impl Proposal {
             review: None,
             failure: None,
             revision: None,
+            agent: None,
+            withdrawn: None,
         })
     }
 

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
+use super::agents::{self, AgentId, AgentLink, AgentMark, AgentRef, Agents};
 use super::edit::ProposedEdit;
 use super::fallback::Fallback;
 use super::intent::Intent;
@@ -102,6 +103,9 @@ pub struct Summary {
     /// empty: the same result again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interdiff: Option<String>,
+    /// Whether its agent is still connected, and why it was withdrawn (docs/DESIGN.md §4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentMark>,
 }
 
 /// A file's new parse errors in a review: the file, the 1-based line of the first in the
@@ -162,6 +166,7 @@ impl Summary {
             revision: p.revision.as_ref().map(|r| r.number),
             previous_note: p.revision.as_ref().map(|r| r.note.clone()),
             interdiff: p.revision.as_ref().map(|r| r.interdiff.clone()),
+            agent: AgentMark::of(p),
         }
     }
 }
@@ -217,6 +222,15 @@ pub struct Request {
     pub dry_run: bool,
     /// Keep a failure before anything was proposed as a failed review (an agent's call).
     pub keep_failure: bool,
+}
+
+/// Where a request comes from besides its client's name (docs/DESIGN.md §4).
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The connection of the agent that sent it: when it ends, the review is withdrawn.
+    pub agent: Option<AgentRef>,
+    /// The rejected review the request declares it answers (the edit tools' `revision_of`).
+    pub revision_of: Option<RunId>,
 }
 
 struct Slot {
@@ -327,6 +341,8 @@ struct Inner {
     events: broadcast::Sender<Event>,
     /// [`MAX_OPEN_BYTES`] unless set otherwise.
     open_bytes_cap: usize,
+    /// The agents connected now.
+    agents: Agents,
 }
 
 /// The gate. Cheap to clone; all clones share one queue.
@@ -362,6 +378,7 @@ impl Gate {
                 locks: Mutex::new(HashMap::new()),
                 events,
                 open_bytes_cap: MAX_OPEN_BYTES,
+                agents: Agents::default(),
             }),
         }
     }
@@ -591,6 +608,12 @@ impl Gate {
     /// same file are computed one after the other, and under `auto` each is written before
     /// the next is computed, so concurrent agents never lose each other's edits.
     pub async fn submit(&self, req: Request) -> Result<Outcome> {
+        self.submit_from(req, Origin::default()).await
+    }
+
+    /// [`Gate::submit`] for a request from `origin`: its review is withdrawn when the
+    /// agent's connection ends, and it answers the rejected review it names.
+    pub async fn submit_from(&self, req: Request, origin: Origin) -> Result<Outcome> {
         let locks = self.file_locks(&req.edits);
         let mut _guards = Vec::with_capacity(locks.len());
         for l in &locks {
@@ -610,7 +633,10 @@ impl Gate {
                 return Err(e);
             }
         };
-        let proposal = self.link_revision(proposal).await?;
+        let mut proposal = self
+            .link_revision(proposal, origin.revision_of.as_deref())
+            .await?;
+        proposal.agent = origin.agent.clone();
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
             let proposal = proposal.into_dry_run(ttl);
@@ -622,6 +648,10 @@ impl Gate {
         let run_id = proposal.run_id.clone();
         self.insert_open(proposal, place)?;
         self.emit(Event::New(run_id.clone()));
+        // An agent that went away while its edit was computed waits for nothing.
+        if origin.agent.as_ref().is_some_and(|a| !a.connected()) {
+            self.withdraw_because(&run_id, agents::GONE);
+        }
         match action {
             Action::Auto => self.decide_inner(&run_id, Decision::Accept, None, false),
             _ => Ok(self.status(&run_id)),
@@ -630,19 +660,39 @@ impl Gate {
 
     /// `proposal` as the next revision of the rejected review it answers, if the gate still
     /// keeps one (docs/DESIGN.md §4; the caller holds its files' locks, so the same file's
-    /// requests link one after the other). The interdiff is computed off the async runtime.
-    async fn link_revision(&self, mut proposal: Proposal) -> Result<Proposal> {
-        let prev = {
-            let slots = self.slots();
-            let newest_first = slots
-                .order
-                .iter()
-                .rev()
-                .filter_map(|id| slots.map.get(id))
-                .map(|s| &s.proposal);
-            revision::predecessor(newest_first, &proposal).cloned()
+    /// requests link one after the other): the one it declares (`declared`, checked: else
+    /// `INVALID_INPUT`), or the one whose lines it touches. The search for the lines it
+    /// touches and the interdiff are computed off the async runtime, and off the queue's lock.
+    async fn link_revision(&self, proposal: Proposal, declared: Option<&str>) -> Result<Proposal> {
+        let (prev_id, mut proposal) = match declared {
+            Some(id) => {
+                let slots = self.slots();
+                let known = slots.map.get(id).map(|s| &s.proposal);
+                revision::check_declared(known, id, &proposal)?;
+                (Some(id.to_string()), proposal)
+            }
+            None => {
+                let candidates = {
+                    let slots = self.slots();
+                    let newest_first = slots
+                        .order
+                        .iter()
+                        .rev()
+                        .filter_map(|id| slots.map.get(id))
+                        .map(|s| &s.proposal);
+                    revision::candidates(newest_first, &proposal)
+                };
+                if candidates.is_empty() {
+                    return Ok(proposal);
+                }
+                off_runtime("the revision search", move || {
+                    let found = revision::answered(&candidates, &proposal).cloned();
+                    (found, proposal)
+                })
+                .await?
+            }
         };
-        let Some(prev) = prev else {
+        let Some(prev) = prev_id.and_then(|id| self.get(&id)) else {
             return Ok(proposal);
         };
         off_runtime("the interdiff", move || {
@@ -1020,11 +1070,80 @@ impl Gate {
 
     /// The agent gave up waiting (a cancelled request): withdraw its pending review.
     pub(crate) fn withdraw(&self, run_id: &str) {
+        self.withdraw_because(run_id, agents::CANCELLED);
+    }
+
+    /// Withdraw pending review `run_id` (no decision will write it), its row saying `why`.
+    fn withdraw_because(&self, run_id: &str, why: &str) {
         let e = Error::new(
             ErrorCode::ReviewTimeout,
-            format!("run {run_id} was withdrawn by the client"),
+            format!("run {run_id} was withdrawn ({why}); nothing was written"),
         );
-        self.close_pending(run_id, State::Expired, e);
+        let marked = {
+            let mut slots = self.slots();
+            match slots.map.get_mut(run_id) {
+                Some(s) if s.proposal.state == State::Pending && !s.deciding => {
+                    s.proposal.withdrawn = Some(why.to_string());
+                    true
+                }
+                _ => false,
+            }
+        };
+        if marked && !self.close_pending(run_id, State::Expired, e) {
+            // A decision claimed it in between: it was not withdrawn.
+            if let Some(s) = self.slots().map.get_mut(run_id) {
+                s.proposal.withdrawn = None;
+            }
+        }
+    }
+
+    /// An agent connected: its link lasts while the returned value (or a clone) is held, and
+    /// when it ends the agent's pending reviews are withdrawn at once.
+    pub fn connect_agent(&self) -> AgentLink {
+        let gate = Arc::downgrade(&self.inner);
+        AgentLink::new(self.inner.agents.connect(), move |id| {
+            if let Some(inner) = gate.upgrade() {
+                Gate { inner }.agent_gone(id);
+            }
+        })
+    }
+
+    /// The connected agent numbered `id`, if it is still connected.
+    pub fn agent(&self, id: AgentId) -> Option<AgentRef> {
+        self.inner.agents.get(id)
+    }
+
+    /// How many agents are connected now.
+    pub fn connected_agents(&self) -> usize {
+        self.inner.agents.count()
+    }
+
+    /// Agent `id` went away: its pending reviews are withdrawn, and its other open ones
+    /// announced (their rows say it is gone).
+    fn agent_gone(&self, id: AgentId) {
+        self.inner.agents.disconnect(id);
+        let (pending, open): (Vec<(RunId, State)>, _) = {
+            let slots = self.slots();
+            slots
+                .order
+                .iter()
+                .filter_map(|run| slots.map.get(run).map(|s| (run, &s.proposal)))
+                .filter(|(_, p)| {
+                    p.state.is_open() && p.agent.as_ref().is_some_and(|a| a.id() == id)
+                })
+                .map(|(run, p)| (run.clone(), p.state))
+                .partition(|(_, state)| *state == State::Pending)
+        };
+        tracing::info!(
+            "agent {id} disconnected; {} pending reviews withdrawn",
+            pending.len()
+        );
+        for (run, _) in pending {
+            self.withdraw_because(&run, agents::GONE);
+        }
+        for (run, _) in open {
+            self.emit(Event::Updated(run));
+        }
     }
 
     /// Close a pending review without a decision: `state` and the error the agent gets.

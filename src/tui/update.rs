@@ -1254,6 +1254,7 @@ pub(crate) mod tests {
             revision: None,
             previous_note: None,
             interdiff: None,
+            agent: None,
         }
     }
 

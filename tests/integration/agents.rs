@@ -1,9 +1,152 @@
-//! Truth at the gate about its agents (issue 34): a dry-run explorer is never locked out at
-//! its cap (the oldest uncommitted dry-run makes room).
+//! Truth at the gate about its agents (issue 34): an agent that dies while its edit waits has
+//! its review withdrawn at once (an accept writes nothing), the gate counts the agents
+//! connected now, and a dry-run explorer is never locked out at its cap (the oldest
+//! uncommitted dry-run makes room).
 
-use serde_json::json;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
-use crate::mcp::{Gate, Project, Recorder, call, http};
+use reqwest::Method;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+use crate::mcp::{Client, Gate, Project, Recorder, call, http};
+
+/// How soon a dead agent's review must be withdrawn.
+const WITHDRAWN_WITHIN: Duration = Duration::from_secs(2);
+
+/// A real MCP client of a `serve --stdio` child forwarding to the live gate of `p`, and the
+/// child's pid.
+async fn stdio_agent(p: &Project) -> (Client, u32) {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_patchgate"));
+    cmd.args(["serve", "--stdio", "--root"])
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .env("PATCHGATE_LOG", p.state.join("patchgate.log"))
+        .env("PATCHGATE_CONFIG", p.state.join("no-user-config.toml"));
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve --stdio");
+    let pid = transport.id().expect("the child's pid");
+    let c = Recorder::default()
+        .serve(transport)
+        .await
+        .expect("initialize over stdio");
+    (c, pid)
+}
+
+/// The gate's count of connected agents (`/api/info`, what the status bar shows).
+async fn clients(gate: &Gate) -> u64 {
+    gate.api(Method::GET, "/api/info", None).await["clients"]
+        .as_u64()
+        .expect("clients")
+}
+
+/// Wait up to `within` until the gate counts `n` agents.
+async fn expect_clients(gate: &Gate, n: u64, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        let now = clients(gate).await;
+        if now == n {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{now} clients, want {n}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn review(gate: &Gate, run: &str) -> Value {
+    gate.api(Method::GET, &format!("/api/reviews/{run}"), None)
+        .await
+}
+
+/// A stdio agent killed with SIGKILL while its edit waits for a person: the review is
+/// withdrawn within two seconds, its row says so, an accept writes nothing, and the gate
+/// counts the agent while it lives and not after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_stdio_agents_review_is_withdrawn_and_an_accept_writes_nothing() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    assert_eq!(clients(&gate).await, 0);
+    let (c, pid) = stdio_agent(&p).await;
+    // Counted from its start, before any call.
+    expect_clients(&gate, 1, Duration::from_secs(10)).await;
+    // The call waits for a person; it ends with its agent (its transport closes).
+    let waiting = tokio::spawn(async move {
+        let args =
+            json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"});
+        let _ = c
+            .call_tool(
+                CallToolRequestParams::new("patch_file")
+                    .with_arguments(args.as_object().cloned().unwrap_or_default()),
+            )
+            .await;
+    });
+    let run = gate.wait_pending(1).await.remove(0);
+    let r = review(&gate, &run).await;
+    assert_eq!(r["agent"]["connected"], true, "{r}");
+    assert_eq!(clients(&gate).await, 1);
+
+    let child = rustix::process::Pid::from_raw(pid as i32).expect("a pid");
+    rustix::process::kill_process(child, rustix::process::Signal::KILL).expect("SIGKILL");
+    let killed = Instant::now();
+    let r = loop {
+        let r = review(&gate, &run).await;
+        if r["state"] != "pending" {
+            break r;
+        }
+        assert!(
+            killed.elapsed() < WITHDRAWN_WITHIN,
+            "still pending {:?} after the kill",
+            killed.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(r["state"], "expired", "{r}");
+    assert_eq!(r["agent"]["withdrawn"], "agent disconnected", "{r}");
+    assert_eq!(r["agent"]["connected"], false, "{r}");
+    let (status, body) = gate
+        .api_status(
+            Method::POST,
+            &format!("/api/reviews/{run}/decision"),
+            Some(json!({"decision": "accept"})),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    assert_eq!(p.read("a.txt"), "one\n", "nothing written");
+    expect_clients(&gate, 0, WITHDRAWN_WITHIN).await;
+    waiting.abort();
+}
+
+/// The count follows the agents connected now: an HTTP session counts while it is open, a
+/// stdio agent while it lives, and none after every agent has gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_count_is_the_agents_connected_now() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "dry-run"]);
+    let h = http(&gate, Recorder::default()).await;
+    expect_clients(&gate, 1, Duration::from_secs(10)).await;
+    let (s, _) = stdio_agent(&p).await;
+    expect_clients(&gate, 2, Duration::from_secs(10)).await;
+    let v = call(
+        &s,
+        "patch_file",
+        json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two", "dry_run": true}),
+    )
+    .await;
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(clients(&gate).await, 2);
+    // The stdio agent's client goes away (its stdin closes): the forwarder exits.
+    s.cancel().await.unwrap();
+    expect_clients(&gate, 1, Duration::from_secs(10)).await;
+    h.cancel().await.unwrap();
+    expect_clients(&gate, 0, Duration::from_secs(10)).await;
+}
 
 /// Dry-runs one client sends in a row: three times the per-client cap of open proposals.
 const DRY_RUNS: usize = 200;

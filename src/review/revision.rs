@@ -362,6 +362,97 @@ mod tests {
         }
     }
 
+    /// Twenty numbered lines, `line k` at 0-based index k, with `prefix` lines before them.
+    fn numbered(prefix: usize) -> String {
+        let head: String = (0..prefix).map(|i| format!("new {i}\n")).collect();
+        head + &(0..20).map(|k| format!("line {k}\n")).collect::<String>()
+    }
+
+    #[test]
+    fn a_revision_touches_the_rejected_lines_or_lines_next_to_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let old = numbered(0);
+        let edit = |k: usize, to: &str| {
+            let after = old.replace(&format!("line {k}\n"), to);
+            proposal(Some("x"), vec![change(&root, "f.rs", Some(&old), &after)])
+        };
+        let first = rejected(edit(10, "ten\n"), "not like that");
+        let id = Some(first.run_id.clone());
+        let earlier = vec![first];
+        // The same line, the lines just before and after, an insertion beside it: linked.
+        for k in [9, 10, 11] {
+            assert_eq!(answers(&earlier, &edit(k, "other\n")), id, "line {k}");
+        }
+        assert_eq!(answers(&earlier, &edit(10, "line 10\nmore\n")), id);
+        assert_eq!(answers(&earlier, &edit(9, "line 9\nmore\n")), id);
+        assert_eq!(answers(&earlier, &edit(11, "line 11\nmore\n")), None);
+        // Lines further away: an unrelated edit of the same file.
+        for k in [0, 8, 12, 19] {
+            assert_eq!(answers(&earlier, &edit(k, "other\n")), None, "line {k}");
+        }
+        // An unrelated edit since (open) does not hide the rejection from its answer.
+        let mut chain = earlier.clone();
+        chain.push(edit(2, "two\n"));
+        assert_eq!(answers(&chain, &edit(10, "TEN\n")), id);
+    }
+
+    #[test]
+    fn the_rejected_lines_are_mapped_onto_a_file_that_changed_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let (was, now) = (numbered(0), numbered(5));
+        let on = |original: &str, k: usize| {
+            let after = original.replace(&format!("line {k}\n"), "changed\n");
+            proposal(
+                Some("x"),
+                vec![change(&root, "f.rs", Some(original), &after)],
+            )
+        };
+        let first = rejected(on(&was, 10), "again");
+        let id = Some(first.run_id.clone());
+        let earlier = vec![first];
+        // Five lines were added above since: `line 10` is now at index 15.
+        assert_eq!(answers(&earlier, &on(&now, 10)), id);
+        assert_eq!(answers(&earlier, &on(&now, 5)), None);
+        // Rewritten since, all of it: the rejected lines are in the rewritten span.
+        let rewritten: String = (0..20).map(|k| format!("row {k}\n")).collect();
+        let after = rewritten.replace("row 3\n", "x\n");
+        let edit = proposal(
+            Some("x"),
+            vec![change(&root, "f.rs", Some(&rewritten), &after)],
+        );
+        assert_eq!(answers(&earlier, &edit), id);
+    }
+
+    #[test]
+    fn a_declared_revision_must_be_the_same_clients_rejection_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let edit = |client: &str, rel: &str| {
+            proposal(Some(client), vec![change(&root, rel, Some("a\n"), "b\n")])
+        };
+        let prev = rejected(edit("x", "f.rs"), "");
+        let id = prev.run_id.clone();
+        assert!(check_declared(Some(&prev), &id, &edit("x", "f.rs")).is_ok());
+        let refused = |known: Option<&Proposal>, new: &Proposal| {
+            let e = check_declared(known, &id, new).unwrap_err();
+            assert_eq!(e.code, crate::error::ErrorCode::InvalidInput);
+            e.message
+        };
+        assert!(refused(None, &edit("x", "f.rs")).contains("no review"));
+        assert!(refused(Some(&prev), &edit("y", "f.rs")).contains("another client"));
+        assert!(refused(Some(&prev), &edit("x", "g.rs")).contains("f.rs"));
+        let open = edit("x", "f.rs");
+        let e = check_declared(Some(&open), &open.run_id, &edit("x", "f.rs")).unwrap_err();
+        assert!(
+            e.message.contains("was not rejected (it is pending)"),
+            "{e:?}"
+        );
+        let unnamed = proposal(None, vec![change(&root, "f.rs", Some("a\n"), "b\n")]);
+        assert!(refused(Some(&prev), &unnamed).contains("another client"));
+    }
+
     #[test]
     fn revisions_count_along_the_chain_and_keep_the_note_they_answer() {
         let dir = tempfile::tempdir().unwrap();

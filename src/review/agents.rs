@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Why a review was withdrawn when its agent's connection ended (its row says so).
-pub const GONE: &str = "agent disconnected";
+pub const GONE: &str = "agent gone";
 
 /// Why a review was withdrawn when its agent cancelled the call.
 pub const CANCELLED: &str = "agent cancelled";

@@ -107,7 +107,7 @@ async fn a_killed_stdio_agents_review_is_withdrawn_and_an_accept_writes_nothing(
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(r["state"], "expired", "{r}");
-    assert_eq!(r["agent"]["withdrawn"], "agent disconnected", "{r}");
+    assert_eq!(r["agent"]["withdrawn"], "agent gone", "{r}");
     assert_eq!(r["agent"]["connected"], false, "{r}");
     let (status, body) = gate
         .api_status(
@@ -182,4 +182,76 @@ async fn two_hundred_dry_runs_of_one_client_are_all_answered() {
     assert_eq!(last["status"], "ok", "{last}");
     assert_eq!(p.read("a.txt"), format!("v{}\n", DRY_RUNS - 1));
     c.cancel().await.unwrap();
+}
+
+/// In the TUI: the status bar counts the stdio agent while it lives; killed while its edit
+/// waits, its row says the review was withdrawn and that the agent is gone, the count goes
+/// back to 0, and `a` on the row writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_shows_a_dead_agents_review_withdrawn_and_counts_the_agents_connected() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    let (tmux, _, _) = crate::tui::gate_in_tmux(&p);
+    tmux.wait_for("no agent yet", 10, |s| s.contains(" 0 clients "));
+    let (c, pid) = stdio_agent(&p).await;
+    tmux.wait_for("the stdio agent counted", 10, |s| s.contains(" 1 client "));
+    let waiting = tokio::spawn(async move {
+        let args =
+            json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"});
+        let _ = c
+            .call_tool(
+                CallToolRequestParams::new("patch_file")
+                    .with_arguments(args.as_object().cloned().unwrap_or_default()),
+            )
+            .await;
+    });
+    tmux.wait_for("the pending review", 10, |s| {
+        s.contains("patch_file") && s.contains("1 pending")
+    });
+    let child = rustix::process::Pid::from_raw(pid as i32).expect("a pid");
+    rustix::process::kill_process(child, rustix::process::Signal::KILL).expect("SIGKILL");
+    let screen = tmux.wait_for("the review withdrawn", 5, |s| {
+        s.contains("withdrawn: agent gone") && s.contains("0 pending")
+    });
+    assert!(screen.contains("⊘ patchgate-i"), "{screen}");
+    // The status bar's count follows within its refresh (every 3 s).
+    tmux.wait_for("no agent any more", 5, |s| s.contains(" 0 clients "));
+    tmux.keys(&["a"]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(p.read("a.txt"), "one\n", "nothing written");
+    waiting.abort();
+}
+
+/// The stdio agent's own client goes away (the agent process ends: the server's stdin
+/// closes) while its edit waits: the review is withdrawn at once, nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_agent_whose_client_goes_away_withdraws_its_review() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let (c, _) = stdio_agent(&p).await;
+    let peer = c.peer().clone();
+    let waiting = tokio::spawn(async move {
+        let args =
+            json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"});
+        let _ = peer
+            .call_tool(
+                CallToolRequestParams::new("patch_file")
+                    .with_arguments(args.as_object().cloned().unwrap_or_default()),
+            )
+            .await;
+    });
+    let run = gate.wait_pending(1).await.remove(0);
+    c.cancel().await.unwrap();
+    let gone = Instant::now();
+    while review(&gate, &run).await["state"] == "pending" {
+        assert!(gone.elapsed() < WITHDRAWN_WITHIN, "still pending");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let r = review(&gate, &run).await;
+    assert_eq!(r["state"], "expired", "{r}");
+    assert!(r["agent"]["withdrawn"].is_string(), "{r}");
+    expect_clients(&gate, 0, WITHDRAWN_WITHIN).await;
+    assert_eq!(p.read("a.txt"), "one\n");
+    waiting.abort();
 }

@@ -29,12 +29,13 @@ pub struct AgentMark {
 }
 
 impl AgentMark {
-    /// The mark of `p` (none when there is nothing to say).
-    pub(crate) fn of(p: &super::proposal::Proposal) -> Option<AgentMark> {
-        let connected = p.agent.as_ref().map(AgentRef::connected);
-        (connected.is_some() || p.withdrawn.is_some()).then(|| AgentMark {
+    /// The mark of a review that came over `agent` and was withdrawn for `withdrawn`
+    /// (none when there is nothing to say).
+    pub(crate) fn of(agent: Option<&AgentRef>, withdrawn: Option<&str>) -> Option<AgentMark> {
+        let connected = agent.map(AgentRef::connected);
+        (connected.is_some() || withdrawn.is_some()).then(|| AgentMark {
             connected,
-            withdrawn: p.withdrawn.clone(),
+            withdrawn: withdrawn.map(str::to_string),
         })
     }
 }

@@ -166,7 +166,7 @@ impl Summary {
             revision: p.revision.as_ref().map(|r| r.number),
             previous_note: p.revision.as_ref().map(|r| r.note.clone()),
             interdiff: p.revision.as_ref().map(|r| r.interdiff.clone()),
-            agent: AgentMark::of(p),
+            agent: AgentMark::of(p.agent.as_ref(), p.withdrawn.as_deref()),
         }
     }
 }
@@ -622,7 +622,14 @@ impl Gate {
         // A client at its cap is told before any work is done for it (and a flood of such
         // calls leaves no rows behind); the place it takes is held until it is admitted.
         let place = self.take_place(req.client.as_deref())?;
-        let (proposal, action) = match self.prepare(&req).await {
+        let prepared = match self.prepare(&req).await {
+            Ok((proposal, action)) => self
+                .link_revision(proposal, origin.revision_of.as_deref())
+                .await
+                .map(|p| (p, action)),
+            Err(e) => Err(e),
+        };
+        let (mut proposal, action) = match prepared {
             Ok(ready) => ready,
             Err(e) => {
                 // Nothing was proposed: an agent's failed call stays in the person's sight.
@@ -633,9 +640,6 @@ impl Gate {
                 return Err(e);
             }
         };
-        let mut proposal = self
-            .link_revision(proposal, origin.revision_of.as_deref())
-            .await?;
         proposal.agent = origin.agent.clone();
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {

@@ -43,6 +43,7 @@ use tokio_stream::wrappers::BroadcastStream;
 use tokio_util::sync::CancellationToken;
 
 use super::args::ToolName;
+use super::hangup::{Hangup, HangupBody};
 use super::server::McpServer;
 use super::service::{Dispatcher, MAX_AWAIT};
 use crate::api::types::{
@@ -203,11 +204,19 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
             .into_response();
     }
     let delete = req.method() == axum::http::Method::DELETE;
-    let req = match json_rpc_body(req, &st).await {
+    let mut req = match json_rpc_body(req, &st).await {
         Ok(req) => req,
         Err(resp) => return resp,
     };
+    // An MCP request whose connection closes before its answer ended was hung up on.
+    let hangup = (req.uri().path() == "/mcp").then(Hangup::default);
+    if let Some(h) = &hangup {
+        req.extensions_mut().insert(h.clone());
+    }
     let mut resp = next.run(req).await;
+    if let Some(h) = &hangup {
+        resp = resp.map(|b| axum::body::Body::new(HangupBody::new(b, h)));
+    }
     // A closed MCP session: rmcp answers 202, clients expect 200 or 204.
     if delete && resp.status() == StatusCode::ACCEPTED {
         *resp.status_mut() = StatusCode::NO_CONTENT;

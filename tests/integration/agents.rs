@@ -255,3 +255,67 @@ async fn a_stdio_agent_whose_client_goes_away_withdraws_its_review() {
     assert_eq!(p.read("a.txt"), "one\n");
     waiting.abort();
 }
+
+/// A raw MCP-over-HTTP agent: its session and the headers every request needs.
+async fn mcp_post(gate: &Gate, session: Option<&str>, body: Value) -> reqwest::Response {
+    let mut req = crate::mcp::http_client()
+        .post(&gate.mcp_url)
+        .bearer_auth(&gate.token)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-03-26")
+        .json(&body);
+    if let Some(s) = session {
+        req = req.header("mcp-session-id", s);
+    }
+    req.send().await.expect("POST /mcp")
+}
+
+/// An HTTP agent whose connection closes while its call waits for a person (it was killed,
+/// or dropped the call without an MCP cancellation): the review is withdrawn at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_agent_that_hangs_up_on_its_call_withdraws_its_review() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let init = mcp_post(
+        &gate,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .await;
+    assert_eq!(init.status(), 200);
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let _ = init.bytes().await;
+    let ready = mcp_post(
+        &gate,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert!(ready.status().is_success(), "{}", ready.status());
+    let call = mcp_post(
+        &gate,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "patch_file",
+            "arguments": {"target_file": "a.txt", "search_content": "one", "replace_content": "two"}}}),
+    )
+    .await;
+    assert_eq!(call.status(), 200);
+    let run = gate.wait_pending(1).await.remove(0);
+    drop(call);
+    let gone = Instant::now();
+    while review(&gate, &run).await["state"] == "pending" {
+        assert!(gone.elapsed() < WITHDRAWN_WITHIN, "still pending");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let r = review(&gate, &run).await;
+    assert_eq!(r["state"], "expired", "{r}");
+    assert!(r["agent"]["withdrawn"].is_string(), "{r}");
+    assert_eq!(p.read("a.txt"), "one\n");
+}

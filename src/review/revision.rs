@@ -19,6 +19,10 @@ use crate::error::{Error, Result};
 /// [`CUT_MARK`].
 pub(crate) const INTERDIFF_BYTES: usize = 64 << 10;
 
+/// The most earlier proposals (the client's latest touching the file) a revision is looked
+/// for among, so the search (a line diff per original that changed since) stays bounded.
+pub(crate) const MAX_CANDIDATES: usize = 64;
+
 /// The last line of an interdiff cut at [`INTERDIFF_BYTES`].
 pub(crate) const CUT_MARK: &str = "… interdiff cut at 64 KiB\n";
 
@@ -72,7 +76,8 @@ fn same_thread(p: &Proposal, client: &str, new: &Proposal) -> bool {
 }
 
 /// The earlier proposals a revision of `new` may answer, newest first (`earlier` is newest
-/// first): the same client's that touch any of its files. None for a client with no name:
+/// first): the same client's latest [`MAX_CANDIDATES`] that touch any of its files. None for
+/// a client with no name:
 /// two unnamed clients are not known to be the same. Cheap: content is shared, not copied.
 pub(crate) fn candidates<'a>(
     earlier: impl IntoIterator<Item = &'a Proposal>,
@@ -84,6 +89,7 @@ pub(crate) fn candidates<'a>(
     earlier
         .into_iter()
         .filter(|p| same_thread(p, client, new))
+        .take(MAX_CANDIDATES)
         .map(|p| Earlier {
             run_id: p.run_id.clone(),
             state: p.state,

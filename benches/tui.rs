@@ -131,6 +131,7 @@ fn loaded_model(w: u16, h: u16) -> Model {
             revision: None,
             previous_note: None,
             interdiff: None,
+            agent: None,
         })),
     );
     update(

@@ -64,6 +64,18 @@ pub(crate) struct ToolCallBody {
     /// The calling client's name.
     #[serde(default)]
     pub client: Option<String>,
+    /// The agent link it comes over (`GET /api/agents/link`): its review is withdrawn when
+    /// the link ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<u64>,
+}
+
+/// The first event of `GET /api/agents/link`: the link's number, for the tool calls that come
+/// over it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct AgentLinkEvent {
+    /// The link's number.
+    pub id: u64,
 }
 
 /// `POST /api/reviews/{run_id}/wait`.

@@ -90,6 +90,8 @@ pub enum ToolCall {
         edits: Vec<ProposedEdit>,
         /// Only compute; keep for `apply_last_dry_run`.
         dry_run: bool,
+        /// The rejected review this edit declares it answers (docs/DESIGN.md §4).
+        revision_of: Option<String>,
     },
     /// Commit a dry-run.
     Commit {
@@ -130,7 +132,7 @@ impl ToolCall {
 /// The argument names each tool accepts (for the unknown-argument message).
 fn accepted(tool: ToolName) -> &'static [&'static str] {
     match tool {
-        ToolName::FastApply => &["path", "edit_snippet", "instruction"],
+        ToolName::FastApply => &["path", "edit_snippet", "instruction", "revision_of"],
         ToolName::PatchFile => &[
             "target_file",
             "search_content",
@@ -143,14 +145,16 @@ fn accepted(tool: ToolName) -> &'static [&'static str] {
             "end_line",
             "allow_multiple",
             "dry_run",
+            "revision_of",
         ],
-        ToolName::BatchPatchFiles => &["patches", "dry_run"],
+        ToolName::BatchPatchFiles => &["patches", "dry_run", "revision_of"],
         ToolName::ApplyLastDryRun => &["run_id"],
         ToolName::FileWriteOrEdit => &[
             "file_path",
             "percentage_to_change",
             "text_or_search_replace_blocks",
             "thread_id",
+            "revision_of",
         ],
         ToolName::AwaitReview => &["run_id", "timeout_s"],
         ToolName::AgenticSearch | ToolName::FastSearch | ToolName::AgenticRetrieval => &["query"],
@@ -248,6 +252,13 @@ impl<'a> Args<'a> {
     }
 }
 
+/// The optional `revision_of`: a rejected review's run id (blank: none).
+fn revision_of(a: &Args) -> Result<Option<String>> {
+    Ok(a.string("revision_of")?
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty()))
+}
+
 fn quote_list(names: &[&str]) -> String {
     names
         .iter()
@@ -267,11 +278,13 @@ pub fn parse(tool: ToolName, arguments: Option<&Map<String, Value>>) -> Result<T
             tool,
             edits: vec![patch_edit(&a)?],
             dry_run: a.bool("dry_run")?,
+            revision_of: revision_of(&a)?,
         }),
         ToolName::BatchPatchFiles => Ok(ToolCall::Edit {
             tool,
             edits: batch_edits(&a)?,
             dry_run: a.bool("dry_run")?,
+            revision_of: revision_of(&a)?,
         }),
         ToolName::ApplyLastDryRun => Ok(ToolCall::Commit {
             run_id: run_id(&a)?,
@@ -307,6 +320,7 @@ pub fn parse(tool: ToolName, arguments: Option<&Map<String, Value>>) -> Result<T
                     path,
                 }],
                 dry_run: false,
+                revision_of: revision_of(&a)?,
             })
         }
     }
@@ -332,6 +346,7 @@ fn fast_apply(a: &Args) -> Result<ToolCall> {
             },
         }],
         dry_run: false,
+        revision_of: revision_of(a)?,
     })
 }
 
@@ -355,7 +370,7 @@ fn batch_edits(a: &Args) -> Result<Vec<ProposedEdit>> {
     let names: Vec<&str> = accepted(ToolName::PatchFile)
         .iter()
         .copied()
-        .filter(|n| *n != "dry_run")
+        .filter(|n| *n != "dry_run" && *n != "revision_of")
         .collect();
     let mut edits = Vec::with_capacity(patches.len());
     for (i, item) in patches.iter().enumerate() {

@@ -294,6 +294,7 @@ mod tests {
             revision: None,
             previous_note: None,
             interdiff: None,
+            agent: None,
         }
     }
 

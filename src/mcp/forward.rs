@@ -6,6 +6,7 @@
 //! own search obeys (docs/DESIGN.md §7).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -13,7 +14,7 @@ use serde_json::{Map, Value, json};
 use super::args::{ToolName, confine_paths};
 use super::discovery::Discovery;
 use super::envelope::Envelope;
-use crate::api::types::{Info, ToolCallBody, WaitBody};
+use crate::api::types::{AgentLinkEvent, Info, ToolCallBody, WaitBody};
 use crate::error::{Error, ErrorCode};
 use crate::workspace::paths::Root;
 
@@ -71,6 +72,67 @@ pub(crate) struct Forwarder {
     scope: GateScope,
     /// The gate's review timeout.
     pub review_timeout: Duration,
+    /// This server's link to the gate (none from a gate without links): the edits it
+    /// forwards come over it, and the gate withdraws their pending reviews when it ends.
+    link: Option<Arc<Link>>,
+}
+
+/// A forwarding server's link to its gate (`GET /api/agents/link`, docs/DESIGN.md §4): an
+/// event stream held open by a task for as long as the forwarder lives; when this process
+/// exits or is killed, the connection closes and the gate withdraws its pending reviews.
+#[derive(Debug)]
+struct Link {
+    id: u64,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// How long the gate may take to name a new link.
+const LINK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most of the link stream read before its first event (it is a few bytes).
+const LINK_HEAD_BYTES: usize = 4096;
+
+/// Open this server's link to the gate at `base`; `None` when the gate has none (an older
+/// gate) or does not answer.
+async fn open_link(http: &reqwest::Client, base: &str, token: &str) -> Option<Link> {
+    let mut resp = tokio::time::timeout(
+        LINK_TIMEOUT,
+        http.get(format!("{base}/api/agents/link"))
+            .bearer_auth(token)
+            .send(),
+    )
+    .await
+    .ok()?
+    .ok()?
+    .error_for_status()
+    .ok()?;
+    let mut head = Vec::new();
+    let id = loop {
+        let chunk = tokio::time::timeout(LINK_TIMEOUT, resp.chunk())
+            .await
+            .ok()?
+            .ok()??;
+        head.extend_from_slice(&chunk);
+        let text = String::from_utf8_lossy(&head);
+        if let Some(id) = text.lines().find_map(|l| {
+            let data = l.strip_prefix("data:")?.trim();
+            serde_json::from_str::<AgentLinkEvent>(data).ok()
+        }) {
+            break id.id;
+        }
+        if head.len() > LINK_HEAD_BYTES {
+            return None;
+        }
+    };
+    // Held (read and discarded: keep-alives) until the gate ends it or the forwarder goes.
+    let task = tokio::spawn(async move { while let Ok(Some(_)) = resp.chunk().await {} });
+    Some(Link { id, task })
 }
 
 fn gone(base: &str, e: impl std::fmt::Display) -> Error {
@@ -114,7 +176,14 @@ impl Forwarder {
             .map_err(|e| e.to_string())?;
         let scope = GateScope::new(&info.root, base_dir)?;
         let root = Root::new(base_dir).map_err(|e| e.message)?;
+        let link = open_link(&http, &base, &d.token).await.map(Arc::new);
+        if link.is_none() {
+            tracing::warn!(
+                "the gate at {base} gave no agent link; a review stays pending if this server goes away"
+            );
+        }
         Ok(Forwarder {
+            link,
             base,
             token: d.token.clone(),
             http,
@@ -190,7 +259,12 @@ impl Forwarder {
         if let Err(e) = confine_paths(tool, &mut arguments, &self.root) {
             return Envelope::error(&e, call_paths, dry_run);
         }
-        let body = serde_json::to_value(ToolCallBody { arguments, client }).unwrap_or_default();
+        let body = serde_json::to_value(ToolCallBody {
+            arguments,
+            client,
+            agent: self.link.as_ref().map(|l| l.id),
+        })
+        .unwrap_or_default();
         self.post(
             &format!("/api/tools/{}", tool.as_str()),
             body,

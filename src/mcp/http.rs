@@ -17,7 +17,8 @@
 //! | `POST /api/reviews/{run_id}/commit` | a person commits a dry-run |
 //! | `POST /api/reviews/{run_id}/wait` | `{timeout_s}`: wait for a decision (envelope) |
 //! | `POST /api/reviews/{run_id}/withdraw` | the agent gave up waiting |
-//! | `POST /api/tools/{tool}` | `{arguments, client}`: start a tool call (envelope, no wait) |
+//! | `POST /api/tools/{tool}` | `{arguments, client, agent?}`: start a tool call (envelope, no wait) |
+//! | `GET /api/agents/link` | SSE held by a forwarding stdio server: `link` `{id}` first; when it ends, the agent's pending reviews are withdrawn |
 //! | `POST /api/undo` | `{run_id?}`: revert an applied edit |
 
 use std::convert::Infallible;
@@ -42,9 +43,12 @@ use tokio_stream::wrappers::BroadcastStream;
 use tokio_util::sync::CancellationToken;
 
 use super::args::ToolName;
+use super::hangup::{Hangup, HangupBody};
 use super::server::McpServer;
 use super::service::{Dispatcher, MAX_AWAIT};
-use crate::api::types::{DecisionBody, Files, Info, ReviewEvent, ToolCallBody, UndoBody, WaitBody};
+use crate::api::types::{
+    AgentLinkEvent, DecisionBody, Files, Info, ReviewEvent, ToolCallBody, UndoBody, WaitBody,
+};
 use crate::error::{Error, ErrorCode};
 use crate::review::queue::{Event, Gate, Outcome};
 
@@ -200,11 +204,19 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
             .into_response();
     }
     let delete = req.method() == axum::http::Method::DELETE;
-    let req = match json_rpc_body(req, &st).await {
+    let mut req = match json_rpc_body(req, &st).await {
         Ok(req) => req,
         Err(resp) => return resp,
     };
+    // An MCP request whose connection closes before its answer ended was hung up on.
+    let hangup = (req.uri().path() == "/mcp").then(Hangup::default);
+    if let Some(h) = &hangup {
+        req.extensions_mut().insert(h.clone());
+    }
     let mut resp = next.run(req).await;
+    if let Some(h) = &hangup {
+        resp = resp.map(|b| axum::body::Body::new(HangupBody::new(b, h)));
+    }
     // A closed MCP session: rmcp answers 202, clients expect 200 or 204.
     if delete && resp.status() == StatusCode::ACCEPTED {
         *resp.status_mut() = StatusCode::NO_CONTENT;
@@ -336,7 +348,7 @@ fn bad_params(method: &str, params: Option<&Value>) -> Option<String> {
 /// Whether `path` is one an agent (a client or a forwarding stdio server) uses: MCP, tool
 /// calls, waiting on or withdrawing its own review, and the gate's info.
 fn is_agent_route(path: &str) -> bool {
-    if path == "/mcp" || path.starts_with("/mcp/") || path == "/api/info" {
+    if path == "/mcp" || path.starts_with("/mcp/") || path == "/api/info" || path == AGENT_LINK {
         return true;
     }
     if path.starts_with("/api/tools/") {
@@ -346,6 +358,9 @@ fn is_agent_route(path: &str) -> bool {
         .and_then(|rest| rest.split_once('/'))
         .is_some_and(|(id, what)| !id.is_empty() && (what == "wait" || what == "withdraw"))
 }
+
+/// The route a forwarding stdio server holds open for as long as it lives.
+const AGENT_LINK: &str = "/api/agents/link";
 
 fn api_error(e: &Error) -> Response {
     let status = match e.code {
@@ -483,9 +498,21 @@ async fn tool(
         Ok(Json(b)) => b,
         Err(e) => return rejection(&e),
     };
+    // A link that ended already: the request comes from nobody who waits.
+    let agent = body.agent.map(|id| st.dispatcher.gate().agent(id));
+    if let Some(None) = agent {
+        return api_error(&Error::new(
+            ErrorCode::ReviewerGone,
+            "this agent's link to the gate ended; nothing was proposed — connect again",
+        ));
+    }
+    let caller = super::service::Caller {
+        client: body.client,
+        agent: agent.flatten(),
+    };
     let env = st
         .dispatcher
-        .start_raw_local(tool, &body.arguments, body.client)
+        .start_raw_local(tool, &body.arguments, caller)
         .await;
     Json(env.to_value()).into_response()
 }
@@ -527,6 +554,25 @@ impl Drop for Attached {
             }
         }
     }
+}
+
+/// `GET /api/agents/link`: a forwarding stdio server's link, an event stream it holds for
+/// as long as it lives. Its first event names the link; when the stream ends (the server
+/// exited or was killed), the agent's pending reviews are withdrawn at once.
+async fn agent_link(State(st): State<AppState>) -> Response {
+    let link = st.dispatcher.gate().connect_agent();
+    let first = SseEvent::default()
+        .event("link")
+        .data(serde_json::to_string(&AgentLinkEvent { id: link.id() }).unwrap_or_default());
+    let head = tokio_stream::iter([Ok::<_, Infallible>(first)]);
+    // Never ends on its own: the stream lives (and holds the link) until the connection goes.
+    let held = tokio_stream::pending::<Result<SseEvent, Infallible>>().map(move |e| {
+        let _keep = &link;
+        e
+    });
+    Sse::new(head.chain(held))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
 }
 
 async fn events(State(st): State<AppState>, headers: HeaderMap) -> Response {
@@ -621,7 +667,7 @@ fn mcp_service(
         .with_cancellation_token(shutdown.child_token());
     let sessions = Arc::new(session);
     let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.for_session()),
         Arc::clone(&sessions),
         mcp_config,
     );
@@ -686,6 +732,7 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> std::io::Result
         .route("/api/tools/{tool}", post(tool))
         .route("/api/undo", post(undo))
         .route("/api/events", get(events))
+        .route(AGENT_LINK, get(agent_link))
         .layer(DefaultBodyLimit::max(opts.max_body));
     let app = api
         .route_service("/mcp", mcp)
@@ -724,6 +771,7 @@ mod tests {
             "/api/tools/fast_apply",
             "/api/reviews/abc/wait",
             "/api/reviews/abc/withdraw",
+            "/api/agents/link",
         ] {
             assert!(is_agent_route(p), "{p}");
         }

@@ -16,15 +16,21 @@ use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
 
 use super::args::ToolName;
+use super::hangup::Hangup;
 use super::progress::ProgressSink;
-use super::service::Dispatcher;
+use super::service::{Caller, Dispatcher};
 use super::tools;
+use crate::review::agents::AgentLink;
+use tokio_util::sync::CancellationToken;
 
-/// The MCP server: one per session (cheap clones share the dispatcher).
+/// The MCP server: one per session (cheap clones share the dispatcher). A session's server
+/// holds its agent's link to the gate (docs/DESIGN.md §4): when the session ends, the
+/// agent's pending reviews are withdrawn.
 #[derive(Clone)]
 pub struct McpServer {
     dispatcher: Dispatcher,
     tools: Arc<Vec<Tool>>,
+    agent: Option<AgentLink>,
 }
 
 struct PeerProgress {
@@ -59,12 +65,24 @@ impl McpServer {
         McpServer {
             dispatcher,
             tools: Arc::new(tools::all()),
+            agent: None,
+        }
+    }
+
+    /// The server of a new session: a new agent connected to the gate, for as long as the
+    /// session (and so this server) lives.
+    pub fn for_session(&self) -> McpServer {
+        McpServer {
+            agent: Some(self.dispatcher.gate().connect_agent()),
+            ..self.clone()
         }
     }
 
     /// Serve one client over stdin/stdout until it disconnects.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
+        self.dispatcher.connect_early();
         let running = self
+            .for_session()
             .serve(rmcp::transport::io::stdio_pipes())
             .await
             .map_err(|e| {
@@ -74,6 +92,40 @@ impl McpServer {
         tracing::info!("stdio session ended: {reason:?}");
         Ok(())
     }
+}
+
+/// A watch that ends with the call (dropped: aborted).
+struct Watch(Option<tokio::task::JoinHandle<()>>);
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+/// The call's cancellation: the MCP cancellation, or — over HTTP — the connection of the
+/// request closing before its answer ended ([`Hangup`]); either withdraws a waiting review.
+fn cancel_or_hangup(ctx: &RequestContext<RoleServer>) -> (CancellationToken, Watch) {
+    let hangup = ctx
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<Hangup>())
+        .cloned();
+    let Some(Hangup(hangup)) = hangup else {
+        return (ctx.ct.clone(), Watch(None));
+    };
+    let either = CancellationToken::new();
+    let (ct, fire) = (ctx.ct.clone(), either.clone());
+    let task = tokio::spawn(async move {
+        tokio::select! {
+            () = ct.cancelled() => {}
+            () = hangup.cancelled() => tracing::info!("the agent hung up on its call"),
+        }
+        fire.cancel();
+    });
+    (either, Watch(Some(task)))
 }
 
 fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
@@ -156,13 +208,18 @@ impl ServerHandler for McpServer {
             };
             return Ok(result.into());
         }
+        let caller = Caller {
+            client: client.clone(),
+            agent: self.agent.as_ref().map(|a| a.agent().clone()),
+        };
+        let (cancel, _watch) = cancel_or_hangup(&ctx);
         let env = self
             .dispatcher
-            .run(
+            .run_for(
                 tool,
                 request.arguments.unwrap_or_default(),
-                client.clone(),
-                ctx.ct.clone(),
+                caller,
+                cancel,
                 &sink,
             )
             .await;

@@ -19,14 +19,24 @@ use super::forward::{Forwarder, GateScope};
 // Where the progress of a call goes (kept here too: `service::NoProgress` is the old path).
 pub use super::progress::{NoProgress, ProgressSink};
 use crate::error::{Error, ErrorCode};
+use crate::review::agents::AgentRef;
 use crate::review::proposal::{SYNTAX_WARNING, State};
-use crate::review::queue::{Gate, Outcome, Request};
+use crate::review::queue::{Gate, Origin, Outcome, Request};
 
 /// How often a waiting call reports progress.
 pub(crate) const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// The longest `await_review` waits in one call.
 pub(crate) const MAX_AWAIT: Duration = Duration::from_secs(3600);
+
+/// Who makes a call: the MCP client's name and the agent connection it came over.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    /// The MCP client's name.
+    pub client: Option<String>,
+    /// The connection it came over (its reviews are withdrawn when it ends).
+    pub agent: Option<AgentRef>,
+}
 
 /// Whether a person can decide reviews of this process's gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,14 +54,9 @@ struct Inner {
     /// For `serve --stdio`: the directory whose live gate to forward to.
     forward_from: Option<PathBuf>,
     forwarder: tokio::sync::Mutex<Option<(Discovery, Forwarder)>>,
-    /// When each client was last heard from.
-    clients: std::sync::Mutex<std::collections::HashMap<String, Instant>>,
     /// The code search of the gate's root.
     searches: super::search::Searches,
 }
-
-/// How long a client counts as connected after its last call.
-const CLIENT_IDLE: Duration = Duration::from_secs(600);
 
 /// Runs tool calls. Cheap to clone.
 #[derive(Clone)]
@@ -109,7 +114,6 @@ impl Dispatcher {
                 reviewers,
                 forward_from,
                 forwarder: tokio::sync::Mutex::new(None),
-                clients: std::sync::Mutex::new(std::collections::HashMap::new()),
                 searches: super::search::Searches::default(),
             }),
         }
@@ -120,28 +124,10 @@ impl Dispatcher {
         &self.inner.gate
     }
 
-    /// Note a call from `client`.
-    fn seen(&self, client: Option<&str>) {
-        let mut clients = self
-            .inner
-            .clients
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        clients.insert(
-            client.unwrap_or("unknown client").to_string(),
-            Instant::now(),
-        );
-    }
-
-    /// Clients heard from in the last ten minutes.
+    /// The agents connected to this process's gate now (docs/DESIGN.md §1): its MCP
+    /// sessions and the links of the stdio servers that forward to it.
     pub fn active_clients(&self) -> usize {
-        let mut clients = self
-            .inner
-            .clients
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        clients.retain(|_, t| t.elapsed() < CLIENT_IDLE);
-        clients.len()
+        self.inner.gate.connected_agents()
     }
 
     /// Run a search tool (read-only: no review, never forwarded) to its JSON answer, with
@@ -150,11 +136,10 @@ impl Dispatcher {
         &self,
         tool: ToolName,
         arguments: &Map<String, Value>,
-        client: Option<String>,
+        _client: Option<String>,
         cancel: CancellationToken,
         sink: &dyn ProgressSink,
     ) -> (Value, bool) {
-        self.seen(client.as_deref());
         let scope = match self.gate_scope().await {
             Ok(s) => s,
             Err(e) => return (Envelope::error(&e, &[], false).to_value(), true),
@@ -198,6 +183,18 @@ impl Dispatcher {
     /// The review timeout of this process's gate.
     pub fn review_timeout(&self) -> Duration {
         self.inner.review_timeout
+    }
+
+    /// For `serve --stdio`: connect to the live gate now, in the background, so the gate
+    /// counts this agent from its start (docs/DESIGN.md §1), not from its first call.
+    pub fn connect_early(&self) {
+        if self.inner.forward_from.is_none() {
+            return;
+        }
+        let d = self.clone();
+        tokio::spawn(async move {
+            d.remote().await;
+        });
     }
 
     /// The live gate to forward to, if any (connecting when the discovery file changed).
@@ -301,9 +298,9 @@ impl Dispatcher {
 
     /// Start a parsed call on this process's gate and answer at once (`pending` when a
     /// person must decide).
-    pub(crate) async fn start_local(&self, call: &ToolCall, client: Option<String>) -> Envelope {
-        self.seen(client.as_deref());
-        let env = self.start_local_call(call, client.clone()).await;
+    pub(crate) async fn start_local(&self, call: &ToolCall, caller: Caller) -> Envelope {
+        let client = caller.client.clone();
+        let env = self.start_local_call(call, caller).await;
         self.with_notices(env, client.as_deref())
     }
 
@@ -322,21 +319,31 @@ impl Dispatcher {
         env
     }
 
-    async fn start_local_call(&self, call: &ToolCall, client: Option<String>) -> Envelope {
+    async fn start_local_call(&self, call: &ToolCall, caller: Caller) -> Envelope {
+        let Caller { client, agent } = caller;
         let paths = call.paths();
         let dry_run = call.dry_run();
         let gate = &self.inner.gate;
         let result = match call {
-            ToolCall::Edit { tool, edits, .. } => {
+            ToolCall::Edit {
+                tool,
+                edits,
+                revision_of,
+                ..
+            } => {
                 // A call that fails before anything is proposed stays in the person's sight.
-                gate.submit(Request {
+                let req = Request {
                     tool: tool.as_str().to_string(),
                     client,
                     edits: edits.clone(),
                     dry_run,
                     keep_failure: true,
-                })
-                .await
+                };
+                let origin = Origin {
+                    agent,
+                    revision_of: revision_of.clone(),
+                };
+                gate.submit_from(req, origin).await
             }
             ToolCall::Commit { run_id } => gate.commit(run_id, false),
             ToolCall::Await { run_id, .. } => {
@@ -380,10 +387,10 @@ impl Dispatcher {
         &self,
         tool: ToolName,
         arguments: &Map<String, Value>,
-        client: Option<String>,
+        caller: Caller,
     ) -> Envelope {
         match args::parse(tool, Some(arguments)) {
-            Ok(call) => self.start_local(&call, client).await,
+            Ok(call) => self.start_local(&call, caller).await,
             Err(e) => Envelope::error(&e, &raw_paths(arguments), false),
         }
     }
@@ -399,6 +406,24 @@ impl Dispatcher {
         cancel: CancellationToken,
         sink: &dyn ProgressSink,
     ) -> Envelope {
+        let caller = Caller {
+            client,
+            agent: None,
+        };
+        self.run_for(tool, arguments, caller, cancel, sink).await
+    }
+
+    /// [`Dispatcher::run`] for `caller`: an edit of this process's gate is tied to the
+    /// caller's connection (withdrawn when it ends); a forwarded one to the forwarding
+    /// server's link to the live gate.
+    pub async fn run_for(
+        &self,
+        tool: ToolName,
+        arguments: Map<String, Value>,
+        caller: Caller,
+        cancel: CancellationToken,
+        sink: &dyn ProgressSink,
+    ) -> Envelope {
         let call = match args::parse(tool, Some(&arguments)) {
             Ok(c) => c,
             Err(e) => return Envelope::error(&e, &raw_paths(&arguments), false),
@@ -406,14 +431,14 @@ impl Dispatcher {
         let target = self.target_for(&call).await;
         let (first, review_timeout) = match &target {
             Target::Local => {
-                let mut env = self.start_local(&call, client).await;
+                let mut env = self.start_local(&call, caller).await;
                 if let Some(note) = self.unreviewed_note(&call) {
                     env.warnings.insert(0, note);
                 }
                 (env, self.inner.review_timeout)
             }
             Target::Remote(f) => (
-                Self::start_remote(f, tool, &call, arguments, client).await,
+                Self::start_remote(f, tool, &call, arguments, caller.client).await,
                 f.review_timeout,
             ),
         };
@@ -612,7 +637,7 @@ mod tests {
             .start_raw_local(
                 ToolName::PatchFile,
                 &args(json!({"target_file": "a.txt", "search_content": "one", "replace_content": "two"})),
-                None,
+                Caller::default(),
             )
             .await;
         assert_eq!(first.status, Status::Pending);

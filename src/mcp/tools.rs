@@ -100,6 +100,14 @@ fn patch_fields() -> serde_json::Map<String, Value> {
     }
 }
 
+/// The optional `revision_of` of every edit tool (docs/DESIGN.md §3, §4).
+fn revision_of_field() -> Value {
+    json!({
+        "type": "string",
+        "description": "The run_id of a review a person rejected that this edit answers (the same client's, touching the same file). Without it, an edit counts as the answer only when it changes the lines the rejected edit changed, or lines next to them; an unknown run_id, or one that is not such a rejection, is INVALID_INPUT."
+    })
+}
+
 fn dry_run_field() -> Value {
     json!({
         "type": "boolean",
@@ -293,6 +301,7 @@ pub fn tool(name: ToolName) -> Tool {
         ToolName::PatchFile => {
             let mut props = patch_fields();
             props.insert("dry_run".into(), dry_run_field());
+            props.insert("revision_of".into(), revision_of_field());
             let input = json!({
                 "type": "object",
                 "properties": props,
@@ -337,7 +346,8 @@ fn fast_apply_input() -> Value {
             "instruction": {
                 "type": "string",
                 "description": "Optional hint where the snippet goes when its anchors are not enough (\"in function parse\", \"after the imports\")."
-            }
+            },
+            "revision_of": revision_of_field()
         },
         "required": ["path", "edit_snippet"],
         "additionalProperties": false
@@ -360,7 +370,8 @@ fn batch_input() -> Value {
                     "additionalProperties": false
                 }
             },
-            "dry_run": dry_run_field()
+            "dry_run": dry_run_field(),
+            "revision_of": revision_of_field()
         },
         "required": ["patches"],
         "additionalProperties": false
@@ -404,7 +415,8 @@ fn write_or_edit_input() -> Value {
             "thread_id": {
                 "type": "string",
                 "description": "Accepted for compatibility with wcgw; not needed."
-            }
+            },
+            "revision_of": revision_of_field()
         },
         "required": ["file_path", "percentage_to_change", "text_or_search_replace_blocks"],
         "additionalProperties": false
@@ -453,7 +465,10 @@ mod tests {
                 .collect()
         };
         for (tool, names) in [
-            ("fast_apply", &["path", "edit_snippet", "instruction"][..]),
+            (
+                "fast_apply",
+                &["path", "edit_snippet", "instruction", "revision_of"][..],
+            ),
             (
                 "patch_file",
                 &[
@@ -468,9 +483,13 @@ mod tests {
                     "end_line",
                     "allow_multiple",
                     "dry_run",
+                    "revision_of",
                 ][..],
             ),
-            ("batch_patch_files", &["patches", "dry_run"][..]),
+            (
+                "batch_patch_files",
+                &["patches", "dry_run", "revision_of"][..],
+            ),
             ("apply_last_dry_run", &["run_id"][..]),
             (
                 "FileWriteOrEdit",
@@ -479,6 +498,7 @@ mod tests {
                     "percentage_to_change",
                     "text_or_search_replace_blocks",
                     "thread_id",
+                    "revision_of",
                 ][..],
             ),
             ("await_review", &["run_id", "timeout_s"][..]),

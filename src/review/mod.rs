@@ -3,6 +3,7 @@
 //! the adapters around the engines (the model fallback).
 
 pub mod account;
+pub mod agents;
 pub mod apply;
 pub mod edit;
 pub mod fallback;

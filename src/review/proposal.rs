@@ -340,6 +340,10 @@ pub struct Proposal {
     pub left_out: Vec<LeftOut>,
     /// It was applied, then undone (from the TUI, the review API or `patchgate undo`).
     pub undone: bool,
+    /// The connection of the agent that sent it, when it came over one (docs/DESIGN.md §4).
+    pub agent: Option<super::agents::AgentRef>,
+    /// Why it was withdrawn without a decision (its agent cancelled or went away).
+    pub withdrawn: Option<String>,
 }
 
 /// What a revision keeps of the rejected review it answers (`review/revision.rs` links them).
@@ -427,6 +431,8 @@ impl Proposal {
             revision: None,
             left_out: Vec::new(),
             undone: false,
+            agent: None,
+            withdrawn: None,
         })
     }
 

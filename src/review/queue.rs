@@ -11,6 +11,7 @@ use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
 use super::account::{self, LeftOut};
+use super::agents::{self, AgentId, AgentLink, AgentMark, AgentRef, Agents};
 use super::edit::ProposedEdit;
 use super::fallback::Fallback;
 use super::intent::Intent;
@@ -111,6 +112,9 @@ pub struct Summary {
     /// empty: the same result again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interdiff: Option<String>,
+    /// Whether its agent is still connected, and why it was withdrawn (docs/DESIGN.md §4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentMark>,
 }
 
 /// A file's new parse errors in a review: the file, the 1-based line of the first in the
@@ -173,6 +177,7 @@ impl Summary {
             revision: p.revision.as_ref().map(|r| r.number),
             previous_note: p.revision.as_ref().map(|r| r.note.clone()),
             interdiff: p.revision.as_ref().map(|r| r.interdiff.clone()),
+            agent: AgentMark::of(p.agent.as_ref(), p.withdrawn.as_deref()),
         }
     }
 }
@@ -226,6 +231,15 @@ pub struct Request {
     pub dry_run: bool,
     /// Keep a failure before anything was proposed as a failed review (an agent's call).
     pub keep_failure: bool,
+}
+
+/// Where a request comes from besides its client's name (docs/DESIGN.md §4).
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The connection of the agent that sent it: when it ends, the review is withdrawn.
+    pub agent: Option<AgentRef>,
+    /// The rejected review the request declares it answers (the edit tools' `revision_of`).
+    pub revision_of: Option<RunId>,
 }
 
 struct Slot {
@@ -340,6 +354,8 @@ struct Inner {
     undos: Mutex<Undos>,
     /// The journal is watched for undos from other processes ([`Gate::follow_journal`]).
     following: std::sync::atomic::AtomicBool,
+    /// The agents connected now.
+    agents: Agents,
 }
 
 /// How often the journal is looked at for undos other processes made (`patchgate undo`).
@@ -397,6 +413,7 @@ impl Gate {
                 events,
                 open_bytes_cap: MAX_OPEN_BYTES,
                 following: std::sync::atomic::AtomicBool::new(false),
+                agents: Agents::default(),
             }),
         }
     }
@@ -544,23 +561,48 @@ impl Gate {
     /// Take a place of `client`'s among its open proposals, refused when it holds
     /// [`MAX_OPEN_PER_CLIENT`] already (open ones and requests on their way in): asked before
     /// its edit is computed, and held until its proposal is admitted or the request ends.
+    /// At the cap, the client's oldest uncommitted dry-run makes room (it expires: a later
+    /// commit of it answers `RUN_EXPIRED`); pending reviews, which wait for a person, are never
+    /// evicted, so a client whose open proposals are all pending is refused.
     fn take_place(&self, client: Option<&str>) -> Result<Place> {
         self.sweep();
-        let mut slots = self.slots();
-        let mine = slots.tally.count(client);
-        if mine >= MAX_OPEN_PER_CLIENT {
-            return Err(Error::invalid_input(format!(
-                "too many open proposals: this client has {mine} waiting for review or commit \
-                 (at most {MAX_OPEN_PER_CLIENT}); commit or let the dry-runs expire, or wait for \
-                 the reviewer, before proposing more"
-            )));
+        loop {
+            let oldest = {
+                let mut slots = self.slots();
+                let mine = slots.tally.count(client);
+                if mine < MAX_OPEN_PER_CLIENT {
+                    slots.tally.take_place(client);
+                    return Ok(Place {
+                        gate: self.clone(),
+                        client: client.map(String::from),
+                        taken: true,
+                    });
+                }
+                let oldest = slots.order.iter().find(|id| {
+                    slots.map.get(*id).is_some_and(|s| {
+                        s.proposal.state == State::DryRun
+                            && !s.deciding
+                            && s.proposal.client.as_deref() == client
+                    })
+                });
+                match oldest {
+                    Some(id) => id.clone(),
+                    None => {
+                        return Err(Error::invalid_input(format!(
+                            "too many open proposals: this client has {mine} waiting for review \
+                             (at most {MAX_OPEN_PER_CLIENT}); wait for the reviewer before \
+                             proposing more"
+                        )));
+                    }
+                }
+            };
+            // Closed by `settle` (only while still an open, unclaimed dry-run): its place is
+            // free, and the loop takes it unless a concurrent request took it first.
+            tracing::info!("run {oldest}: the oldest dry-run made room for a new proposal");
+            self.settle(&oldest, State::Expired, None, |s| {
+                Outcome::Failed(Some(s), expired(&oldest))
+            });
         }
-        slots.tally.take_place(client);
-        Ok(Place {
-            gate: self.clone(),
-            client: client.map(String::from),
-            taken: true,
-        })
     }
 
     /// Admit open `proposal` in the place its request took, unless all open ones together
@@ -708,6 +750,12 @@ impl Gate {
     /// same file are computed one after the other, and under `auto` each is written before
     /// the next is computed, so concurrent agents never lose each other's edits.
     pub async fn submit(&self, req: Request) -> Result<Outcome> {
+        self.submit_from(req, Origin::default()).await
+    }
+
+    /// [`Gate::submit`] for a request from `origin`: its review is withdrawn when the
+    /// agent's connection ends, and it answers the rejected review it names.
+    pub async fn submit_from(&self, req: Request, origin: Origin) -> Result<Outcome> {
         let locks = self.file_locks(&req.edits);
         let mut _guards = Vec::with_capacity(locks.len());
         for l in &locks {
@@ -716,7 +764,14 @@ impl Gate {
         // A client at its cap is told before any work is done for it (and a flood of such
         // calls leaves no rows behind); the place it takes is held until it is admitted.
         let place = self.take_place(req.client.as_deref())?;
-        let (proposal, action) = match self.prepare(&req).await {
+        let prepared = match self.prepare(&req).await {
+            Ok((proposal, action)) => self
+                .link_revision(proposal, origin.revision_of.as_deref())
+                .await
+                .map(|p| (p, action)),
+            Err(e) => Err(e),
+        };
+        let (mut proposal, action) = match prepared {
             Ok(ready) => ready,
             Err(e) => {
                 // Nothing was proposed: an agent's failed call stays in the person's sight.
@@ -727,7 +782,7 @@ impl Gate {
                 return Err(e);
             }
         };
-        let proposal = self.link_revision(proposal).await?;
+        proposal.agent = origin.agent.clone();
         let ttl = Duration::from_secs(self.inner.ws.config.dry_run_ttl_s);
         if req.dry_run || action == Action::DryRun {
             let proposal = proposal.into_dry_run(ttl);
@@ -739,6 +794,10 @@ impl Gate {
         let run_id = proposal.run_id.clone();
         self.insert_open(proposal, place)?;
         self.emit(Event::New(run_id.clone()));
+        // An agent that went away while its edit was computed waits for nothing.
+        if origin.agent.as_ref().is_some_and(|a| !a.connected()) {
+            self.withdraw_because(&run_id, agents::GONE);
+        }
         match action {
             Action::Auto => self.decide_inner(&run_id, Decision::Accept, None, false),
             _ => Ok(self.status(&run_id)),
@@ -747,19 +806,39 @@ impl Gate {
 
     /// `proposal` as the next revision of the rejected review it answers, if the gate still
     /// keeps one (docs/DESIGN.md §4; the caller holds its files' locks, so the same file's
-    /// requests link one after the other). The interdiff is computed off the async runtime.
-    async fn link_revision(&self, mut proposal: Proposal) -> Result<Proposal> {
-        let prev = {
-            let slots = self.slots();
-            let newest_first = slots
-                .order
-                .iter()
-                .rev()
-                .filter_map(|id| slots.map.get(id))
-                .map(|s| &s.proposal);
-            revision::predecessor(newest_first, &proposal).cloned()
+    /// requests link one after the other): the one it declares (`declared`, checked: else
+    /// `INVALID_INPUT`), or the one whose lines it touches. The search for the lines it
+    /// touches and the interdiff are computed off the async runtime, and off the queue's lock.
+    async fn link_revision(&self, proposal: Proposal, declared: Option<&str>) -> Result<Proposal> {
+        let (prev_id, mut proposal) = match declared {
+            Some(id) => {
+                let slots = self.slots();
+                let known = slots.map.get(id).map(|s| &s.proposal);
+                revision::check_declared(known, id, &proposal)?;
+                (Some(id.to_string()), proposal)
+            }
+            None => {
+                let candidates = {
+                    let slots = self.slots();
+                    let newest_first = slots
+                        .order
+                        .iter()
+                        .rev()
+                        .filter_map(|id| slots.map.get(id))
+                        .map(|s| &s.proposal);
+                    revision::candidates(newest_first, &proposal)
+                };
+                if candidates.is_empty() {
+                    return Ok(proposal);
+                }
+                off_runtime("the revision search", move || {
+                    let found = revision::answered(&candidates, &proposal).cloned();
+                    (found, proposal)
+                })
+                .await?
+            }
         };
-        let Some(prev) = prev else {
+        let Some(prev) = prev_id.and_then(|id| self.get(&id)) else {
             return Ok(proposal);
         };
         off_runtime("the interdiff", move || {
@@ -1148,11 +1227,80 @@ impl Gate {
 
     /// The agent gave up waiting (a cancelled request): withdraw its pending review.
     pub(crate) fn withdraw(&self, run_id: &str) {
+        self.withdraw_because(run_id, agents::CANCELLED);
+    }
+
+    /// Withdraw pending review `run_id` (no decision will write it), its row saying `why`.
+    fn withdraw_because(&self, run_id: &str, why: &str) {
         let e = Error::new(
             ErrorCode::ReviewTimeout,
-            format!("run {run_id} was withdrawn by the client"),
+            format!("run {run_id} was withdrawn ({why}); nothing was written"),
         );
-        self.close_pending(run_id, State::Expired, e);
+        let marked = {
+            let mut slots = self.slots();
+            match slots.map.get_mut(run_id) {
+                Some(s) if s.proposal.state == State::Pending && !s.deciding => {
+                    s.proposal.withdrawn = Some(why.to_string());
+                    true
+                }
+                _ => false,
+            }
+        };
+        if marked && !self.close_pending(run_id, State::Expired, e) {
+            // A decision claimed it in between: it was not withdrawn.
+            if let Some(s) = self.slots().map.get_mut(run_id) {
+                s.proposal.withdrawn = None;
+            }
+        }
+    }
+
+    /// An agent connected: its link lasts while the returned value (or a clone) is held, and
+    /// when it ends the agent's pending reviews are withdrawn at once.
+    pub fn connect_agent(&self) -> AgentLink {
+        let gate = Arc::downgrade(&self.inner);
+        AgentLink::new(self.inner.agents.connect(), move |id| {
+            if let Some(inner) = gate.upgrade() {
+                Gate { inner }.agent_gone(id);
+            }
+        })
+    }
+
+    /// The connected agent numbered `id`, if it is still connected.
+    pub fn agent(&self, id: AgentId) -> Option<AgentRef> {
+        self.inner.agents.get(id)
+    }
+
+    /// How many agents are connected now.
+    pub fn connected_agents(&self) -> usize {
+        self.inner.agents.count()
+    }
+
+    /// Agent `id` went away: its pending reviews are withdrawn, and its other open ones
+    /// announced (their rows say it is gone).
+    fn agent_gone(&self, id: AgentId) {
+        self.inner.agents.disconnect(id);
+        let (pending, open): (Vec<(RunId, State)>, _) = {
+            let slots = self.slots();
+            slots
+                .order
+                .iter()
+                .filter_map(|run| slots.map.get(run).map(|s| (run, &s.proposal)))
+                .filter(|(_, p)| {
+                    p.state.is_open() && p.agent.as_ref().is_some_and(|a| a.id() == id)
+                })
+                .map(|(run, p)| (run.clone(), p.state))
+                .partition(|(_, state)| *state == State::Pending)
+        };
+        tracing::info!(
+            "agent {id} disconnected; {} pending reviews withdrawn",
+            pending.len()
+        );
+        for (run, _) in pending {
+            self.withdraw_because(&run, agents::GONE);
+        }
+        for (run, _) in open {
+            self.emit(Event::Updated(run));
+        }
     }
 
     /// Close a pending review without a decision: `state` and the error the agent gets.
@@ -1372,9 +1520,13 @@ mod tests {
             ..req(vec![edit("a.txt", &body)], true)
         };
         let rt = rt();
+        // Pending reviews wait for a person: none makes room for another.
         for i in 0..MAX_OPEN_PER_CLIENT {
-            rt.block_on(g.submit(as_client("a", format!("v{i}\n"))))
-                .unwrap();
+            let pending = Request {
+                dry_run: false,
+                ..as_client("a", format!("v{i}\n"))
+            };
+            rt.block_on(g.submit(pending)).unwrap();
         }
         let e = rt
             .block_on(g.submit(as_client("a", "one more\n".into())))
@@ -1396,6 +1548,47 @@ mod tests {
     }
 
     /// The review API gives the lines each hunk deletes that the edit does not show, their
+    /// Dry-runs at the per-client cap: the oldest uncommitted one makes room (a commit of
+    /// it answers `RUN_EXPIRED`), never a pending review.
+    #[test]
+    fn at_the_cap_the_clients_oldest_dry_run_makes_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "x\n");
+        let as_a = |body: String, dry_run: bool| Request {
+            client: Some("a".into()),
+            ..req(vec![edit("a.txt", &body)], dry_run)
+        };
+        let rt = rt();
+        let pending = run_id(&rt.block_on(g.submit(as_a("p\n".into(), false))).unwrap());
+        let runs: Vec<String> = (0..3 * MAX_OPEN_PER_CLIENT)
+            .map(|i| {
+                run_id(
+                    &rt.block_on(g.submit(as_a(format!("v{i}\n"), true)))
+                        .unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(g.get(&pending).unwrap().state, State::Pending);
+        let e = g.commit(&runs[0], false).unwrap_err();
+        assert_eq!(e.code, ErrorCode::RunExpired, "{e:?}");
+        let open = runs
+            .iter()
+            .filter(|r| g.get(r).unwrap().state == State::DryRun);
+        assert_eq!(open.count(), MAX_OPEN_PER_CLIENT - 1);
+        // Another client's dry-runs are not touched.
+        let b = Request {
+            client: Some("b".into()),
+            ..req(vec![edit("a.txt", "b\n")], true)
+        };
+        let theirs = run_id(&rt.block_on(g.submit(b)).unwrap());
+        rt.block_on(g.submit(as_a("last\n".into(), true))).unwrap();
+        assert_eq!(g.get(&theirs).unwrap().state, State::DryRun);
+        let newest = runs.last().unwrap();
+        assert!(matches!(g.commit(newest, true), Ok(Outcome::Applied(_))));
+    }
+
+    /// The review API gives the lines each hunk deletes that the agent never showed, their
     /// total, and a warning naming the file.
     #[test]
     fn a_summary_counts_the_deleted_lines_the_agent_never_showed() {
@@ -1928,10 +2121,11 @@ mod tests {
         rejected_reviews(&g, |_| "a".into(), &files);
         write(&g, "x.txt", "x\n");
         let rt = rt();
+        // Pending reviews (which no request evicts) fill all but two places.
         for i in 0..MAX_OPEN_PER_CLIENT - 2 {
             let r = Request {
                 client: Some("a".into()),
-                ..req(vec![edit("x.txt", &format!("v{i}\n"))], true)
+                ..req(vec![edit("x.txt", &format!("v{i}\n"))], false)
             };
             rt.block_on(g.submit(r)).unwrap();
         }

@@ -1,43 +1,201 @@
 //! Revisions (docs/DESIGN.md §4): which rejected review a new proposal answers, and the
 //! interdiff between the two. When a person rejects a review with a note and the same client
-//! then sends an edit touching any of its paths, the new proposal is the next revision of the
-//! rejected one: it carries the note it answers and a unified diff from the rejected
-//! proposal's result to its own ("did it do what I asked?").
+//! then sends an edit that declares it answers it (`revision_of`), or that changes the lines
+//! the rejected edit changed (or lines next to them, mapped through the file's changes in
+//! between), the new proposal is the next revision of the rejected one: it carries the note
+//! it answers and a unified diff from the rejected proposal's result to its own ("did it do
+//! what I asked?"). An unrelated edit of the same file is no revision.
 
-use super::proposal::{FileChange, Proposal, Revision, State};
-use crate::diff::{CONTEXT, FileDiff};
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::proposal::{FileChange, Proposal, Revision, RunId, State};
+use crate::diff::{CONTEXT, Change, FileDiff};
+use crate::edit::text::Text;
+use crate::error::{Error, Result};
 
 /// The interdiff is cut past this many bytes (its text is the agents'), ending with
 /// [`CUT_MARK`].
 pub(crate) const INTERDIFF_BYTES: usize = 64 << 10;
 
+/// The most earlier proposals (the client's latest touching the file) a revision is looked
+/// for among, so the search (a line diff per original that changed since) stays bounded.
+pub(crate) const MAX_CANDIDATES: usize = 64;
+
 /// The last line of an interdiff cut at [`INTERDIFF_BYTES`].
 pub(crate) const CUT_MARK: &str = "… interdiff cut at 64 KiB\n";
 
-/// The review `new` answers, among the proposals the gate still keeps from before it, newest
-/// first (`earlier`): the latest proposal of the same client that touches any of its paths,
-/// when a person rejected it with a note. Proposals no person decided on (expired, withdrawn,
-/// failed, failed calls) are passed over; any other (accepted, open, rejected without a note)
-/// ends the chain, so a rejection is answered once. A proposal with no client name answers
-/// nothing: two unnamed clients are not known to be the same.
-pub(crate) fn predecessor<'a>(
-    earlier: impl IntoIterator<Item = &'a Proposal>,
-    new: &Proposal,
-) -> Option<&'a Proposal> {
-    let client = new.client.as_deref().filter(|c| !c.is_empty())?;
-    let latest = earlier.into_iter().find(|p| {
-        p.client.as_deref() == Some(client)
-            && !matches!(p.state, State::Expired | State::Failed)
-            && p.files.iter().any(|f| in_files(&new.files, f).is_some())
-    })?;
-    let noted = latest
-        .review
-        .as_ref()
-        .is_some_and(|r| !r.note.trim().is_empty());
-    (latest.state == State::Rejected && noted).then_some(latest)
+/// What the revision search needs of an earlier proposal, taken under the queue's lock
+/// without copying any content: its state, whether a person rejected it with a note, and
+/// per file the original (shared) and the lines it changed.
+pub(crate) struct Earlier {
+    run_id: RunId,
+    state: State,
+    noted: bool,
+    files: Vec<Lines>,
 }
 
-/// What `new` keeps as the next revision of `prev` (its [`predecessor`]).
+/// A file of a proposal: where, its original when it existed, and the spans of the
+/// original it changes (0-based, half-open; an insertion is empty at its place).
+struct Lines {
+    abs: PathBuf,
+    original: Option<Arc<Text>>,
+    changed: Vec<Range<usize>>,
+}
+
+impl Lines {
+    fn of(f: &FileChange) -> Lines {
+        Lines {
+            abs: f.path.abs.clone(),
+            original: f.before.is_some().then(|| Arc::clone(&f.text)),
+            changed: changed(&f.diff),
+        }
+    }
+
+    fn text(&self) -> &str {
+        self.original.as_ref().map_or("", |t| t.content())
+    }
+}
+
+/// The spans of the original a diff changes.
+fn changed(diff: &FileDiff) -> Vec<Range<usize>> {
+    diff.hunks
+        .iter()
+        .flat_map(|h| h.changes.iter().map(|c| c.old.clone()))
+        .collect()
+}
+
+/// Whether a proposal is its client's answer to look at: the same (named) client, decided
+/// on by a person or still open (expired, withdrawn and failed ones are passed over), and
+/// touching a file `new` touches.
+fn same_thread(p: &Proposal, client: &str, new: &Proposal) -> bool {
+    p.client.as_deref() == Some(client)
+        && !matches!(p.state, State::Expired | State::Failed)
+        && p.files.iter().any(|f| in_files(&new.files, f).is_some())
+}
+
+/// The earlier proposals a revision of `new` may answer, newest first (`earlier` is newest
+/// first): the same client's latest [`MAX_CANDIDATES`] that touch any of its files. None for
+/// a client with no name:
+/// two unnamed clients are not known to be the same. Cheap: content is shared, not copied.
+pub(crate) fn candidates<'a>(
+    earlier: impl IntoIterator<Item = &'a Proposal>,
+    new: &Proposal,
+) -> Vec<Earlier> {
+    let Some(client) = new.client.as_deref().filter(|c| !c.is_empty()) else {
+        return Vec::new();
+    };
+    earlier
+        .into_iter()
+        .filter(|p| same_thread(p, client, new))
+        .take(MAX_CANDIDATES)
+        .map(|p| Earlier {
+            run_id: p.run_id.clone(),
+            state: p.state,
+            noted: noted(p),
+            files: p.files.iter().map(Lines::of).collect(),
+        })
+        .collect()
+}
+
+/// Whether a person rejected `p` with a note.
+fn noted(p: &Proposal) -> bool {
+    p.review.as_ref().is_some_and(|r| !r.note.trim().is_empty())
+}
+
+/// The rejected review `new` answers without declaring one, among its [`candidates`]: the
+/// latest whose changed lines `new` touches (overlapping or adjacent, in the same file) is
+/// the one, when a person rejected it with a note; any other (open, accepted, rejected
+/// without a note) ends the search, so a rejection is answered once. Earlier proposals whose
+/// lines `new` does not touch are passed over: an unrelated edit of the same file answers
+/// nothing, and does not hide the rejection a later edit answers.
+pub(crate) fn answered<'a>(candidates: &'a [Earlier], new: &Proposal) -> Option<&'a RunId> {
+    let latest = candidates.iter().find(|e| touches(e, new))?;
+    (latest.state == State::Rejected && latest.noted).then_some(&latest.run_id)
+}
+
+/// Whether `new` changes lines `e` changed, or lines next to them, in a file both touch.
+fn touches(e: &Earlier, new: &Proposal) -> bool {
+    e.files.iter().any(|old| {
+        let Some(f) = new.files.iter().find(|f| f.path.abs == old.abs) else {
+            return false;
+        };
+        let mine = changed(&f.diff);
+        let theirs = on_original(old, f);
+        theirs
+            .iter()
+            .any(|t| mine.iter().any(|m| m.start <= t.end && t.start <= m.end))
+    })
+}
+
+/// `old`'s changed spans on the original `f` starts from: the same when both start from
+/// the same content, else mapped through the changes between the two originals.
+fn on_original(old: &Lines, f: &FileChange) -> Vec<Range<usize>> {
+    let now = if f.before.is_some() { f.old() } else { "" };
+    if old.text() == now {
+        return old.changed.clone();
+    }
+    let between: Vec<Change> = FileDiff::compute(old.text(), now, 0)
+        .hunks
+        .into_iter()
+        .flat_map(|h| h.changes)
+        .collect();
+    old.changed
+        .iter()
+        .map(|r| map_line(r.start, &between, false)..map_line(r.end, &between, true))
+        .collect()
+}
+
+/// Where the place before line `at` of an original lies in a later one, given the changes
+/// between them: shifted past earlier changes, and widened to the whole replacement when it
+/// falls inside a changed span (its start for a span's start, its end for a span's end).
+fn map_line(at: usize, between: &[Change], end: bool) -> usize {
+    let mut shift: isize = 0;
+    for c in between {
+        if c.old.start >= at {
+            break;
+        }
+        if c.old.end > at {
+            return if end { c.new.end } else { c.new.start };
+        }
+        shift = c.new.end as isize - c.old.end as isize;
+    }
+    at.saturating_add_signed(shift)
+}
+
+/// Check the rejected review `new` declares it answers (`revision_of` = `id`, which the gate
+/// knows as `declared`): a review a person rejected, of the same client, touching a file
+/// `new` touches. Anything else is `INVALID_INPUT`, saying which.
+pub(crate) fn check_declared(declared: Option<&Proposal>, id: &str, new: &Proposal) -> Result<()> {
+    let Some(prev) = declared else {
+        return Err(Error::invalid_input(format!(
+            "revision_of: no review with run id `{id}` (run ids last for this session only); \
+             leave revision_of out to send the edit on its own"
+        )));
+    };
+    let why = if prev.state != State::Rejected {
+        Some(format!("was not rejected (it is {})", prev.state.name()))
+    } else if new.client.as_deref().is_none_or(str::is_empty) || prev.client != new.client {
+        Some("was proposed by another client".to_string())
+    } else if !prev.files.iter().any(|f| in_files(&new.files, f).is_some()) {
+        Some(format!(
+            "touched none of this edit's files (it touched {})",
+            prev.paths().join(", ")
+        ))
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(Error::invalid_input(format!(
+            "revision_of: run {id} {why}; a revision answers a review a person rejected, \
+             of the same client and file — leave revision_of out to send the edit on its own"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What `new` keeps as the next revision of `prev` (the review it answers).
 pub(crate) fn revise(prev: &Proposal, new: &Proposal) -> Revision {
     Revision {
         of: prev.run_id.clone(),
@@ -146,9 +304,10 @@ mod tests {
         p
     }
 
-    /// The predecessor's run id among `earlier` (oldest first, as the queue keeps them).
+    /// The run id of the review `new` answers among `earlier` (oldest first, as the queue
+    /// keeps them), without declaring one.
     fn answers(earlier: &[Proposal], new: &Proposal) -> Option<String> {
-        predecessor(earlier.iter().rev(), new).map(|p| p.run_id.clone())
+        answered(&candidates(earlier.iter().rev(), new), new).cloned()
     }
 
     #[test]
@@ -209,6 +368,97 @@ mod tests {
         }
     }
 
+    /// Twenty numbered lines, `line k` at 0-based index k, with `prefix` lines before them.
+    fn numbered(prefix: usize) -> String {
+        let head: String = (0..prefix).map(|i| format!("new {i}\n")).collect();
+        head + &(0..20).map(|k| format!("line {k}\n")).collect::<String>()
+    }
+
+    #[test]
+    fn a_revision_touches_the_rejected_lines_or_lines_next_to_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let old = numbered(0);
+        let edit = |k: usize, to: &str| {
+            let after = old.replace(&format!("line {k}\n"), to);
+            proposal(Some("x"), vec![change(&root, "f.rs", Some(&old), &after)])
+        };
+        let first = rejected(edit(10, "ten\n"), "not like that");
+        let id = Some(first.run_id.clone());
+        let earlier = vec![first];
+        // The same line, the lines just before and after, an insertion beside it: linked.
+        for k in [9, 10, 11] {
+            assert_eq!(answers(&earlier, &edit(k, "other\n")), id, "line {k}");
+        }
+        assert_eq!(answers(&earlier, &edit(10, "line 10\nmore\n")), id);
+        assert_eq!(answers(&earlier, &edit(9, "line 9\nmore\n")), id);
+        assert_eq!(answers(&earlier, &edit(11, "line 11\nmore\n")), None);
+        // Lines further away: an unrelated edit of the same file.
+        for k in [0, 8, 12, 19] {
+            assert_eq!(answers(&earlier, &edit(k, "other\n")), None, "line {k}");
+        }
+        // An unrelated edit since (open) does not hide the rejection from its answer.
+        let mut chain = earlier.clone();
+        chain.push(edit(2, "two\n"));
+        assert_eq!(answers(&chain, &edit(10, "TEN\n")), id);
+    }
+
+    #[test]
+    fn the_rejected_lines_are_mapped_onto_a_file_that_changed_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let (was, now) = (numbered(0), numbered(5));
+        let on = |original: &str, k: usize| {
+            let after = original.replace(&format!("line {k}\n"), "changed\n");
+            proposal(
+                Some("x"),
+                vec![change(&root, "f.rs", Some(original), &after)],
+            )
+        };
+        let first = rejected(on(&was, 10), "again");
+        let id = Some(first.run_id.clone());
+        let earlier = vec![first];
+        // Five lines were added above since: `line 10` is now at index 15.
+        assert_eq!(answers(&earlier, &on(&now, 10)), id);
+        assert_eq!(answers(&earlier, &on(&now, 5)), None);
+        // Rewritten since, all of it: the rejected lines are in the rewritten span.
+        let rewritten: String = (0..20).map(|k| format!("row {k}\n")).collect();
+        let after = rewritten.replace("row 3\n", "x\n");
+        let edit = proposal(
+            Some("x"),
+            vec![change(&root, "f.rs", Some(&rewritten), &after)],
+        );
+        assert_eq!(answers(&earlier, &edit), id);
+    }
+
+    #[test]
+    fn a_declared_revision_must_be_the_same_clients_rejection_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let edit = |client: &str, rel: &str| {
+            proposal(Some(client), vec![change(&root, rel, Some("a\n"), "b\n")])
+        };
+        let prev = rejected(edit("x", "f.rs"), "");
+        let id = prev.run_id.clone();
+        assert!(check_declared(Some(&prev), &id, &edit("x", "f.rs")).is_ok());
+        let refused = |known: Option<&Proposal>, new: &Proposal| {
+            let e = check_declared(known, &id, new).unwrap_err();
+            assert_eq!(e.code, crate::error::ErrorCode::InvalidInput);
+            e.message
+        };
+        assert!(refused(None, &edit("x", "f.rs")).contains("no review"));
+        assert!(refused(Some(&prev), &edit("y", "f.rs")).contains("another client"));
+        assert!(refused(Some(&prev), &edit("x", "g.rs")).contains("f.rs"));
+        let open = edit("x", "f.rs");
+        let e = check_declared(Some(&open), &open.run_id, &edit("x", "f.rs")).unwrap_err();
+        assert!(
+            e.message.contains("was not rejected (it is pending)"),
+            "{e:?}"
+        );
+        let unnamed = proposal(None, vec![change(&root, "f.rs", Some("a\n"), "b\n")]);
+        assert!(refused(Some(&prev), &unnamed).contains("another client"));
+    }
+
     #[test]
     fn revisions_count_along_the_chain_and_keep_the_note_they_answer() {
         let dir = tempfile::tempdir().unwrap();
@@ -223,7 +473,8 @@ mod tests {
         let v2 = rejected(v2, "and d");
         let earlier = [v1, v2.clone()];
         let v3 = edit("d\n");
-        let prev = predecessor(earlier.iter().rev(), &v3).unwrap();
+        let id = answers(&earlier, &v3).unwrap();
+        let prev = earlier.iter().find(|p| p.run_id == id).unwrap();
         let r3 = revise(prev, &v3);
         assert_eq!((r3.of, r3.number, r3.note), (v2.run_id, 3, "and d".into()));
         assert_eq!(

@@ -1299,6 +1299,7 @@ pub(crate) mod tests {
             revision: None,
             previous_note: None,
             interdiff: None,
+            agent: None,
         }
     }
 

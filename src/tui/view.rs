@@ -380,6 +380,17 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+/// A queue row's client: its name, after `⊘` once the agent that sent it has disconnected
+/// (docs/DESIGN.md §6).
+fn client_tag(s: &crate::review::queue::Summary) -> String {
+    let name = inert_line(s.client.as_deref().unwrap_or_default()).into_owned();
+    match s.agent.as_ref().and_then(|a| a.connected) {
+        Some(false) if name.is_empty() => "⊘ gone".to_string(),
+        Some(false) => format!("⊘ {name}"),
+        _ => name,
+    }
+}
+
 /// A queue row's second line: the path, the counts, the risk mark (a new parse error, lines
 /// deleted that the edit does not show: docs/DESIGN.md §6) and the client, within `w`. The
 /// path keeps 8 columns: the client goes first, then the mark shortens.
@@ -392,7 +403,7 @@ fn path_line(
     let counts = format!("+{} -{}", s.added, s.removed).chars().count();
     // The client only where the path keeps room enough.
     let client = if w >= 36 {
-        truncate(&inert_line(s.client.as_deref().unwrap_or_default()), 14)
+        truncate(&client_tag(s), 14)
     } else {
         String::new()
     };
@@ -437,9 +448,13 @@ fn path_line(
     ])
 }
 
-/// What a queue row says after the tool: the run id, or for a revision `vN: the note it
-/// answers` (its first line).
+/// What a queue row says after the tool: the run id, for a review withdrawn without a
+/// decision `withdrawn: why` (its agent went away or cancelled), or for a revision `vN: the
+/// note it answers` (its first line).
 fn row_tag(s: &crate::review::queue::Summary) -> String {
+    if let Some(why) = s.agent.as_ref().and_then(|a| a.withdrawn.as_deref()) {
+        return format!("withdrawn: {}", inert_line(why));
+    }
     match (s.revision, &s.previous_note) {
         (Some(n), Some(note)) => {
             let mut lines = note.trim().lines();

@@ -2,6 +2,7 @@
 //! One test binary (one link) with a module per area.
 
 mod account;
+mod agents;
 mod apply_git;
 mod apply_reject;
 mod cli_merge;

@@ -138,3 +138,105 @@ async fn a_rejected_review_with_a_note_is_answered_by_the_same_clients_next_revi
     unlinked(&v4);
     assert_eq!(p.read("src/lib.rs"), LIB, "nothing was written");
 }
+
+/// Two functions far apart: an edit of one does not touch the other's lines.
+const TWO_FNS: &str = "fn flush(buf: &mut Vec<u8>) {\n    buf.clear();\n}\n\n// one\n// two\n// three\n// four\n// five\n// six\n\nfn total(items: &[u32]) -> u32 {\n    items.iter().sum()\n}\n";
+
+/// `client`'s `patch_file` of `path` with `extra` arguments (e.g. `revision_of`): the
+/// envelope as the gate answers at once.
+async fn start(gate: &Gate, client: &str, args: Value) -> Value {
+    gate.api(
+        Method::POST,
+        "/api/tools/patch_file",
+        Some(json!({"arguments": args, "client": client})),
+    )
+    .await
+}
+
+/// The review of a started call.
+async fn review_of(gate: &Gate, started: &Value) -> Value {
+    assert_eq!(started["status"], "pending", "{started}");
+    let run = started["run_id"].as_str().unwrap();
+    gate.api(Method::GET, &format!("/api/reviews/{run}"), None)
+        .await
+}
+
+/// A revision answers the rejected edit: it touches the rejected edit's lines, or declares
+/// it (`revision_of`); an unrelated edit of the same file by the same client is no revision
+/// (and does not hide the rejection from the revision after it); a `revision_of` that is not
+/// the same client's rejected review of the file is INVALID_INPUT.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_links_only_to_the_rejection_whose_lines_it_touches_or_that_it_names() {
+    let p = Project::new();
+    p.write("src/buf.rs", TWO_FNS);
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let edit = |search: &str, replace: &str| json!({"target_file": "src/buf.rs", "search_content": search, "replace_content": replace});
+    let v1 = review_of(
+        &gate,
+        &start(
+            &gate,
+            "x",
+            edit("    buf.clear();\n}\n", "    buf.clear();\n"),
+        )
+        .await,
+    )
+    .await;
+    reject(
+        &gate,
+        &v1,
+        Some("You dropped the closing brace of fn flush."),
+    )
+    .await;
+
+    // The same client edits fn total, far from v1's lines: no revision.
+    let unrelated = review_of(
+        &gate,
+        &start(
+            &gate,
+            "x",
+            edit("items.iter().sum()", "items.iter().copied().sum()"),
+        )
+        .await,
+    )
+    .await;
+    unlinked(&unrelated);
+
+    // The edit of fn flush's lines answers v1 (the unrelated one between is passed over).
+    let v2 = review_of(
+        &gate,
+        &start(&gate, "x", edit("    buf.clear();", "    buf.truncate(0);")).await,
+    )
+    .await;
+    assert_eq!(v2["revision_of"], v1["run_id"], "{v2}");
+    assert_eq!(v2["revision"], 2, "{v2}");
+    assert_eq!(
+        v2["previous_note"],
+        "You dropped the closing brace of fn flush."
+    );
+    reject(&gate, &v2, Some("and say why in a comment")).await;
+
+    // Declared: an edit elsewhere in the file that names v2 answers it.
+    let mut named = edit("// one\n", "// one: flush keeps the buffer's capacity\n");
+    named["revision_of"] = v2["run_id"].clone();
+    let v3 = review_of(&gate, &start(&gate, "x", named.clone()).await).await;
+    assert_eq!(v3["revision_of"], v2["run_id"], "{v3}");
+    assert_eq!(v3["revision"], 3, "{v3}");
+
+    // Not a rejection of this client's on this file: refused, nothing proposed.
+    for (client, of) in [
+        ("x", json!("nosuchrun")),
+        ("x", unrelated["run_id"].clone()),
+        ("y", v1["run_id"].clone()),
+    ] {
+        let mut bad = named.clone();
+        bad["revision_of"] = of.clone();
+        let v = start(&gate, client, bad).await;
+        assert_eq!(v["code"], "INVALID_INPUT", "{client} {of}: {v}");
+        assert!(
+            v["message"].as_str().unwrap().contains("revision_of"),
+            "{v}"
+        );
+    }
+    assert_eq!(gate.pending().await.len(), 2, "the unrelated edit and v3");
+    assert_eq!(p.read("src/buf.rs"), TWO_FNS, "nothing was written");
+}

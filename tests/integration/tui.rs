@@ -42,7 +42,7 @@ fn discovery(state: &Path, tmux: &Tmux) -> (String, String) {
 
 /// The gate with its TUI in a 140×40 terminal over `p`, listening, with no review yet: the
 /// terminal, the MCP endpoint and the agents' token.
-fn gate_in_tmux(p: &Project) -> (Tmux, String, String) {
+pub(crate) fn gate_in_tmux(p: &Project) -> (Tmux, String, String) {
     let state = p.state.display().to_string();
     let log = p.state.join("patchgate.log").display().to_string();
     let root = p.root.display().to_string();

@@ -13,7 +13,8 @@ disk, and exits non-zero with a message on the first mismatch. It prints `OK <tr
 
 In `review` mode a person (the tmux test) decides in the TUI: the script sends a three-hunk
 FileWriteOrEdit to `story.md` (which the test wrote), then a patch_file to `story.md`, then a
-second patch_file that adds a line under the last one, and prints each tool result's envelope as
+second patch_file that adds a line under the last one (naming the rejected one in
+`revision_of`), and prints each tool result's envelope as
 one line `RESULT <json>` as soon as it arrives.
 
 In `search` mode (stdio, ROOT prepared by the test) the script calls agentic_search,
@@ -33,14 +34,16 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 EXPECTED_ARGS = {
-    "fast_apply": {"path", "edit_snippet", "instruction"},
+    "fast_apply": {"path", "edit_snippet", "instruction", "revision_of"},
     "patch_file": {
         "target_file", "search_content", "replace_content", "patch_content", "replacements",
         "insert_line", "insert_content", "start_line", "end_line", "allow_multiple", "dry_run",
+        "revision_of",
     },
-    "batch_patch_files": {"patches", "dry_run"},
+    "batch_patch_files": {"patches", "dry_run", "revision_of"},
     "apply_last_dry_run": {"run_id"},
-    "FileWriteOrEdit": {"file_path", "percentage_to_change", "text_or_search_replace_blocks", "thread_id"},
+    "FileWriteOrEdit": {"file_path", "percentage_to_change", "text_or_search_replace_blocks", "thread_id",
+                        "revision_of"},
     "await_review": {"run_id", "timeout_s"},
     "agentic_search": {"query"},
     "fast_search": {"query"},
@@ -191,10 +194,12 @@ async def under_review(session, root):
         "replace_content": "A new title.",
     }))
     print("RESULT " + json.dumps(r), flush=True)
+    # Other lines than the rejected edit's: a revision only because it names the rejection.
     r = envelope(await session.call_tool("patch_file", {
         "target_file": os.path.join(root, "story.md"),
         "search_content": "The last line.",
         "replace_content": "The last line.\nA line added later.",
+        "revision_of": r["run_id"],
     }))
     print("RESULT " + json.dumps(r), flush=True)
 

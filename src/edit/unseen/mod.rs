@@ -37,6 +37,11 @@ const PAIRED: f32 = 0.6;
 /// The longest word kept as a name the edit writes.
 const MAX_NAME: usize = 128;
 
+/// A deleted line is paired only with the inserted lines this close after the last pair, and
+/// only when both are at most [`MAX_PAIRED_LEN`] bytes long: the pairing stays linear.
+const PAIR_WINDOW: usize = 32;
+const MAX_PAIRED_LEN: usize = 1000;
+
 /// At most this many line ranges are named in a warning; the rest are counted.
 const MAX_RANGES: usize = 6;
 
@@ -168,18 +173,26 @@ pub fn lines(
 }
 
 /// Deleted lines of `changes` that pair, in order, with an inserted line of the same change
-/// at the same depth that is much alike: a line rewritten in place.
+/// at the same depth that is much alike: a line rewritten in place (looked for within
+/// [`PAIR_WINDOW`] lines of the last pair).
 fn paired(old: &[&str], new: &[&str], changes: &[&crate::diff::Change]) -> HashSet<usize> {
     let mut out = HashSet::new();
     for c in changes {
         let mut next = c.new.start;
         for i in c.old.clone() {
-            let Some(line) = old.get(i).filter(|l| !l.trim().is_empty()) else {
+            let Some(line) = old
+                .get(i)
+                .filter(|l| !l.trim().is_empty() && l.len() <= MAX_PAIRED_LEN)
+            else {
                 continue;
             };
-            let found = (next..c.new.end).find(|&j| {
-                new.get(j)
-                    .is_some_and(|n| indent(line) == indent(n) && alike(line, n) >= PAIRED)
+            let window = next..c.new.end.min(next + PAIR_WINDOW);
+            let found = window.into_iter().find(|&j| {
+                new.get(j).is_some_and(|n| {
+                    n.len() <= MAX_PAIRED_LEN
+                        && indent(line) == indent(n)
+                        && alike(line, n) >= PAIRED
+                })
             });
             if let Some(j) = found {
                 out.insert(i);
@@ -256,10 +269,12 @@ impl Definitions {
         let had: HashSet<&str> = before.iter().map(|d| d.name.as_str()).collect();
         let (old_lines, new_lines): (Vec<&str>, Vec<&str>) =
             (old.lines().collect(), new.lines().collect());
-        // New definitions under names the file did not have: what a rename may have made.
-        let fresh: Vec<&syntax::Def> = after
+        // New definitions under names the file did not have: what a rename may have made,
+        // each as its text with its name taken out.
+        let fresh: HashSet<Vec<u64>> = after
             .iter()
             .filter(|d| !had.contains(d.name.as_str()))
+            .map(|e| body_key(&new_lines, e))
             .collect();
         for d in before.iter().filter(|d| is_code(d)) {
             let lines = d.extent.0..d.extent.1;
@@ -276,10 +291,7 @@ impl Definitions {
                 .collect();
             let gone = solid.iter().filter(|i| deleted.contains(i)).count();
             // Most of it is gone, and no new definition is the same text under another name.
-            let renamed = || {
-                let text = body_key(&old_lines, d);
-                fresh.iter().any(|e| body_key(&new_lines, e) == text)
-            };
+            let renamed = || fresh.contains(&body_key(&old_lines, d));
             if gone * 2 >= solid.len().max(1) && !renamed() {
                 out.dropped.extend(solid);
             }

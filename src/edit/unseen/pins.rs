@@ -19,8 +19,10 @@ use crate::edit::matching::line_key;
 /// neighbour of its block.
 const MAX_PLACES: usize = 256;
 
-/// How far past its opener a closer is looked for, in non-blank lines.
-const MAX_BODY: usize = 20_000;
+/// The line comparisons one stretch may spend on finding its blocks (extending them and
+/// counting where they occur): past it, the rest of the stretch anchors nothing (its
+/// deletions count as unseen), so repetitive text costs linear time.
+const BLOCK_BUDGET: usize = 4_000_000;
 
 /// Where a stretch line anchors: its non-blank file line and result line, and whether its
 /// block reaches upward (downward) the stretch's edge or the file's own lines.
@@ -43,6 +45,8 @@ struct Sides<'a> {
     kept_from: Vec<Option<usize>>,
     /// For each non-blank old line, the non-blank result line that keeps it.
     kept_to: Vec<Option<usize>>,
+    /// For each non-blank old line, the first later one at its depth or shallower.
+    next_shallow: Vec<Option<usize>>,
     opos: HashMap<u64, Vec<usize>>,
     npos: HashMap<u64, Vec<usize>>,
     kept_keys: HashSet<u64>,
@@ -58,6 +62,7 @@ impl<'a> Sides<'a> {
             nkeys: Vec::new(),
             kept_from: Vec::new(),
             kept_to: Vec::new(),
+            next_shallow: Vec::new(),
             opos: HashMap::new(),
             npos: HashMap::new(),
             kept_keys: HashSet::new(),
@@ -92,6 +97,7 @@ impl<'a> Sides<'a> {
                 sides.kept_keys.insert(key);
             }
         }
+        sides.next_shallow = next_shallow(&sides.old);
         sides
     }
 }
@@ -118,7 +124,12 @@ fn kept_map(old_len: usize, new_len: usize, changes: &[&Change]) -> Vec<Option<u
 
 /// How often `seq` occurs, as a run, in `keys` (whose places by key are `pos`): 0, 1 or 2
 /// (two or more).
-fn occurrences(keys: &[u64], pos: &HashMap<u64, Vec<usize>>, seq: &[u64]) -> usize {
+fn occurrences(
+    keys: &[u64],
+    pos: &HashMap<u64, Vec<usize>>,
+    seq: &[u64],
+    budget: &mut usize,
+) -> usize {
     let Some((r, places)) = seq
         .iter()
         .enumerate()
@@ -132,6 +143,7 @@ fn occurrences(keys: &[u64], pos: &HashMap<u64, Vec<usize>>, seq: &[u64]) -> usi
         let Some(start) = p.checked_sub(r) else {
             continue;
         };
+        *budget = budget.saturating_sub(seq.len());
         if keys.get(start..start + seq.len()) == Some(seq) {
             n += 1;
             if n > 1 {
@@ -161,7 +173,13 @@ pub(super) fn pinned(
 }
 
 /// The block of stretch line `t` kept at result line `y`: its first and last stretch lines.
-fn block_at(sides: &Sides<'_>, s: &[u64], t: usize, y: usize) -> Option<(usize, usize)> {
+fn block_at(
+    sides: &Sides<'_>,
+    s: &[u64],
+    t: usize,
+    y: usize,
+    budget: &mut usize,
+) -> Option<(usize, usize)> {
     let x = sides.kept_from[y]?;
     let (mut p, mut q) = (t, t);
     while p > 0 {
@@ -183,13 +201,18 @@ fn block_at(sides: &Sides<'_>, s: &[u64], t: usize, y: usize) -> Option<(usize, 
         }
         q += 1;
     }
+    *budget = budget.saturating_sub(q - p + 1);
     Some((p, q))
 }
 
 /// Each stretch line's anchor through a block that occurs once in the file and the result.
 fn blocks(sides: &Sides<'_>, s: &[u64]) -> Vec<Option<Anchor>> {
     let mut anchors: Vec<Option<Anchor>> = vec![None; s.len()];
+    let mut budget = BLOCK_BUDGET;
     for t in 0..s.len() {
+        if budget == 0 {
+            break;
+        }
         if anchors[t].is_some() {
             continue;
         }
@@ -200,12 +223,12 @@ fn blocks(sides: &Sides<'_>, s: &[u64]) -> Vec<Option<Anchor>> {
         let mut found: Option<(usize, usize, usize)> = None;
         let mut many = false;
         for &y in places {
-            let Some((p, q)) = block_at(sides, s, t, y) else {
+            let Some((p, q)) = block_at(sides, s, t, y, &mut budget) else {
                 continue;
             };
             let seq = &s[p..=q];
-            if occurrences(&sides.okeys, &sides.opos, seq) == 1
-                && occurrences(&sides.nkeys, &sides.npos, seq) == 1
+            if occurrences(&sides.okeys, &sides.opos, seq, &mut budget) == 1
+                && occurrences(&sides.nkeys, &sides.npos, seq, &mut budget) == 1
             {
                 many |= found.is_some();
                 found = Some((p, q, y - (t - p)));
@@ -263,10 +286,26 @@ fn closers(sides: &Sides<'_>, s: &[u64], anchors: &[Option<Anchor>]) -> Vec<(usi
 /// The closer of the block old line `x` (non-blank index) opens: the first later line at its
 /// depth or shallower, when it is a closer at its depth.
 fn closer_of(sides: &Sides<'_>, x: usize) -> Option<usize> {
-    let depth = indent(sides.old[x]);
-    let b =
-        (x + 1..sides.old.len().min(x + 1 + MAX_BODY)).find(|&b| indent(sides.old[b]) <= depth)?;
-    (indent(sides.old[b]) == depth && is_closer(sides.old[b])).then_some(b)
+    let b = sides.next_shallow[x]?;
+    (indent(sides.old[b]) == indent(sides.old[x]) && is_closer(sides.old[b])).then_some(b)
+}
+
+/// For each line, the first later one at its depth or shallower (one pass, a stack).
+fn next_shallow(old: &[&str]) -> Vec<Option<usize>> {
+    let mut out = vec![None; old.len()];
+    let mut open: Vec<usize> = Vec::new();
+    for (b, line) in old.iter().enumerate() {
+        let depth = indent(line);
+        while let Some(&x) = open.last() {
+            if indent(old[x]) < depth {
+                break;
+            }
+            out[x] = Some(b);
+            open.pop();
+        }
+        open.push(b);
+    }
+    out
 }
 
 fn indent(line: &str) -> usize {

@@ -14,8 +14,8 @@
 //!   other;
 //! - it is a changed line paired with its new version in the same change (at its depth and
 //!   much alike, in order): rewritten in place, not dropped;
-//! - the edit writes its text elsewhere and the result holds it as often as the file did
-//!   (moved);
+//! - the result still holds its text as often as the file did (moved, or only told apart by
+//!   the diff: no copy of it is lost);
 //!
 //! unless it belongs to a definition the file had and the result lacks (by the grammar's tags)
 //! whose name the edit never writes: code replaced by other code under a name the edit never
@@ -151,7 +151,7 @@ pub fn lines(
     }
     let pinned = pins::pinned(&old_lines, &new_lines, &changes, &shown.stretches);
     let paired = paired(&old_lines, &new_lines, &changes);
-    let moved = moved(&old_lines, &new_lines, &open, shown);
+    let moved = moved(&old_lines, &new_lines, &open);
     let placed: HashSet<usize> = open
         .iter()
         .copied()
@@ -203,16 +203,10 @@ fn paired(old: &[&str], new: &[&str], changes: &[&crate::diff::Change]) -> HashS
     out
 }
 
-/// Deleted lines the edit writes elsewhere: their text is in one of its stretches and the
-/// result holds it as often as the file did (moved, or rewritten at another place; no copy of
-/// it is lost).
-fn moved(old: &[&str], new: &[&str], open: &[usize], shown: &Shown) -> HashSet<usize> {
-    let written: HashSet<u64> = shown.stretches.iter().flatten().copied().collect();
-    let wanted: HashSet<u64> = open
-        .iter()
-        .map(|&i| line_key(old[i]))
-        .filter(|k| written.contains(k))
-        .collect();
+/// Deleted lines whose text the result still holds as often as the file did: moved, written
+/// again at another place, or only told apart by the diff (no copy of the text is lost).
+fn moved(old: &[&str], new: &[&str], open: &[usize]) -> HashSet<usize> {
+    let wanted: HashSet<u64> = open.iter().map(|&i| line_key(old[i])).collect();
     if wanted.is_empty() {
         return HashSet::new();
     }

@@ -131,3 +131,15 @@ fn per_hunk_counts_the_unseen_lines_of_each_hunk() {
     assert_eq!(per_hunk(&diff, &[2, 3, 25]), vec![2, 1]);
     assert_eq!(per_hunk(&diff, &[25]), vec![0, 1]);
 }
+
+#[test]
+fn a_line_moved_elsewhere_is_seen_a_lost_copy_is_not() {
+    // `use b;` moved below `use c;`: the result still holds it; nothing is lost.
+    let old = "use a;\nuse b;\nuse c;\n\nfn f() {}\n";
+    let new = "use a;\nuse c;\nuse b;\n\nfn f() {}\n";
+    assert!(unseen_of("x.rs", old, new, &Shown::default()).is_empty());
+    // One of two equal lines gone: a copy is lost, and the edit never showed it.
+    let old = "x();\nstep();\nx();\nend();\n";
+    let new = "x();\nstep();\nend();\n";
+    assert_eq!(unseen_of("x.txt", old, new, &Shown::default()), vec![2]);
+}

@@ -357,6 +357,8 @@ pub struct DoctorArgs {
 /// `patchgate log [--root DIR] [--json]`
 #[derive(Debug, Args)]
 pub struct LogArgs {
+    /// Only this run's entries, each with the diff that was written.
+    pub run_id: Option<String>,
     /// The root whose journal to read (default: the current directory).
     #[arg(long, default_value = ".")]
     pub root: PathBuf,

@@ -45,6 +45,9 @@ pub(crate) fn log(args: LogArgs) -> Result<ExitCode> {
     let mut closed = false;
     // One entry at a time: a journal may be large.
     let listed = journal.each(|e| {
+        if args.run_id.as_deref().is_some_and(|r| r != e.run_id) {
+            return Ok(());
+        }
         any = true;
         let line = if args.json {
             // Pre-images stay in the journal (old entries hold them inline): not printed.
@@ -53,6 +56,9 @@ pub(crate) fn log(args: LogArgs) -> Result<ExitCode> {
                 f.before = None;
             }
             serde_json::to_string(&e).unwrap_or_default()
+        } else if args.run_id.is_some() && !e.diff.is_empty() {
+            // One run asked for: what was written, as a diff.
+            format!("{}\n{}", log_line(&e), inert(e.diff.trim_end()))
         } else {
             log_line(&e)
         };
@@ -66,12 +72,20 @@ pub(crate) fn log(args: LogArgs) -> Result<ExitCode> {
     }
     listed.map_err(|e| anyhow::anyhow!("{e}"))?;
     if !any && !args.json {
-        let said = writeln!(
-            out,
-            "no decisions recorded for {} (journal: {})",
-            ws.root.path().display(),
-            journal.path().display()
-        );
+        let said = match &args.run_id {
+            Some(run) => writeln!(
+                out,
+                "no decision recorded for run {} (journal: {})",
+                inert_line(run),
+                journal.path().display()
+            ),
+            None => writeln!(
+                out,
+                "no decisions recorded for {} (journal: {})",
+                ws.root.path().display(),
+                journal.path().display()
+            ),
+        };
         match said {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
             _ => {}

@@ -124,6 +124,18 @@ async fn a_line_left_out_over_the_api_is_told_the_agent_the_api_and_log_as_writt
     let entry: Value = serde_json::from_slice(&json_log.stdout).unwrap();
     assert_eq!(entry["diff"], r["diff"], "{entry}");
     assert_eq!(entry["left_out"], left_out, "{entry}");
+    // One run asked for by its id: its line, what was left out, and the diff written.
+    let run_id = r["run_id"].as_str().unwrap();
+    let one = cli(&p, &["log", run_id]);
+    let one = String::from_utf8_lossy(&one.stdout);
+    let diff = r["diff"].as_str().unwrap().trim_end();
+    assert!(one.contains("left out: part of hunk 1 of a.txt"), "{one}");
+    assert!(one.trim_end().ends_with(diff), "{one}");
+    assert!(!one.contains("-line 05\n+"), "{one}");
+    let none = cli(&p, &["log", "nosuchrun"]);
+    assert!(
+        String::from_utf8_lossy(&none.stdout).contains("no decision recorded for run nosuchrun")
+    );
 }
 
 /// A dry-run of `b.txt` by `agent`: a call that answers at once, to read its notices.

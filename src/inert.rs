@@ -41,9 +41,53 @@ pub fn inert(s: &str) -> Cow<'_, str> {
     escape(s, |c| c == '\n' || c == '\t')
 }
 
+/// The longest client name kept, in bytes (its control characters written out first).
+pub const MAX_CLIENT_NAME: usize = 128;
+
+/// A client's self-declared name as the gate keeps it (docs/DESIGN.md §7): trimmed, its
+/// control characters written out as [`inert_line`] does, cut at [`MAX_CLIENT_NAME`] bytes on
+/// a character's boundary (`…` then marks the cut). `None` when nothing is left. Reads at
+/// most the characters it keeps, so a name of any size costs the same.
+pub fn client_name(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    let mut out = String::with_capacity(raw.len().min(MAX_CLIENT_NAME));
+    let mut buf = [0u8; 4];
+    for c in raw.chars() {
+        let piece: Cow<'_, str> = if acts(c) {
+            Cow::Owned(format!("\\u{{{:x}}}", u32::from(c)))
+        } else {
+            Cow::Borrowed(c.encode_utf8(&mut buf))
+        };
+        if out.len() + piece.len() > MAX_CLIENT_NAME {
+            out.push('…');
+            break;
+        }
+        out.push_str(&piece);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_name_is_cut_and_made_inert() {
+        assert_eq!(
+            client_name("  claude-code 2.1 ").as_deref(),
+            Some("claude-code 2.1")
+        );
+        assert_eq!(client_name(" \t "), None);
+        let long = "x".repeat(8 << 20);
+        let cut = client_name(&long).unwrap();
+        assert_eq!(cut.len(), MAX_CLIENT_NAME + '…'.len_utf8());
+        assert!(cut.ends_with('…'));
+        assert_eq!(client_name("a\u{1b}[2Jb").as_deref(), Some("a\\u{1b}[2Jb"));
+        // A character is never split.
+        let wide = "é".repeat(100);
+        let cut = client_name(&wide).unwrap();
+        assert_eq!(cut.chars().filter(|&c| c == 'é').count(), 64);
+    }
 
     #[test]
     fn escape_sequences_are_written_out() {

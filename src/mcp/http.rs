@@ -507,7 +507,8 @@ async fn tool(
         ));
     }
     let caller = super::service::Caller {
-        client: body.client,
+        // A self-declared name is kept bounded (docs/DESIGN.md §7).
+        client: body.client.as_deref().and_then(crate::inert::client_name),
         agent: agent.flatten(),
     };
     let env = st

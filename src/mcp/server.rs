@@ -133,14 +133,11 @@ fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
         .meta
         .client_info()
         .or_else(|| ctx.peer.peer_info().map(|p| p.client_info.clone()))?;
-    let name = info.name.trim();
-    if name.is_empty() {
-        return None;
-    }
-    Some(if info.version.trim().is_empty() {
-        name.to_string()
-    } else {
-        format!("{name} {}", info.version.trim())
+    // Both parts bounded before they are joined (docs/DESIGN.md §7).
+    let name = crate::inert::client_name(&info.name)?;
+    Some(match crate::inert::client_name(&info.version) {
+        None => name,
+        Some(version) => crate::inert::client_name(&format!("{name} {version}"))?,
     })
 }
 

@@ -477,7 +477,8 @@ impl Proposal {
                     + f.unseen_lines.len() * 8
             })
             .sum();
-        failure + revision + files
+        let client = self.client.as_ref().map_or(0, String::len);
+        failure + revision + files + client
     }
 
     /// The originals it holds, each shared with every proposal of the same bytes: the

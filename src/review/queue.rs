@@ -755,7 +755,9 @@ impl Gate {
 
     /// [`Gate::submit`] for a request from `origin`: its review is withdrawn when the
     /// agent's connection ends, and it answers the rejected review it names.
-    pub async fn submit_from(&self, req: Request, origin: Origin) -> Result<Outcome> {
+    pub async fn submit_from(&self, mut req: Request, origin: Origin) -> Result<Outcome> {
+        // A self-declared name is kept bounded, whichever door it came in by (docs/DESIGN.md §7).
+        req.client = req.client.as_deref().and_then(crate::inert::client_name);
         let locks = self.file_locks(&req.edits);
         let mut _guards = Vec::with_capacity(locks.len());
         for l in &locks {
@@ -765,10 +767,14 @@ impl Gate {
         // calls leaves no rows behind); the place it takes is held until it is admitted.
         let place = self.take_place(req.client.as_deref())?;
         let prepared = match self.prepare(&req).await {
-            Ok((proposal, action)) => self
-                .link_revision(proposal, origin.revision_of.as_deref())
-                .await
-                .map(|p| (p, action)),
+            Ok((mut proposal, action)) => {
+                // Who sent it is known before a revision is looked for: a revision answers
+                // the same caller's rejection (docs/DESIGN.md §4).
+                proposal.agent = origin.agent.clone();
+                self.link_revision(proposal, origin.revision_of.as_deref())
+                    .await
+                    .map(|p| (p, action))
+            }
             Err(e) => Err(e),
         };
         let (mut proposal, action) = match prepared {
@@ -857,6 +863,7 @@ impl Gate {
         paths: Vec<String>,
         e: &Error,
     ) {
+        let client = client.as_deref().and_then(crate::inert::client_name);
         let Ok(proposal) = Proposal::failed(tool, client, paths, e) else {
             return;
         };

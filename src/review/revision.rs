@@ -71,8 +71,21 @@ fn changed(diff: &FileDiff) -> Vec<Range<usize>> {
 /// touching a file `new` touches.
 fn same_thread(p: &Proposal, client: &str, new: &Proposal) -> bool {
     p.client.as_deref() == Some(client)
+        && same_caller(p, new)
         && !matches!(p.state, State::Expired | State::Failed)
         && p.files.iter().any(|f| in_files(&new.files, f).is_some())
+}
+
+/// Whether two proposals come from the same caller as far as the gate knows it, not only by
+/// the name it claims (docs/DESIGN.md §4): over the same agent link (an MCP session, a
+/// forwarding stdio server's link) when either came over one; two proposals that came over
+/// none (a script calling the review API's tool route) only by their names.
+fn same_caller(a: &Proposal, b: &Proposal) -> bool {
+    match (&a.agent, &b.agent) {
+        (Some(x), Some(y)) => x.id() == y.id(),
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 /// The earlier proposals a revision of `new` may answer, newest first (`earlier` is newest
@@ -176,7 +189,10 @@ pub(crate) fn check_declared(declared: Option<&Proposal>, id: &str, new: &Propos
     };
     let why = if prev.state != State::Rejected {
         Some(format!("was not rejected (it is {})", prev.state.name()))
-    } else if new.client.as_deref().is_none_or(str::is_empty) || prev.client != new.client {
+    } else if new.client.as_deref().is_none_or(str::is_empty)
+        || prev.client != new.client
+        || !same_caller(prev, new)
+    {
         Some("was proposed by another client".to_string())
     } else if !prev.files.iter().any(|f| in_files(&new.files, f).is_some()) {
         Some(format!(

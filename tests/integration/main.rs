@@ -18,6 +18,7 @@ mod layers;
 mod lazy_fallback;
 mod mcp;
 mod mcp_python;
+mod names;
 mod revisions;
 mod search;
 mod support;

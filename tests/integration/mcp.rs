@@ -172,6 +172,18 @@ impl Gate {
         }
     }
 
+    /// The gate's peak resident memory so far, in bytes (`VmHWM` of /proc).
+    pub(crate) fn peak_rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the gate's /proc status");
+        let kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .expect("VmHWM");
+        kib << 10
+    }
+
     /// Stop the gate the way Ctrl-C does.
     pub(crate) fn interrupt(&mut self) {
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).expect("a child's pid");

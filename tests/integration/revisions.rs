@@ -240,3 +240,65 @@ async fn a_revision_links_only_to_the_rejection_whose_lines_it_touches_or_that_i
     assert_eq!(gate.pending().await.len(), 2, "the unrelated edit and v3");
     assert_eq!(p.read("src/buf.rs"), TWO_FNS, "nothing was written");
 }
+
+/// A revision answers the same caller's rejection, as the gate knows the caller (its MCP
+/// session), not the name it claims (issue 35 item 6): a script that sends the rejected
+/// agent's client name over the tool route is no revision of it, and may not declare one;
+/// the agent's own next edit over its session is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spoofed_client_name_does_not_become_a_revision() {
+    let p = Project::new();
+    p.write("src/lib.rs", LIB);
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let agent = crate::mcp::http(&gate, crate::mcp::Recorder::default()).await;
+    let edit = |replace: &str| json!({"target_file": "src/lib.rs", "search_content": "sum += i;", "replace_content": replace});
+    // The agent's edit, rejected with a note while its call waits.
+    let first = {
+        let call = crate::mcp::call(&agent, "patch_file", edit("sum += *i;"));
+        let reviewer = async {
+            let run = gate.wait_pending(1).await.remove(0);
+            let review = gate
+                .api(Method::GET, &format!("/api/reviews/{run}"), None)
+                .await;
+            reject(&gate, &review, Some("use a fold")).await;
+            review
+        };
+        let (v, review) = tokio::join!(call, reviewer);
+        assert_eq!(v["status"], "rejected", "{v}");
+        review
+    };
+    let name = first["client"].as_str().unwrap().to_string();
+    let rejected = first["run_id"].as_str().unwrap().to_string();
+    // Another caller claiming that name, touching the same lines: no revision.
+    let spoof = propose(&gate, &name, "src/lib.rs", "sum += i;", "sum += 2 * i;").await;
+    unlinked(&spoof);
+    reject(&gate, &spoof, None).await;
+    // Nor can it declare one.
+    let mut declared = edit("sum += 3 * i;");
+    declared["revision_of"] = json!(rejected);
+    let v = gate
+        .api(
+            Method::POST,
+            "/api/tools/patch_file",
+            Some(json!({"arguments": declared, "client": name})),
+        )
+        .await;
+    assert_eq!(v["code"], "INVALID_INPUT", "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("another client"),
+        "{v}"
+    );
+    // The agent's own next edit of those lines answers its rejection.
+    let call = crate::mcp::call(&agent, "patch_file", edit("sum = sum.wrapping_add(*i);"));
+    let reviewer = async {
+        let run = gate.wait_pending(1).await.remove(0);
+        let review = gate
+            .api(Method::GET, &format!("/api/reviews/{run}"), None)
+            .await;
+        reject(&gate, &review, None).await;
+        review
+    };
+    let (_, review) = tokio::join!(call, reviewer);
+    assert_eq!(review["revision_of"], rejected.as_str(), "{review}");
+    assert_eq!(review["previous_note"], "use a fold", "{review}");
+}

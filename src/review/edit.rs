@@ -86,6 +86,13 @@ impl EditOp {
             EditOp::Replace(replace::ReplaceEdit::Insert { content, .. }) => {
                 Shown::quoting([content.as_str()])
             }
+            // A deletion the patch names without hunks (a rename's source) deletes the file
+            // whole, by name: every line of it is shown.
+            EditOp::Patch(fp) | EditOp::PatchRejecting(fp)
+                if fp.kind == ChangeKind::Delete && fp.hunks.is_empty() =>
+            {
+                Shown::quoting([old])
+            }
             EditOp::Patch(fp) | EditOp::PatchRejecting(fp) => Shown::quoting(
                 fp.hunks
                     .iter()

@@ -250,6 +250,9 @@ struct Slot {
     /// A decision holds the proposal (it is being written): nothing else may close it, and
     /// a second decision is refused. The first decision wins.
     deciding: bool,
+    /// Why it is to be withdrawn once the decision holding it gives it back (its agent
+    /// cancelled or went away meanwhile).
+    withdraw_wanted: Option<String>,
 }
 
 /// Who closes a proposal in [`Gate::settle`].
@@ -301,6 +304,7 @@ impl Slots {
                 held,
                 outcome: tx,
                 deciding: false,
+                withdraw_wanted: None,
             },
         );
         let closed = self.order.iter().filter(|id| {
@@ -1001,6 +1005,25 @@ impl Gate {
         if let Some(slot) = self.slots().map.get_mut(run_id) {
             slot.deciding = false;
         }
+        self.claim_given_back(run_id);
+    }
+
+    /// A claim was given back and the review is open again: when its agent cancelled or went
+    /// away while the decision held it, it is withdrawn now (nobody waits for it).
+    fn claim_given_back(&self, run_id: &str) {
+        let why = {
+            let mut slots = self.slots();
+            let Some(s) = slots.map.get_mut(run_id) else {
+                return;
+            };
+            s.withdraw_wanted.take().or_else(|| {
+                let gone = s.proposal.agent.as_ref().is_some_and(|a| !a.connected());
+                gone.then(|| agents::GONE.to_string())
+            })
+        };
+        if let Some(why) = why {
+            self.withdraw_because(run_id, &why);
+        }
     }
 
     /// Decide an open proposal (pending, or a dry-run a person commits). Returns the outcome
@@ -1127,6 +1150,7 @@ impl Gate {
             slot.deciding = false;
         });
         self.emit(Event::Updated(run_id.to_string()));
+        self.claim_given_back(run_id);
         // Told to the person deciding, not to the agent: what changed, and that the
         // decision is theirs again.
         let changed: Vec<String> = proposal
@@ -1249,6 +1273,11 @@ impl Gate {
                 Some(s) if s.proposal.state == State::Pending && !s.deciding => {
                     s.proposal.withdrawn = Some(why.to_string());
                     true
+                }
+                // A decision holds it: withdrawn if the decision gives it back.
+                Some(s) if s.proposal.state == State::Pending => {
+                    s.withdraw_wanted = Some(why.to_string());
+                    false
                 }
                 _ => false,
             }
@@ -1552,6 +1581,35 @@ mod tests {
             .block_on(g.submit(as_client("c", format!("3{big}"))))
             .unwrap_err();
         assert!(e.message.contains("MiB"), "{e:?}");
+    }
+
+    /// An agent that goes away while a person's decision holds its review (the write found
+    /// the file changed, and the review waits again) does not leave it open to a later accept:
+    /// it is withdrawn when the decision gives it back.
+    #[test]
+    fn a_review_whose_agent_left_during_a_decision_is_withdrawn_when_given_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "one\n");
+        let link = g.connect_agent();
+        let origin = Origin {
+            agent: Some(link.agent().clone()),
+            revision_of: None,
+        };
+        let o = rt()
+            .block_on(g.submit_from(req(vec![edit("a.txt", "two\n")], false), origin))
+            .unwrap();
+        let run = run_id(&o);
+        // A person's decision holds it; meanwhile the agent goes away.
+        g.claim(&run).unwrap();
+        drop(link);
+        assert_eq!(g.get(&run).unwrap().state, State::Pending);
+        // The decision could not be taken and gives the review back: withdrawn, not open.
+        g.release(&run);
+        let p = g.get(&run).unwrap();
+        assert_eq!(p.state, State::Expired, "{:?}", p.withdrawn);
+        assert!(g.decide(&run, Decision::Accept).is_err());
+        assert_eq!(read(&g, "a.txt"), "one\n");
     }
 
     /// The review API gives the lines each hunk deletes that the edit does not show, their

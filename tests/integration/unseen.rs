@@ -179,3 +179,24 @@ pub fn total(items: &[u8]) -> u8 {
     assert_eq!(row["unseen_deletions"], 0, "{row}");
     assert!(p.read("src/lib.rs").contains("returns their sum,\n"));
 }
+
+/// A patch that renames a file deletes its source by name: `apply --check` shows no unseen
+/// line for it (every line of the source is the rename's).
+#[test]
+fn a_renamed_file_is_no_unseen_deletion() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::create_dir(root.path().join("docs")).unwrap();
+    let patch = "diff --git a/notes.txt b/docs/notes.txt\nsimilarity index 100%\nrename from notes.txt\nrename to docs/notes.txt\n";
+    let mut cmd = crate::support::bin();
+    cmd.args(["apply", "--check", "--root"])
+        .arg(root.path())
+        .arg("-")
+        .env("PATCHGATE_STATE_DIR", state.path());
+    let out = crate::support::run_cmd(cmd, patch);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("applies"), "{stdout}");
+    assert!(!stdout.contains("unseen"), "{stdout}");
+}

@@ -270,7 +270,26 @@ impl Dispatcher {
                 .iter()
                 .filter(|w| w.contains(SYNTAX_WARNING))
                 .collect();
-            let message = if syntax.is_empty() {
+            let unseen: Vec<&String> = s
+                .warnings
+                .iter()
+                .filter(|w| w.starts_with("unseen: ") || w.contains(": unseen: "))
+                .collect();
+            let held_unseen = s.warnings.iter().any(|w| {
+                w.contains("waits for a person: under `auto`") && w.contains("does not show")
+            });
+            let message = if syntax.is_empty() && held_unseen {
+                // Held for a person only because it deletes lines it does not show.
+                format!(
+                    "the edit of {} deletes lines it does not show ({}), so it waits for a person, and no reviewer is running; nothing was written. Show those lines (or `-` lines, or `remove NAME`) and send the edit again, or start `patchgate` in the project so a person can decide",
+                    s.paths.join(", "),
+                    unseen
+                        .iter()
+                        .map(|w| w.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            } else if syntax.is_empty() {
                 format!(
                     "the policy asks a person to review {}, but no reviewer is running; nothing was written. Start `patchgate` in the project so a person can decide (then send the edit again), or run the server with --policy auto or --policy dry-run",
                     s.paths.join(", ")

@@ -108,9 +108,21 @@ impl ProposedEdit {
     /// showed of the file.
     pub async fn compute(&self, ws: &Workspace, fallback: Option<&Fallback>) -> Result<FileChange> {
         let mut change = self.compute_change(ws, fallback).await?;
-        let shown = self.op.shown(change.old(), &change.path.rel);
-        change.measure_unseen(Arc::new(shown));
-        Ok(change)
+        // What the edit shows, and the lines it deletes unseen: parses and diffs, off the
+        // async runtime like the merge.
+        let op = self.op.clone();
+        tokio::task::spawn_blocking(move || {
+            let shown = op.shown(change.old(), &change.path.rel);
+            change.measure_unseen(Arc::new(shown));
+            change
+        })
+        .await
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::FsError,
+                format!("the unseen-deletion measure failed: {e}"),
+            )
+        })
     }
 
     async fn compute_change(

@@ -723,28 +723,15 @@ impl Gate {
             .action_for_all(files.iter().map(|f| f.path.rel.as_str()))?;
         // Parsed only for a request that got this far (refusals cost no parse).
         let mut files = check_syntax(files).await?;
-        // Nothing broken is written unseen: an edit that leaves a new parse error waits for a
-        // person, whatever the policy says, and says why (a dry run waits for nobody).
+        // Nothing broken, and no line the edit does not show, is written unseen: such an edit
+        // waits for a person, whatever the policy says, and says why (a dry run waits for
+        // nobody; committing it is held the same way).
         if action == Action::Auto
             && !req.dry_run
-            && let Some(f) = files.iter_mut().find(|f| !f.syntax.is_empty())
+            && let Some((i, why)) = held_for(&files)
         {
             action = Action::Gate;
-            f.warnings.push(format!(
-                "waits for a person: under `auto` an edit that leaves a new syntax error in `{}` is not applied unseen",
-                f.path.rel
-            ));
-        }
-        // Nor is code the edit deletes without showing it.
-        if action == Action::Auto
-            && !req.dry_run
-            && let Some(f) = files.iter_mut().find(|f| !f.unseen_lines.is_empty())
-        {
-            action = Action::Gate;
-            f.warnings.push(format!(
-                "waits for a person: under `auto` an edit that deletes lines of `{}` it does not show is not applied unseen",
-                f.path.rel
-            ));
+            files[i].warnings.push(why);
         }
         let proposal = Proposal::new(&req.tool, req.client.clone(), files)?;
         Ok((proposal, action))
@@ -1232,14 +1219,17 @@ impl Gate {
             // The hash guard first: a stale dry-run is refused whatever the policy.
             slot.proposal.verify_unchanged(self.max_bytes())?;
             let paths: Vec<String> = slot.proposal.paths();
-            !by_person
-                && self
-                    .inner
-                    .policy
-                    .action_for_all(paths.iter().map(String::as_str))?
-                    == Action::Gate
+            let action = self
+                .inner
+                .policy
+                .action_for_all(paths.iter().map(String::as_str))?;
+            // Under `auto` a flagged dry-run is not committed unseen either (docs/DESIGN.md §4).
+            let held = (action == Action::Auto)
+                .then(|| held_for(&slot.proposal.files))
+                .flatten();
+            (!by_person && (action == Action::Gate || held.is_some())).then_some(held)
         };
-        if gated {
+        if let Some(held) = gated {
             {
                 let mut slots = self.slots();
                 if let Some(slot) = slots.map.get_mut(run_id)
@@ -1248,6 +1238,9 @@ impl Gate {
                 {
                     slot.proposal.state = State::Pending;
                     slot.proposal.expires_at = None;
+                    if let Some((i, why)) = held {
+                        slot.proposal.files[i].warnings.push(why);
+                    }
                 }
             }
             self.emit(Event::Updated(run_id.to_string()));
@@ -1445,6 +1438,29 @@ impl Gate {
     }
 }
 
+/// Why an edit may not be applied unseen under `auto` (docs/DESIGN.md §4): the file it
+/// breaks (a new syntax error) or deletes lines of without showing them, with the warning
+/// that says so.
+fn held_for(files: &[FileChange]) -> Option<(usize, String)> {
+    if let Some(i) = files.iter().position(|f| !f.syntax.is_empty()) {
+        return Some((
+            i,
+            format!(
+                "waits for a person: under `auto` an edit that leaves a new syntax error in `{}` is not applied unseen",
+                files[i].path.rel
+            ),
+        ));
+    }
+    let i = files.iter().position(|f| !f.unseen_lines.is_empty())?;
+    Some((
+        i,
+        format!(
+            "waits for a person: under `auto` an edit that deletes lines of `{}` it does not show is not applied unseen",
+            files[i].path.rel
+        ),
+    ))
+}
+
 fn not_found(run_id: &str) -> Error {
     Error::new(
         ErrorCode::RunNotFound,
@@ -1581,6 +1597,37 @@ mod tests {
             .block_on(g.submit(as_client("c", format!("3{big}"))))
             .unwrap_err();
         assert!(e.message.contains("MiB"), "{e:?}");
+    }
+
+    /// Under `auto`, a dry-run that deletes lines its edit does not show is not committed by
+    /// the agent unseen: it waits for a person, saying why; a clean one is written.
+    #[test]
+    fn under_auto_a_flagged_dry_run_is_held_at_its_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        write(&g, "a.txt", "keep\ngone one\ngone two\n");
+        write(&g, "b.txt", "b\n");
+        let rt = rt();
+        let flagged = run_id(
+            &rt.block_on(g.submit(req(vec![edit("a.txt", "keep\n")], true)))
+                .unwrap(),
+        );
+        let clean = run_id(
+            &rt.block_on(g.submit(req(vec![edit("b.txt", "b\nc\n")], true)))
+                .unwrap(),
+        );
+        let o = g.commit(&flagged, false).unwrap();
+        let Outcome::Pending(s) = o else {
+            panic!("{o:?}")
+        };
+        assert!(
+            s.warnings.iter().any(|w| w.contains("waits for a person")),
+            "{:?}",
+            s.warnings
+        );
+        assert_eq!(read(&g, "a.txt"), "keep\ngone one\ngone two\n");
+        assert!(matches!(g.commit(&clean, false), Ok(Outcome::Applied(_))));
+        assert_eq!(read(&g, "b.txt"), "b\nc\n");
     }
 
     /// An agent that goes away while a person's decision holds its review (the write found

@@ -196,7 +196,34 @@ fn a_renamed_file_is_no_unseen_deletion() {
         .env("PATCHGATE_STATE_DIR", state.path());
     let out = crate::support::run_cmd(cmd, patch);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("applies"), "{stdout}");
     assert!(!stdout.contains("unseen"), "{stdout}");
+}
+
+/// A stdio server under `auto` with no reviewer: an edit that deletes lines it does not show
+/// is not written, and the agent hears why, not to change the policy it already has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_reviewer_an_unseen_deletion_is_refused_saying_so() {
+    let p = Project::new();
+    p.write("src/lib.rs", LIB);
+    let c = crate::mcp::stdio(&p, &["--policy", "auto"], Recorder::default()).await;
+    let v = call(
+        &c,
+        "fast_apply",
+        json!({"path": "src/lib.rs", "edit_snippet": OVER}),
+    )
+    .await;
+    assert_eq!(v["code"], "REVIEWER_GONE", "{v}");
+    let m = v["message"].as_str().unwrap();
+    assert!(
+        m.contains("deletes lines it does not show (unseen: 3 lines"),
+        "{m}"
+    );
+    assert!(!m.contains("--policy auto"), "{m}");
+    assert_eq!(p.read("src/lib.rs"), LIB);
 }

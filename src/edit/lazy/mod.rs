@@ -52,7 +52,6 @@ mod slide;
 mod units;
 
 pub(crate) use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
-pub(crate) use self::lines::similarity;
 pub(crate) use self::placeholder::{is_markdown, strip_fence};
 pub(crate) use self::shown::shown;
 

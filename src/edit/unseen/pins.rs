@@ -19,9 +19,9 @@ use crate::edit::matching::line_key;
 /// neighbour of its block.
 const MAX_PLACES: usize = 256;
 
-/// The line comparisons one stretch may spend on finding its blocks (extending them and
-/// counting where they occur): past it, the rest of the stretch anchors nothing (its
-/// deletions count as unseen), so repetitive text costs linear time.
+/// The line comparisons one measure may spend on finding blocks, over all the edit's
+/// stretches (extending them and counting where they occur): past it, nothing more anchors
+/// (the deletions left count as unseen), so repetitive text costs bounded work.
 const BLOCK_BUDGET: usize = 4_000_000;
 
 /// Where a stretch line anchors: its non-blank file line and result line, and whether its
@@ -123,7 +123,7 @@ fn kept_map(old_len: usize, new_len: usize, changes: &[&Change]) -> Vec<Option<u
 }
 
 /// How often `seq` occurs, as a run, in `keys` (whose places by key are `pos`): 0, 1 or 2
-/// (two or more).
+/// (two or more, or not known within `budget`).
 fn occurrences(
     keys: &[u64],
     pos: &HashMap<u64, Vec<usize>>,
@@ -140,6 +140,10 @@ fn occurrences(
     };
     let mut n = 0;
     for &p in places {
+        // Past the budget, nothing is known to be unique.
+        if *budget == 0 {
+            return 2;
+        }
         let Some(start) = p.checked_sub(r) else {
             continue;
         };
@@ -164,8 +168,9 @@ pub(super) fn pinned(
 ) -> HashSet<usize> {
     let sides = Sides::new(old_lines, new_lines, changes);
     let mut out = HashSet::new();
+    let mut budget = BLOCK_BUDGET;
     for s in stretches {
-        let anchors = blocks(&sides, s);
+        let anchors = blocks(&sides, s, &mut budget);
         let openers = closers(&sides, s, &anchors);
         spans(&sides, s, &anchors, &openers, &mut out);
     }
@@ -206,11 +211,10 @@ fn block_at(
 }
 
 /// Each stretch line's anchor through a block that occurs once in the file and the result.
-fn blocks(sides: &Sides<'_>, s: &[u64]) -> Vec<Option<Anchor>> {
+fn blocks(sides: &Sides<'_>, s: &[u64], budget: &mut usize) -> Vec<Option<Anchor>> {
     let mut anchors: Vec<Option<Anchor>> = vec![None; s.len()];
-    let mut budget = BLOCK_BUDGET;
     for t in 0..s.len() {
-        if budget == 0 {
+        if *budget == 0 {
             break;
         }
         if anchors[t].is_some() {
@@ -223,12 +227,15 @@ fn blocks(sides: &Sides<'_>, s: &[u64]) -> Vec<Option<Anchor>> {
         let mut found: Option<(usize, usize, usize)> = None;
         let mut many = false;
         for &y in places {
-            let Some((p, q)) = block_at(sides, s, t, y, &mut budget) else {
+            if *budget == 0 {
+                break;
+            }
+            let Some((p, q)) = block_at(sides, s, t, y, budget) else {
                 continue;
             };
             let seq = &s[p..=q];
-            if occurrences(&sides.okeys, &sides.opos, seq, &mut budget) == 1
-                && occurrences(&sides.nkeys, &sides.npos, seq, &mut budget) == 1
+            if occurrences(&sides.okeys, &sides.opos, seq, budget) == 1
+                && occurrences(&sides.nkeys, &sides.npos, seq, budget) == 1
             {
                 many |= found.is_some();
                 found = Some((p, q, y - (t - p)));

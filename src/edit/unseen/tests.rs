@@ -143,3 +143,16 @@ fn a_line_moved_elsewhere_is_seen_a_lost_copy_is_not() {
     let new = "x();\nstep();\nend();\n";
     assert_eq!(unseen_of("x.txt", old, new, &Shown::default()), vec![2]);
 }
+
+#[test]
+fn a_setting_given_a_new_value_is_changed_in_place() {
+    let old = "repos:\n  - repo: a\n    rev: v1.5.0\n    hooks: []\n";
+    let new = "repos:\n  - repo: a\n    rev: v2.1.0\n    hooks: []\n";
+    assert!(unseen_of("x.yaml", old, new, &Shown::default()).is_empty());
+    let old = "x = 1\ncurrent = make(lambda: top.app)\ny = 2\n";
+    let new = "x = 1\ncurrent = make(partial(lookup, 'app'))\ny = 2\n";
+    assert!(unseen_of("x.py", old, new, &Shown::default()).is_empty());
+    // Another key is another line.
+    let new = "x = 1\nlatest = make(partial(lookup, 'app'))\ny = 2\n";
+    assert_eq!(unseen_of("x.py", old, new, &Shown::default()), vec![1]);
+}

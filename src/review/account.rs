@@ -34,7 +34,17 @@ pub struct LeftOut {
     /// Lines left out past [`LEFT_OUT_LINES`], counted and not listed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub more: usize,
+    /// On the last entry: hunks left out (in part or whole) past [`LEFT_OUT_HUNKS`], counted
+    /// and not listed (their lines are counted in its `more`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_hunks: usize,
 }
+
+/// At most this many hunks are listed in `left_out`; the rest are counted on the last.
+pub const LEFT_OUT_HUNKS: usize = 256;
+
+/// At most this many hunks are named in the agent's message and under a `log` entry.
+const HUNKS_NAMED: usize = 8;
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
@@ -71,7 +81,7 @@ pub(crate) fn left_out<'a>(
     files: impl IntoIterator<Item = Proposed<'a>>,
     taken: &[Vec<Vec<bool>>],
 ) -> Vec<LeftOut> {
-    let mut out = Vec::new();
+    let mut out: Vec<LeftOut> = Vec::new();
     let mut listed = 0;
     let mut offset = 0;
     for (f, masks) in files.into_iter().zip(taken) {
@@ -97,6 +107,13 @@ pub(crate) fn left_out<'a>(
             if lost.is_empty() {
                 continue;
             }
+            if out.len() == LEFT_OUT_HUNKS {
+                if let Some(last) = out.last_mut() {
+                    last.more_hunks += 1;
+                    last.more += lost.len();
+                }
+                continue;
+            }
             let changed = h.lines.iter().filter(|l| l.tag != Tag::Equal).count();
             let room = LEFT_OUT_LINES.saturating_sub(listed);
             let lines: Vec<String> = lost
@@ -114,6 +131,7 @@ pub(crate) fn left_out<'a>(
                 whole: lost.len() == changed,
                 more: lost.len() - lines.len(),
                 lines,
+                more_hunks: 0,
             });
         }
         offset += f.diff.hunks.len();
@@ -156,8 +174,9 @@ pub fn message(edited: bool, left_out: &[LeftOut]) -> Option<String> {
             if n == 1 { "" } else { "s" }
         ));
         let mut quoted = 0;
-        let parts: Vec<String> = left_out
+        let mut parts: Vec<String> = left_out
             .iter()
+            .take(HUNKS_NAMED)
             .map(|l| {
                 let lines: Vec<String> = l
                     .lines
@@ -175,6 +194,10 @@ pub fn message(edited: bool, left_out: &[LeftOut]) -> Option<String> {
                 format!("{} ({}{more})", hunk_name(l), lines.join(", "))
             })
             .collect();
+        let unnamed = left_out.len().saturating_sub(HUNKS_NAMED) + more_hunks(left_out);
+        if unnamed > 0 {
+            parts.push(format!("and {unnamed} more hunks"));
+        }
         m.push_str(&parts.join("; "));
         m.push_str(". A `-` line left out was not deleted: it is still in the file. ");
     }
@@ -186,14 +209,23 @@ pub fn message(edited: bool, left_out: &[LeftOut]) -> Option<String> {
 /// then its lines (raw text: the caller makes it inert).
 pub fn log_lines(left_out: &[LeftOut]) -> Vec<String> {
     let mut out = Vec::new();
-    for l in left_out {
+    for l in left_out.iter().take(HUNKS_NAMED) {
         out.push(format!("left out: {}", hunk_name(l)));
         out.extend(l.lines.iter().map(|s| format!("  {s}")));
         if l.more > 0 {
             out.push(format!("  … and {} more", l.more));
         }
     }
+    let unnamed = left_out.len().saturating_sub(HUNKS_NAMED) + more_hunks(left_out);
+    if unnamed > 0 {
+        out.push(format!("left out: {unnamed} more hunks"));
+    }
     out
+}
+
+/// The hunks left out past [`LEFT_OUT_HUNKS`].
+fn more_hunks(left_out: &[LeftOut]) -> usize {
+    left_out.last().map_or(0, |l| l.more_hunks)
 }
 
 /// `diff` cut at [`JOURNAL_DIFF_BYTES`] at a line's end, with a line saying so.
@@ -221,7 +253,61 @@ mod tests {
             whole,
             lines: lines.iter().map(|s| (*s).to_string()).collect(),
             more: 0,
+            more_hunks: 0,
         }
+    }
+
+    /// A proposal of many hunks accepted with one taken: the account lists at most
+    /// [`LEFT_OUT_HUNKS`] of them and counts the rest; the agent's message and the log name a
+    /// few and count the rest.
+    #[test]
+    fn many_hunks_left_out_are_listed_within_bounds_and_counted() {
+        let old: String = (0..4000).map(|i| format!("line {i}\n")).collect();
+        let new: String = (0..4000)
+            .map(|i| {
+                if i % 10 == 0 {
+                    format!("changed {i}\n")
+                } else {
+                    format!("line {i}\n")
+                }
+            })
+            .collect();
+        let diff = FileDiff::compute(&old, &new, 3);
+        let hunks = diff.hunks.len();
+        assert_eq!(hunks, 400);
+        // Only the first hunk's lines are taken.
+        let taken: Vec<Vec<bool>> = diff
+            .hunks
+            .iter()
+            .enumerate()
+            .map(|(k, h)| h.lines.iter().map(|_| k == 0).collect())
+            .collect();
+        let files = [Proposed {
+            path: "a.txt",
+            diff: &diff,
+            delete: false,
+        }];
+        let out = left_out(files, &[taken]);
+        assert_eq!(out.len(), LEFT_OUT_HUNKS);
+        assert_eq!(out.last().unwrap().more_hunks, hunks - 1 - LEFT_OUT_HUNKS);
+        let total: usize = out.iter().map(|l| l.lines.len() + l.more).sum();
+        assert_eq!(total, 2 * (hunks - 1));
+        let m = message(false, &out).unwrap();
+        assert!(m.len() < 4 << 10, "{} bytes", m.len());
+        assert!(
+            m.contains(&format!("left out {total} changed lines")),
+            "{m}"
+        );
+        assert!(
+            m.contains(&format!("and {} more hunks", hunks - 1 - 8)),
+            "{m}"
+        );
+        let log = log_lines(&out);
+        assert!(log.len() < 40, "{} lines", log.len());
+        assert_eq!(
+            log.last().unwrap(),
+            &format!("left out: {} more hunks", hunks - 1 - 8)
+        );
     }
 
     #[test]

@@ -478,7 +478,12 @@ impl Proposal {
             })
             .sum();
         let client = self.client.as_ref().map_or(0, String::len);
-        failure + revision + files + client
+        let left_out: usize = self
+            .left_out
+            .iter()
+            .map(|l| l.path.len() + l.lines.iter().map(String::len).sum::<usize>() + 64)
+            .sum();
+        failure + revision + files + client + left_out
     }
 
     /// The originals it holds, each shared with every proposal of the same bytes: the

@@ -364,6 +364,10 @@ const JOURNAL_POLL: Duration = Duration::from_secs(1);
 /// Undo notices kept for the agents at most (the oldest go first).
 const MAX_NOTICES: usize = 256;
 
+/// The longest a review is waited for, whatever the timeout asked (about 30 years): the
+/// deadline's arithmetic stays within what the clock holds.
+const LONGEST_WAIT: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+
 /// Undos the agents still have to hear of.
 #[derive(Default)]
 struct Undos {
@@ -731,6 +735,18 @@ impl Gate {
                 f.path.rel
             ));
         }
+        // Nor is one whose check could not finish (fail closed), saying why.
+        if action == Action::Auto
+            && !req.dry_run
+            && let Some(f) = files.iter_mut().find(|f| f.unchecked.is_some())
+        {
+            action = Action::Gate;
+            let why = f.unchecked.map_or("", crate::syntax::Skipped::reason);
+            f.warnings.push(format!(
+                "waits for a person: under `auto` the syntax check of `{}` could not finish ({why}), so the edit is not applied unseen",
+                f.path.rel
+            ));
+        }
         // Nor is code the edit deletes without showing it.
         if action == Action::Auto
             && !req.dry_run
@@ -897,7 +913,9 @@ impl Gate {
                 Some(slot) => slot.outcome.subscribe(),
             }
         };
-        let deadline = tokio::time::Instant::now() + timeout;
+        // Checked: a review timeout past what the clock holds waits as long as it can.
+        let now = tokio::time::Instant::now();
+        let deadline = now.checked_add(timeout.min(LONGEST_WAIT)).unwrap_or(now);
         loop {
             if let Some(outcome) = rx.borrow_and_update().clone() {
                 return outcome;

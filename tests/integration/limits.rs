@@ -8,14 +8,11 @@ use serde_json::json;
 
 use crate::mcp::{Gate, Project, oversized_post};
 
-/// Each hostile limit on its own gate: a review timeout past the clock, a file cap of a
-/// terabyte, a dry-run life past the clock. Each is held to its default: the gate starts, a
-/// 200 MB body is refused on its declared length, a dry-run answers and expires in time.
+/// A review timeout past the clock is held to the default: the gate starts (it panicked,
+/// "overflow when multiplying duration by scalar").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_repository_cannot_loosen_the_limits_or_crash_the_gate() {
+async fn a_repository_review_timeout_past_the_clock_is_held_to_the_default() {
     let p = Project::new();
-    p.write("a.txt", "one\n");
-
     p.write(
         ".patchgate.toml",
         "review_timeout_s = 18446744073709551615\n",
@@ -23,8 +20,13 @@ async fn a_repository_cannot_loosen_the_limits_or_crash_the_gate() {
     let gate = Gate::start(&p, &[]);
     let info = gate.api(reqwest::Method::GET, "/api/info", None).await;
     assert_eq!(info["review_timeout_s"], 600, "{info}");
-    drop(gate);
+}
 
+/// A file cap of a terabyte is held to the default: a 200 MB body is refused on its declared
+/// length (it was accepted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_cannot_lift_the_body_cap() {
+    let p = Project::new();
     p.write(".patchgate.toml", "max_file_bytes = 1099511627776\n");
     let gate = Gate::start(&p, &[]);
     let api_url = format!("{}/api/tools/patch_file", gate.url);
@@ -32,8 +34,14 @@ async fn a_repository_cannot_loosen_the_limits_or_crash_the_gate() {
         let (status, body) = oversized_post(url, &gate.token, 200 << 20).await;
         assert_eq!(status, 413, "{url}: {body}");
     }
-    drop(gate);
+}
 
+/// A dry-run life past the clock is held to the default: the dry-run answers and expires in
+/// time (its worker panicked and the call got no answer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_dry_run_life_past_the_clock_is_held_to_the_default() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
     p.write(".patchgate.toml", "dry_run_ttl_s = 18446744073709551615\n");
     let gate = Gate::start(&p, &["--policy", "dry-run"]);
     let call = gate.api(
@@ -69,9 +77,13 @@ fn hostile_rust() -> String {
 
 /// 128 agents each proposing a 1 MiB file at once: the parses run within a byte budget, so
 /// the gate stays under 1 GiB resident at its peak (the issue measured 1.45–1.6 GB with every
-/// parse at once; a debug build on two cores measured 965 MiB, of which about 670 MiB are the
-/// 128 proposals themselves), and every request is answered.
+/// parse at once), and every request is answered. Not run by default: in a debug build on two
+/// shared cores it measured 654–965 MiB with the budget and 975 MiB without (the 500 ms
+/// deadline already starves 128 parallel parses there), about 670 MiB of it the 128 requests
+/// and proposals themselves, so it neither tells the two apart nor stays clear of the bound
+/// under load (`cargo test --test integration limits -- --ignored`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the bound is near this machine's debug-build figures; run with --ignored"]
 async fn a_hundred_and_twenty_eight_concurrent_megabyte_edits_stay_under_a_gibibyte() {
     let p = Project::new();
     let gate = Gate::start(&p, &["--policy", "dry-run"]);

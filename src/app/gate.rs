@@ -214,7 +214,9 @@ pub(crate) fn gate_http_options(
             .unwrap_or(usize::MAX / 4)
             .saturating_mul(2)
             .saturating_add(1 << 20),
-        session_keep_alive: (review_timeout * 3).max(std::time::Duration::from_secs(3600)),
+        session_keep_alive: review_timeout
+            .saturating_mul(3)
+            .max(std::time::Duration::from_secs(3600)),
         limits: patchgate::mcp::serve::Limits::default(),
     })
 }

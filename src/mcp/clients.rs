@@ -93,7 +93,7 @@ fn stdio_args(root: Option<&Path>) -> Vec<String> {
 /// table has the same keys); `review_timeout_s` sets the client's tool timeout where it has
 /// one (a person needs time to decide).
 pub fn server_entry(kind: ClientKind, conn: &Connection, review_timeout_s: u64) -> Value {
-    let tool_timeout = review_timeout_s + 60;
+    let tool_timeout = review_timeout_s.saturating_add(60);
     let bearer = |token: &str| format!("Bearer {token}");
     match (kind, conn) {
         (ClientKind::Claude | ClientKind::Vscode, Connection::Http { url, token }) => json!({

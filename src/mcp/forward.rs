@@ -311,7 +311,7 @@ impl Forwarder {
                 timeout_s: Some(secs),
             })
             .unwrap_or_default(),
-            timeout + Duration::from_secs(30),
+            timeout.saturating_add(Duration::from_secs(30)),
         )
         .await
         .unwrap_or_else(|e| {

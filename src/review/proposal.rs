@@ -59,6 +59,9 @@ pub struct FileChange {
     pub warnings: Vec<String>,
     /// The parse errors `new` has that `old` did not (see [`FileChange::check_syntax`]).
     pub syntax: Vec<SyntaxError>,
+    /// Why the syntax check could not finish (too large, too slow, the parse budget held):
+    /// under `auto` such an edit waits for a person (see [`FileChange::check_syntax`]).
+    pub unchecked: Option<syntax::Skipped>,
     /// The hunks of `old` → `new`.
     pub diff: FileDiff,
     /// The patch's hunks left out of `new` because they do not apply
@@ -93,6 +96,7 @@ impl FileChange {
             mode: None,
             warnings,
             syntax: Vec::new(),
+            unchecked: None,
             diff,
             rejected: Vec::new(),
             shown: None,
@@ -161,11 +165,15 @@ impl FileChange {
     /// made the change; a deleted file has nothing to check. Runs off the async runtime.
     pub fn check_syntax(&mut self) {
         self.warnings.retain(|w| !w.starts_with(SYNTAX_WARNING));
-        self.syntax = if self.delete || self.new == self.old() {
-            Vec::new()
+        let checked = if self.delete || self.new == self.old() {
+            Ok(Vec::new())
         } else {
             let old = self.before.is_some().then_some(self.old());
-            syntax::new_errors(&self.path.rel, old, &self.new)
+            syntax::check(&self.path.rel, old, &self.new)
+        };
+        (self.syntax, self.unchecked) = match checked {
+            Ok(errors) => (errors, None),
+            Err(skipped) => (Vec::new(), Some(skipped)),
         };
         if let Some(w) = syntax::warning(&self.syntax) {
             self.warnings.push(w);
@@ -436,10 +444,11 @@ impl Proposal {
         })
     }
 
-    /// Make it a dry-run that expires after `ttl`.
+    /// Make it a dry-run that expires after `ttl` (at once when the clock cannot hold that
+    /// time: a duration past it is no reason to panic a worker).
     pub(crate) fn into_dry_run(mut self, ttl: Duration) -> Proposal {
         self.state = State::DryRun;
-        self.expires_at = Some(self.created + ttl);
+        self.expires_at = Some(self.created.checked_add(ttl).unwrap_or(self.created));
         self
     }
 

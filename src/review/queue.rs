@@ -368,6 +368,10 @@ const JOURNAL_POLL: Duration = Duration::from_secs(1);
 /// Undo notices kept for the agents at most (the oldest go first).
 const MAX_NOTICES: usize = 256;
 
+/// The longest a review is waited for, whatever the timeout asked (about 30 years): the
+/// deadline's arithmetic stays within what the clock holds.
+const LONGEST_WAIT: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+
 /// Undos the agents still have to hear of.
 #[derive(Default)]
 struct Undos {
@@ -895,7 +899,9 @@ impl Gate {
                 Some(slot) => slot.outcome.subscribe(),
             }
         };
-        let deadline = tokio::time::Instant::now() + timeout;
+        // Checked: a review timeout past what the clock holds waits as long as it can.
+        let now = tokio::time::Instant::now();
+        let deadline = now.checked_add(timeout.min(LONGEST_WAIT)).unwrap_or(now);
         loop {
             if let Some(outcome) = rx.borrow_and_update().clone() {
                 return outcome;
@@ -1438,15 +1444,28 @@ impl Gate {
     }
 }
 
-/// Why an edit may not be applied unseen under `auto` (docs/DESIGN.md §4): the file it
-/// breaks (a new syntax error) or deletes lines of without showing them, with the warning
-/// that says so.
+/// Why an edit may not be applied unseen under `auto` (docs/DESIGN.md §4, §5.5): the file it
+/// breaks (a new syntax error), whose check could not finish, or whose lines it deletes
+/// without showing them, with the warning that says so.
 fn held_for(files: &[FileChange]) -> Option<(usize, String)> {
     if let Some(i) = files.iter().position(|f| !f.syntax.is_empty()) {
         return Some((
             i,
             format!(
                 "waits for a person: under `auto` an edit that leaves a new syntax error in `{}` is not applied unseen",
+                files[i].path.rel
+            ),
+        ));
+    }
+    // A check that could not finish holds it too (fail closed), saying why.
+    if let Some(i) = files.iter().position(|f| f.unchecked.is_some()) {
+        let why = files[i]
+            .unchecked
+            .map_or("", crate::syntax::Skipped::reason);
+        return Some((
+            i,
+            format!(
+                "waits for a person: under `auto` the syntax check of `{}` could not finish ({why}), so the edit is not applied unseen",
                 files[i].path.rel
             ),
         ));

@@ -15,25 +15,39 @@ use sha2::{Digest, Sha256};
 use super::Lang;
 use tree_sitter::Tree;
 
-use super::parse::{SyntaxError, errors, parse};
+use super::parse::{Skipped, SyntaxError, errors, parse};
 
 /// How many texts' parses are remembered (the least recently used goes first).
 const CACHE_ENTRIES: usize = 16;
 
-/// The remembered texts hold at most this many bytes together (a tree takes many times its
-/// text: up to about 160 bytes a byte for a JSON array of numbers).
-const CACHE_TEXT_BYTES: usize = 2 << 20;
+/// The remembered parses take at most this many bytes together, by their estimated size: a
+/// text's bytes, and its tree's nodes at [`NODE_BYTES`] each.
+const CACHE_BYTES: usize = 64 << 20;
 
 /// A text larger than this keeps only its errors, not its tree.
 const TREE_TEXT_BYTES: usize = 256 << 10;
 
+/// The memory a tree takes per node, as estimated (measured: 168 bytes a node for a JSON
+/// array of numbers, whose tree takes 168 bytes a byte of text): [`Cache`] counts a tree as
+/// its node count times this, so a text of many small nodes keeps fewer parses than plain
+/// code does.
+const NODE_BYTES: usize = 192;
+
 type Key = (Lang, [u8; 32]);
 
-/// A text's tree (none when it is too large to keep) and errors; `None` when it was not
-/// parsed (too large or too slow).
-type Parsed = Option<(Option<Tree>, Vec<SyntaxError>)>;
+/// A text's tree (none when it is too large to keep) and errors, or why it was not parsed.
+type Parsed = Result<(Option<Tree>, Vec<SyntaxError>), Skipped>;
 
-/// Parses by text, the most recently used last, with the size of each text.
+/// The estimated bytes a remembered parse of a text of `len` bytes takes.
+fn size_of(parsed: &Parsed, len: usize) -> usize {
+    let nodes = match parsed {
+        Ok((Some(tree), _)) => tree.root_node().descendant_count(),
+        _ => 0,
+    };
+    len.saturating_add(nodes.saturating_mul(NODE_BYTES))
+}
+
+/// Parses by text, the most recently used last, with the estimated size of each.
 #[derive(Default)]
 struct Cache {
     map: HashMap<Key, (Parsed, usize)>,
@@ -51,18 +65,24 @@ impl Cache {
         Some(found)
     }
 
-    /// Remember the parse of a text of `len` bytes (a large text's errors only).
+    /// Remember the parse of a text of `len` bytes (a large text's errors only; one too large
+    /// for the whole cache not at all). A parse given up for the budget is not remembered: it
+    /// may well finish the next time.
     fn put(&mut self, key: Key, parsed: Parsed, len: usize) {
-        if len > CACHE_TEXT_BYTES {
+        if matches!(parsed, Err(Skipped::Busy)) {
             return;
         }
         let parsed = parsed.map(|(tree, e)| (tree.filter(|_| len <= TREE_TEXT_BYTES), e));
-        match self.map.insert(key, (parsed, len)) {
+        let size = size_of(&parsed, len);
+        if size > CACHE_BYTES {
+            return;
+        }
+        match self.map.insert(key, (parsed, size)) {
             Some((_, old)) => self.bytes -= old,
             None => self.order.push_back(key),
         }
-        self.bytes += len;
-        while self.order.len() > CACHE_ENTRIES || self.bytes > CACHE_TEXT_BYTES {
+        self.bytes += size;
+        while self.order.len() > CACHE_ENTRIES || self.bytes > CACHE_BYTES {
             let Some(old) = self.order.pop_front() else {
                 break;
             };
@@ -89,7 +109,7 @@ fn parsed(lang: Lang, text: &str, from: Option<(&Tree, &str)>) -> Parsed {
     if let Some(found) = cache().lock().ok().and_then(|mut c| c.get(&key)) {
         return found;
     }
-    let found = parse(lang, text, from).ok().map(|tree| {
+    let found = parse(lang, text, from).map(|tree| {
         let e = errors(&tree, text);
         (Some(tree), e)
     });
@@ -110,7 +130,7 @@ fn remembered(lang: Lang, text: &str) -> Option<Parsed> {
 /// The tree of `text` as `lang`: the remembered one, else a new parse (remembered when the
 /// text is small enough to keep its tree); `None` when it was not parsed.
 pub(crate) fn tree(lang: Lang, text: &str) -> Option<Tree> {
-    match parsed(lang, text, None)? {
+    match parsed(lang, text, None).ok()? {
         (Some(tree), _) => Some(tree),
         (None, _) => parse(lang, text, None).ok(),
     }
@@ -125,7 +145,7 @@ pub fn forget_parses() {
 
 /// The errors of `text` as `lang`, or `None` when it was not parsed (too large or too slow).
 pub fn errors_of(lang: Lang, text: &str) -> Option<Vec<SyntaxError>> {
-    parsed(lang, text, None).map(|(_, e)| e)
+    parsed(lang, text, None).ok().map(|(_, e)| e)
 }
 
 /// The parse errors of `text` as `lang`, parsed on its own and not remembered (a snippet, say);
@@ -138,8 +158,19 @@ pub fn errors_once(lang: Lang, text: &str) -> Option<Vec<SyntaxError>> {
 /// `path`; empty when the language is unknown, either text was not parsed, or nothing new is
 /// broken.
 pub fn new_errors(path: &str, old: Option<&str>, new: &str) -> Vec<SyntaxError> {
+    check(path, old, new).unwrap_or_default()
+}
+
+/// [`new_errors`], saying when the check could not finish: the result was not parsed (too
+/// large, too slow, the parse budget held by others), or it has errors and the original was
+/// not parsed. A language without a grammar is checked and clean.
+pub fn check(path: &str, old: Option<&str>, new: &str) -> Result<Vec<SyntaxError>, Skipped> {
     let Some(lang) = Lang::of_text(path, new) else {
-        return Vec::new();
+        return Ok(Vec::new());
+    };
+    let unknown = |e: Skipped| match e {
+        Skipped::NoGrammar => Ok(Vec::new()),
+        e => Err(e),
     };
     // The result first, from the original's tree when the original was parsed before (the
     // result of an accepted edit is the next edit's original): most results parse clean, and
@@ -147,24 +178,25 @@ pub fn new_errors(path: &str, old: Option<&str>, new: &str) -> Vec<SyntaxError> 
     let known = old.and_then(|o| remembered(lang, o).map(|p| (o, p)));
     let from = known
         .as_ref()
-        .and_then(|(o, p)| p.as_ref()?.0.as_ref().map(|tree| (tree, *o)));
-    let Some((_, after)) = parsed(lang, new, from) else {
-        return Vec::new();
+        .and_then(|(o, p)| p.as_ref().ok()?.0.as_ref().map(|tree| (tree, *o)));
+    let after = match parsed(lang, new, from) {
+        Ok((_, after)) => after,
+        Err(e) => return unknown(e),
     };
     if after.is_empty() {
-        return after;
+        return Ok(after);
     }
     let before = match (old, known) {
         (None, _) => Vec::new(),
-        (Some(_), Some((_, Some((_, e))))) => e,
-        (Some(_), Some((_, None))) => return Vec::new(),
+        (Some(_), Some((_, Ok((_, e))))) => e,
+        (Some(_), Some((_, Err(e)))) => return unknown(e),
         (Some(old), None) => match parsed(lang, old, None) {
-            Some((_, e)) => e,
-            None => return Vec::new(),
+            Ok((_, e)) => e,
+            Err(e) => return unknown(e),
         },
     };
     if after.len() <= before.len() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let place = |e: &SyntaxError, text: &str| (e.line_in(text).to_string(), e.what.clone());
     let mut known: HashMap<(String, String), usize> = HashMap::new();
@@ -182,7 +214,7 @@ pub fn new_errors(path: &str, old: Option<&str>, new: &str) -> Vec<SyntaxError> 
         // More errors than before, all in places that had one: name the first.
         fresh.push(after[0].clone());
     }
-    fresh
+    Ok(fresh)
 }
 
 /// The warning an edit carries for its new errors: `syntax: LINE:COL: what` (with a count of
@@ -287,22 +319,54 @@ mod tests {
     fn the_cache_keeps_the_most_recently_used_parses() {
         let mut c = Cache::default();
         let k = |n: u8| (Lang::Json, [n; 32]);
+        let slow = || Err(Skipped::TooSlow);
         for n in 0..CACHE_ENTRIES as u8 {
-            c.put(k(n), None, 10);
+            c.put(k(n), slow(), 10);
         }
         // Using the first keeps it when the next one comes.
         assert!(c.get(&k(0)).is_some());
-        c.put(k(200), None, 10);
+        c.put(k(200), slow(), 10);
         assert!(c.get(&k(0)).is_some());
         assert!(c.get(&k(1)).is_none());
         assert_eq!(c.map.len(), CACHE_ENTRIES);
         // Bytes are bounded too: a large text pushes the least recently used out.
-        c.put(k(201), None, CACHE_TEXT_BYTES - 50);
-        assert!(c.bytes <= CACHE_TEXT_BYTES, "{}", c.bytes);
+        c.put(k(201), slow(), CACHE_BYTES - 50);
+        assert!(c.bytes <= CACHE_BYTES, "{}", c.bytes);
         assert!(c.get(&k(201)).is_some());
-        // A text over the budget is not kept at all.
-        c.put(k(202), None, CACHE_TEXT_BYTES + 1);
+        // A text over the budget is not kept at all, nor a parse given up for the budget.
+        c.put(k(202), slow(), CACHE_BYTES + 1);
         assert!(c.get(&k(202)).is_none());
+        c.put(k(203), Err(Skipped::Busy), 10);
+        assert!(c.get(&k(203)).is_none());
+    }
+
+    /// A tree counts by its nodes: a text of many small nodes takes far more than its bytes,
+    /// and the cache holds fewer of them.
+    #[test]
+    fn the_cache_counts_a_tree_by_its_nodes() {
+        let text = "[1,2,3,4,5,6,7,8,9,0],".repeat(2_000);
+        let text = format!("[{}0]", text);
+        let tree = parse(Lang::Json, &text, None).unwrap();
+        let nodes = tree.root_node().descendant_count();
+        assert!(nodes > text.len() / 2, "{nodes} nodes");
+        let mut c = Cache::default();
+        c.put(
+            (Lang::Json, [1; 32]),
+            Ok((Some(tree), Vec::new())),
+            text.len(),
+        );
+        assert_eq!(c.bytes, text.len() + nodes * NODE_BYTES);
+        assert!(c.bytes > 50 * text.len(), "{}", c.bytes);
+    }
+
+    #[test]
+    fn a_check_that_cannot_finish_says_why() {
+        let huge = format!(
+            "fn f() {{}}\n{}",
+            "//\n".repeat(super::super::parse::MAX_PARSE_BYTES)
+        );
+        assert_eq!(check("a.rs", None, &huge), Err(Skipped::TooLarge));
+        assert_eq!(check("a.txt", None, &huge), Ok(Vec::new()));
     }
 
     #[test]

@@ -7,7 +7,7 @@ pub mod defs;
 pub mod lang;
 pub mod parse;
 
-pub use check::{errors_once, forget_parses, new_errors, warning};
+pub use check::{check, errors_once, forget_parses, new_errors, warning};
 pub use defs::{Def, defs};
 pub use lang::Lang;
 pub use parse::{Skipped, SyntaxError};

@@ -1,8 +1,11 @@
-//! Parsing with a bound: a size cap and a deadline (tree-sitter's progress callback cancels
-//! the parse), and the parse errors of a tree as `(line, column, what)`.
+//! Parsing with a bound: a size cap, a deadline (tree-sitter's progress callback cancels
+//! the parse) and a budget of bytes parsed at once across threads (a tree takes up to about
+//! 300 bytes a byte of text, so concurrent parses are what bounds the memory), and the parse
+//! errors of a tree as `(line, column, what)`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
@@ -16,6 +19,13 @@ pub const MAX_PARSE_BYTES: usize = 1 << 20;
 /// A parse that takes longer than this is given up.
 pub const PARSE_DEADLINE: Duration = Duration::from_millis(500);
 
+/// Bytes of text being parsed at once, across every thread: one parse of the largest text
+/// parsed ([`MAX_PARSE_BYTES`]) at a time, several smaller ones together.
+pub const PARSE_BUDGET_BYTES: usize = MAX_PARSE_BYTES;
+
+/// How long a parse waits for its bytes in the budget before it is given up.
+pub const BUDGET_WAIT: Duration = Duration::from_secs(1);
+
 /// At most this many errors are collected from one tree.
 const MAX_ERRORS: usize = 64;
 
@@ -28,6 +38,68 @@ pub enum Skipped {
     TooSlow,
     /// The grammar is not built in, or could not be loaded (a version mismatch).
     NoGrammar,
+    /// Other parses held the byte budget ([`PARSE_BUDGET_BYTES`]) past [`BUDGET_WAIT`].
+    Busy,
+}
+
+impl Skipped {
+    /// Why the text was not parsed, in words.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Skipped::TooLarge => "the file is too large to parse",
+            Skipped::TooSlow => "its parse ran past its deadline",
+            Skipped::NoGrammar => "no grammar for its language",
+            Skipped::Busy => "other parses held the parse budget too long",
+        }
+    }
+}
+
+/// The bytes of text being parsed now (see [`PARSE_BUDGET_BYTES`]).
+struct Budget {
+    in_use: Mutex<usize>,
+    freed: Condvar,
+}
+
+static BUDGET: Budget = Budget::new();
+
+/// `bytes` of a budget, given back on drop.
+struct Permit<'b>(&'b Budget, usize);
+
+impl Budget {
+    const fn new() -> Budget {
+        Budget {
+            in_use: Mutex::new(0),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Take `bytes` (at most the whole budget), waiting up to [`BUDGET_WAIT`] for them.
+    fn take(&self, bytes: usize) -> Result<Permit<'_>, Skipped> {
+        let bytes = bytes.clamp(1, PARSE_BUDGET_BYTES);
+        let deadline = Instant::now() + BUDGET_WAIT;
+        let mut in_use = self.in_use.lock().unwrap_or_else(PoisonError::into_inner);
+        while *in_use + bytes > PARSE_BUDGET_BYTES {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Skipped::Busy);
+            }
+            in_use = self
+                .freed
+                .wait_timeout(in_use, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        *in_use += bytes;
+        Ok(Permit(self, bytes))
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        let mut in_use = self.0.in_use.lock().unwrap_or_else(PoisonError::into_inner);
+        *in_use = in_use.saturating_sub(self.1);
+        self.0.freed.notify_all();
+    }
 }
 
 /// One parse error: where (1-based line and column, in characters) and what.
@@ -73,6 +145,8 @@ fn parse_within(
     if text.len() > MAX_PARSE_BYTES {
         return Err(Skipped::TooLarge);
     }
+    // Held until the parse is done; the tree it leaves is the caller's to bound.
+    let _permit = BUDGET.take(text.len())?;
     let old_tree = from.map(|(tree, before)| {
         let mut tree = tree.clone();
         tree.edit(&edit_between(before, text));
@@ -273,6 +347,24 @@ mod tests {
         assert!(errors(&tree, text).is_empty());
         assert_eq!(tree.root_node().end_byte(), text.len());
         assert_eq!(tree.root_node().named_child_count(), 1);
+    }
+
+    #[test]
+    fn a_parse_waits_for_its_bytes_in_the_budget_and_gives_up_past_the_wait() {
+        static OWN: Budget = Budget::new();
+        let held = OWN.take(PARSE_BUDGET_BYTES - 10).unwrap();
+        let small = OWN.take(10).unwrap();
+        let start = Instant::now();
+        assert!(matches!(OWN.take(1), Err(Skipped::Busy)));
+        assert!(start.elapsed() >= BUDGET_WAIT);
+        drop(small);
+        let waiter = std::thread::spawn(|| OWN.take(MAX_PARSE_BYTES * 4).is_ok());
+        std::thread::sleep(Duration::from_millis(100));
+        drop(held);
+        assert!(
+            waiter.join().unwrap(),
+            "taken once the bytes were given back"
+        );
     }
 
     #[test]

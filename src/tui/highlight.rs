@@ -2,7 +2,9 @@
 //! regex) on a background thread, mapped to ratatui styles by [`to_style`]. The UI never
 //! waits: it draws what is highlighted so far and plain text for the rest. The lines on
 //! screen come first: when the view stands far ahead of the sequential pass, that stretch is
-//! highlighted at once from a fresh state, then replaced by the exact result.
+//! highlighted at once from a fresh state, then replaced by the exact result. A line is
+//! highlighted over its first [`LINE_HEAD`] bytes only and shown plain past them, so one
+//! huge line (a minified file, a 5 MB blob) cannot stall the worker.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -158,6 +160,28 @@ fn syntax_for<'a>(
         .filter(|s| s.name != "Plain Text")
 }
 
+/// The bytes of a line that are highlighted; the rest of it is shown plain.
+const LINE_HEAD: usize = 4 << 10;
+
+/// The spans of `line`, highlighting at most its first [`LINE_HEAD`] bytes (cut at a character
+/// boundary and ended as a line, so the next line starts from a sane state).
+fn highlight_line(hl: &mut HighlightLines<'_>, line: &str, ss: &SyntaxSet) -> Spans {
+    let head;
+    let line = if line.len() > LINE_HEAD {
+        let mut cut = LINE_HEAD;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        head = format!("{}\n", &line[..cut]);
+        head.as_str()
+    } else {
+        line
+    };
+    hl.highlight_line(line, ss)
+        .map(|r| spans_of(&r))
+        .unwrap_or_default()
+}
+
 fn spans_of(ranges: &[(SynStyle, &str)]) -> Spans {
     let mut out = Vec::with_capacity(ranges.len());
     let mut pos = 0;
@@ -196,12 +220,7 @@ fn quick_window(
     let end = (w + WINDOW).min(lines.len());
     let spans: Vec<Spans> = lines[w..end]
         .iter()
-        .map(|l| {
-            quick
-                .highlight_line(l, ss)
-                .map(|r| spans_of(&r))
-                .unwrap_or_default()
-        })
+        .map(|l| highlight_line(&mut quick, l, ss))
         .collect();
     if let Some(f) = lock().files.get_mut(key) {
         for (k, sp) in spans.into_iter().enumerate() {
@@ -256,10 +275,7 @@ fn worker(rx: Receiver<Job>, shared: Arc<Mutex<Shared>>, notify: impl Fn()) {
         let mut start = 0;
         let mut i = 0;
         while i < lines.len() {
-            let spans = hl
-                .highlight_line(lines[i], ss)
-                .map(|r| spans_of(&r))
-                .unwrap_or_default();
+            let spans = highlight_line(&mut hl, lines[i], ss);
             batch.push(spans);
             i += 1;
             if batch.len() == CHUNK || i == lines.len() {
@@ -343,5 +359,37 @@ mod tests {
             assert!(Instant::now() < deadline);
         }
         assert!(h.line(&plain, 0).is_none());
+    }
+
+    /// A 5 MB line is highlighted over its first bytes only, the rest left plain, in well
+    /// under the time a whole highlight of it takes (minutes in a debug build), and the line
+    /// after it is highlighted too.
+    #[test]
+    fn a_five_megabyte_line_is_highlighted_over_its_head_only() {
+        let (tx, rx) = channel();
+        let h = Highlighter::new(move || {
+            let _ = tx.send(());
+        });
+        let long = "let x = \"s\"; ".repeat(5_000_000 / 14);
+        let text: Arc<str> = Arc::from(format!("{long}\nfn main() {{}}\n"));
+        let key = ("run".to_string(), 0, Side::New);
+        let start = Instant::now();
+        h.request(key.clone(), "src/main.rs", text);
+        while !h.done(&key) {
+            let _ = rx.recv_timeout(Duration::from_millis(100));
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "a 5 MB line stalled the highlighter"
+            );
+        }
+        let spans = h.line(&key, 0).unwrap();
+        assert!(
+            spans.len() > 100,
+            "the head is highlighted: {}",
+            spans.len()
+        );
+        let end = spans.iter().map(|(_, r)| r.end).max().unwrap();
+        assert!((LINE_HEAD - 16..=LINE_HEAD).contains(&end), "{end}");
+        assert!(h.line(&key, 1).unwrap().len() >= 3);
     }
 }

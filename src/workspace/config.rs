@@ -201,7 +201,9 @@ impl Config {
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
         let path = root.join(FILE_NAME);
         match read_bounded(&path) {
-            Ok(text) => Config::parse(&text).map_err(|message| ConfigError { path, message }),
+            Ok(text) => Config::parse(&text)
+                .map(Config::tightened)
+                .map_err(|message| ConfigError { path, message }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(e) => Err(ConfigError {
                 path,
@@ -213,6 +215,19 @@ impl Config {
     /// Parse the TOML text.
     pub fn parse(text: &str) -> Result<Config, String> {
         toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The file's limits held to the defaults: a repository may only tighten them (a shorter
+    /// wait, a shorter dry-run life, a smaller file cap), never lift the HTTP body cap or
+    /// hand the gate a duration its arithmetic cannot hold (docs/DESIGN.md §7). The command
+    /// line's `--review-timeout` still wins over both.
+    pub fn tightened(self) -> Config {
+        Config {
+            review_timeout_s: self.review_timeout_s.min(default_review_timeout()),
+            dry_run_ttl_s: self.dry_run_ttl_s.min(default_dry_run_ttl()),
+            max_file_bytes: self.max_file_bytes.min(default_max_file_bytes()),
+            ..self
+        }
     }
 }
 
@@ -270,6 +285,30 @@ mod tests {
         std::fs::write(&path, "#".repeat((MAX_CONFIG_BYTES + 1) as usize)).unwrap();
         let e = Config::load(dir.path()).unwrap_err();
         assert!(e.message.contains("limit"), "{e:?}");
+    }
+
+    #[test]
+    fn a_repository_only_tightens_the_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            "review_timeout_s = 18446744073709551615\ndry_run_ttl_s = 18446744073709551615\nmax_file_bytes = 1099511627776\n",
+        )
+        .unwrap();
+        let c = Config::load(dir.path()).unwrap();
+        assert_eq!(c.review_timeout_s, default_review_timeout());
+        assert_eq!(c.dry_run_ttl_s, default_dry_run_ttl());
+        assert_eq!(c.max_file_bytes, default_max_file_bytes());
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            "review_timeout_s = 5\ndry_run_ttl_s = 3\nmax_file_bytes = 1024\n",
+        )
+        .unwrap();
+        let c = Config::load(dir.path()).unwrap();
+        assert_eq!(
+            (c.review_timeout_s, c.dry_run_ttl_s, c.max_file_bytes),
+            (5, 3, 1024)
+        );
     }
 
     #[test]

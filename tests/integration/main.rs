@@ -16,6 +16,7 @@ mod gate_scope;
 mod journal_cli;
 mod layers;
 mod lazy_fallback;
+mod limits;
 mod mcp;
 mod mcp_python;
 mod names;

@@ -118,6 +118,11 @@ impl Gate {
         }
     }
 
+    /// The gate's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// A review-API request.
     pub(crate) async fn api(
         &self,
@@ -1491,7 +1496,7 @@ async fn raw_status(base: &str, host_lines: &str, token: &str) -> u16 {
         .unwrap_or_else(|| panic!("no status in {text:?}"))
 }
 
-async fn oversized_post(url: &str, token: &str, len: usize) -> (u16, String) {
+pub(crate) async fn oversized_post(url: &str, token: &str, len: usize) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let url = reqwest::Url::parse(url).unwrap();
     let host = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());

@@ -1,0 +1,177 @@
+//! A repository's limits and the syntax check's bounds through the real binary: a
+//! `.patchgate.toml` only tightens the gate's limits (docs/DESIGN.md §7), parses are bounded in
+//! memory across calls, and a check that cannot finish holds an `auto` edit for a person.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::mcp::{Gate, Project, oversized_post};
+
+/// A review timeout past the clock is held to the default: the gate starts (it panicked,
+/// "overflow when multiplying duration by scalar").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_review_timeout_past_the_clock_is_held_to_the_default() {
+    let p = Project::new();
+    p.write(
+        ".patchgate.toml",
+        "review_timeout_s = 18446744073709551615\n",
+    );
+    let gate = Gate::start(&p, &[]);
+    let info = gate.api(reqwest::Method::GET, "/api/info", None).await;
+    assert_eq!(info["review_timeout_s"], 600, "{info}");
+}
+
+/// A file cap of a terabyte is held to the default: a 200 MB body is refused on its declared
+/// length (it was accepted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_cannot_lift_the_body_cap() {
+    let p = Project::new();
+    p.write(".patchgate.toml", "max_file_bytes = 1099511627776\n");
+    let gate = Gate::start(&p, &[]);
+    let api_url = format!("{}/api/tools/patch_file", gate.url);
+    for url in [api_url.as_str(), gate.mcp_url.as_str()] {
+        let (status, body) = oversized_post(url, &gate.token, 200 << 20).await;
+        assert_eq!(status, 413, "{url}: {body}");
+    }
+}
+
+/// A dry-run life past the clock is held to the default: the dry-run answers and expires in
+/// time (its worker panicked and the call got no answer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_dry_run_life_past_the_clock_is_held_to_the_default() {
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    p.write(".patchgate.toml", "dry_run_ttl_s = 18446744073709551615\n");
+    let gate = Gate::start(&p, &["--policy", "dry-run"]);
+    let call = gate.api(
+        reqwest::Method::POST,
+        "/api/tools/patch_file",
+        Some(json!({"arguments": {"target_file": "a.txt", "search_content": "one", "replace_content": "two"}, "client": "script"})),
+    );
+    let v = tokio::time::timeout(Duration::from_secs(20), call)
+        .await
+        .expect("the dry-run answers");
+    assert_eq!(v["dry_run"], true, "{v}");
+    let list = gate.api(reqwest::Method::GET, "/api/reviews", None).await;
+    let expires = list[0]["expires_in"].as_u64().expect("expires_in");
+    assert!(expires <= 300, "{list}");
+    assert_eq!(p.read("a.txt"), "one\n");
+}
+
+/// A `VmHWM`/`VmRSS` line of `/proc/PID/status`, in KiB.
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in {status}"))
+}
+
+/// A megabyte of `!` in a `.rs` file: costs tree-sitter about 300 bytes a byte to parse.
+fn hostile_rust() -> String {
+    let line = format!("{}\n", "!".repeat(127));
+    line.repeat((1 << 20) / line.len() - 8)
+}
+
+/// 128 agents each proposing a 1 MiB file at once: the parses run within a byte budget, so
+/// the gate stays under 1 GiB resident at its peak (the issue measured 1.45–1.6 GB with every
+/// parse at once), and every request is answered. Not run by default: in a debug build on two
+/// shared cores it measured 654–965 MiB with the budget and 975 MiB without (the 500 ms
+/// deadline already starves 128 parallel parses there), about 670 MiB of it the 128 requests
+/// and proposals themselves, so it neither tells the two apart nor stays clear of the bound
+/// under load (`cargo test --test integration limits -- --ignored`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the bound is near this machine's debug-build figures; run with --ignored"]
+async fn a_hundred_and_twenty_eight_concurrent_megabyte_edits_stay_under_a_gibibyte() {
+    let p = Project::new();
+    let gate = Gate::start(&p, &["--policy", "dry-run"]);
+    let text = std::sync::Arc::new(hostile_rust());
+    let client = crate::mcp::http_client();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..128 {
+        let (client, text) = (client.clone(), text.clone());
+        let url = format!("{}/api/tools/FileWriteOrEdit", gate.url);
+        let token = gate.review_token.clone();
+        tasks.spawn(async move {
+            let body = json!({"arguments": {"file_path": format!("f{i}.rs"), "percentage_to_change": 100,
+                "text_or_search_replace_blocks": text.as_str()}, "client": format!("c{i}")});
+            let r = client.post(url).bearer_auth(token).json(&body).send().await;
+            r.map(|r| r.status().as_u16()).unwrap_or(0)
+        });
+    }
+    let mut answered = 0;
+    while let Some(status) = tasks.join_next().await {
+        assert_ne!(status.unwrap(), 0, "a request got no answer");
+        answered += 1;
+    }
+    assert_eq!(answered, 128);
+    let peak = status_kib(gate.pid(), "VmHWM:");
+    let now = status_kib(gate.pid(), "VmRSS:");
+    eprintln!(
+        "gate resident: peak {} MiB, now {} MiB",
+        peak >> 10,
+        now >> 10
+    );
+    assert!(peak < 1 << 20, "peak {} MiB", peak >> 10);
+}
+
+/// Under `auto`, content whose parse runs past its deadline is not applied unseen: it waits
+/// for a person, and its warnings say why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_auto_a_parse_past_its_deadline_waits_for_a_person() {
+    let p = Project::new();
+    let gate = Gate::start(&p, &["--policy", "auto", "--review-timeout", "1"]);
+    let v = gate
+        .api(
+            reqwest::Method::POST,
+            "/api/tools/FileWriteOrEdit",
+            Some(
+                json!({"arguments": {"file_path": "slow.rs", "percentage_to_change": 100,
+                "text_or_search_replace_blocks": hostile_rust()}, "client": "script"}),
+            ),
+        )
+        .await;
+    assert_eq!(v["status"], "pending", "{v}");
+    let why = v["warnings"].to_string();
+    assert!(why.contains("could not finish"), "{why}");
+    assert!(why.contains("deadline") || why.contains("budget"), "{why}");
+    assert!(!p.root.join("slow.rs").exists(), "written unseen");
+}
+
+/// Sixteen edits one after the other, each a different 64 KiB JSON array of numbers (whose
+/// tree takes about 170 bytes a byte, 11 MB): the remembered parses are bounded by their
+/// trees' size, not their texts', so the gate does not keep 16 such trees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remembered_parses_are_bounded_by_their_trees_size() {
+    let p = Project::new();
+    let gate = Gate::start(&p, &["--policy", "dry-run"]);
+    let before = status_kib(gate.pid(), "VmRSS:");
+    for i in 0..16 {
+        let text = format!("[{i},{}0]\n", "1,".repeat(32 << 10));
+        let v = gate
+            .api(
+                reqwest::Method::POST,
+                "/api/tools/FileWriteOrEdit",
+                Some(json!({"arguments": {"file_path": format!("f{i}.json"), "percentage_to_change": 100,
+                    "text_or_search_replace_blocks": text}, "client": format!("c{i}")})),
+            )
+            .await;
+        assert_eq!(v["dry_run"], true, "{v}");
+    }
+    let now = status_kib(gate.pid(), "VmRSS:");
+    let peak = status_kib(gate.pid(), "VmHWM:");
+    eprintln!(
+        "gate resident: before {} MiB, now {} MiB, peak {} MiB",
+        before >> 10,
+        now >> 10,
+        peak >> 10
+    );
+    // Measured: 98 MiB more with the bound; 168 MiB more when each tree counted as its text.
+    assert!(
+        now < before + (128 << 10),
+        "{} MiB more",
+        (now - before) >> 10
+    );
+}

@@ -1802,14 +1802,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let g = gate(&dir, PolicyName::Auto, 300);
         write(&g, "a.txt", "old\n");
+        // (It keeps the file's line: a whole content that drops it unseen would wait.)
         let o = rt()
-            .block_on(g.submit(req(vec![edit("a.txt", "new\n")], true)))
+            .block_on(g.submit(req(vec![edit("a.txt", "old\nnew\n")], true)))
             .unwrap();
         assert!(matches!(o, Outcome::DryRun(ref s) if s.expires_in.is_some_and(|e| e > 290)));
         assert_eq!(read(&g, "a.txt"), "old\n");
         let id = run_id(&o);
         assert!(matches!(g.commit(&id, false).unwrap(), Outcome::Applied(_)));
-        assert_eq!(read(&g, "a.txt"), "new\n");
+        assert_eq!(read(&g, "a.txt"), "old\nnew\n");
         assert_eq!(
             g.commit(&id, false).unwrap_err().code,
             ErrorCode::RunAlreadyUsed

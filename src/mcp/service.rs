@@ -318,19 +318,24 @@ impl Dispatcher {
     /// Start a parsed call on this process's gate and answer at once (`pending` when a
     /// person must decide).
     pub(crate) async fn start_local(&self, call: &ToolCall, caller: Caller) -> Envelope {
-        let client = caller.client.clone();
+        let (client, agent) = (caller.client.clone(), caller.agent.clone());
         let env = self.start_local_call(call, caller).await;
-        self.with_notices(env, client.as_deref())
+        self.with_notices(env, client.as_deref(), agent.as_ref())
     }
 
     /// `env` with the undos `client` has not heard of yet (docs/DESIGN.md §3): `run X was
     /// undone by the reviewer: re-read FILE`; a result that already says so of its own run
     /// (an `await_review` of it) counts as told.
-    fn with_notices(&self, mut env: Envelope, client: Option<&str>) -> Envelope {
+    fn with_notices(
+        &self,
+        mut env: Envelope,
+        client: Option<&str>,
+        agent: Option<&crate::review::agents::AgentRef>,
+    ) -> Envelope {
         let notices: Vec<String> = self
             .inner
             .gate
-            .take_notices(client)
+            .take_notices(client, agent)
             .into_iter()
             .map(|(run, paths)| undone_notice(&run, &paths))
             .collect();

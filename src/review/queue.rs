@@ -263,6 +263,9 @@ enum Closer {
     /// Anything else (expiry, withdrawal, the reviewer leaving): only while it is open and
     /// no decision holds it.
     Other,
+    /// Making room at a client's cap: only while it is still an unclaimed dry-run (a commit
+    /// may have made it a pending review meanwhile, which is never evicted).
+    Eviction,
 }
 
 #[derive(Default)]
@@ -372,13 +375,34 @@ const MAX_NOTICES: usize = 256;
 /// deadline's arithmetic stays within what the clock holds.
 const LONGEST_WAIT: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
 
+/// An undo one agent still has to hear of: its client's name and link, the run, its paths.
+struct Notice {
+    client: Option<String>,
+    agent: Option<AgentRef>,
+    run: RunId,
+    paths: Vec<String>,
+}
+
+impl Notice {
+    /// Whether the caller named `client` over `agent` is the one to tell: the same link; or,
+    /// where either came over none or the run's link has ended (the agent started again),
+    /// the same name (an unnamed caller is told nothing it cannot be known to own).
+    fn for_caller(&self, client: Option<&str>, agent: Option<&AgentRef>) -> bool {
+        match (&self.agent, agent) {
+            (Some(mine), Some(theirs)) if mine.id() == theirs.id() => true,
+            (Some(mine), Some(_)) if mine.connected() => false,
+            _ => client.is_some() && self.client.as_deref() == client,
+        }
+    }
+}
+
 /// Undos the agents still have to hear of.
 #[derive(Default)]
 struct Undos {
     /// The journal's bytes read for `undone` entries.
     read: u64,
     /// (client, run undone, its paths), oldest first.
-    notices: std::collections::VecDeque<(Option<String>, RunId, Vec<String>)>,
+    notices: std::collections::VecDeque<Notice>,
 }
 
 /// The gate. Cheap to clone; all clones share one queue.
@@ -484,11 +508,12 @@ impl Gate {
             slot.proposal.undone = true;
             slot.outcome
                 .send_replace(Some(Outcome::Applied(Summary::of(&slot.proposal))));
-            (
-                slot.proposal.client.clone(),
-                run_id.to_string(),
-                slot.proposal.paths(),
-            )
+            Notice {
+                client: slot.proposal.client.clone(),
+                agent: slot.proposal.agent.clone(),
+                run: run_id.to_string(),
+                paths: slot.proposal.paths(),
+            }
         };
         {
             let mut undos = self
@@ -504,18 +529,23 @@ impl Gate {
         self.emit(Event::Updated(run_id.to_string()));
     }
 
-    /// The undos `client` has not heard of yet, (run, paths) oldest first; each is told once.
-    pub(crate) fn take_notices(&self, client: Option<&str>) -> Vec<(RunId, Vec<String>)> {
+    /// The undos the caller (`client` over `agent`) has not heard of yet, (run, paths)
+    /// oldest first; each is told once ([`Notice::for_caller`]).
+    pub(crate) fn take_notices(
+        &self,
+        client: Option<&str>,
+        agent: Option<&AgentRef>,
+    ) -> Vec<(RunId, Vec<String>)> {
         let mut undos = self
             .inner
             .undos
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut out = Vec::new();
-        undos.notices.retain(|(c, run, paths)| {
-            let mine = c.as_deref() == client;
+        undos.notices.retain(|n| {
+            let mine = n.for_caller(client, agent);
             if mine {
-                out.push((run.clone(), paths.clone()));
+                out.push((n.run.clone(), n.paths.clone()));
             }
             !mine
         });
@@ -607,7 +637,7 @@ impl Gate {
             // Closed by `settle` (only while still an open, unclaimed dry-run): its place is
             // free, and the loop takes it unless a concurrent request took it first.
             tracing::info!("run {oldest}: the oldest dry-run made room for a new proposal");
-            self.settle(&oldest, State::Expired, None, |s| {
+            self.settle_by(Closer::Eviction, &oldest, State::Expired, None, |s| {
                 Outcome::Failed(Some(s), expired(&oldest))
             });
         }
@@ -942,6 +972,7 @@ impl Gate {
             let allowed = match by {
                 Closer::Claimant => slot.deciding,
                 Closer::Other => !slot.deciding && slot.proposal.state.is_open(),
+                Closer::Eviction => !slot.deciding && slot.proposal.state == State::DryRun,
             };
             if !allowed {
                 let current = slot.outcome.borrow().clone();
@@ -1647,6 +1678,48 @@ mod tests {
         assert_eq!(read(&g, "a.txt"), "keep\ngone one\ngone two\n");
         assert!(matches!(g.commit(&clean, false), Ok(Outcome::Applied(_))));
         assert_eq!(read(&g, "b.txt"), "b\nc\n");
+    }
+
+    /// An undo is told to the agent whose run it was, over its own link: another session
+    /// under the same name does not take it; once that link has ended, the same name (the
+    /// agent started again) hears it.
+    #[test]
+    fn an_undo_notice_goes_to_the_runs_own_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        write(&g, "a.txt", "one\n");
+        let (first, second) = (g.connect_agent(), g.connect_agent());
+        let named = |text: &str| {
+            let mut r = req(vec![edit("a.txt", text)], false);
+            r.client = Some("claude-code".into());
+            r
+        };
+        let origin = |l: &AgentLink| Origin {
+            agent: Some(l.agent().clone()),
+            revision_of: None,
+        };
+        let o = rt()
+            .block_on(g.submit_from(named("one\ntwo\n"), origin(&first)))
+            .unwrap();
+        let run = run_id(&o);
+        g.undo(Some(&run)).unwrap();
+        g.notice_undos();
+        let name = Some("claude-code");
+        assert!(g.take_notices(name, Some(second.agent())).is_empty());
+        assert_eq!(g.take_notices(name, Some(first.agent())).len(), 1);
+        assert!(
+            g.take_notices(name, Some(first.agent())).is_empty(),
+            "told once"
+        );
+        // Another undo of the first agent's, told after it left: the name hears it.
+        let o = rt()
+            .block_on(g.submit_from(named("one\nthree\n"), origin(&first)))
+            .unwrap();
+        g.undo(Some(&run_id(&o))).unwrap();
+        g.notice_undos();
+        drop(first);
+        assert!(g.take_notices(None, Some(second.agent())).is_empty());
+        assert_eq!(g.take_notices(name, Some(second.agent())).len(), 1);
     }
 
     /// An agent that goes away while a person's decision holds its review (the write found

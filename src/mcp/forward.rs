@@ -84,6 +84,9 @@ pub(crate) struct Forwarder {
 struct Link {
     id: u64,
     task: tokio::task::JoinHandle<()>,
+    /// Cleared when the gate ends the stream (its connection dropped): the forwarder then
+    /// opens a new link before its next edit.
+    open: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Drop for Link {
@@ -131,8 +134,13 @@ async fn open_link(http: &reqwest::Client, base: &str, token: &str) -> Option<Li
         }
     };
     // Held (read and discarded: keep-alives) until the gate ends it or the forwarder goes.
-    let task = tokio::spawn(async move { while let Ok(Some(_)) = resp.chunk().await {} });
-    Some(Link { id, task })
+    let open = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flag = open.clone();
+    let task = tokio::spawn(async move {
+        while let Ok(Some(_)) = resp.chunk().await {}
+        flag.store(false, std::sync::atomic::Ordering::SeqCst);
+    });
+    Some(Link { id, task, open })
 }
 
 fn gone(base: &str, e: impl std::fmt::Display) -> Error {
@@ -191,6 +199,14 @@ impl Forwarder {
             scope,
             review_timeout: Duration::from_secs(info.review_timeout_s),
         })
+    }
+
+    /// Whether its link to the gate ended (the gate dropped it): a forwarder with no link
+    /// at all (an older gate) has none to lose.
+    pub(crate) fn link_lost(&self) -> bool {
+        self.link
+            .as_ref()
+            .is_some_and(|l| !l.open.load(std::sync::atomic::Ordering::SeqCst))
     }
 
     /// Where this server stands under the gate.

@@ -206,8 +206,10 @@ impl Dispatcher {
             *cached = None;
             return None;
         };
+        // The same gate, and its link still open (else connect again, for a new link).
         if let Some((d, f)) = cached.as_ref()
             && *d == live
+            && !f.link_lost()
         {
             return Some(f.clone());
         }

@@ -1,6 +1,7 @@
 //! Three-way merges at scale (docs/DESIGN.md §7, bounded merges): a rebase-on-accept and an
-//! undo under a later change, each over 125,000 regions of a 500 KB file (a change of every
-//! fourth line, and a later change of the line two below each), through the gate's own API.
+//! undo under a later change, each merging 125,000 small edits (250,000 regions) of a 500 KB
+//! file of 250,000 two-byte lines (a change of every fourth line, and a later change of the
+//! line two below each), through the gate's own API.
 //! Prints how long each took and what came of it; exits non-zero when either takes longer
 //! than its bound or leaves the file other than whole (the merged text, or untouched when
 //! refused). Run with `cargo bench --bench merges`.
@@ -16,8 +17,10 @@ use patchgate::review::queue::{Gate, Outcome, Request};
 use patchgate::workspace::Workspace;
 use patchgate::workspace::config::{Config, PolicyName};
 
-/// Lines of the file: four bytes each, 500 KB in all.
-const LINES: usize = 125_000;
+/// Lines of the file: two bytes each, 500 KB in all.
+const LINES: usize = 250_000;
+/// What the file's lines hold (a changed line holds something else).
+const CHARS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 /// The bound on each merge (the acceptance).
 const BOUND: Duration = Duration::from_secs(5);
 
@@ -26,7 +29,7 @@ fn changed(lines: &[String], at: usize, mark: &str) -> Vec<String> {
     let mut out = lines.to_vec();
     for (k, l) in out.iter_mut().enumerate() {
         if k % 4 == at {
-            *l = format!("{mark}{}\n", &l[1..3]);
+            *l = format!("{mark}\n");
         }
     }
     out
@@ -44,10 +47,12 @@ fn main() -> ExitCode {
         .build()
         .expect("runtime");
 
-    let base: Vec<String> = (0..LINES).map(|i| format!("{:03}\n", i % 1000)).collect();
-    let proposed = changed(&base, 0, "p");
-    let later = changed(&base, 2, "l");
-    let both = changed(&proposed, 2, "l");
+    let base: Vec<String> = (0..LINES)
+        .map(|i| format!("{}\n", char::from(CHARS[i % CHARS.len()])))
+        .collect();
+    let proposed = changed(&base, 0, "!");
+    let later = changed(&base, 2, "~");
+    let both = changed(&proposed, 2, "~");
     std::fs::write(&path, base.concat()).expect("write");
     let req = Request {
         tool: "bench".into(),
@@ -74,8 +79,8 @@ fn main() -> ExitCode {
     let file = std::fs::read_to_string(&path).expect("read");
     let whole = file == later.concat();
     println!(
-        "rebase-on-accept over {} regions: {took:.2?} ({}), file whole: {whole}",
-        LINES,
+        "rebase-on-accept of {} edits: {took:.2?} ({}), file whole: {whole}",
+        LINES / 2,
         match &rebase {
             Err(e) => e.message.lines().next().unwrap_or_default().to_string(),
             Ok(_) => "written without a rebase".to_string(),
@@ -88,20 +93,20 @@ fn main() -> ExitCode {
         eprintln!("the rebased proposal could not be accepted");
         return ExitCode::FAILURE;
     }
-    let now = changed(&both, 2, "m");
+    let now = changed(&both, 2, "#");
     std::fs::write(&path, now.concat()).expect("write");
     let t = Instant::now();
     let undo = gate.undo(Some(&id));
     let took = t.elapsed();
     let file = std::fs::read_to_string(&path).expect("read");
-    let expected = changed(&base, 2, "m").concat();
+    let expected = changed(&base, 2, "#").concat();
     let whole = match &undo {
         Ok(_) => file == expected,
         Err(_) => file == now.concat(),
     };
     println!(
-        "undo under a later change over {} regions: {took:.2?} ({}), file whole: {whole}",
-        LINES,
+        "undo under a later change of {} edits: {took:.2?} ({}), file whole: {whole}",
+        LINES / 2,
         match &undo {
             Ok(_) => "done".to_string(),
             Err(e) => format!("refused: {}", e.message.lines().next().unwrap_or_default()),

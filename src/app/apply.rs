@@ -275,7 +275,15 @@ fn apply_rejecting(job: &Job) -> ExitCode {
         }
     }
     let mut written = true;
-    for r in patch_apply::write_rejects(&job.gate, &job.set, &job.checked) {
+    let rejects = {
+        let _guard = job.rt.enter();
+        job.rt.block_on(patch_apply::write_rejects(
+            &job.gate,
+            &job.set,
+            &job.checked,
+        ))
+    };
+    for r in rejects.files {
         match r {
             Ok(path) => outln!("  wrote  {}", inert_line(&path)),
             Err(e) => {
@@ -283,6 +291,9 @@ fn apply_rejecting(job: &Job) -> ExitCode {
                 eprintln!("patchgate: {}: {}", e.code.as_str(), inert(&e.message));
             }
         }
+    }
+    if let Some(id) = rejects.run_id {
+        outln!("  .rej files: run {id} (`patchgate undo {id}` removes them)");
     }
     let left_out = job.left_out();
     let run = run_id.map_or(String::new(), |id| {

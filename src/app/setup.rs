@@ -140,7 +140,7 @@ fn write_config(
     root: &std::path::Path,
 ) -> Result<()> {
     use patchgate::cli::ConfigPart;
-    use patchgate::mcp::client_files::{Homes, Outcome, Part, Scope, apply, plan};
+    use patchgate::mcp::client_files::{Homes, Outcome, Part, Scope, apply, plan, refuse_link_out};
     let scope = if args.user {
         Scope::User
     } else {
@@ -157,6 +157,10 @@ fn write_config(
         out!(
             "nothing to write: this client keeps no such file (its pre-approval is its own choice)\n"
         );
+    }
+    // A file that links out of the project refuses the whole write, before any is written.
+    for change in changes.iter().filter(|c| wanted(c.part)) {
+        refuse_link_out(change)?;
     }
     // Every file first, then what changed: a reader that goes away (`| head`) cannot stop it
     // half way; a failure still says what was changed before it.

@@ -260,25 +260,35 @@ fn claude_approval(user: bool, deny: Vec<String>) -> Vec<Edit> {
     edits
 }
 
+/// Refuse a project's file that resolves (itself, or a directory on its way: `.vscode`,
+/// `.claude`, `.cursor`) out of the project: it is not the project's to change. Checked for
+/// every file before any is written, and again as each is.
+pub fn refuse_link_out(change: &FileChange) -> Result<(), ConfigFileError> {
+    let Some(root) = &change.within else {
+        return Ok(());
+    };
+    let file = resolved(&change.file);
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+    if file.starts_with(&root) {
+        return Ok(());
+    }
+    Err(change.unusable(&format!(
+        "it links to {}, outside the project",
+        file.display()
+    )))
+}
+
 /// Apply `change` to its file: read it (a missing file is empty), merge, and write it only when
 /// the merge changed something, after copying the old file aside.
 pub fn apply(change: &FileChange) -> Result<Outcome, ConfigFileError> {
-    // A symlinked configuration (a dotfiles repository) is changed at its target.
-    let file = std::fs::canonicalize(&change.file).unwrap_or_else(|_| change.file.clone());
+    // A symlinked configuration (a dotfiles repository) is changed at its target; a file
+    // not there yet is written where its directory resolves to.
+    let file = resolved(&change.file);
     let io = |what: &'static str| {
         let file = file.clone();
         move |source| ConfigFileError::Io { file, what, source }
     };
-    if let Some(root) = &change.within {
-        // A project's file that links out of the project is not the project's to change.
-        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
-        if !file.starts_with(&root) {
-            return Err(change.unusable(&format!(
-                "it links to {}, outside the project",
-                file.display()
-            )));
-        }
-    }
+    refuse_link_out(change)?;
     let old = match read_config(&file) {
         Ok(old) => old,
         Err(ReadError::Unusable(why)) => return Err(change.unusable(why)),
@@ -308,6 +318,27 @@ pub fn apply(change: &FileChange) -> Result<Outcome, ConfigFileError> {
         Some(backup) => Outcome::Updated { backup },
         None => Outcome::Created,
     })
+}
+
+/// `path` with every symlink resolved: its longest leading part that exists, canonicalized,
+/// and the rest (which does not exist yet, so holds no link) as given. A file not there yet
+/// in a directory that links out of the project (`.vscode -> ~/.config/Code/User`) resolves
+/// out of it, and is refused as such (docs/DESIGN.md §7).
+fn resolved(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(real, |p, name| p.join(name));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 /// A client's configuration file is small; a larger one is not read.

@@ -10,8 +10,9 @@ use crate::error::{Error, ErrorCode, Result};
 
 use super::edit::{EditOp, ProposedEdit};
 use super::policy::Action;
+use super::proposal::Decision;
 use super::proposal::FileChange;
-use super::queue::{Gate, Request};
+use super::queue::{Gate, Outcome, Request};
 
 /// The tool name patch files are reviewed under.
 pub(crate) const TOOL: &str = "apply";
@@ -221,15 +222,24 @@ pub async fn apply_all(
     )
 }
 
+/// The `.rej` files of an apply: each written (its path) or why not, and the run that wrote
+/// them (`patchgate undo RUN` takes them back).
+#[derive(Debug)]
+pub struct Rejects {
+    /// Each `.rej` file: its path, or why it was not written.
+    pub files: Vec<Result<String>>,
+    /// The gate's run that wrote them, when any was.
+    pub run_id: Option<String>,
+}
+
 /// Write `FILE.rej` for each file of `set` that `checked` left hunks out of, as `git apply
-/// --reject` does (an older one is replaced): each `.rej` written, or why it was not (a path
-/// the rules deny or keep for a person gets none).
-pub fn write_rejects(
-    gate: &Gate,
-    set: &PatchSet,
-    checked: &[Checked],
-) -> Vec<std::result::Result<String, Error>> {
-    let mut out = Vec::new();
+/// --reject` does (an older one is replaced; a symlink standing there is removed, never
+/// followed, and a regular file written), through the gate as one run of their own (the same
+/// atomic writes and journal as any edit). A path the rules deny or keep for a person gets
+/// none.
+pub async fn write_rejects(gate: &Gate, set: &PatchSet, checked: &[Checked]) -> Rejects {
+    let mut files = Vec::new();
+    let mut edits = Vec::new();
     for (f, c) in set.files.iter().zip(checked) {
         let FileEdit::Patch(fp) = f else { continue };
         if c.rejected.is_empty() {
@@ -237,22 +247,75 @@ pub fn write_rejects(
         }
         let hunks: Vec<usize> = c.rejected.iter().map(|(i, _)| *i).collect();
         let (path, text) = fp.reject_file(&hunks);
-        out.push(write_reject(gate, &path, &text));
+        match reject_place(gate, &path) {
+            Ok(rel) => edits.push(ProposedEdit {
+                path: rel,
+                op: EditOp::Write(text),
+            }),
+            Err(e) => files.push(Err(e)),
+        }
     }
-    out
+    if edits.is_empty() {
+        return Rejects {
+            files,
+            run_id: None,
+        };
+    }
+    let paths: Vec<String> = edits.iter().map(|e| e.path.clone()).collect();
+    let written = submit_rejects(gate, edits).await;
+    let run_id = written.as_ref().ok().cloned();
+    files.extend(paths.into_iter().map(|p| written.clone().map(|_| p)));
+    Rejects { files, run_id }
 }
 
-fn write_reject(gate: &Gate, path: &str, text: &str) -> Result<String> {
-    let safe = gate.workspace().root.resolve(path)?;
-    if gate.policy().action(&safe.rel)? != Action::Auto {
+/// Where `path` (a `.rej` file) is written, relative to the root, once a symlink standing
+/// there is removed: its directory resolved (links inside the root followed, as for any
+/// path), its own name never followed. Refused when the rules deny it or keep it for a person.
+fn reject_place(gate: &Gate, path: &str) -> Result<String> {
+    let root = &gate.workspace().root;
+    let place = root.resolve_name(path)?;
+    if gate.policy().action(&place.rel)? != Action::Auto {
         return Err(Error::new(
             ErrorCode::DeniedByRule,
             format!(
                 "`{}` is kept for a person to write; it was not written",
-                safe.rel
+                place.rel
             ),
         ));
     }
-    crate::workspace::fs::write_atomic(&safe, text.as_bytes(), None)?;
-    Ok(safe.rel)
+    crate::workspace::fs::remove_link(&place)?;
+    // What the gate resolves must be the place itself, not a link planted again since.
+    let resolved = root.resolve(&place.rel)?;
+    if resolved.rel != place.rel {
+        return Err(Error::new(
+            ErrorCode::InvalidPath,
+            format!("`{}` is a symlink; it was not written", place.rel),
+        ));
+    }
+    Ok(place.rel)
+}
+
+/// Submit the `.rej` files as one run, accepted at once (`--yes` said so); its run id.
+async fn submit_rejects(gate: &Gate, edits: Vec<ProposedEdit>) -> Result<String> {
+    let outcome = gate
+        .submit(Request {
+            tool: TOOL.into(),
+            client: None,
+            edits,
+            dry_run: false,
+            keep_failure: false,
+        })
+        .await?;
+    let outcome = match outcome {
+        Outcome::Pending(s) => gate.decide(&s.run_id, Decision::Accept)?,
+        other => other,
+    };
+    match outcome {
+        Outcome::Applied(s) => Ok(s.run_id),
+        Outcome::Failed(_, e) => Err(e),
+        _ => Err(Error::new(
+            ErrorCode::FsError,
+            "the .rej files were not written".to_string(),
+        )),
+    }
 }

@@ -9,6 +9,7 @@ pub mod edit;
 pub mod fallback;
 pub mod intent;
 pub mod journal;
+mod merge3;
 pub mod policy;
 pub mod preimages;
 pub mod proposal;

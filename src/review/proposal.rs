@@ -848,11 +848,9 @@ impl Proposal {
             if f.delete {
                 return None;
             }
-            let merge = similar::TextMerge::from_lines(f.old(), text.content(), f.new.as_str());
-            if merge.is_conflicted() {
-                return None;
-            }
-            let merged = merge.to_string();
+            // Bounded in time, however many regions (DESIGN §7, bounded merges).
+            let merged =
+                super::merge3::Merge::lines(f.old(), text.content(), f.new.as_str()).merged()?;
             let mut warnings = f.warnings.clone();
             warnings.push("rebased on the file's current content".to_string());
             let mut change = FileChange::new(f.path.clone(), Some(bytes), text, merged, warnings);

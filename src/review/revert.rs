@@ -2,12 +2,11 @@
 //! as `git revert` does, the change the run made (what it found → what it wrote) is undone on
 //! the file as it is now by a three-way line merge whose base is what the run wrote. Later
 //! changes elsewhere in the file stay; a region that both the run and a later change touched
-//! is a conflict, and nothing is written.
+//! is a conflict, and nothing is written. The merge is bounded in time ([`super::merge3`]).
 
 use std::ops::Range;
 
-use similar::TextMerge;
-
+use super::merge3::Merge;
 use crate::edit::text::Text;
 
 /// At most this many lines of each side of a conflict are shown.
@@ -58,8 +57,8 @@ pub(crate) enum Refusal {
 pub(crate) fn revert_onto(found: &[u8], written: &[u8], now: &[u8]) -> Result<Vec<u8>, Refusal> {
     let decode = |b: &[u8]| Text::decode(b).map_err(|_| Refusal::NotText);
     let (found, written, now_text) = (decode(found)?, decode(written)?, decode(now)?);
-    let merge = TextMerge::from_lines(written.content(), now_text.content(), found.content());
-    if let Some(region) = merge.conflicts().next() {
+    let merge = Merge::lines(written.content(), now_text.content(), found.content());
+    if let Some(region) = merge.first_conflict() {
         // A few lines of each side are enough to show where they meet.
         let lines = |get: &dyn Fn(usize) -> Option<String>, r: Range<usize>| -> Vec<String> {
             let n = r.len();
@@ -70,17 +69,16 @@ pub(crate) fn revert_onto(found: &[u8], written: &[u8], now: &[u8]) -> Result<Ve
             shown
         };
         let trim = |l: &str| l.trim_end_matches(['\n', '\r']).to_string();
-        let ours = region.ours_range();
+        let ours = region.ours.clone();
         return Err(Refusal::Conflict(Box::new(Conflict {
             now_lines: (ours.start + 1, ours.end),
-            written: lines(&|i| merge.base_line(i).map(trim), region.base_range()),
-            found: lines(&|i| merge.theirs_line(i).map(trim), region.theirs_range()),
+            written: lines(&|i| merge.base_line(i).map(trim), region.base.clone()),
+            found: lines(&|i| merge.theirs_line(i).map(trim), region.theirs.clone()),
             now: lines(&|i| merge.ours_line(i).map(trim), ours),
         })));
     }
-    now_text
-        .encode(&merge.to_string())
-        .map_err(|_| Refusal::NotText)
+    let merged = merge.merged().ok_or(Refusal::NotText)?;
+    now_text.encode(&merged).map_err(|_| Refusal::NotText)
 }
 
 #[cfg(test)]

@@ -255,6 +255,16 @@ pub(crate) fn remove_locked(path: &SafePath) -> Result<()> {
     removed.map_err(|e| io_error(&path.rel, "delete", &e))
 }
 
+/// Remove a symlink standing at `path` itself (its last component is not followed: `path.abs`
+/// names the link, not its target), never the file it points to, as `git apply --reject`
+/// does before it writes a `.rej` file there. `true` when a link was removed.
+pub fn remove_link(path: &SafePath) -> Result<bool> {
+    match std::fs::symlink_metadata(&path.abs) {
+        Ok(m) if m.file_type().is_symlink() => remove(path).map(|()| true),
+        _ => Ok(false),
+    }
+}
+
 /// Give a file the permission bits `mode` (a patch's mode change), never a symlink's target.
 pub(crate) fn set_mode(path: &SafePath, mode: u32) -> Result<()> {
     #[cfg(unix)]

@@ -159,6 +159,46 @@ impl Root {
     }
 }
 
+impl Root {
+    /// `user`'s place with its directory resolved as [`Root::resolve`] resolves a path (links
+    /// inside the root followed, out of it refused) and its own name kept, not followed: a
+    /// symlink there is named itself, not its target (to remove it before a file is written
+    /// in its place, as `git apply --reject` does for a `.rej` file). What is there is not
+    /// checked; [`Root::resolve`] checks it once a link is gone.
+    pub fn resolve_name(&self, user: &str) -> Result<SafePath> {
+        let normalized = user.replace('\\', "/");
+        let (dir, name) = match normalized.rsplit_once('/') {
+            Some((dir, name)) => (Some(dir), name),
+            None => (None, normalized.as_str()),
+        };
+        if matches!(name, "" | "." | "..") {
+            return Err(invalid(user, "it does not end in a file name"));
+        }
+        let dir_abs = match dir.filter(|d| !d.is_empty()) {
+            Some(dir) => {
+                let joined = self.canonical.join(dir);
+                let lexical = lexical(&joined, user)?;
+                physical_agrees(&joined, user)?;
+                follow_existing(&lexical, user, &normalized)?
+            }
+            None => self.canonical.clone(),
+        };
+        let abs = dir_abs.join(name);
+        let Ok(relative) = abs.strip_prefix(&self.canonical) else {
+            return Err(invalid(user, "it is outside the root"));
+        };
+        let parts: Vec<String> = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        check_place(&parts, &abs, user)?;
+        Ok(SafePath {
+            abs,
+            rel: parts.join("/"),
+        })
+    }
+}
+
 /// `path` with `.` and `..` resolved by name; a `..` above the filesystem root is refused.
 fn lexical(path: &Path, user: &str) -> Result<PathBuf> {
     let mut lexical = PathBuf::new();

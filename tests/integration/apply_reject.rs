@@ -205,3 +205,87 @@ fn reject_needs_yes_and_refuses_check() {
     let out = crate::support::run(&["apply", "--yes", "--reject", "--check", "-"], "");
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// `patchgate ARGS` in `dir` with its own state directory.
+fn patchgate_in(dir: &Path, state: &Path, args: &[&str]) -> std::process::Output {
+    crate::support::bin()
+        .current_dir(dir)
+        .args(args)
+        .env("PATCHGATE_STATE_DIR", state)
+        .env("PATCHGATE_LOG", state.join("log"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_symlink_planted_at_the_rej_path_is_replaced_not_followed_and_undo_takes_the_rej_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (work, state) = (dir.path().join("work"), dir.path().join("state"));
+    std::fs::create_dir_all(&work).unwrap();
+    let file: String = (1..=20).map(|i| format!("a{i}\n")).collect();
+    // The second hunk no longer applies: line 15 changed since.
+    std::fs::write(work.join("a.txt"), file.replace("a15\n", "a15 drifted\n")).unwrap();
+    std::fs::write(work.join("b.txt"), "precious\n").unwrap();
+    std::os::unix::fs::symlink("b.txt", work.join("a.txt.rej")).unwrap();
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,5 +1,5 @@\n a1\n-a2\n+A2\n a3\n a4\n a5\n\
+                 @@ -12,7 +12,7 @@\n a12\n a13\n a14\n-a15\n+patch-controlled\n a16\n a17\n a18\n";
+    std::fs::write(dir.path().join("fix.patch"), patch).unwrap();
+    let patch_arg = dir.path().join("fix.patch");
+    let out = patchgate_in(
+        &work,
+        &state,
+        &[
+            "apply",
+            "--yes",
+            "--reject",
+            "--root",
+            ".",
+            patch_arg.to_str().unwrap(),
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("b.txt")).unwrap(),
+        "precious\n"
+    );
+    let rej = work.join("a.txt.rej");
+    assert!(
+        std::fs::symlink_metadata(&rej).unwrap().is_file(),
+        "a regular file"
+    );
+    let text = std::fs::read_to_string(&rej).unwrap();
+    assert!(
+        text.starts_with("diff a/a.txt b/a.txt\t(rejected hunks)\n"),
+        "{text}"
+    );
+    assert!(text.contains("+patch-controlled\n"), "{text}");
+
+    // The `.rej` files are a run of their own: undo takes them back.
+    let run = said
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(".rej files: run "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no run for the .rej files: {said}"));
+    let out = patchgate_in(&work, &state, &["undo", run, "--root", "."]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::symlink_metadata(&rej).is_err(), "the .rej is gone");
+    assert_eq!(
+        std::fs::read_to_string(work.join("b.txt")).unwrap(),
+        "precious\n"
+    );
+    assert!(
+        std::fs::read_to_string(work.join("a.txt"))
+            .unwrap()
+            .contains("A2\n")
+    );
+}

@@ -297,3 +297,34 @@ fn an_http_entry_is_not_written_into_the_users_files() {
     assert!(!s.home.join(".codex/config.toml").exists());
     assert!(!s.home.join(".claude.json").exists());
 }
+
+/// A client's directory in the project that links out of it (`.vscode -> ~/somewhere`) is not
+/// the project's to write into: `--write --http` (the agents' token) is refused, and nothing
+/// is written there or anywhere else.
+#[test]
+fn a_client_directory_that_links_out_of_the_project_is_refused() {
+    for (client, dir) in [
+        ("vscode", ".vscode"),
+        ("claude", ".claude"),
+        ("cursor", ".cursor"),
+    ] {
+        let s = Setup::new();
+        let outside = s.home.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, s.root.join(dir)).unwrap();
+        let (code, out, err) = s.run(&[
+            "config",
+            client,
+            "--write",
+            "--http",
+            "--listen",
+            "127.0.0.1:9",
+        ]);
+        assert_eq!(code, 2, "{client}: {out}{err}");
+        assert!(err.contains("outside the project"), "{client}: {err}");
+        let written: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+        assert!(written.is_empty(), "{client}: {written:?}");
+        // Nothing in the project either (Claude's `.mcp.json` is checked with the rest).
+        assert!(!s.root.join(".mcp.json").exists(), "{client}");
+    }
+}

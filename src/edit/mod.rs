@@ -8,6 +8,7 @@
 pub mod blocks;
 pub mod codex;
 pub mod lazy;
+pub(crate) mod likeness;
 pub mod matching;
 pub mod patchfile;
 pub mod replace;

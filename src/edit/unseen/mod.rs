@@ -45,9 +45,6 @@ const MAX_PAIRED_LEN: usize = 1000;
 /// In all, at most this many pairs of lines are compared for [`paired`].
 const PAIR_BUDGET: usize = 200_000;
 
-/// Lines at least this long may pair by their common start and end.
-const LONG_LINE: usize = 30;
-
 /// At most this many line ranges are named in a warning; the rest are counted.
 const MAX_RANGES: usize = 6;
 
@@ -246,109 +243,9 @@ fn indent(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
 
-/// How alike two lines are: the mean of their character-bigram and word Dice coefficients.
+/// How alike two lines are (0..1), as the engines judge it.
 fn alike(a: &str, b: &str) -> f32 {
-    let chars = dice(&bigrams(a), &bigrams(b));
-    let (wa, wb) = (sorted_words(a), sorted_words(b));
-    let words = if wa.is_empty() && wb.is_empty() {
-        chars
-    } else {
-        dice(&wa, &wb)
-    };
-    let same_key = matches!((setting_key(a), setting_key(b)), (Some(x), Some(y)) if x == y);
-    let floor = if same_key { PAIRED } else { 0.0 };
-    ((chars + words) / 2.0).max(shared_ends(a, b)).max(floor)
-}
-
-/// Keywords that may start a `NAME = value` declaration (not part of the name).
-const DECLARING: [&str; 8] = [
-    "export", "local", "let", "const", "var", "val", "my", "readonly",
-];
-
-/// The key a `key: value` or `key = value` line sets (a YAML list's `- `, quotes and a
-/// declaring keyword aside): two settings of one key are one line changed in place.
-fn setting_key(line: &str) -> Option<&str> {
-    let mut t = line.trim().trim_start_matches("- ");
-    if let Some(rest) = DECLARING
-        .iter()
-        .find_map(|w| t.strip_prefix(w).and_then(|r| r.strip_prefix(' ')))
-    {
-        t = rest.trim_start();
-    }
-    let end = t.find([':', '='])?;
-    let key = t[..end].trim().trim_matches(['"', '\'']);
-    // `:=` sets too; `==`, `::` and the like compare or name a path, they set nothing.
-    let rest = &t[end + 1..];
-    let rest = if t[end..].starts_with(":=") {
-        &rest[1..]
-    } else {
-        rest
-    };
-    if rest.starts_with(['=', ':']) {
-        return None;
-    }
-    let word = key
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && key
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    (word && !rest.trim().is_empty()).then_some(key)
-}
-
-/// The sorted character bigrams of a line without its whitespace.
-fn bigrams(line: &str) -> Vec<(char, char)> {
-    let chars: Vec<char> = line.chars().filter(|c| !c.is_whitespace()).collect();
-    let mut out: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
-    out.sort_unstable();
-    out
-}
-
-/// The sorted words (identifiers, numbers) of a line.
-fn sorted_words(line: &str) -> Vec<&str> {
-    let mut w: Vec<&str> = words(line).collect();
-    w.sort_unstable();
-    w
-}
-
-/// Dice similarity of two sorted lists (repeats count).
-fn dice<T: Ord>(a: &[T], b: &[T]) -> f32 {
-    if a.is_empty() || b.is_empty() {
-        return 0.0;
-    }
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => (common, i, j) = (common + 1, i + 1, j + 1),
-        }
-    }
-    2.0 * common as f32 / (a.len() + b.len()) as f32
-}
-
-/// For long lines that start alike (at least [`LONG_LINE`] characters without whitespace,
-/// half the shorter one in common at the start): the share of the longer one that their
-/// common start and end cover (a long line changed in one place).
-fn shared_ends(a: &str, b: &str) -> f32 {
-    let sa: Vec<char> = a.chars().filter(|c| !c.is_whitespace()).collect();
-    let sb: Vec<char> = b.chars().filter(|c| !c.is_whitespace()).collect();
-    let shorter = sa.len().min(sb.len());
-    if shorter < LONG_LINE {
-        return 0.0;
-    }
-    let start = sa.iter().zip(&sb).take_while(|(x, y)| x == y).count();
-    if start * 2 < shorter {
-        return 0.0;
-    }
-    let end = sa
-        .iter()
-        .rev()
-        .zip(sb.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    (start + end).min(shorter) as f32 / sa.len().max(sb.len()) as f32
+    crate::edit::likeness::similarity(a, b)
 }
 
 /// What the definitions say of the deleted lines.

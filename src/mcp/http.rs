@@ -43,7 +43,7 @@ use tokio_stream::wrappers::BroadcastStream;
 use tokio_util::sync::CancellationToken;
 
 use super::args::ToolName;
-use super::hangup::{Hangup, HangupBody};
+use super::hangup::{Hangup, hangup_body};
 use super::server::McpServer;
 use super::service::{Dispatcher, MAX_AWAIT};
 use crate::api::types::{
@@ -215,7 +215,7 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
     }
     let mut resp = next.run(req).await;
     if let Some(h) = &hangup {
-        resp = resp.map(|b| axum::body::Body::new(HangupBody::new(b, h)));
+        resp = resp.map(|b| axum::body::Body::new(hangup_body(b, h)));
     }
     // A closed MCP session: rmcp answers 202, clients expect 200 or 204.
     if delete && resp.status() == StatusCode::ACCEPTED {

@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod envelope;
 pub(crate) mod events;
 pub mod forward;
+pub(crate) mod guarded_body;
 pub(crate) mod hangup;
 pub mod http;
 pub mod progress;

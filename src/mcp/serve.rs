@@ -10,21 +10,19 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use bytes::Bytes;
-use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
 use super::deadline_body::DeadlineBody;
+use super::guarded_body::{EndGuard, GuardedBody};
 
 /// How long a connection closed to make room may take to finish: one that never served a
 /// request is dropped at once; one between requests closes at once; one still sending a
@@ -125,10 +123,7 @@ impl Conn {
                     .oneshot(req)
                     .await
                     .unwrap_or_else(|never| match never {});
-                Ok::<_, Infallible>(resp.map(|inner| HeldBody {
-                    inner,
-                    busy: Some(busy),
-                }))
+                Ok::<_, Infallible>(resp.map(|inner| GuardedBody::new(inner, busy)))
             }
         });
         let mut builder = hyper::server::conn::http1::Builder::new();
@@ -280,36 +275,9 @@ impl Drop for Busy {
     }
 }
 
-/// A response body that keeps its request counted in flight until it ends or is dropped (an
-/// event stream is busy for its whole life).
-struct HeldBody {
-    inner: axum::body::Body,
-    busy: Option<Busy>,
-}
-
-impl Body for HeldBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let frame = Pin::new(&mut self.inner).poll_frame(cx);
-        if matches!(frame, Poll::Ready(None)) {
-            self.busy = None;
-        }
-        frame
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
+/// A response body keeps its request counted in flight until it ends or is dropped (an event
+/// stream is busy for its whole life): dropping the [`Busy`] does it.
+impl EndGuard for Busy {}
 
 #[cfg(test)]
 mod tests {

@@ -162,8 +162,10 @@ pub fn lines(
         .collect();
     let lang = path.and_then(|p| Lang::of_text(p, old));
     let deleted: HashSet<usize> = changes.iter().flat_map(|c| c.old.clone()).collect();
+    // The definitions are read (two tags queries) only when they can change the answer: a
+    // removal by name, or a placed line holding a name the result and the edit never write.
     let by_name = lang
-        .filter(|_| !placed.is_empty() || !shown.removals.is_empty())
+        .filter(|_| !shown.removals.is_empty() || names_gone(&old_lines, &placed, new, shown))
         .map(|lang| Definitions::of(lang, (old, new), &deleted, shown))
         .unwrap_or_default();
     open.retain(|i| {
@@ -173,6 +175,27 @@ pub fn lines(
         !placed.contains(i) || by_name.dropped.contains(i)
     });
     open
+}
+
+/// Whether a line of `placed` writes a name (a word of two characters or more, not a number)
+/// that neither the result nor the edit holds: only then can a definition have gone under a
+/// name the edit never writes.
+fn names_gone(old: &[&str], placed: &HashSet<usize>, new: &str, shown: &Shown) -> bool {
+    let mut tried = HashSet::new();
+    placed.iter().any(|&i| {
+        words(old[i])
+            .filter(|w| w.len() > 1 && !w.starts_with(|c: char| c.is_ascii_digit()))
+            .filter(|w| !shown.words.contains(*w) && tried.insert(*w))
+            .any(|w| !has_word(new, w))
+    })
+}
+
+/// Whether `text` holds `word` as a whole word (not inside a longer identifier).
+fn has_word(text: &str, word: &str) -> bool {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(word).any(|(at, _)| {
+        !ident(text[..at].chars().next_back()) && !ident(text[at + word.len()..].chars().next())
+    })
 }
 
 /// Deleted lines that pair, in order, with an inserted line of the same change at the same

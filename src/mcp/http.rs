@@ -112,6 +112,8 @@ struct AppState {
     max_sessions: usize,
     /// The largest request body read.
     max_body: usize,
+    /// The bytes of requests being handled at once.
+    in_flight: super::inflight::InFlight,
 }
 
 /// The loopback host names.
@@ -145,7 +147,7 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 }
 
 /// The guard in front of every route: Host, Origin, then the bearer token.
-async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response {
+async fn guard(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
     let headers = req.headers();
     // Two Host headers could pass the check with one and route by the other.
     if headers.get_all(header::HOST).iter().count() > 1 {
@@ -203,6 +205,18 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
         )
             .into_response();
     }
+    // The body's bytes are taken from the in-flight budget before any of it is read, and
+    // given back when the answer starts (an MCP tool call gives back its clone sooner).
+    let share = match body_bytes(req.headers(), declared, st.max_body) {
+        0 => None,
+        n => match st.in_flight.take(n).await {
+            Some(share) => Some(share),
+            None => return busy(),
+        },
+    };
+    if let Some(s) = &share {
+        req.extensions_mut().insert(s.clone());
+    }
     let delete = req.method() == axum::http::Method::DELETE;
     let mut req = match json_rpc_body(req, &st).await {
         Ok(req) => req,
@@ -214,6 +228,7 @@ async fn guard(State(st): State<AppState>, req: Request, next: Next) -> Response
         req.extensions_mut().insert(h.clone());
     }
     let mut resp = next.run(req).await;
+    drop(share);
     if let Some(h) = &hangup {
         resp = resp.map(|b| axum::body::Body::new(hangup_body(b, h)));
     }
@@ -262,6 +277,27 @@ fn authorize(st: &AppState, headers: &HeaderMap, path: &str) -> Option<Response>
         HeaderValue::from_static("Bearer realm=\"patchgate\""),
     );
     Some(r)
+}
+
+/// The bytes a request's body counts in the in-flight budget: its declared length, the body
+/// cap when it is sent in chunks of unknown length, none when it has no body.
+fn body_bytes(headers: &HeaderMap, declared: Option<u64>, max_body: usize) -> usize {
+    match declared {
+        Some(n) => usize::try_from(n).unwrap_or(max_body).min(max_body),
+        None if headers.contains_key(header::TRANSFER_ENCODING) => max_body,
+        None => 0,
+    }
+}
+
+/// The answer to a request that waited too long for its bytes in flight.
+fn busy() -> Response {
+    let mut r = refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "the gate is handling as many large requests as it holds at once; retry shortly",
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
 }
 
 /// A JSON-RPC message to `/mcp` that is not JSON gets JSON-RPC's parse error (-32700), as the
@@ -510,6 +546,7 @@ async fn tool(
         // A self-declared name is kept bounded (docs/DESIGN.md §7).
         client: body.client.as_deref().and_then(crate::inert::client_name),
         agent: agent.flatten(),
+        ..Default::default()
     };
     let env = st
         .dispatcher
@@ -720,6 +757,10 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> std::io::Result
         sessions,
         max_sessions: opts.limits.max_sessions,
         max_body: opts.max_body,
+        in_flight: super::inflight::InFlight::new(
+            super::inflight::IN_FLIGHT_BYTES,
+            super::inflight::IN_FLIGHT_WAIT,
+        ),
     };
     let api = Router::new()
         .route("/api/info", get(get_info))

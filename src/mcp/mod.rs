@@ -14,6 +14,7 @@ pub mod forward;
 pub(crate) mod guarded_body;
 pub(crate) mod hangup;
 pub mod http;
+pub mod inflight;
 pub mod progress;
 pub mod search;
 pub mod serve;

@@ -208,6 +208,11 @@ impl ServerHandler for McpServer {
         let caller = Caller {
             client: client.clone(),
             agent: self.agent.as_ref().map(|a| a.agent().clone()),
+            in_flight: ctx
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|p| p.extensions.get::<super::inflight::Share>())
+                .cloned(),
         };
         let (cancel, _watch) = cancel_or_hangup(&ctx);
         let env = self

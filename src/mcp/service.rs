@@ -36,6 +36,8 @@ pub struct Caller {
     pub client: Option<String>,
     /// The connection it came over (its reviews are withdrawn when it ends).
     pub agent: Option<AgentRef>,
+    /// Its request's share of the bytes in flight, given back once the edit is proposed.
+    pub in_flight: Option<super::inflight::Share>,
 }
 
 /// Whether a person can decide reviews of this process's gate.
@@ -346,7 +348,7 @@ impl Dispatcher {
     }
 
     async fn start_local_call(&self, call: &ToolCall, caller: Caller) -> Envelope {
-        let Caller { client, agent } = caller;
+        let Caller { client, agent, .. } = caller;
         let paths = call.paths();
         let dry_run = call.dry_run();
         let gate = &self.inner.gate;
@@ -434,7 +436,7 @@ impl Dispatcher {
     ) -> Envelope {
         let caller = Caller {
             client,
-            agent: None,
+            ..Caller::default()
         };
         self.run_for(tool, arguments, caller, cancel, sink).await
     }
@@ -455,8 +457,10 @@ impl Dispatcher {
             Err(e) => return Envelope::error(&e, &raw_paths(&arguments), false),
         };
         let target = self.target_for(&call).await;
+        let in_flight = caller.in_flight.clone();
         let (first, review_timeout) = match &target {
             Target::Local => {
+                drop(arguments);
                 let mut env = self.start_local(&call, caller).await;
                 if let Some(note) = self.unreviewed_note(&call) {
                     env.warnings.insert(0, note);
@@ -474,6 +478,12 @@ impl Dispatcher {
             } => (*t).min(MAX_AWAIT),
             _ => review_timeout,
         };
+        // Proposed (or refused): the edit's text is the open proposal's now, counted with
+        // them, and the call holds no copy of it while it waits for the reviewer.
+        drop(call);
+        if let Some(share) = in_flight {
+            share.release();
+        }
         self.follow(first, &target, timeout, cancel, sink).await
     }
 

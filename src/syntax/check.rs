@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use super::Lang;
 use tree_sitter::Tree;
 
-use super::parse::{Skipped, SyntaxError, errors, parse};
+use super::parse::{Parse, Skipped, SyntaxError, errors, parse};
 
 /// How many texts' parses are remembered (the least recently used goes first).
 const CACHE_ENTRIES: usize = 16;
@@ -103,20 +103,29 @@ fn key(lang: Lang, text: &str) -> Key {
 }
 
 /// The parse of `text` as `lang` (from the parse of `from`, an earlier text, when given),
-/// kept by the text's hash so the same text is parsed once.
-fn parsed(lang: Lang, text: &str, from: Option<(&Tree, &str)>) -> Parsed {
+/// kept by the text's hash so the same text is parsed once. The tree is the remembered one,
+/// or the new one (holding its share of the parse budget until dropped); none when only the
+/// errors of a large text were remembered.
+fn parsed(
+    lang: Lang,
+    text: &str,
+    from: Option<(&Tree, &str)>,
+) -> Result<(Option<Parse>, Vec<SyntaxError>), Skipped> {
     let key = key(lang, text);
     if let Some(found) = cache().lock().ok().and_then(|mut c| c.get(&key)) {
-        return found;
+        return found.map(|(tree, e)| (tree.map(Parse::kept), e));
     }
     let found = parse(lang, text, from).map(|tree| {
         let e = errors(&tree, text);
-        (Some(tree), e)
+        (tree, e)
     });
     if let Ok(mut c) = cache().lock() {
-        c.put(key, found.clone(), text.len());
+        let kept = found
+            .as_ref()
+            .map(|(tree, e)| (Some((**tree).clone()), e.clone()));
+        c.put(key, kept.map_err(|e| *e), text.len());
     }
-    found
+    found.map(|(tree, e)| (Some(tree), e))
 }
 
 /// The parse of `text` as `lang` if it was parsed before (the outer `None`: it was not).
@@ -129,7 +138,7 @@ fn remembered(lang: Lang, text: &str) -> Option<Parsed> {
 
 /// The tree of `text` as `lang`: the remembered one, else a new parse (remembered when the
 /// text is small enough to keep its tree); `None` when it was not parsed.
-pub(crate) fn tree(lang: Lang, text: &str) -> Option<Tree> {
+pub(crate) fn tree(lang: Lang, text: &str) -> Option<Parse> {
     match parsed(lang, text, None).ok()? {
         (Some(tree), _) => Some(tree),
         (None, _) => parse(lang, text, None).ok(),
@@ -352,7 +361,7 @@ mod tests {
         let mut c = Cache::default();
         c.put(
             (Lang::Json, [1; 32]),
-            Ok((Some(tree), Vec::new())),
+            Ok((Some((*tree).clone()), Vec::new())),
             text.len(),
         );
         assert_eq!(c.bytes, text.len() + nodes * NODE_BYTES);

@@ -1,10 +1,12 @@
 //! Parsing with a bound: a size cap, a deadline (tree-sitter's progress callback cancels
-//! the parse) and a budget of bytes parsed at once across threads (a tree takes up to about
-//! 300 bytes a byte of text, so concurrent parses are what bounds the memory), and the parse
-//! errors of a tree as `(line, column, what)`.
+//! the parse) and a budget of the bytes of text whose trees are alive at once across threads
+//! (a tree takes up to about 300 bytes a byte of text, so the trees alive are what bounds the
+//! memory: a tree holds its share until it is dropped, and a large one gives its memory back
+//! to the system then), and the parse errors of a tree as `(line, column, what)`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ops::Deref;
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -19,9 +21,16 @@ pub const MAX_PARSE_BYTES: usize = 1 << 20;
 /// A parse that takes longer than this is given up.
 pub const PARSE_DEADLINE: Duration = Duration::from_millis(500);
 
-/// Bytes of text being parsed at once, across every thread: one parse of the largest text
-/// parsed ([`MAX_PARSE_BYTES`]) at a time, several smaller ones together.
+/// Bytes of text whose trees are being made or held at once ([`Parse`]), across every
+/// thread: one tree of the largest text parsed ([`MAX_PARSE_BYTES`]) at a time, several
+/// smaller ones together.
 pub const PARSE_BUDGET_BYTES: usize = MAX_PARSE_BYTES;
+
+/// A dropped tree of a text at least this large gives its memory back to the system: the
+/// allocator keeps what is freed for the thread that freed it, so without this every thread
+/// that ever held a large tree keeps its size resident, and a burst of large parses on many
+/// threads holds many trees' worth long after they are gone.
+const GIVE_BACK_BYTES: usize = 256 << 10;
 
 /// How long a parse waits for its bytes in the budget before it is given up.
 pub const BUDGET_WAIT: Duration = Duration::from_secs(1);
@@ -54,20 +63,74 @@ impl Skipped {
     }
 }
 
-/// The bytes of text being parsed now (see [`PARSE_BUDGET_BYTES`]).
+/// The bytes of text whose trees are being made or held now, of `total`
+/// ([`PARSE_BUDGET_BYTES`] for every parse of the process).
 struct Budget {
+    total: usize,
     in_use: Mutex<usize>,
     freed: Condvar,
 }
 
-static BUDGET: Budget = Budget::new();
+static BUDGET: Budget = Budget::new(PARSE_BUDGET_BYTES);
 
 /// `bytes` of a budget, given back on drop.
 struct Permit<'b>(&'b Budget, usize);
 
+/// A tree from [`parse`], holding its text's share of the parse budget until it is dropped.
+/// Derefs to the tree.
+pub struct Parse {
+    /// `Some` until dropped.
+    tree: Option<Tree>,
+    /// `None` for a tree the caller bounds itself (a remembered one).
+    permit: Option<Permit<'static>>,
+}
+
+impl Parse {
+    /// A tree already bounded elsewhere (kept by a cache that counts it): holds no budget.
+    pub(crate) fn kept(tree: Tree) -> Parse {
+        Parse {
+            tree: Some(tree),
+            permit: None,
+        }
+    }
+}
+
+impl Deref for Parse {
+    type Target = Tree;
+
+    fn deref(&self) -> &Tree {
+        self.tree
+            .as_ref()
+            .expect("a parse holds its tree until dropped")
+    }
+}
+
+impl Drop for Parse {
+    fn drop(&mut self) {
+        drop(self.tree.take());
+        if self.permit.as_ref().is_some_and(|p| p.1 >= GIVE_BACK_BYTES) {
+            give_back_memory();
+        }
+        // The permit goes last: the next large parse starts after the memory is back.
+    }
+}
+
+/// Return the allocator's free memory to the system (glibc keeps it otherwise; other
+/// allocators give it back themselves).
+#[allow(unsafe_code)]
+fn give_back_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` takes no pointer and only releases free memory, under the
+    // allocator's own locks.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 impl Budget {
-    const fn new() -> Budget {
+    const fn new(total: usize) -> Budget {
         Budget {
+            total,
             in_use: Mutex::new(0),
             freed: Condvar::new(),
         }
@@ -75,10 +138,10 @@ impl Budget {
 
     /// Take `bytes` (at most the whole budget), waiting up to [`BUDGET_WAIT`] for them.
     fn take(&self, bytes: usize) -> Result<Permit<'_>, Skipped> {
-        let bytes = bytes.clamp(1, PARSE_BUDGET_BYTES);
+        let bytes = bytes.clamp(1, self.total);
         let deadline = Instant::now() + BUDGET_WAIT;
         let mut in_use = self.in_use.lock().unwrap_or_else(PoisonError::into_inner);
-        while *in_use + bytes > PARSE_BUDGET_BYTES {
+        while *in_use + bytes > self.total {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(Skipped::Busy);
@@ -131,22 +194,23 @@ impl std::fmt::Display for SyntaxError {
 
 /// Parse `text` as `lang`, within the size cap and the deadline; with `from`, the tree of an
 /// earlier text, only what changed since is parsed again (tree-sitter's incremental parse).
-pub fn parse(lang: Lang, text: &str, from: Option<(&Tree, &str)>) -> Result<Tree, Skipped> {
-    parse_within(lang, text, from, PARSE_DEADLINE)
+pub fn parse(lang: Lang, text: &str, from: Option<(&Tree, &str)>) -> Result<Parse, Skipped> {
+    parse_within(&BUDGET, lang, text, from, PARSE_DEADLINE)
 }
 
-/// [`parse`] with its own time limit.
+/// [`parse`] within `budget` and its own time limit.
 fn parse_within(
+    budget: &'static Budget,
     lang: Lang,
     text: &str,
     from: Option<(&Tree, &str)>,
     limit: Duration,
-) -> Result<Tree, Skipped> {
+) -> Result<Parse, Skipped> {
     if text.len() > MAX_PARSE_BYTES {
         return Err(Skipped::TooLarge);
     }
-    // Held until the parse is done; the tree it leaves is the caller's to bound.
-    let _permit = BUDGET.take(text.len())?;
+    // Held while the parse runs and then by the tree it leaves, until that is dropped.
+    let permit = budget.take(text.len())?;
     let old_tree = from.map(|(tree, before)| {
         let mut tree = tree.clone();
         tree.edit(&edit_between(before, text));
@@ -168,8 +232,15 @@ fn parse_within(
         if tree.is_none() {
             // A cancelled parse would otherwise resume with the next text.
             parser.reset();
+            if text.len() >= GIVE_BACK_BYTES {
+                give_back_memory();
+            }
         }
         tree.ok_or(Skipped::TooSlow)
+    })
+    .map(|tree| Parse {
+        tree: Some(tree),
+        permit: Some(permit),
     })
 }
 
@@ -339,7 +410,7 @@ mod tests {
             .map(|i| format!("fn f{i}(x: u32) -> u32 {{ x + {i} }}\n"))
             .collect();
         assert_eq!(
-            parse_within(Lang::Rust, &long, None, Duration::ZERO).err(),
+            parse_within(&BUDGET, Lang::Rust, &long, None, Duration::ZERO).err(),
             Some(Skipped::TooSlow)
         );
         let text = "fn main() {\n    let y = 2;\n}\n";
@@ -351,7 +422,7 @@ mod tests {
 
     #[test]
     fn a_parse_waits_for_its_bytes_in_the_budget_and_gives_up_past_the_wait() {
-        static OWN: Budget = Budget::new();
+        static OWN: Budget = Budget::new(PARSE_BUDGET_BYTES);
         let held = OWN.take(PARSE_BUDGET_BYTES - 10).unwrap();
         let small = OWN.take(10).unwrap();
         let start = Instant::now();
@@ -365,6 +436,21 @@ mod tests {
             waiter.join().unwrap(),
             "taken once the bytes were given back"
         );
+    }
+
+    /// A tree is most of a parse's memory: it keeps its text's bytes in the budget for as
+    /// long as it lives, not only while it is built.
+    #[test]
+    fn a_tree_holds_its_bytes_in_the_budget_until_it_is_dropped() {
+        static OWN: Budget = Budget::new(64);
+        let text = "fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}\n";
+        let tree = parse_within(&OWN, Lang::Rust, text, None, PARSE_DEADLINE).unwrap();
+        assert!(
+            matches!(OWN.take(text.len()), Err(Skipped::Busy)),
+            "a second tree as large fits only once the first is gone"
+        );
+        drop(tree);
+        assert!(OWN.take(text.len()).is_ok());
     }
 
     #[test]

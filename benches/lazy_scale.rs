@@ -2,8 +2,12 @@
 //! 4 KB, 40 KB, 400 KB and 4 MB, a 2,000-line snippet on 4 MB, and a 3 MB snippet on a 3 MB
 //! file (answered within 10 s under 1 GiB, or with `FILE_TOO_LARGE`). Prints one line per
 //! case and the growth exponent of time against file size; exits non-zero when a bound is
-//! broken. Run with `cargo bench --bench lazy_scale`.
+//! broken: a merge refused, the exponent over 1.5, a peak over 400 bytes a byte of input, the
+//! 3 MB case over its time or memory. Run with `cargo bench --bench lazy_scale`; `-- --quick`
+//! (CI, a debug build) runs 4 KB to 400 KB (the whole-file case at 40 KB) and the same
+//! bounds but time.
 
+mod common;
 mod counting;
 
 use std::hint::black_box;
@@ -96,43 +100,76 @@ fn report(label: &str, m: &Measured) {
     );
 }
 
+/// The growth exponent of time against file size (one region), past which the merge no
+/// longer scales with its input: linear work with some slack (a quadratic step gives 2).
+const MAX_EXPONENT: f64 = 1.5;
+
+/// The most a merge may take at its peak per byte of file and snippet (a tree-sitter parse
+/// is up to about 300 bytes a byte; several copies of the texts besides).
+const MAX_PEAK_PER_BYTE: usize = 400;
+
 fn main() -> ExitCode {
+    let quick = common::quick();
     let mut ok = true;
     let mut points = Vec::new();
-    for (label, bytes, runs) in [
-        ("4KB", 4 << 10, 200),
-        ("40KB", 40 << 10, 100),
-        ("400KB", 400 << 10, 20),
-        ("4MB", 4 << 20, 5),
-    ] {
+    let sizes: &[(&str, usize, usize)] = if quick {
+        &[
+            ("4KB", 4 << 10, 20),
+            ("40KB", 40 << 10, 10),
+            ("400KB", 400 << 10, 3),
+        ]
+    } else {
+        &[
+            ("4KB", 4 << 10, 200),
+            ("40KB", 40 << 10, 100),
+            ("400KB", 400 << 10, 20),
+            ("4MB", 4 << 20, 5),
+        ]
+    };
+    for &(label, bytes, runs) in sizes {
         let file = source(bytes);
         let n = file.matches("pub fn compute_").count();
         let m = measure(&file, &one_region(n), runs);
         report(&format!("one region, {label}"), &m);
         ok &= m.outcome.is_ok();
+        ok &= within_peak(&m, file.len());
         points.push((file.len() as f64, m.median.as_secs_f64()));
     }
     // Growth exponent: the slope of log(time) against log(size), first to last.
     let (first, last) = (points[0], points[points.len() - 1]);
     let exponent = (last.1 / first.1).ln() / (last.0 / first.0).ln();
-    println!("growth exponent (time ~ size^k), 4KB to 4MB: k = {exponent:.2}");
+    println!(
+        "growth exponent (time ~ size^k), {} to {}: k = {exponent:.2} (bound {MAX_EXPONENT})",
+        sizes[0].0,
+        sizes[sizes.len() - 1].0
+    );
+    ok &= exponent <= MAX_EXPONENT;
 
-    let file = source(4 << 20);
+    let big = if quick { 400 << 10 } else { 4 << 20 };
+    let file = source(big);
     let n = file.matches("pub fn compute_").count();
-    let snippet = many_regions(n, 2000);
-    let m = measure(&file, &snippet, 3);
+    let snippet = many_regions(n, if quick { 200 } else { 2000 });
+    let m = measure(&file, &snippet, if quick { 1 } else { 3 });
     report(
-        &format!("{}-line snippet, 4MB", snippet.lines().count()),
+        &format!(
+            "{}-line snippet, {}",
+            snippet.lines().count(),
+            sizes[sizes.len() - 1].0
+        ),
         &m,
     );
     ok &= m.outcome.is_ok();
+    ok &= within_peak(&m, file.len() + snippet.len());
 
-    // 3 MB on 3 MB: within 10 s under 1 GiB, or refused as too large.
-    let file = source(3 << 20);
-    let snippet = source(3 << 20).replace("wrapping_mul(", "wrapping_add(");
+    // A whole file as its own snippet: within 10 s (not in quick mode, which never bounds
+    // time) under 1 GiB and the peak per byte, or refused as too large.
+    let whole = if quick { 40 << 10 } else { 3 << 20 };
+    let file = source(whole);
+    let snippet = source(whole).replace("wrapping_mul(", "wrapping_add(");
     let m = measure(&file, &snippet, 1);
-    report("3MB snippet, 3MB file", &m);
-    let bounded = m.median < Duration::from_secs(10) && m.peak < (1 << 30);
+    report(&format!("{}KB snippet, same file", whole >> 10), &m);
+    let in_time = quick || m.median < Duration::from_secs(10);
+    let bounded = in_time && m.peak < (1 << 30) && within_peak(&m, 2 * whole);
     ok &= bounded || m.outcome == Err(ErrorCode::FileTooLarge);
     if ok {
         ExitCode::SUCCESS
@@ -140,4 +177,16 @@ fn main() -> ExitCode {
         println!("a bound is broken");
         ExitCode::FAILURE
     }
+}
+
+/// Whether `m` peaked within [`MAX_PEAK_PER_BYTE`] of `bytes` of input (said when not).
+fn within_peak(m: &Measured, bytes: usize) -> bool {
+    let ok = m.peak <= bytes.saturating_mul(MAX_PEAK_PER_BYTE);
+    if !ok {
+        println!(
+            "  peak {} bytes a byte of input (bound {MAX_PEAK_PER_BYTE})",
+            m.peak / bytes.max(1)
+        );
+    }
+    ok
 }

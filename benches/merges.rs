@@ -4,7 +4,10 @@
 //! line two below each), through the gate's own API.
 //! Prints how long each took and what came of it; exits non-zero when either takes longer
 //! than its bound or leaves the file other than whole (the merged text, or untouched when
-//! refused). Run with `cargo bench --bench merges`.
+//! refused). Run with `cargo bench --bench merges`; `-- --quick` (CI, a debug build) runs
+//! 5,000 and 20,000 lines and bounds how both merges grow between them, never their time.
+
+mod common;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -35,7 +38,54 @@ fn changed(lines: &[String], at: usize, mark: &str) -> Vec<String> {
     out
 }
 
+/// Quick mode's two sizes (lines) and the growth exponent of either merge between them past
+/// which it no longer scales with its regions (TextMerge's scan per region gave 2).
+const QUICK: (usize, usize) = (5_000, 20_000);
+const MAX_EXPONENT: f64 = 1.3;
+
+/// What one size measured: the rebase's and the undo's time, and whether the file was left
+/// whole after each.
+struct Measured {
+    rebase: Duration,
+    undo: Duration,
+    whole: bool,
+}
+
 fn main() -> ExitCode {
+    let ok = if common::quick() {
+        quick()
+    } else {
+        match scale(LINES) {
+            Some(m) => m.whole && m.rebase <= BOUND && m.undo <= BOUND,
+            None => false,
+        }
+    };
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("a merge broke its bound or left the file other than whole");
+        ExitCode::FAILURE
+    }
+}
+
+/// Both merges at two sizes, 4× apart: each must grow no faster than its regions.
+fn quick() -> bool {
+    let (Some(small), Some(large)) = (scale(QUICK.0), scale(QUICK.1)) else {
+        return false;
+    };
+    let k = |a: Duration, b: Duration| {
+        (b.as_secs_f64() / a.as_secs_f64().max(1e-9)).ln() / (QUICK.1 as f64 / QUICK.0 as f64).ln()
+    };
+    let (rebase, undo) = (k(small.rebase, large.rebase), k(small.undo, large.undo));
+    println!(
+        "growth exponent against regions: rebase {rebase:.2}, undo {undo:.2} (bound {MAX_EXPONENT})"
+    );
+    small.whole && large.whole && rebase <= MAX_EXPONENT && undo <= MAX_EXPONENT
+}
+
+/// A rebase-on-accept and an undo under a later change over a file of `lines` lines; `None`
+/// when a step that must work did not.
+fn scale(lines: usize) -> Option<Measured> {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir_all(dir.path().join("work")).expect("work dir");
     let ws = Workspace::new(&dir.path().join("work"), Config::default()).expect("workspace");
@@ -47,7 +97,7 @@ fn main() -> ExitCode {
         .build()
         .expect("runtime");
 
-    let base: Vec<String> = (0..LINES)
+    let base: Vec<String> = (0..lines)
         .map(|i| format!("{}\n", char::from(CHARS[i % CHARS.len()])))
         .collect();
     let proposed = changed(&base, 0, "!");
@@ -66,57 +116,54 @@ fn main() -> ExitCode {
     };
     let Ok(Outcome::Pending(summary)) = rt.block_on(gate.submit(req)) else {
         eprintln!("the proposal was not pending");
-        return ExitCode::FAILURE;
+        return None;
     };
     let id = summary.run_id;
-    let mut ok = true;
 
     // Rebase-on-accept: the file changed under the review.
     std::fs::write(&path, later.concat()).expect("write");
     let t = Instant::now();
     let rebase = gate.decide(&id, Decision::Accept);
-    let took = t.elapsed();
+    let rebase_took = t.elapsed();
     let file = std::fs::read_to_string(&path).expect("read");
-    let whole = file == later.concat();
+    let mut whole = file == later.concat();
     println!(
-        "rebase-on-accept of {} edits: {took:.2?} ({}), file whole: {whole}",
-        LINES / 2,
+        "rebase-on-accept of {} edits: {rebase_took:.2?} ({}), file whole: {whole}",
+        lines / 2,
         match &rebase {
             Err(e) => e.message.lines().next().unwrap_or_default().to_string(),
             Ok(_) => "written without a rebase".to_string(),
         }
     );
-    ok &= took <= BOUND && whole;
 
     // Undo under a later change: accept the rebased proposal, then change the file again.
     if gate.decide(&id, Decision::Accept).is_err() {
         eprintln!("the rebased proposal could not be accepted");
-        return ExitCode::FAILURE;
+        return None;
     }
     let now = changed(&both, 2, "#");
     std::fs::write(&path, now.concat()).expect("write");
     let t = Instant::now();
     let undo = gate.undo(Some(&id));
-    let took = t.elapsed();
+    let undo_took = t.elapsed();
     let file = std::fs::read_to_string(&path).expect("read");
     let expected = changed(&base, 2, "#").concat();
-    let whole = match &undo {
+    let undone_whole = match &undo {
         Ok(_) => file == expected,
         Err(_) => file == now.concat(),
     };
     println!(
-        "undo under a later change of {} edits: {took:.2?} ({}), file whole: {whole}",
-        LINES / 2,
+        "undo under a later change of {} edits: {undo_took:.2?} ({}), file whole: {undone_whole}",
+        lines / 2,
         match &undo {
             Ok(_) => "done".to_string(),
             Err(e) => format!("refused: {}", e.message.lines().next().unwrap_or_default()),
         }
     );
-    ok &= took <= BOUND && whole;
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("a merge took longer than {BOUND:?} or left the file other than whole");
-        ExitCode::FAILURE
-    }
+    whole &= undone_whole;
+    Some(Measured {
+        rebase: rebase_took,
+        undo: undo_took,
+        whole,
+    })
 }

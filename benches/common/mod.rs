@@ -1,4 +1,7 @@
-//! What several benchmarks share: a generated Rust-like source file.
+//! What several benchmarks share: a generated Rust-like source file, and the quick mode.
+
+// Each bench uses what it needs of these.
+#![allow(dead_code)]
 
 /// A Rust-like source file of about `bytes` bytes after `head`, every function distinct.
 pub(crate) fn rust_source(bytes: usize, head: &str) -> String {
@@ -11,4 +14,11 @@ pub(crate) fn rust_source(bytes: usize, head: &str) -> String {
         i += 1;
     }
     s
+}
+
+/// Whether the bench runs its quick mode (`-- --quick`, or `PATCHGATE_BENCH_QUICK` set), as
+/// CI does in a debug build on a shared machine: smaller inputs, and only the bounds that do
+/// not depend on the machine's speed (growth exponents, memory), never absolute times.
+pub(crate) fn quick() -> bool {
+    std::env::args().any(|a| a == "--quick") || std::env::var_os("PATCHGATE_BENCH_QUICK").is_some()
 }

@@ -1,4 +1,4 @@
-"""A tiny module the README's first command edits."""
+"""A tiny module the README's `patchgate merge` examples edit."""
 
 
 def greet(name):

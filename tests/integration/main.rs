@@ -20,6 +20,7 @@ mod limits;
 mod mcp;
 mod mcp_python;
 mod names;
+mod readme;
 mod revisions;
 mod search;
 mod support;

@@ -1,0 +1,2 @@
+def shout(name):
+    return greet(name).upper()

@@ -22,6 +22,7 @@ mod mcp_python;
 mod names;
 mod revisions;
 mod search;
+mod state_modes;
 mod support;
 mod syntax;
 mod tmux;

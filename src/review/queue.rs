@@ -2415,6 +2415,11 @@ mod tests {
         assert_eq!(g.slots().tally.count(None), 0);
     }
 
+    /// The bounds on closed proposals as docs/DESIGN.md §7 states them (not the constants,
+    /// which a change could move with the tests).
+    const REMEMBERED: usize = 500;
+    const REMEMBERED_BYTES: usize = 128 << 20;
+
     /// Submit an edit of `a.txt` to `body` and reject it: one more closed proposal; its id.
     fn closed_one(g: &Gate, rt: &tokio::runtime::Runtime, body: String) -> String {
         let id = run_id(
@@ -2445,7 +2450,7 @@ mod tests {
         let g = gate(&dir, PolicyName::Gate, 300);
         write(&g, "a.txt", "x\n");
         let rt = rt();
-        let closed: Vec<String> = (0..KEEP_CLOSED + 20)
+        let closed: Vec<String> = (0..REMEMBERED + 20)
             .map(|k| closed_one(&g, &rt, format!("v{k}\n")))
             .collect();
         let last = run_id(
@@ -2453,9 +2458,9 @@ mod tests {
                 .unwrap(),
         );
         let listed: Vec<String> = g.list().into_iter().map(|s| s.run_id).collect();
-        assert_eq!(listed.len(), KEEP_CLOSED + 1);
-        assert_eq!(listed[..KEEP_CLOSED], closed[20..]);
-        assert_eq!(listed[KEEP_CLOSED], last);
+        assert_eq!(listed.len(), REMEMBERED + 1);
+        assert_eq!(listed[..REMEMBERED], closed[20..]);
+        assert_eq!(listed[REMEMBERED], last);
         assert!(
             !g.slots().map.contains_key(&closed[19]),
             "the oldest are forgotten"
@@ -2478,16 +2483,16 @@ mod tests {
             let slots = g.slots();
             Held::of(&slots.map[closed.last().unwrap()].proposal).bytes(&mut Default::default())
         };
-        assert!(80 * one > KEEP_CLOSED_BYTES + one, "{one} bytes each");
+        assert!(80 * one > REMEMBERED_BYTES + one, "{one} bytes each");
         rt.block_on(g.submit(req(vec![edit("a.txt", "last\n")], false)))
             .unwrap();
         let held = closed_bytes(&g);
         assert!(
-            held <= KEEP_CLOSED_BYTES,
+            held <= REMEMBERED_BYTES,
             "closed proposals hold {held} bytes"
         );
         assert!(
-            held > KEEP_CLOSED_BYTES - one,
+            held > REMEMBERED_BYTES - one,
             "{held} bytes kept: more than the oldest went"
         );
         let kept: Vec<&String> = closed

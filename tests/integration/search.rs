@@ -494,4 +494,38 @@ fn the_model_loop_stops_at_its_deadline() {
     assert_eq!(answer["partial"], true, "{answer}");
     let why = answer["error"].as_str().unwrap();
     assert!(why.contains(&format!("within {DEADLINE_S} s")), "{why}");
+
+    // A tool call in progress at the deadline: a grep whose regular expression no lazy DFA
+    // can hold, over 8 MiB of `a` and `b` (about 3 s a MiB in a debug build), is not waited
+    // for, neither by the loop nor by the command's exit.
+    for k in 0..8 {
+        p.write(&format!("slow/ab{k}.txt"), &a_and_b(k, (1 << 20) - 64));
+    }
+    let (url, _) = fake_chat(|n, _| match n {
+        0 => json!({"role": "assistant", "content": null, "tool_calls": [
+            call("g", "grep", json!({"pattern": "a[ab]{20}[^ab]", "path": "slow"})),
+        ]}),
+        _ => json!({"role": "assistant", "content": "too late"}),
+    });
+    let config = model_config_timed(&p, &url, 5, DEADLINE_S);
+    let started = Instant::now();
+    let answer = search_json(&p, &config, "where is the session saved");
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(DEADLINE_S) + SLACK,
+        "a tool call held the search {took:?}"
+    );
+    assert_eq!(answer["partial"], true, "{answer}");
+    assert_eq!(answer["turns_used"], 1, "{answer}");
+}
+
+/// `len` letters `a` and `b` in a pseudo-random order drawn from `seed`, on one line.
+fn a_and_b(seed: u32, len: usize) -> String {
+    let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(12_345);
+    (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            if (x >> 16) & 1 == 0 { 'a' } else { 'b' }
+        })
+        .collect()
 }

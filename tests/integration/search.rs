@@ -1,7 +1,8 @@
 //! The code search: the three MCP tools over stdio with the official Python SDK (answers,
 //! the alias's `_deprecated`, progress, `.gitignore` and deny rules respected, a bad query
 //! refused), the model's exploration loop against a local stand-in endpoint (a path outside
-//! the root refused, the turn limit giving `partial`), `patchgate search` on the command line,
+//! the root refused, the turn limit giving `partial`, the tool calls and result bytes it runs
+//! and sends bounded, its deadline held), `patchgate search` on the command line,
 //! and the bars on the search corpus.
 
 use std::path::Path;

@@ -283,6 +283,14 @@ mod tests {
         let p = Policy::layered(&user, &repo, Some(PolicyName::Auto), PolicyName::Gate).unwrap();
         assert_eq!(p.action("src/main.rs").unwrap(), Action::Auto);
         assert_eq!(p.action("src/secret.rs").unwrap(), Action::Gate);
+        // A stricter policy of the repository's own holds over a looser command line.
+        let strict = Config::parse("policy = \"gate\"\n").unwrap();
+        let p = Policy::layered(&user, &strict, Some(PolicyName::Auto), PolicyName::Auto).unwrap();
+        assert_eq!(p.default, PolicyName::Gate);
+        assert_eq!(p.action("src/main.rs").unwrap(), Action::Gate);
+        let strict = Config::parse("policy = \"dry-run\"\n").unwrap();
+        let p = Policy::layered(&user, &strict, Some(PolicyName::Auto), PolicyName::Auto).unwrap();
+        assert_eq!(p.action("src/main.rs").unwrap(), Action::DryRun);
         // The user's own rules may loosen.
         let user = UserConfig::parse("[[rules]]\nglob = \"docs/**\"\naction = \"auto\"\n").unwrap();
         let p = Policy::layered(&user, &Config::default(), None, PolicyName::Gate).unwrap();

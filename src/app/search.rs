@@ -75,7 +75,8 @@ pub(crate) fn search(args: SearchArgs) -> Result<ExitCode> {
         let explorer = searcher.explorer();
         let show = std::io::stderr().is_terminal();
         let hints_used = answer.hints_used;
-        answer = super::runtime()?.block_on(agent::explore(
+        let runtime = super::runtime()?;
+        answer = runtime.block_on(agent::explore(
             model,
             &explorer,
             &query,
@@ -86,6 +87,9 @@ pub(crate) fn search(args: SearchArgs) -> Result<ExitCode> {
                 }
             },
         ));
+        // A tool call the deadline stopped may still run on a blocking thread: the answer
+        // does not wait for it (dropping the runtime would).
+        runtime.shutdown_background();
         answer.hints_used = hints_used;
         if show {
             eprint!("\r\x1b[K");

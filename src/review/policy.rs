@@ -236,7 +236,9 @@ mod tests {
     fn dry_run_policy_keeps_everything_a_dry_run_but_deny_still_refuses() {
         let p = policy(PolicyName::DryRun);
         assert_eq!(p.action("docs/x.md").unwrap(), Action::DryRun);
-        assert!(p.action(".env").is_err());
+        let denied = p.action(".env").unwrap_err();
+        assert_eq!(denied.code, ErrorCode::DeniedByRule, "{denied:?}");
+        assert!(denied.message.contains("`**/.env*`"), "{denied:?}");
     }
 
     #[test]
@@ -250,13 +252,17 @@ mod tests {
             p.action_for_all(["docs/a.md", "src/secret.rs"]).unwrap(),
             Action::Gate
         );
-        assert!(p.action_for_all(["docs/a.md", ".env"]).is_err());
+        let denied = p.action_for_all(["docs/a.md", ".env"]).unwrap_err();
+        assert_eq!(denied.code, ErrorCode::DeniedByRule, "{denied:?}");
+        assert!(denied.message.contains("`.env`"), "{denied:?}");
     }
 
     #[test]
     fn a_bad_glob_is_invalid_input() {
         let config = Config::parse("[[rules]]\nglob = \"a[\"\naction = \"auto\"\n").unwrap();
-        assert!(Policy::from_config(&config, None, PolicyName::Gate).is_err());
+        let bad = Policy::from_config(&config, None, PolicyName::Gate).unwrap_err();
+        assert_eq!(bad.code, ErrorCode::InvalidInput, "{bad:?}");
+        assert!(bad.message.contains("`a[`"), "{bad:?}");
     }
 
     #[test]
@@ -277,6 +283,14 @@ mod tests {
         let p = Policy::layered(&user, &repo, Some(PolicyName::Auto), PolicyName::Gate).unwrap();
         assert_eq!(p.action("src/main.rs").unwrap(), Action::Auto);
         assert_eq!(p.action("src/secret.rs").unwrap(), Action::Gate);
+        // A stricter policy of the repository's own holds over a looser command line.
+        let strict = Config::parse("policy = \"gate\"\n").unwrap();
+        let p = Policy::layered(&user, &strict, Some(PolicyName::Auto), PolicyName::Auto).unwrap();
+        assert_eq!(p.default, PolicyName::Gate);
+        assert_eq!(p.action("src/main.rs").unwrap(), Action::Gate);
+        let strict = Config::parse("policy = \"dry-run\"\n").unwrap();
+        let p = Policy::layered(&user, &strict, Some(PolicyName::Auto), PolicyName::Auto).unwrap();
+        assert_eq!(p.action("src/main.rs").unwrap(), Action::DryRun);
         // The user's own rules may loosen.
         let user = UserConfig::parse("[[rules]]\nglob = \"docs/**\"\naction = \"auto\"\n").unwrap();
         let p = Policy::layered(&user, &Config::default(), None, PolicyName::Gate).unwrap();

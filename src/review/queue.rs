@@ -2414,4 +2414,97 @@ mod tests {
         assert_eq!(e.unwrap_err().code, ErrorCode::ApplyNoop);
         assert_eq!(g.slots().tally.count(None), 0);
     }
+
+    /// The bounds on closed proposals as docs/DESIGN.md §7 states them (not the constants,
+    /// which a change could move with the tests).
+    const REMEMBERED: usize = 500;
+    const REMEMBERED_BYTES: usize = 128 << 20;
+
+    /// Submit an edit of `a.txt` to `body` and reject it: one more closed proposal; its id.
+    fn closed_one(g: &Gate, rt: &tokio::runtime::Runtime, body: String) -> String {
+        let id = run_id(
+            &rt.block_on(g.submit(req(vec![edit("a.txt", &body)], false)))
+                .unwrap(),
+        );
+        g.decide(&id, Decision::Reject("no".into())).unwrap();
+        id
+    }
+
+    /// The bytes the closed proposals the gate remembers hold (each original once).
+    fn closed_bytes(g: &Gate) -> usize {
+        let slots = g.slots();
+        let mut seen = std::collections::HashSet::new();
+        slots
+            .map
+            .values()
+            .filter(|s| !s.proposal.state.is_open())
+            .map(|s| Held::of(&s.proposal).bytes(&mut seen))
+            .sum()
+    }
+
+    /// The closed proposals remembered are the newest 500: 520 closed, then one more edit,
+    /// leave the last 500 and that one; the first 20 are forgotten.
+    #[test]
+    fn only_the_newest_500_closed_proposals_are_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "x\n");
+        let rt = rt();
+        let closed: Vec<String> = (0..REMEMBERED + 20)
+            .map(|k| closed_one(&g, &rt, format!("v{k}\n")))
+            .collect();
+        let last = run_id(
+            &rt.block_on(g.submit(req(vec![edit("a.txt", "last\n")], false)))
+                .unwrap(),
+        );
+        let listed: Vec<String> = g.list().into_iter().map(|s| s.run_id).collect();
+        assert_eq!(listed.len(), REMEMBERED + 1);
+        assert_eq!(listed[..REMEMBERED], closed[20..]);
+        assert_eq!(listed[REMEMBERED], last);
+        assert!(
+            !g.slots().map.contains_key(&closed[19]),
+            "the oldest are forgotten"
+        );
+    }
+
+    /// Closed proposals of 1 MiB of new text each (about 2 MiB held: the text and its hunk):
+    /// past 128 MiB in all the oldest are forgotten, the newest kept up to the bytes.
+    #[test]
+    fn closed_proposals_are_remembered_within_128_mib() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "x\n");
+        let rt = rt();
+        let big = "y".repeat(1 << 20);
+        let closed: Vec<String> = (0..80)
+            .map(|k| closed_one(&g, &rt, format!("{k}{big}")))
+            .collect();
+        let one = {
+            let slots = g.slots();
+            Held::of(&slots.map[closed.last().unwrap()].proposal).bytes(&mut Default::default())
+        };
+        assert!(80 * one > REMEMBERED_BYTES + one, "{one} bytes each");
+        rt.block_on(g.submit(req(vec![edit("a.txt", "last\n")], false)))
+            .unwrap();
+        let held = closed_bytes(&g);
+        assert!(
+            held <= REMEMBERED_BYTES,
+            "closed proposals hold {held} bytes"
+        );
+        assert!(
+            held > REMEMBERED_BYTES - one,
+            "{held} bytes kept: more than the oldest went"
+        );
+        let kept: Vec<&String> = closed
+            .iter()
+            .filter(|id| g.slots().map.contains_key(*id))
+            .collect();
+        let first_kept = closed.len() - kept.len();
+        assert_eq!(
+            kept,
+            closed[first_kept..].iter().collect::<Vec<_>>(),
+            "the newest stay"
+        );
+        assert!(first_kept > 0, "none forgotten");
+    }
 }

@@ -221,6 +221,30 @@ impl Index {
         &self.files
     }
 
+    /// Whether every term id the files name is one of the index's words and every unit's
+    /// lines run forward: what [`Index::finish`] and the ranking index by. A loaded index
+    /// whose digest is right may still be hostile (the digest is no secret), so it is
+    /// checked before it is used.
+    pub(crate) fn is_whole(&self) -> bool {
+        let known = |t: u32| (t as usize) < self.words.len();
+        self.files.iter().all(|f| {
+            f.terms.iter().all(|&(t, _)| known(t))
+                && f.path_terms.iter().all(|&t| known(t))
+                && f.def_terms.iter().all(|&t| known(t))
+                && f.units.iter().all(|u| {
+                    u.start <= u.end
+                        && u.name_term.is_none_or(known)
+                        && u.terms.iter().all(|&(t, _)| known(t))
+                })
+        })
+    }
+
+    /// The files, to damage in tests.
+    #[cfg(test)]
+    pub(crate) fn files_mut(&mut self) -> &mut Vec<FileEntry> {
+        &mut self.files
+    }
+
     /// The number of files.
     pub fn len(&self) -> usize {
         self.files.len()

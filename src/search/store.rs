@@ -153,7 +153,7 @@ fn decode(bytes: &[u8]) -> Option<Saved> {
 fn load(file: &Path, root: &Path) -> Option<Saved> {
     let bytes = std::fs::read(file).ok()?;
     let mut saved = decode(&bytes)?;
-    if saved.format != FORMAT || saved.root != root {
+    if saved.format != FORMAT || saved.root != root || !saved.index.is_whole() {
         return None;
     }
     saved.index.finish();
@@ -342,15 +342,10 @@ mod tests {
     }
 
     #[test]
-    fn a_damaged_index_file_is_rebuilt_never_trusted() {
+    fn every_flipped_byte_of_an_encoding_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         write(d, "a.py", b"def alpha():\n    return beta()\n");
-        write(
-            d,
-            "b.go",
-            b"package b\n\nfunc Beta() int {\n\treturn 1\n}\n",
-        );
         let root = Root::new(d).unwrap();
         let mut store = Store::in_memory(&root);
         store.refresh(&|_| true, &mut |_, _| {});
@@ -366,6 +361,111 @@ mod tests {
         }
         assert!(decode(&bytes[..bytes.len() - 1]).is_none());
         assert!(decode(&[]).is_none());
+    }
+
+    /// `body` as [`encode`] keeps it: the bytes, then their SHA-256 (which anyone can make).
+    fn with_digest(mut body: Vec<u8>) -> Vec<u8> {
+        let digest: [u8; 32] = Sha256::digest(&body).into();
+        body.extend_from_slice(&digest);
+        body
+    }
+
+    /// Ways the kept index file is found damaged or forged: torn, flipped, of another format
+    /// or root, with a length field of 2^64 - 1, or naming words it does not have. The other
+    /// formats and root hold a lie (other text under the real files' stamps) with a right
+    /// digest: only the checks after the digest keep it out.
+    fn damaged_files(good: &[u8], root: &Path) -> Vec<(&'static str, Vec<u8>)> {
+        let saved = decode(good).unwrap();
+        let found = walk(root, &|_| true);
+        let lie = |format: u32, root: PathBuf| {
+            let mut index = Index::new();
+            for f in &found {
+                index.add(&f.rel, f.mtime_ns, f.size, "def zeta_lie():\n    pass\n");
+            }
+            let saved = Saved {
+                format,
+                root,
+                index,
+                ..Saved::default()
+            };
+            postcard::to_stdvec(&saved).unwrap()
+        };
+        let mut huge = postcard::to_stdvec(&(FORMAT, root)).unwrap();
+        huge.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+        huge.extend_from_slice(b"alpha");
+        let mut past_words = saved;
+        past_words.index.files_mut()[0].terms.push((u32::MAX, 1));
+        let mut flipped_head = good.to_vec();
+        flipped_head[0] ^= 0x01;
+        let mut flipped_middle = good.to_vec();
+        flipped_middle[good.len() / 2] ^= 0x40;
+        let mut flipped_digest = good.to_vec();
+        flipped_digest[good.len() - 1] ^= 0x80;
+        let other_root = root.join("elsewhere");
+        vec![
+            ("empty", Vec::new()),
+            ("torn in half", good[..good.len() / 2].to_vec()),
+            ("one byte short", good[..good.len() - 1].to_vec()),
+            ("a flipped first byte", flipped_head),
+            ("a flipped middle byte", flipped_middle),
+            ("a flipped digest byte", flipped_digest),
+            (
+                "an older format",
+                with_digest(lie(FORMAT - 1, root.to_path_buf())),
+            ),
+            (
+                "a newer format",
+                with_digest(lie(FORMAT + 1, root.to_path_buf())),
+            ),
+            ("another root", with_digest(lie(FORMAT, other_root))),
+            ("a 2^64 length", with_digest(huge)),
+            ("a word past the words", encode(&past_words).unwrap()),
+        ]
+    }
+
+    /// The kept index file on disk damaged every way: each time the search answers from the
+    /// files (all read again), and the file is written again whole.
+    #[test]
+    fn a_damaged_index_file_is_rebuilt_never_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "a.py", b"def alpha():\n    return beta()\n");
+        write(
+            d,
+            "b.go",
+            b"package b\n\nfunc Beta() int {\n\treturn 1\n}\n",
+        );
+        let root = Root::new(d).unwrap();
+        let file = state.path().join("ix.index");
+        let open = || Store {
+            file: Some(file.clone()),
+            loaded: false,
+            ..Store::in_memory(&root)
+        };
+        open().refresh(&|_| true, &mut |_, _| {});
+        let good = std::fs::read(&file).unwrap();
+        let cases = damaged_files(&good, root.path());
+        let older = &cases
+            .iter()
+            .find(|(what, _)| *what == "an older format")
+            .unwrap()
+            .1;
+        assert!(decode(older).is_some(), "the lie's digest is right");
+        for (what, bytes) in cases {
+            std::fs::write(&file, &bytes).unwrap();
+            let mut store = open();
+            let r = store.refresh(&|_| true, &mut |_, _| {});
+            assert_eq!((r.files, r.read), (2, 2), "{what}: not rebuilt");
+            let hits = crate::search::rank::rank(store.index(), "alpha", 5, &|_| true);
+            let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+            assert_eq!(paths, ["a.py"], "{what}");
+            let lie = crate::search::rank::rank(store.index(), "zeta_lie", 5, &|_| true);
+            assert!(lie.is_empty(), "{what}: the lie answered");
+            let again = load(&file, root.path()).unwrap_or_else(|| panic!("{what}: not rewritten"));
+            assert_eq!(again.index.paths().collect::<Vec<_>>(), ["a.py", "b.go"]);
+            assert!(again.index.term("alpha").is_some(), "{what}");
+        }
     }
 
     #[test]

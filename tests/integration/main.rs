@@ -23,6 +23,7 @@ mod names;
 mod readme;
 mod revisions;
 mod search;
+mod state_modes;
 mod support;
 mod syntax;
 mod tmux;

@@ -847,7 +847,8 @@ async fn permission_errors_reach_the_agent() {
 }
 
 /// The acceptance scenario: a gated call over HTTP decided through the review API after
-/// 25 s; the client sees at least two progress notifications, then the result.
+/// 25 s; the client sees a progress notification every 10 s (`PROGRESS_EVERY`), then the
+/// result, which comes only once the decision is taken.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gated_call_reports_progress_until_the_decision() {
     let p = Project::new();
@@ -856,11 +857,15 @@ async fn a_gated_call_reports_progress_until_the_decision() {
     let rec = Recorder::default();
     let c = http(&gate, rec.clone()).await;
     let started = Instant::now();
-    let call_fut = call(
-        &c,
-        "patch_file",
-        json!({"target_file": "src/x.rs", "search_content": "    1", "replace_content": "    2"}),
-    );
+    let call_fut = async {
+        let v = call(
+            &c,
+            "patch_file",
+            json!({"target_file": "src/x.rs", "search_content": "    1", "replace_content": "    2"}),
+        )
+        .await;
+        (v, Instant::now())
+    };
     let decide = async {
         let pending = gate.wait_pending(1).await;
         let review = gate
@@ -874,15 +879,22 @@ async fn a_gated_call_reports_progress_until_the_decision() {
         assert_eq!(review["paths"], json!(["src/x.rs"]));
         tokio::time::sleep(Duration::from_secs(25)).await;
         assert_eq!(p.read("src/x.rs"), "fn x() -> u32 {\n    1\n}\n");
-        gate.api(
-            reqwest::Method::POST,
-            &format!("/api/reviews/{}/decision", pending[0]),
-            Some(json!({"decision": "accept", "note": "fine"})),
-        )
-        .await
+        let deciding = Instant::now();
+        let decided = gate
+            .api(
+                reqwest::Method::POST,
+                &format!("/api/reviews/{}/decision", pending[0]),
+                Some(json!({"decision": "accept", "note": "fine"})),
+            )
+            .await;
+        (decided, deciding)
     };
-    let (v, decided) = tokio::join!(call_fut, decide);
-    assert!(started.elapsed() >= Duration::from_secs(25));
+    let ((v, answered), (decided, deciding)) = tokio::join!(call_fut, decide);
+    assert!(
+        answered >= deciding,
+        "the call answered {:?} before the decision was sent",
+        deciding - answered
+    );
     ok(&v);
     assert_eq!(decided["status"], "ok");
     assert_eq!(v["review"]["decision"], "accept");
@@ -895,6 +907,24 @@ async fn a_gated_call_reports_progress_until_the_decision() {
         progress[0].1.starts_with("awaiting review of src/x.rs, "),
         "{progress:?}"
     );
+    // One notification every 10 s of waiting, saying how long by the gate's clock (not the
+    // test's sleep): about 10 s, then 20 s; none after the answer.
+    let mut last = started;
+    for (n, (at, message)) in (1u64..).zip(&progress) {
+        let secs: u64 = message
+            .strip_prefix("awaiting review of src/x.rs, ")
+            .and_then(|t| t.strip_suffix('s'))
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("{message}"));
+        assert!((10 * n..10 * n + 3).contains(&secs), "{progress:?}");
+        assert!(
+            *at - last >= Duration::from_secs(9),
+            "{message} came {:?} after the one before",
+            *at - last
+        );
+        assert!(*at <= answered, "{message} came after the answer");
+        last = *at;
+    }
     c.cancel().await.unwrap();
 }
 
@@ -1873,6 +1903,82 @@ async fn a_repository_cannot_loosen_the_gate() {
         assert_eq!(v["status"], "rejected", "{file}: {v}");
         assert_eq!(p.read(file), search, "{file}");
     }
+    c.cancel().await.unwrap();
+}
+
+/// A repository's `.patchgate.toml` tightens a looser command line (docs/DESIGN.md §4, §7):
+/// under `--policy auto` its `policy = "gate"` holds every edit for a person and its deny rule
+/// refuses; with no policy of its own its `gate` rule holds the paths it names and the others
+/// are applied at once; its `policy = "dry-run"` keeps a stdio server's edits for a commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repositorys_stricter_policy_tightens_the_command_line() {
+    let p = Project::new();
+    let edit =
+        |f: &str| json!({"target_file": f, "search_content": "one", "replace_content": "two"});
+    p.write(
+        ".patchgate.toml",
+        "policy = \"gate\"\n[[rules]]\nglob = \"vault/**\"\naction = \"deny\"\n",
+    );
+    p.write("a.txt", "one\n");
+    p.write("vault/b.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "auto"]);
+    let c = http(&gate, Recorder::default()).await;
+    let (v, _) = tokio::join!(call(&c, "patch_file", edit("a.txt")), async {
+        let run = gate.wait_pending(1).await.remove(0);
+        assert_eq!(p.read("a.txt"), "one\n", "written before the decision");
+        gate.api(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{run}/decision"),
+            Some(json!({"decision": "reject", "note": "not now"})),
+        )
+        .await
+    });
+    assert_eq!(v["status"], "rejected", "{v}");
+    assert_eq!(p.read("a.txt"), "one\n");
+    code(
+        &call(&c, "patch_file", edit("vault/b.txt")).await,
+        "DENIED_BY_RULE",
+    );
+    assert_eq!(p.read("vault/b.txt"), "one\n");
+    c.cancel().await.unwrap();
+    drop(gate);
+
+    p.write(
+        ".patchgate.toml",
+        "[[rules]]\nglob = \"src/**\"\naction = \"gate\"\n",
+    );
+    p.write("src/c.txt", "one\n");
+    let gate = Gate::start(&p, &["--policy", "auto"]);
+    let c = http(&gate, Recorder::default()).await;
+    let v = call(&c, "patch_file", edit("a.txt")).await;
+    ok(&v);
+    assert_eq!(p.read("a.txt"), "two\n", "auto outside the rule: {v}");
+    let (v, _) = tokio::join!(call(&c, "patch_file", edit("src/c.txt")), async {
+        let run = gate.wait_pending(1).await.remove(0);
+        assert_eq!(p.read("src/c.txt"), "one\n", "written before the decision");
+        gate.api(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{run}/decision"),
+            Some(json!({"decision": "accept"})),
+        )
+        .await
+    });
+    ok(&v);
+    assert_eq!(v["review"]["decision"], "accept", "{v}");
+    assert_eq!(p.read("src/c.txt"), "two\n");
+    c.cancel().await.unwrap();
+    drop(gate);
+
+    p.write(".patchgate.toml", "policy = \"dry-run\"\n");
+    p.write("d.txt", "one\n");
+    let c = stdio(&p, &["--policy", "auto"], Recorder::default()).await;
+    let v = call(&c, "patch_file", edit("d.txt")).await;
+    ok(&v);
+    assert_eq!(v["dry_run"], true, "{v}");
+    assert_eq!(p.read("d.txt"), "one\n");
+    let run = v["run_id"].as_str().unwrap();
+    ok(&call(&c, "apply_last_dry_run", json!({"run_id": run})).await);
+    assert_eq!(p.read("d.txt"), "two\n");
     c.cancel().await.unwrap();
 }
 

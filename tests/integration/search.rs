@@ -1,11 +1,13 @@
 //! The code search: the three MCP tools over stdio with the official Python SDK (answers,
 //! the alias's `_deprecated`, progress, `.gitignore` and deny rules respected, a bad query
 //! refused), the model's exploration loop against a local stand-in endpoint (a path outside
-//! the root refused, the turn limit giving `partial`), `patchgate search` on the command line,
+//! the root refused, the turn limit giving `partial`, the tool calls and result bytes it runs
+//! and sends bounded, its deadline held), `patchgate search` on the command line,
 //! and the bars on the search corpus.
 
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -152,11 +154,16 @@ fn the_three_search_tools_over_stdio_with_the_python_sdk() {
 
 /// A user config naming the stand-in endpoint.
 fn model_config(p: &Project, url: &str, turns: u32) -> std::path::PathBuf {
+    model_config_timed(p, url, turns, 30)
+}
+
+/// A user config naming the stand-in endpoint, with the search's deadline.
+fn model_config_timed(p: &Project, url: &str, turns: u32, timeout_s: u64) -> std::path::PathBuf {
     let file = p.state.join("user.toml");
     std::fs::write(
         &file,
         format!(
-            "[fallback]\nendpoint = \"{url}\"\nmodel = \"stand-in\"\n[search]\nmax_turns = {turns}\ntimeout_s = 30\n"
+            "[fallback]\nendpoint = \"{url}\"\nmodel = \"stand-in\"\n[search]\nmax_turns = {turns}\ntimeout_s = {timeout_s}\n"
         ),
     )
     .unwrap();
@@ -354,22 +361,37 @@ fn search_on_the_command_line() {
     assert_eq!(outside.status.code(), Some(2));
 }
 
-/// A reply asking for hundreds of tool calls runs at most 16 of them, the results sent back are
-/// bounded in bytes, and the search still answers.
+/// The model loop's bounds (docs/DESIGN.md §7), as `agent.rs` names them.
+const CALLS_PER_REPLY: usize = 16;
+const RESULT_BUDGET: usize = 1 << 20;
+const ONE_RESULT: usize = 64 << 10;
+/// What a cut result ends with.
+const CUT_NOTE: &str = "\n… (cut: narrow the range or the pattern)";
+
+/// A view of 400 lines of `app/big.txt` (400 lines of 900 characters: 360 KB, cut to 64 KiB).
+fn big_view(id: String) -> Value {
+    call(
+        &id,
+        "view_file",
+        json!({"path": "app/big.txt", "start_line": 1, "end_line": 400}),
+    )
+}
+
+/// A reply asking for hundreds of tool calls runs at most 16 of them, each result is cut at
+/// 64 KiB, and once the results sent back reach 1 MiB (16 of those) the calls of the next
+/// reply are not run; the search still answers.
 #[test]
 fn a_flood_of_tool_calls_is_bounded() {
     let p = project();
+    let line = format!("{}\n", "q".repeat(900));
+    p.write("app/big.txt", &line.repeat(400));
     let (url, seen) = fake_chat(|n, _| match n {
         0 => {
-            let calls: Vec<Value> = (0..300)
-                .map(|k| {
-                    call(
-                        &format!("v{k}"),
-                        "view_file",
-                        json!({"path": "app/session.py"}),
-                    )
-                })
-                .collect();
+            let calls: Vec<Value> = (0..300).map(|k| big_view(format!("v{k}"))).collect();
+            json!({"role": "assistant", "content": null, "tool_calls": calls})
+        }
+        1 => {
+            let calls: Vec<Value> = (0..10).map(|k| big_view(format!("w{k}"))).collect();
             json!({"role": "assistant", "content": null, "tool_calls": calls})
         }
         _ => json!({"role": "assistant", "content": null, "tool_calls": [
@@ -382,12 +404,129 @@ fn a_flood_of_tool_calls_is_bounded() {
     let config = model_config(&p, &url, 5);
     let answer = search_json(&p, &config, "where is the session saved");
     assert_eq!(answer["partial"], false, "{answer}");
+    assert_eq!(answer["turns_used"], 3, "{answer}");
     let bodies = seen.lock().unwrap();
-    let replies = tool_replies(&bodies[1]);
-    assert_eq!(replies.len(), 300, "every call is answered");
-    let run = replies
+    assert_eq!(bodies.len(), 3);
+    let first = tool_replies(&bodies[1]);
+    assert_eq!(first.len(), 300, "every call is answered");
+    let run: Vec<&str> = first
         .iter()
+        .copied()
         .filter(|r| !r.starts_with("error: not run"))
-        .count();
-    assert_eq!(run, 16, "only the first 16 calls are run");
+        .collect();
+    assert_eq!(
+        run.len(),
+        CALLS_PER_REPLY,
+        "only the first 16 calls are run"
+    );
+    for r in &run {
+        assert!(r.starts_with("app/big.txt (lines 1-400 of 400)"), "{r:.80}");
+        assert!(r.ends_with(CUT_NOTE), "a result is cut: {}", r.len());
+        assert!(r.len() <= ONE_RESULT + CUT_NOTE.len(), "{}", r.len());
+    }
+    // The 16 results cross the budget: the next reply's calls are all refused for it.
+    let sent: usize = run.iter().map(|r| r.len()).sum();
+    assert!(
+        sent >= RESULT_BUDGET,
+        "{sent} bytes sent: the budget is not reached"
+    );
+    let second = tool_replies(&bodies[2]);
+    assert_eq!(second.len(), 310);
+    for r in &second[300..] {
+        assert!(
+            r.starts_with(
+                "error: not run: the tool results so far are as much as this search may read"
+            ),
+            "{r:.200}"
+        );
+    }
+    let all: usize = second.iter().map(|r| r.len()).sum();
+    assert!(
+        all <= RESULT_BUDGET + ONE_RESULT + 310 * 200,
+        "{all} bytes of tool results sent back"
+    );
+}
+
+/// The search's deadline (`timeout_s`) holds whatever the model does: a reply that never
+/// comes in time, and a model that keeps answering in time but never reports back, each end
+/// at the deadline with the index's hits, marked partial.
+#[test]
+fn the_model_loop_stops_at_its_deadline() {
+    const DEADLINE_S: u64 = 2;
+    // The time a search takes beside the model: starting, indexing 33 files, answering.
+    const SLACK: Duration = Duration::from_secs(8);
+    let p = project();
+    let (url, seen) = fake_chat(|_, _| {
+        std::thread::sleep(Duration::from_secs(30));
+        json!({"role": "assistant", "content": "too late"})
+    });
+    let config = model_config_timed(&p, &url, 5, DEADLINE_S);
+    let started = Instant::now();
+    let answer = search_json(&p, &config, "where is the session saved");
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(DEADLINE_S) + SLACK,
+        "a slow reply held the search {took:?}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(answer["partial"], true, "{answer}");
+    assert_eq!(answer["turns_used"], 0, "{answer}");
+    let why = answer["error"].as_str().unwrap();
+    assert!(why.contains(&format!("within {DEADLINE_S} s")), "{why}");
+    let root = p.root.to_string_lossy();
+    assert_eq!(paths(&answer)[0], format!("{root}/app/session.py"));
+
+    // A model that answers each turn in 0.5 s without reporting back, 50 turns allowed: about
+    // 25 s of turns, each in time on its own; the search's deadline stops them.
+    let (url, seen) = fake_chat(|_, _| {
+        std::thread::sleep(Duration::from_millis(500));
+        json!({"role": "assistant", "content": "still looking"})
+    });
+    let config = model_config_timed(&p, &url, 50, DEADLINE_S);
+    let started = Instant::now();
+    let answer = search_json(&p, &config, "where is the session saved");
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(DEADLINE_S) + SLACK,
+        "the turns went on {took:?}"
+    );
+    let turns = seen.lock().unwrap().len();
+    assert!((2..=5).contains(&turns), "{turns} model calls in {took:?}");
+    assert_eq!(answer["partial"], true, "{answer}");
+    let why = answer["error"].as_str().unwrap();
+    assert!(why.contains(&format!("within {DEADLINE_S} s")), "{why}");
+
+    // A tool call in progress at the deadline: a grep whose regular expression no lazy DFA
+    // can hold, over 8 MiB of `a` and `b` (about 3 s a MiB in a debug build), is not waited
+    // for, neither by the loop nor by the command's exit.
+    for k in 0..8 {
+        p.write(&format!("slow/ab{k}.txt"), &a_and_b(k, (1 << 20) - 64));
+    }
+    let (url, _) = fake_chat(|n, _| match n {
+        0 => json!({"role": "assistant", "content": null, "tool_calls": [
+            call("g", "grep", json!({"pattern": "a[ab]{20}[^ab]", "path": "slow"})),
+        ]}),
+        _ => json!({"role": "assistant", "content": "too late"}),
+    });
+    let config = model_config_timed(&p, &url, 5, DEADLINE_S);
+    let started = Instant::now();
+    let answer = search_json(&p, &config, "where is the session saved");
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(DEADLINE_S) + SLACK,
+        "a tool call held the search {took:?}"
+    );
+    assert_eq!(answer["partial"], true, "{answer}");
+    assert_eq!(answer["turns_used"], 1, "{answer}");
+}
+
+/// `len` letters `a` and `b` in a pseudo-random order drawn from `seed`, on one line.
+fn a_and_b(seed: u32, len: usize) -> String {
+    let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(12_345);
+    (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            if (x >> 16) & 1 == 0 { 'a' } else { 'b' }
+        })
+        .collect()
 }

@@ -346,6 +346,15 @@ mod properties {
                 .collect();
             let verdict = judge(&text, &snippet, &(result.join("\n") + "\n"), &[]);
             prop_assert!(verdict.is_err(), "line {} went unlicensed", gone + 1);
+            // The plain judge of the corpus test refuses it too, but between two closers
+            // (which it does not tell apart).
+            let lines: Vec<&str> = file.iter().map(String::as_str).collect();
+            let snip = Snippet::cut(prepare::read(&snippet, &FileIndex::new(&lines)));
+            let plain = plain::unlicensed(&lines, &snip, &[], &result);
+            let closer = |j: Option<usize>| j.and_then(|j| file.get(j)).is_some_and(|l| l == "}");
+            if !(closer(gone.checked_sub(1)) && closer(Some(gone + 1))) {
+                prop_assert_eq!(plain.len(), 1, "line {} went, by the plain judge", gone + 1);
+            }
             // The middle of the first shown stretch dropped from the snippet: licensed.
             let snippet = format!(
                 "// ...\n{}\n{}\n// ...\n{}\n// ...\n",

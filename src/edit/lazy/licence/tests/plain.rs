@@ -11,7 +11,7 @@
 //! - the snippet is one stretch with no placeholder at either end (the whole file);
 //! - or, for its run as a whole, one segment shows the result across the run as one stretch:
 //!   the kept line above, the new lines, the kept line below (a side with no kept line is the
-//!   file's edge, and the stretch the segment's edge there); or the segment starts (ends, or
+//!   file's edge, and the stretch there the snippet's own edge, no placeholder beyond); or the segment starts (ends, or
 //!   is made of) the new lines, at least as many as the lost ones (each lost line may be
 //!   changed in place at the segment's edge).
 //!
@@ -204,8 +204,8 @@ fn placed(
         let at = |needle: &[&str]| find(&shown, needle);
         let both = match (above, below) {
             (Some(_), Some(_)) => at(&across).is_some(),
-            (None, _) => shown.starts_with(&across),
-            (Some(_), None) => shown.ends_with(&across),
+            (None, _) => seg.gap_before.is_none() && shown.starts_with(&across),
+            (Some(_), None) => seg.gap_after.is_none() && shown.ends_with(&across),
         };
         if both {
             return true;

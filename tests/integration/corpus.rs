@@ -57,14 +57,54 @@ fn eval_dir(dir: &Path, format: &str) -> (String, HashMap<String, f64>) {
     (stdout, s)
 }
 
+/// The refused cases of an `eval` report, by code: its `refused CODE (k):` lists.
+fn refusals(stdout: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut lines = stdout.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(code) = line
+            .strip_prefix("refused ")
+            .and_then(|l| l.split(' ').next())
+        else {
+            continue;
+        };
+        if !line.ends_with("):") {
+            continue;
+        }
+        let mut names = Vec::new();
+        while let Some(name) = lines.next_if(|l| l.starts_with("  ")) {
+            names.push(name.trim().to_string());
+        }
+        out.push((code.to_string(), names));
+    }
+    out
+}
+
 /// The SEARCH/REPLACE engine is never wrong on the corpus. Its two refusals are blocks whose
 /// SEARCH text occurs several times with nothing to tell the places apart (every place is
-/// equally consistent with the block), so the floor here is 99% (the issue's bar is 99.5%).
+/// equally consistent with the block): exactly those two, each refused as `AMBIGUOUS_MATCH`
+/// (the issue's bar is 99.5% correct).
 #[test]
 fn eval_blocks_on_the_corpus_is_never_wrong_and_refuses_only_true_ambiguity() {
     let (stdout, s) = eval("blocks");
+    // Measured 2026-11-27: correct 99.2%, wrong 0.0%, the two refusals below; a change that
+    // moves them updates them in the same commit, with the reason.
     assert_eq!(s["wrong"], 0.0, "{stdout}");
-    assert!(s["correct"] >= 99.0, "{stdout}");
+    assert!(s["correct"] >= 99.2, "{stdout}");
+    let ambiguous = [
+        // `}` twice, at three places alike.
+        "gin-gonic_gin-6a3a8ae61b-3181",
+        // `throw new IllegalStateException();` and its neighbours, at ten places alike.
+        "google_gson-0d8150fe52-0471",
+    ];
+    assert_eq!(
+        refusals(&stdout),
+        [(
+            "AMBIGUOUS_MATCH".to_string(),
+            ambiguous.map(String::from).to_vec()
+        )],
+        "{stdout}"
+    );
 }
 
 /// The lazy-snippet merge on the generator's snippets of flask, gin, ky and gson. Issue 14's
@@ -80,10 +120,14 @@ fn eval_blocks_on_the_corpus_is_never_wrong_and_refuses_only_true_ambiguity() {
 #[test]
 fn eval_lazy_on_git_history_holds_its_floor() {
     let (stdout, s) = eval("lazy");
-    assert!(s["correct"] >= 88.0, "{stdout}");
+    // Measured 2026-11-27: n 260, correct 88.1%, wrong 1.9%, lost 0.0%, lost_code 0.0%,
+    // unseen on 13.1% of the right merges; a change that moves them updates them in the
+    // same commit, with the reason.
+    assert!(s["correct"] >= 88.1, "{stdout}");
     assert!(s["wrong"] <= 1.9, "{stdout}");
     assert_eq!(s["lost"], 0.0, "{stdout}");
-    // Issue 34's bar: at most 15% of the right merges carry `unseen:` (13.1% measured).
+    assert_eq!(s["lost_code"], 0.0, "{stdout}");
+    // Issue 34's bar: at most 15% of the right merges carry `unseen:`.
     unseen_flags_hold(&stdout, &s, 13.1);
 }
 
@@ -92,9 +136,12 @@ fn eval_lazy_on_git_history_holds_its_floor() {
 #[test]
 fn eval_lazy_on_git_history_wide_holds_its_floor() {
     let (stdout, s) = eval_dir(&corpus("git-history-wide"), "lazy");
+    // Measured 2026-11-27: n 240, correct 83.3%, wrong 1.7%, lost 0.4%, lost_code 0.0%,
+    // unseen on 12.0% of the right merges; a change that moves them updates them in the
+    // same commit, with the reason.
     assert_eq!(s["n"], 240.0, "{stdout}");
-    assert!(s["correct"] >= 82.9, "{stdout}");
-    assert!(s["wrong"] <= 2.1, "{stdout}");
+    assert!(s["correct"] >= 83.3, "{stdout}");
+    assert!(s["wrong"] <= 1.7, "{stdout}");
     assert!(s["lost"] <= 0.4, "{stdout}");
     assert_eq!(s["lost_code"], 0.0, "{stdout}");
     unseen_flags_hold(&stdout, &s, 12.0);
@@ -107,14 +154,17 @@ fn eval_lazy_on_git_history_wide_holds_its_floor() {
 #[test]
 fn eval_lazy_on_git_history_systems_holds_its_ceilings() {
     let (stdout, s) = eval_dir(&corpus("git-history-systems"), "lazy");
+    // Measured 2026-11-27: n 280, correct 76.8%, wrong 6.4%, lost 2.5%, lost_code 0.4%,
+    // unseen on 11.6% of the right merges; a change that moves them updates them in the
+    // same commit, with the reason.
     assert_eq!(s["n"], 280.0, "{stdout}");
-    assert!(s["correct"] >= 76.7, "{stdout}");
-    assert!(s["wrong"] <= 6.5, "{stdout}");
+    assert!(s["correct"] >= 76.8, "{stdout}");
+    assert!(s["wrong"] <= 6.4, "{stdout}");
     assert!(s["lost"] <= 2.5, "{stdout}");
     // Of those, the merges that lose the file's own code (the rest drop lines the commit
     // added).
     assert!(s["lost_code"] <= 0.4, "{stdout}");
-    unseen_flags_hold(&stdout, &s, 11.7);
+    unseen_flags_hold(&stdout, &s, 11.6);
 }
 
 /// zod, retrofit, guzzle, httpx and rack: the other held-out set, judged by its numbers
@@ -122,21 +172,32 @@ fn eval_lazy_on_git_history_systems_holds_its_ceilings() {
 #[test]
 fn eval_lazy_on_git_history_fresh_flags_every_merge_that_loses_code() {
     let (stdout, s) = eval_dir(&corpus("git-history-fresh"), "lazy");
+    // Measured 2026-11-27: n 250, correct 75.6%, wrong 6.0%, lost 1.6%, lost_code 1.2%,
+    // unseen on 8.5% of the right merges; a change that moves them updates them in the
+    // same commit, with the reason.
     assert_eq!(s["n"], 250.0, "{stdout}");
     assert!(s["correct"] >= 75.6, "{stdout}");
+    assert!(s["wrong"] <= 6.0, "{stdout}");
+    assert!(s["lost"] <= 1.6, "{stdout}");
     assert!(s["lost_code"] <= 1.2, "{stdout}");
     unseen_flags_hold(&stdout, &s, 8.5);
 }
 
-/// Snippets written the way models write them meet issue 14's bars: at least 90% of the
-/// merge cases correct, at most 2% wrong, and every case no careful reader could place
+/// Snippets written the way models write them beat issue 14's bars (at least 90% of the
+/// merge cases correct, at most 2% wrong), and every case no careful reader could place is
 /// refused.
 #[test]
 fn eval_lazy_on_model_snippets_meets_the_bars() {
     let (stdout, s) = eval_dir(&corpus("model-snippets"), "lazy");
-    assert!(s["correct"] >= 90.0, "{stdout}");
-    assert!(s["wrong"] <= 2.0, "{stdout}");
-    assert!(s["declines"] > 0.0, "{stdout}");
+    // Measured 2026-11-27: n 99 (and 9 declines), correct 93.9%, wrong 1.0%, lost 1.0%,
+    // lost_code 0.0%, unseen on 10.8% of the right merges; a change that moves them updates
+    // them in the same commit, with the reason.
+    assert_eq!(s["n"], 99.0, "{stdout}");
+    assert!(s["correct"] >= 93.9, "{stdout}");
+    assert!(s["wrong"] <= 1.0, "{stdout}");
+    assert!(s["lost"] <= 1.0, "{stdout}");
+    assert_eq!(s["lost_code"], 0.0, "{stdout}");
+    assert_eq!(s["declines"], 9.0, "{stdout}");
     assert_eq!(s["declined"], s["declines"], "{stdout}");
     unseen_flags_hold(&stdout, &s, 10.8);
 }
@@ -179,8 +240,9 @@ fn eval_verbose_lists_the_slowest_cases() {
     }
 }
 
-/// The code search on the search corpus (flask, gin): recall@5 ≥ 80%, hit@1 ≥ 45% (a plain
-/// BM25 floor scores 68.5% and 31.5%); the index build time is reported.
+/// The code search on the search corpus (flask, gin): issue bars recall@5 ≥ 80%, hit@1 ≥ 45%
+/// (a plain BM25 floor scores 68.5% and 31.5%), held at what it measures; the index build
+/// time is reported.
 #[test]
 fn search_eval_meets_the_bars() {
     let out = run(&["search-eval", corpus("search").to_str().unwrap()], "");
@@ -191,10 +253,12 @@ fn search_eval_meets_the_bars() {
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let s = summary(&stdout);
+    // Measured 2026-11-27: n 200, recall@5 84.9%, hit@1 66.0%, MRR 0.761; a change that
+    // moves them updates them in the same commit, with the reason.
     assert_eq!(s["n"], 200.0, "{stdout}");
-    assert!(s["recall@5"] >= 80.0, "{stdout}");
-    assert!(s["hit@1"] >= 45.0, "{stdout}");
-    assert!(s["mrr"] >= 0.6, "{stdout}");
+    assert!(s["recall@5"] >= 84.9, "{stdout}");
+    assert!(s["hit@1"] >= 66.0, "{stdout}");
+    assert!(s["mrr"] >= 0.761, "{stdout}");
     assert!(
         s.contains_key("median_ms") && s.contains_key("index_ms"),
         "{stdout}"

@@ -64,10 +64,11 @@ fn sigkill_during_writes_leaves_old_or_new_content() {
     let mut changes = 0usize;
     let mut interrupted = 0usize;
     let mut last: Vec<Vec<u8>> = (0..FILES).map(|f| content(1, f)).collect();
+    let window = kill_window(&root);
     for kill in 0..KILLS {
-        // Once the child writes, let it write for a pseudo-random 0-40 ms.
+        // Once the child writes, let it write for a pseudo-random part of the window.
         let mut child = start_child(&exe, "crash::crash_child", "CRASH_CHILD_DIR", dir.path());
-        std::thread::sleep(Duration::from_micros(next(&mut seed) % 40_000));
+        std::thread::sleep(Duration::from_micros(next(&mut seed) % window));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         for (f, versions) in valid.iter().enumerate() {
@@ -233,6 +234,19 @@ fn journaled(dir: &Path) -> u64 {
 
 /// Start this test binary's child test `test` with `env` set to `dir`, and wait until it
 /// says it has started writing (`child.ready`, removed again for the next round).
+/// How long (µs) a kill may wait after the child starts writing: 40 ms, or on a machine so
+/// loaded that a round of writes takes longer, two rounds as measured here, so that the
+/// kills land while the child writes whatever the machine's speed.
+fn kill_window(root: &Root) -> u64 {
+    let started = std::time::Instant::now();
+    for f in 0..FILES {
+        let path = root.resolve(&format!("target-{f}.txt")).unwrap();
+        write_atomic(&path, &content(1, f), None).unwrap();
+    }
+    let round = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    round.saturating_mul(2).max(40_000)
+}
+
 fn start_child(exe: &Path, test: &str, env: &str, dir: &Path) -> std::process::Child {
     let child = Command::new(exe)
         .args(["--exact", test, "--nocapture", "--test-threads=1"])

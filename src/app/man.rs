@@ -1,0 +1,269 @@
+//! The `man` command: patchgate(1) and one page per command (patchgate-COMMAND(1)), each with
+//! clap's sections (synopsis, description, options) and EXIT STATUS (the command's
+//! `after_long_help`), ENVIRONMENT (the variables it reads) and SEE ALSO (the pages generated).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::CommandFactory;
+
+use patchgate::cli::{Cli, ManArgs};
+
+use super::out::{bytes, outln};
+
+/// The program's name, the main page's title.
+const PROGRAM: &str = "patchgate";
+
+/// The man section of every page.
+const SECTION: &str = "1";
+
+/// The environment variables patchgate reads, each with what it changes.
+const VARIABLES: &[(&str, &str)] = &[
+    (
+        "PATCHGATE_STATE_DIR",
+        "The state directory: the journal and its pre-images, the agents' tokens (tokens/), \
+         the running gates' discovery entries (gates/), the search index and the log. \
+         Default: $XDG_STATE_HOME/patchgate, else ~/.local/state/patchgate, else (no HOME) \
+         patchgate-state-UID in the temporary directory.",
+    ),
+    (
+        "XDG_STATE_HOME",
+        "Where the state directory is when PATCHGATE_STATE_DIR is not set: \
+         $XDG_STATE_HOME/patchgate.",
+    ),
+    (
+        "PATCHGATE_CONFIG",
+        "Your own patchgate config file (policy, path rules, the model [fallback] and [search], \
+         journal_max_bytes; its api_key_env names the variable that holds the model's key). \
+         Default: $XDG_CONFIG_HOME/patchgate/config.toml, else ~/.config/patchgate/config.toml.",
+    ),
+    (
+        "XDG_CONFIG_HOME",
+        "Where your config is when PATCHGATE_CONFIG is not set; for config and doctor, also \
+         where VS Code keeps its user mcp.json (default ~/.config).",
+    ),
+    (
+        "HOME",
+        "The default of the directories above, and of the clients' user files (~/.claude.json, \
+         ~/.claude/settings.json, ~/.codex, ~/.cursor).",
+    ),
+    (
+        "PATCHGATE_TOKEN",
+        "The agents' bearer token for /mcp, as --token (with review --connect: the gate's \
+         reviewer token).",
+    ),
+    (
+        "PATCHGATE_LOG",
+        "The log file (default: patchgate.log in the state directory).",
+    ),
+    (
+        "PATCHGATE_LOG_LEVEL",
+        "How much is logged: error, warn, info (the default), debug or trace.",
+    ),
+    (
+        "XDG_RUNTIME_DIR",
+        "Where the note naming the process that holds a root's gate is kept (one gate per \
+         root): $XDG_RUNTIME_DIR/patchgate, else patchgate-UID in the temporary directory.",
+    ),
+    (
+        "NO_COLOR",
+        "Set and not empty: the TUI has no colours under --color auto.",
+    ),
+    ("VISUAL", "The editor the TUI's E key opens a proposal in."),
+    ("EDITOR", "The editor when VISUAL is not set (default vi)."),
+    (
+        "CODEX_HOME",
+        "Codex's directory (default ~/.codex), whose config.toml config codex writes and doctor \
+         reads.",
+    ),
+    (
+        "PATH",
+        "The patchgate found on PATH is the one a client configuration starts (else this \
+         binary).",
+    ),
+    (
+        "TMPDIR",
+        "The temporary directory (the demo's project and state, search-eval's snapshots, the \
+         TUI's editor files).",
+    ),
+];
+
+/// The state directory's variables, which every command that keeps state reads.
+const STATE: &[&str] = &["PATCHGATE_STATE_DIR", "XDG_STATE_HOME", "HOME"];
+/// The user's config's.
+const CONFIG: &[&str] = &["PATCHGATE_CONFIG", "XDG_CONFIG_HOME"];
+/// The log's.
+const LOG: &[&str] = &["PATCHGATE_LOG", "PATCHGATE_LOG_LEVEL"];
+/// The TUI's.
+const TUI: &[&str] = &["NO_COLOR", "VISUAL", "EDITOR"];
+
+/// The groups of variables `command` reads (`None`: the program, all of them).
+fn variables_of(command: Option<&str>) -> Vec<&'static str> {
+    let groups: &[&[&str]] = match command {
+        None => return VARIABLES.iter().map(|(name, _)| *name).collect(),
+        Some("review") => &[
+            STATE,
+            CONFIG,
+            LOG,
+            TUI,
+            &["PATCHGATE_TOKEN", "XDG_RUNTIME_DIR"],
+        ],
+        Some("serve") => &[STATE, CONFIG, LOG, &["PATCHGATE_TOKEN", "XDG_RUNTIME_DIR"]],
+        Some("demo") => &[CONFIG, LOG, TUI, &["TMPDIR"]],
+        Some("apply") => &[STATE, CONFIG, LOG, TUI],
+        Some("merge") => &[CONFIG, &["HOME"]],
+        Some("search") => &[STATE, CONFIG],
+        Some("search-eval") => &[&["TMPDIR"]],
+        Some("log" | "undo") => &[STATE],
+        Some("config") => &[STATE, &["XDG_CONFIG_HOME", "CODEX_HOME", "PATH"]],
+        Some("doctor") => &[STATE, &["XDG_CONFIG_HOME", "CODEX_HOME"]],
+        Some(_) => &[],
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for name in groups.iter().flat_map(|g| g.iter()) {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// `patchgate man [COMMAND] [--dir DIR]`.
+pub(crate) fn man(args: ManArgs) -> Result<ExitCode> {
+    let cli = program();
+    if let Some(dir) = &args.dir {
+        for file in write_all(&cli, dir)? {
+            outln!("{}", file.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let page = match args.command.as_deref() {
+        None => render(&cli, None)?,
+        Some(name) => match cli.find_subcommand(name) {
+            Some(sub) => render(sub, Some(name))?,
+            None => bail!(
+                "no command `{name}`: the pages are {}",
+                page_names(&cli).join(", ")
+            ),
+        },
+    };
+    bytes(&page);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The command line as the pages show it: built (so each command knows its full name), with
+/// no `help` command, which has no page of its own.
+fn program() -> clap::Command {
+    let mut cli = Cli::command().disable_help_subcommand(true);
+    cli.build();
+    cli
+}
+
+/// Every page's name (`patchgate`, `patchgate-apply`, …), the program's first.
+fn page_names(cli: &clap::Command) -> Vec<String> {
+    std::iter::once(PROGRAM.to_string())
+        .chain(
+            commands(cli)
+                .iter()
+                .map(|c| format!("{PROGRAM}-{}", c.get_name())),
+        )
+        .collect()
+}
+
+/// The commands that get a page.
+fn commands(cli: &clap::Command) -> Vec<&clap::Command> {
+    cli.get_subcommands().filter(|c| !c.is_hide_set()).collect()
+}
+
+/// Write every page into `dir` (made when missing); the files written.
+fn write_all(cli: &clap::Command, dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    let mut pages = vec![(PROGRAM.to_string(), render(cli, None)?)];
+    for sub in commands(cli) {
+        let name = sub.get_name();
+        pages.push((format!("{PROGRAM}-{name}"), render(sub, Some(name))?));
+    }
+    let mut written = Vec::new();
+    for (name, page) in pages {
+        let file = dir.join(format!("{name}.{SECTION}"));
+        std::fs::write(&file, page).with_context(|| format!("cannot write {}", file.display()))?;
+        written.push(file);
+    }
+    Ok(written)
+}
+
+/// One page: the program's (`command` is `None`) or a command's.
+fn render(cmd: &clap::Command, command: Option<&str>) -> Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd.clone())
+        .section(SECTION)
+        .source(format!("{PROGRAM} {}", env!("CARGO_PKG_VERSION")));
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    if command.is_none() {
+        man.render_subcommands_section(&mut page)?;
+    }
+    let exit = cmd
+        .get_after_long_help()
+        .map(ToString::to_string)
+        .context("a command without its exit status")?;
+    let exit = exit.strip_prefix("Exit status: ").unwrap_or(&exit);
+    page.extend_from_slice(format!(".SH \"EXIT STATUS\"\n{}\n", text(exit)).as_bytes());
+    page.extend_from_slice(environment(command).as_bytes());
+    if cmd.get_version().is_some() {
+        man.render_version_section(&mut page)?;
+    }
+    page.extend_from_slice(see_also(cmd, command).as_bytes());
+    Ok(page)
+}
+
+/// The ENVIRONMENT section of `command`'s page.
+fn environment(command: Option<&str>) -> String {
+    let mut section = String::from(".SH ENVIRONMENT\n");
+    let names = variables_of(command);
+    if names.is_empty() {
+        section.push_str("This command reads no environment variable.\n");
+    }
+    for name in names {
+        let what = VARIABLES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("", |(_, what)| what);
+        section.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", text(name), text(what)));
+    }
+    section
+}
+
+/// SEE ALSO: on the program's page every command's page, on a command's the program's.
+fn see_also(cmd: &clap::Command, command: Option<&str>) -> String {
+    let names = match command {
+        None => page_names(cmd).into_iter().skip(1).collect(),
+        Some(_) => vec![PROGRAM.to_string()],
+    };
+    let refs: Vec<String> = names
+        .iter()
+        .map(|n| format!("\\fB{}\\fR({SECTION})", text(n)))
+        .collect();
+    format!(".SH \"SEE ALSO\"\n{}\n", refs.join(", "))
+}
+
+/// `s` as roff running text: backslashes and hyphens escaped, and no line starting with a
+/// control character.
+fn text(s: &str) -> String {
+    let escaped = s.replace('\\', "\\e").replace('-', "\\-");
+    escaped
+        .lines()
+        .map(|line| {
+            if line.starts_with(['.', '\'']) {
+                format!("\\&{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

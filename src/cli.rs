@@ -411,7 +411,7 @@ pub struct ConfigArgs {
     #[arg(long)]
     pub user: bool,
     /// With --write: only the server entry, or only the pre-approval.
-    #[arg(long, value_enum, requires = "write")]
+    #[arg(long, value_name = "PART", value_enum, requires = "write")]
     pub only: Option<ConfigPart>,
 }
 
@@ -438,7 +438,7 @@ pub struct SearchArgs {
     #[arg(long)]
     pub json: bool,
     /// How many files to list.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=200))]
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=200))]
     pub limit: u32,
     /// Follow the hits' definitions and references (the `agentic_retrieval` tool).
     #[arg(long)]
@@ -546,7 +546,7 @@ pub struct EvalArgs {
     #[arg(long, value_enum, default_value = "lazy")]
     pub format: EvalFormat,
     /// Runs of each merge; a case's time is the median of its runs.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// Show the first line of each refusal's message and the slowest cases.
     #[arg(long, short)]

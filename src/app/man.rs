@@ -201,7 +201,7 @@ fn render(cmd: &clap::Command, command: Option<&str>) -> Result<Vec<u8>> {
     let mut page = Vec::new();
     man.render_title(&mut page)?;
     man.render_name_section(&mut page)?;
-    man.render_synopsis_section(&mut page)?;
+    page.extend_from_slice(synopsis(cmd).as_bytes());
     man.render_description_section(&mut page)?;
     man.render_options_section(&mut page)?;
     if command.is_none() {
@@ -219,6 +219,83 @@ fn render(cmd: &clap::Command, command: Option<&str>) -> Result<Vec<u8>> {
     }
     page.extend_from_slice(see_also(cmd, command).as_bytes());
     Ok(page)
+}
+
+/// SYNOPSIS: the command's full name, each option with its value (`[--root DIR]`), a required
+/// choice of options as `(--stdio | --listen ADDR)`, then the operands.
+fn synopsis(cmd: &clap::Command) -> String {
+    let name = cmd.get_bin_name().unwrap_or(cmd.get_name());
+    let mut words = vec![format!("\\fB{}\\fR", text(name))];
+    let choices: Vec<&clap::ArgGroup> = cmd.get_groups().filter(|g| g.is_required_set()).collect();
+    let chosen = |arg: &clap::Arg| {
+        choices
+            .iter()
+            .any(|g| g.get_args().any(|id| id == arg.get_id()))
+    };
+    for group in &choices {
+        let alternatives: Vec<String> = group
+            .get_args()
+            .filter_map(|id| cmd.get_arguments().find(|a| a.get_id() == id))
+            .map(option_words)
+            .collect();
+        words.push(format!("({})", alternatives.join(" | ")));
+    }
+    let options = cmd
+        .get_arguments()
+        .filter(|a| !a.is_positional() && !a.is_hide_set() && !chosen(a));
+    for arg in options {
+        let option = option_words(arg);
+        words.push(if arg.is_required_set() {
+            option
+        } else {
+            format!("[{option}]")
+        });
+    }
+    for arg in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
+        let name = value_names(arg);
+        let many = arg.get_num_args().is_some_and(|r| r.max_values() > 1);
+        let dots = if many { "..." } else { "" };
+        words.push(if arg.is_required_set() {
+            format!("\\fI{}\\fR{dots}", text(&name))
+        } else {
+            format!("[\\fI{}\\fR{dots}]", text(&name))
+        });
+    }
+    if cmd.has_subcommands() {
+        words.push("[\\fICOMMAND\\fR]".to_string());
+    }
+    format!(".SH SYNOPSIS\n{}\n", words.join(" "))
+}
+
+/// An option as the synopsis shows it: `-p N`, `--root DIR`, `-R|--reverse`, `--allow-host
+/// HOST...` (repeatable).
+fn option_words(arg: &clap::Arg) -> String {
+    let bold = |flag: String| format!("\\fB{}\\fR", text(&flag));
+    let mut words = match (arg.get_short(), arg.get_long()) {
+        (Some(s), Some(l)) => format!("{}|{}", bold(format!("-{s}")), bold(format!("--{l}"))),
+        (Some(s), None) => bold(format!("-{s}")),
+        (None, Some(l)) => bold(format!("--{l}")),
+        (None, None) => bold(arg.get_id().to_string()),
+    };
+    if arg.get_num_args().is_some_and(|r| r.takes_values()) {
+        words.push_str(&format!(" \\fI{}\\fR", text(&value_names(arg))));
+    }
+    if matches!(arg.get_action(), clap::ArgAction::Append) {
+        words.push_str("...");
+    }
+    words
+}
+
+/// The names of an argument's values (`DIR`), else its own name in capitals.
+fn value_names(arg: &clap::Arg) -> String {
+    match arg.get_value_names() {
+        Some(names) => names
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => arg.get_id().to_string().to_uppercase(),
+    }
 }
 
 /// The ENVIRONMENT section of `command`'s page.

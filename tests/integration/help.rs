@@ -295,6 +295,19 @@ fn every_pages_synopsis_names_every_option_and_its_environment_what_the_code_rea
         }
     }
     let page = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    // With their values, and a required choice as one.
+    let serve = page("patchgate-serve.1").replace("\\-", "-");
+    assert!(
+        serve.contains(
+            "(\\fB--stdio\\fR | \\fB--listen\\fR \\fIADDR\\fR) [\\fB--root\\fR \\fIDIR\\fR]"
+        ),
+        "{serve}"
+    );
+    assert!(
+        serve.contains("[\\fB--token-file\\fR \\fIFILE\\fR] [\\fB--no-token\\fR]")
+            && serve.contains("[\\fB--allow-host\\fR \\fIHOST\\fR...]"),
+        "{serve}"
+    );
     for (name, vars) in [
         (
             "patchgate-review.1",

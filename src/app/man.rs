@@ -92,16 +92,17 @@ const VARIABLES: &[(&str, &str)] = &[
 /// The state directory's variables, which every command that keeps state reads.
 const STATE: &[&str] = &["PATCHGATE_STATE_DIR", "XDG_STATE_HOME", "HOME"];
 /// The user's config's.
-const CONFIG: &[&str] = &["PATCHGATE_CONFIG", "XDG_CONFIG_HOME"];
+const CONFIG: &[&str] = &["PATCHGATE_CONFIG", "XDG_CONFIG_HOME", "HOME"];
 /// The log's.
 const LOG: &[&str] = &["PATCHGATE_LOG", "PATCHGATE_LOG_LEVEL"];
 /// The TUI's.
-const TUI: &[&str] = &["NO_COLOR", "VISUAL", "EDITOR"];
+const TUI: &[&str] = &["NO_COLOR", "VISUAL", "EDITOR", "TMPDIR"];
 
-/// The groups of variables `command` reads (`None`: the program, all of them).
-fn variables_of(command: Option<&str>) -> Vec<&'static str> {
+/// The variables `command` reads (`None`: the program, all of them); `None` for a command
+/// this table does not know yet, so that a new command cannot get a page that says nothing.
+fn variables_of(command: Option<&str>) -> Option<Vec<&'static str>> {
     let groups: &[&[&str]] = match command {
-        None => return VARIABLES.iter().map(|(name, _)| *name).collect(),
+        None => return Some(VARIABLES.iter().map(|(name, _)| *name).collect()),
         Some("review") => &[
             STATE,
             CONFIG,
@@ -110,15 +111,16 @@ fn variables_of(command: Option<&str>) -> Vec<&'static str> {
             &["PATCHGATE_TOKEN", "XDG_RUNTIME_DIR"],
         ],
         Some("serve") => &[STATE, CONFIG, LOG, &["PATCHGATE_TOKEN", "XDG_RUNTIME_DIR"]],
-        Some("demo") => &[CONFIG, LOG, TUI, &["TMPDIR"]],
+        Some("demo") => &[CONFIG, LOG, TUI],
         Some("apply") => &[STATE, CONFIG, LOG, TUI],
-        Some("merge") => &[CONFIG, &["HOME"]],
+        Some("merge") => &[CONFIG],
         Some("search") => &[STATE, CONFIG],
         Some("search-eval") => &[&["TMPDIR"]],
         Some("log" | "undo") => &[STATE],
         Some("config") => &[STATE, &["XDG_CONFIG_HOME", "CODEX_HOME", "PATH"]],
         Some("doctor") => &[STATE, &["XDG_CONFIG_HOME", "CODEX_HOME"]],
-        Some(_) => &[],
+        Some("eval" | "completions" | "man") => &[],
+        Some(_) => return None,
     };
     let mut names: Vec<&str> = Vec::new();
     for name in groups.iter().flat_map(|g| g.iter()) {
@@ -126,7 +128,7 @@ fn variables_of(command: Option<&str>) -> Vec<&'static str> {
             names.push(name);
         }
     }
-    names
+    Some(names)
 }
 
 /// `patchgate man [COMMAND] [--dir DIR]`.
@@ -213,7 +215,7 @@ fn render(cmd: &clap::Command, command: Option<&str>) -> Result<Vec<u8>> {
         .context("a command without its exit status")?;
     let exit = exit.strip_prefix("Exit status: ").unwrap_or(&exit);
     page.extend_from_slice(format!(".SH \"EXIT STATUS\"\n{}\n", text(exit)).as_bytes());
-    page.extend_from_slice(environment(command).as_bytes());
+    page.extend_from_slice(environment(command)?.as_bytes());
     if cmd.get_version().is_some() {
         man.render_version_section(&mut page)?;
     }
@@ -299,9 +301,14 @@ fn value_names(arg: &clap::Arg) -> String {
 }
 
 /// The ENVIRONMENT section of `command`'s page.
-fn environment(command: Option<&str>) -> String {
+fn environment(command: Option<&str>) -> Result<String> {
     let mut section = String::from(".SH ENVIRONMENT\n");
-    let names = variables_of(command);
+    let names = variables_of(command).with_context(|| {
+        format!(
+            "the environment of `{}` is not listed",
+            command.unwrap_or_default()
+        )
+    })?;
     if names.is_empty() {
         section.push_str("This command reads no environment variable.\n");
     }
@@ -312,7 +319,7 @@ fn environment(command: Option<&str>) -> String {
             .map_or("", |(_, what)| what);
         section.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", text(name), text(what)));
     }
-    section
+    Ok(section)
 }
 
 /// SEE ALSO: on the program's page every command's page, on a command's the program's.

@@ -74,7 +74,7 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
         );
         Shown::Printed
     };
-    eprint!("{}", advice(kind, &root, shown));
+    eprint!("{}", advice(kind, &root, shown, args.user));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -205,8 +205,9 @@ pub enum Shown {
 }
 
 /// How to keep `kind` from writing files behind the gate's back, in its own terms (for
-/// standard error, after the snippet or the list of files written, as `shown` says).
-pub fn advice(kind: ClientKind, root: &Path, shown: Shown) -> String {
+/// standard error, after the snippet or the list of files written, as `shown` says; `user`:
+/// the user's files, for every project, rather than the project's).
+pub fn advice(kind: ClientKind, root: &Path, shown: Shown, user: bool) -> String {
     let root = root.display();
     match kind {
         ClientKind::Claude => {
@@ -224,6 +225,12 @@ pub fn advice(kind: ClientKind, root: &Path, shown: Shown) -> String {
                     );
                 }
             };
+            if user {
+                return format!(
+                    "patchgate: so that every edit goes through the gate, {denied} Claude Code's own \
+                     edit tools ({tools}) in ~/.claude/settings.json, for every project\n"
+                );
+            }
             format!(
                 "patchgate: so that every edit of {root} goes through the gate, {denied} Claude Code's own \
                  edit tools ({tools}) in .claude/settings.local.json, which Claude reads without a trust prompt \
@@ -361,9 +368,10 @@ mod tests {
         );
         assert!(user.contains("--write --user --only approval"), "{user}");
         let printed = Shown::Printed;
-        assert!(advice(ClientKind::Codex, Path::new("/p"), printed).contains("read-only"));
+        assert!(advice(ClientKind::Codex, Path::new("/p"), printed, false).contains("read-only"));
         assert!(
-            advice(ClientKind::Claude, Path::new("/p"), printed).contains("settings.local.json")
+            advice(ClientKind::Claude, Path::new("/p"), printed, false)
+                .contains("settings.local.json")
         );
     }
 }

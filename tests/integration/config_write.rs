@@ -352,6 +352,15 @@ fn the_advice_names_what_was_done_never_commands_that_were_not_printed() {
         !err.contains("above") && err.contains("the approval was not written"),
         "{err}"
     );
+    // The user's files are named as such.
+    let (code, _, err) = s.run(&["config", "claude", "--write", "--user"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("the approval just written also denies")
+            && err.contains("in ~/.claude/settings.json, for every project")
+            && !err.contains("settings.local.json"),
+        "{err}"
+    );
     let (code, _, err) = s.run(&["config", "codex", "--write"]);
     assert_eq!(code, 0, "{err}");
     assert!(

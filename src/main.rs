@@ -15,7 +15,7 @@ use patchgate::cli::{Cli, Command};
 mod app;
 
 use app::{
-    apply, config, demo, doctor, eval, log, merge, review, search, search_eval, serve, undo,
+    apply, config, demo, doctor, eval, log, man, merge, review, search, search_eval, serve, undo,
 };
 
 fn main() -> ExitCode {
@@ -68,12 +68,6 @@ fn run_command(command: Command) -> Result<ExitCode> {
             app::out::bytes(&script);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Man => {
-            use clap::CommandFactory;
-            let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
-            app::out::bytes(&page);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Man(args) => man(args),
     }
 }

@@ -117,6 +117,11 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// A verb's present tense for `n` things: `applies` for one, `apply` for none or several.
+fn agree(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
+
 fn exit(ok: bool) -> ExitCode {
     if ok {
         ExitCode::SUCCESS
@@ -204,12 +209,13 @@ fn check_only(job: &Job) -> ExitCode {
     }
     job.print_failures();
     let (files, failed) = (job.files(), job.failed().len());
+    let applying = files - failed;
     outln!(
-        "{} ({}): {} of {files} file{} apply",
+        "{} ({}): {applying} of {files} file{} {}",
         job.name,
         job.set.format.name(),
-        files - failed,
-        plural(files)
+        plural(files),
+        agree(applying, "applies", "apply")
     );
     exit(failed == 0)
 }
@@ -219,10 +225,11 @@ fn apply_now(job: &Job) -> ExitCode {
     let (files, name) = (job.files(), &job.name);
     if !job.failed().is_empty() {
         job.print_failures();
+        let failed = job.failed().len();
         eprintln!(
-            "patchgate: {} of {files} file{} in {name} do not apply; nothing was written",
-            job.failed().len(),
-            plural(files)
+            "patchgate: {failed} of {files} file{} in {name} {}; nothing was written",
+            plural(files),
+            agree(failed, "does not apply", "do not apply")
         );
         return ExitCode::from(1);
     }
@@ -451,7 +458,12 @@ fn decided(gate: &Gate, id: &str) -> (bool, String) {
             match r {
                 Some(r) if r.edited_by_reviewer => "applied as edited".to_string(),
                 Some(r) if r.hunks_accepted < r.hunks_total => {
-                    format!("applied {} of {} hunks", r.hunks_accepted, r.hunks_total)
+                    format!(
+                        "applied {} of {} hunk{}",
+                        r.hunks_accepted,
+                        r.hunks_total,
+                        plural(r.hunks_total)
+                    )
                 }
                 _ => "applied".to_string(),
             },

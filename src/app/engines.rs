@@ -33,6 +33,15 @@ pub(crate) fn read_edit(arg: Option<&str>) -> Result<String> {
 
 pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
     let format = Format::from(args.format);
+    // Only the lazy engine reads an instruction: another would drop it without a word.
+    if args.instruction.is_some() && format != Format::Lazy {
+        bail!(
+            "--instruction is read only by the lazy engine (`patchgate merge lazy`); the {} \
+             engine places its edit where the edit itself says and would ignore it: leave \
+             --instruction out",
+            format.name()
+        );
+    }
     // A lazy snippet may create the file; every other format needs it.
     let (file, existed) = match std::fs::read(&args.file) {
         Ok(bytes) => (bytes, true),

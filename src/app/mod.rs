@@ -11,6 +11,7 @@ pub(crate) mod demo_agent;
 pub(crate) mod engines;
 pub(crate) mod gate;
 pub(crate) mod journal;
+pub(crate) mod man;
 pub(crate) mod out;
 pub(crate) mod search;
 pub(crate) mod setup;
@@ -20,6 +21,7 @@ pub(crate) use self::demo::*;
 pub(crate) use self::engines::*;
 pub(crate) use self::gate::*;
 pub(crate) use self::journal::*;
+pub(crate) use self::man::*;
 pub(crate) use self::search::*;
 pub(crate) use self::setup::*;
 

@@ -12,7 +12,7 @@ use super::*;
 
 pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
     use patchgate::mcp::client_files::{Scope, user_wide};
-    use patchgate::mcp::clients::{ClientKind, Connection, advice, snippet};
+    use patchgate::mcp::clients::{ClientKind, Connection, Shown, advice, snippet};
 
     let kind = match args.client {
         ClientArg::Claude => ClientKind::Claude,
@@ -50,7 +50,7 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
             root: (!user_wide(kind, scope)).then_some(root.as_path()),
         },
     };
-    if args.write {
+    let shown = if args.write {
         if endpoint.is_some() && user_wide(kind, scope) {
             anyhow::bail!(
                 "an HTTP entry names one gate, the one for {}; in your own files it would send every \
@@ -59,20 +59,22 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
                 root.display()
             );
         }
-        write_config(kind, &conn, review_timeout, &args, &root)?;
+        let written = write_config(kind, &conn, review_timeout, &args, &root)?;
         if endpoint.is_some() {
             eprintln!(
                 "patchgate: the project's configuration now holds the gate's agents' token: keep \
                  it out of version control, or use the stdio form (leave out --http)"
             );
         }
+        written
     } else {
         out!(
             "{}",
             snippet(kind, &conn, review_timeout, user_wide(kind, scope), &exe)
         );
-    }
-    eprint!("{}", advice(kind, &root));
+        Shown::Printed
+    };
+    eprint!("{}", advice(kind, &root, shown, args.user));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -131,14 +133,15 @@ fn http_endpoint(root: &std::path::Path, listen: &str) -> Result<(String, String
     })
 }
 
-/// `config --write`: merge into the client's files and say, file by file, what changed.
+/// `config --write`: merge into the client's files and say, file by file, what changed;
+/// which parts are now there.
 fn write_config(
     kind: patchgate::mcp::clients::ClientKind,
     conn: &patchgate::mcp::clients::Connection,
     review_timeout: u64,
     args: &ConfigArgs,
     root: &std::path::Path,
-) -> Result<()> {
+) -> Result<patchgate::mcp::clients::Shown> {
     use patchgate::cli::ConfigPart;
     use patchgate::mcp::client_files::{Homes, Outcome, Part, Scope, apply, plan, refuse_link_out};
     let scope = if args.user {
@@ -191,7 +194,11 @@ fn write_config(
     if let Some(note) = patchgate::mcp::doctor::scope_note(kind, scope, root, &homes) {
         eprintln!("patchgate: {note}");
     }
-    Ok(())
+    let has = |part: Part| changes.iter().any(|c| c.part == part && wanted(c.part));
+    Ok(patchgate::mcp::clients::Shown::Written {
+        server: has(Part::Server),
+        approval: has(Part::Approval),
+    })
 }
 
 /// `patchgate doctor`.

@@ -271,32 +271,17 @@ fn replace_one(
         .match_indices(search)
         .map(|(i, _)| lo + i)
         .collect();
-    let range_of = |starts: &[usize], off: usize| {
-        let first = line_of(starts, off);
-        let last = line_of(starts, off + search.len().saturating_sub(1));
-        if first == last {
-            format!("line {first}")
-        } else {
-            format!("lines {first}-{last}")
-        }
-    };
     if hits.is_empty() {
         return Err(no_match(current, search, scope, label));
     }
     if hits.len() > 1 && !allow_multiple {
-        let starts = line_starts(current);
-        let shown: Vec<String> = hits
-            .iter()
-            .take(20)
-            .map(|&o| range_of(&starts, o))
-            .collect();
         return Err(Error::new(
             ErrorCode::AmbiguousMatch,
             format!(
                 "{label} occurs {} times: {}. Include more surrounding text so it occurs once, \
                  narrow it with start_line/end_line, or set allow_multiple to replace all.",
                 hits.len(),
-                shown.join(", ")
+                places(current, search, &hits)
             ),
         ));
     }
@@ -310,6 +295,51 @@ fn replace_one(
     out.push_str(&current[last..]);
     *current = out;
     Ok(hits.len())
+}
+
+/// At most this many of an ambiguous search's occurrences are named.
+const PLACES_NAMED: usize = 20;
+
+/// Where `search` occurs (`hits`, byte offsets in `content`), for a refusal: each line range
+/// once, with the columns of the occurrences it holds when it holds several (`line 11
+/// (columns 5, 9, 13)`), since a search text may occur more than once on one line.
+fn places(content: &str, search: &str, hits: &[usize]) -> String {
+    let starts = line_starts(content);
+    let range_of = |off: usize| {
+        let first = line_of(&starts, off);
+        let last = line_of(&starts, off + search.len().saturating_sub(1));
+        let label = if first == last {
+            format!("line {first}")
+        } else {
+            format!("lines {first}-{last}")
+        };
+        let column = content[starts[first - 1]..off].chars().count() + 1;
+        (label, column)
+    };
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for &hit in hits.iter().take(PLACES_NAMED) {
+        let (label, column) = range_of(hit);
+        match groups.last_mut() {
+            Some((last, columns)) if *last == label => columns.push(column),
+            _ => groups.push((label, vec![column])),
+        }
+    }
+    let named: Vec<String> = groups
+        .into_iter()
+        .map(|(label, columns)| match columns.as_slice() {
+            [_] => label,
+            _ => {
+                let columns: Vec<String> = columns.iter().map(usize::to_string).collect();
+                format!("{label} (columns {})", columns.join(", "))
+            }
+        })
+        .collect();
+    let more = hits.len().saturating_sub(PLACES_NAMED);
+    if more > 0 {
+        format!("{} and {more} more", named.join(", "))
+    } else {
+        named.join(", ")
+    }
 }
 
 fn no_match(current: &str, search: &str, scope: Option<(usize, usize)>, label: &str) -> Error {
@@ -367,6 +397,20 @@ mod tests {
         assert_eq!(err.code, ErrorCode::AmbiguousMatch);
         assert!(
             err.message.contains("lines 1-2") && err.message.contains("lines 4-5"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn occurrences_on_one_line_are_named_by_column_not_listed_as_the_same_line() {
+        // `x` three times on line 2: once "line 2, line 2, line 2", which names no place.
+        let e = edit(serde_json::json!({"search_content": "x", "replace_content": "y"}));
+        let err = apply("a\nlet x = x + x;\nx\n", &e).unwrap_err();
+        assert_eq!(err.code, ErrorCode::AmbiguousMatch);
+        assert!(
+            err.message
+                .contains("occurs 4 times: line 2 (columns 5, 9, 13), line 3."),
             "{}",
             err.message
         );

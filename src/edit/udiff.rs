@@ -998,24 +998,24 @@ fn place(
 }
 
 fn not_found(lines: &[&str], hunk: &Hunk, old: &[String], at: &Position) -> Error {
-    let n = old.len();
+    // `its 1 old line is`, `its 3 old lines are`.
+    let lines_are = match old.len() {
+        1 => "1 old line is".to_string(),
+        n => format!("{n} old lines are"),
+    };
     let mut message = match hunk.old_start {
         Some(_) if at.at_start => format!(
             "does not apply: a hunk at line 1 must match at the start of the file (as with \
-             `git apply`), and its {n} old lines are not there."
+             `git apply`), and its {lines_are} not there."
         ),
         Some(_) if at.at_end => format!(
             "does not apply: a hunk with no context after its change must match at the end of \
-             the file (as with `git apply`), and its {n} old lines are not there."
+             the file (as with `git apply`), and its {lines_are} not there."
         ),
         Some(s) => format!(
-            "does not apply: its {} old lines are not at line {s} nor within {MAX_OFFSET} lines of it.",
-            old.len()
+            "does not apply: its {lines_are} not at line {s} nor within {MAX_OFFSET} lines of it."
         ),
-        None => format!(
-            "does not apply: its {} old lines are not in the file.",
-            old.len()
-        ),
+        None => format!("does not apply: its {lines_are} not in the file."),
     };
     if let Some((start, end)) = matching::closest_region(lines, old) {
         message.push_str(&format!(

@@ -189,29 +189,83 @@ fn claude_commands(conn: &Connection, user: bool, exe: &Path) -> String {
     }
 }
 
+/// What `patchgate config` did with the configuration, so that its advice names what is
+/// there: printed it (commands or a file's content above the advice), or wrote the parts named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Printed on standard output.
+    Printed,
+    /// Written into the client's files (`--write`), with or without each part (`--only`).
+    Written {
+        /// The server entry was written.
+        server: bool,
+        /// The pre-approval was written.
+        approval: bool,
+    },
+}
+
 /// How to keep `kind` from writing files behind the gate's back, in its own terms (for
-/// standard error, beside the snippet).
-pub fn advice(kind: ClientKind, root: &Path) -> String {
+/// standard error, after the snippet or the list of files written, as `shown` says; `user`:
+/// the user's files, for every project, rather than the project's).
+pub fn advice(kind: ClientKind, root: &Path, shown: Shown, user: bool) -> String {
     let root = root.display();
     match kind {
-        ClientKind::Claude => format!(
-            "patchgate: so that every edit of {root} goes through the gate, the commands above also deny Claude Code's own \
-             edit tools ({}) in .claude/settings.local.json, which Claude reads without a trust prompt \
-             (Claude Code 2.1.200 or later; older ones read its permissions only in a trusted workspace: \
-             run `claude` there once and trust it, or use --user)\n",
-            CLAUDE_EDIT_TOOLS.join(", ")
-        ),
-        ClientKind::Codex => format!(
-            "patchgate: the table above pre-approves patchgate's tools (`{CODEX_APPROVE_KEY}`); \
-             so that every edit of {root} goes through the gate, run Codex with `sandbox_mode = \"read-only\"` \
-             (or `codex --sandbox read-only`): its own patches and shell writes are then refused, \
-             and edits go through patchgate\n"
-        ),
-        ClientKind::Cursor => format!(
-            "patchgate: Cursor's own agent edits do not pass through patchgate: tell the agent to edit {root} \
-             only with patchgate's tools; `--write` also lets patchgate's tools run without asking \
-             (`{CURSOR_ALLOW}` in .cursor/permissions.json's mcpAllowlist; a person approves each edit in the gate)\n"
-        ),
+        ClientKind::Claude => {
+            let tools = CLAUDE_EDIT_TOOLS.join(", ");
+            let denied = match shown {
+                Shown::Printed => "the commands above also deny",
+                Shown::Written { approval: true, .. } => "the approval just written also denies",
+                Shown::Written {
+                    approval: false, ..
+                } => {
+                    return format!(
+                        "patchgate: the approval was not written (--only server): Claude Code's own \
+                         edit tools ({tools}) can still write {root} behind the gate's back; \
+                         `patchgate config claude --write --only approval` denies them\n"
+                    );
+                }
+            };
+            if user {
+                return format!(
+                    "patchgate: so that every edit goes through the gate, {denied} Claude Code's own \
+                     edit tools ({tools}) in ~/.claude/settings.json, for every project\n"
+                );
+            }
+            format!(
+                "patchgate: so that every edit of {root} goes through the gate, {denied} Claude Code's own \
+                 edit tools ({tools}) in .claude/settings.local.json, which Claude reads without a trust prompt \
+                 (Claude Code 2.1.200 or later; older ones read its permissions only in a trusted workspace: \
+                 run `claude` there once and trust it, or use --user)\n"
+            )
+        }
+        ClientKind::Codex => {
+            let table = match shown {
+                Shown::Printed => "the table above pre-approves",
+                Shown::Written { server: true, .. } => "the table just written pre-approves",
+                Shown::Written { server: false, .. } => {
+                    "nothing was written: Codex's pre-approval is a key of patchgate's server \
+                     table, which `--only approval` leaves out; without --only, the table \
+                     pre-approves"
+                }
+            };
+            format!(
+                "patchgate: {table} patchgate's tools (`{CODEX_APPROVE_KEY}`); \
+                 so that every edit of {root} goes through the gate, run Codex with `sandbox_mode = \"read-only\"` \
+                 (or `codex --sandbox read-only`): its own patches and shell writes are then refused, \
+                 and edits go through patchgate\n"
+            )
+        }
+        ClientKind::Cursor => {
+            let allow = match shown {
+                Shown::Written { approval: true, .. } => "the approval just written lets",
+                Shown::Printed | Shown::Written { .. } => "`--write` (its approval part) lets",
+            };
+            format!(
+                "patchgate: Cursor's own agent edits do not pass through patchgate: tell the agent to edit {root} \
+                 only with patchgate's tools; {allow} patchgate's tools run without asking \
+                 (`{CURSOR_ALLOW}` in .cursor/permissions.json's mcpAllowlist; a person approves each edit in the gate)\n"
+            )
+        }
         ClientKind::Vscode => format!(
             "patchgate: VS Code's own edit tools do not pass through patchgate: disable them in the chat's tool \
              picker, and allow patchgate's tools for the workspace {root} when VS Code first asks \
@@ -313,7 +367,11 @@ mod tests {
             "{user}"
         );
         assert!(user.contains("--write --user --only approval"), "{user}");
-        assert!(advice(ClientKind::Codex, Path::new("/p")).contains("read-only"));
-        assert!(advice(ClientKind::Claude, Path::new("/p")).contains("settings.local.json"));
+        let printed = Shown::Printed;
+        assert!(advice(ClientKind::Codex, Path::new("/p"), printed, false).contains("read-only"));
+        assert!(
+            advice(ClientKind::Claude, Path::new("/p"), printed, false)
+                .contains("settings.local.json")
+        );
     }
 }

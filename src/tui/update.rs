@@ -130,11 +130,14 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
                     }
                     say(m, text, Tone::Good);
                 }
-                // A refusal shows the file's three states: too long for the status line.
+                // A refusal shows the file's three states: too long for the status line. A
+                // file changed since is no reason by itself (the run's own change is taken
+                // back from it): the overlay says what stands in the way.
                 Err(text) if text.lines().count() > 1 => {
                     say(
                         m,
-                        "undo refused: the file changed since (Esc closes)",
+                        "undo refused: the run's change cannot be taken back from the file as it \
+                         is now (Esc closes)",
                         Tone::Bad,
                     );
                     m.overlay = Overlay::Message {
@@ -1808,6 +1811,22 @@ pub(crate) mod tests {
         assert_eq!(m.status, None);
         update(&mut m, Msg::Tick(1));
         assert!(m.status.as_ref().unwrap().0.contains("REVIEW token"));
+    }
+
+    #[test]
+    fn a_refused_undo_says_what_stands_in_the_way_not_only_that_the_file_changed() {
+        let mut m = loaded();
+        let why = "cannot undo run run1: `a.rs` was changed later where the run changed it\n\
+                   - old\n+ new";
+        update(&mut m, Msg::Undone(Err(why.into())));
+        let (text, tone) = m.status.clone().unwrap();
+        assert_eq!(
+            text,
+            "undo refused: the run's change cannot be taken back from the file as it is now \
+             (Esc closes)"
+        );
+        assert_eq!(tone, Tone::Bad);
+        assert!(matches!(&m.overlay, Overlay::Message { text, .. } if text == why));
     }
 
     #[test]

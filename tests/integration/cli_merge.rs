@@ -50,6 +50,54 @@ fn merge_blocks_on_a_refused_edit_exits_1_with_a_json_last_stderr_line() {
 }
 
 #[test]
+fn merge_refuses_an_instruction_the_engine_would_ignore() {
+    // Only the lazy engine reads --instruction; the others once dropped it without a word.
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "x.py", b"a = 1\nb = 2\n");
+    let udiff = "@@ -2 +2 @@\n-b = 2\n+b = 3\n";
+    let replace = r#"{"search_content": "b = 2", "replace_content": "b = 3"}"#;
+    for (format, edit) in [("blocks", BLOCK), ("replace", replace), ("udiff", udiff)] {
+        let out = run(
+            &["merge", format, &file, "-", "--instruction", "after a"],
+            edit,
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{format}: {err}");
+        assert!(out.stdout.is_empty(), "{format}");
+        assert!(
+            err.contains("--instruction is read only by the lazy engine")
+                && err.contains(&format!("the {format} engine")),
+            "{format}: {err}"
+        );
+        // Without it, the same edit merges.
+        let out = run(&["merge", format, &file, "-"], edit);
+        assert_eq!(out.stdout, b"a = 1\nb = 3\n", "{format}");
+    }
+    // The lazy engine takes it.
+    let out = run(
+        &[
+            "merge",
+            "lazy",
+            &file,
+            "-",
+            "--instruction",
+            "at the end of the file",
+        ],
+        "c = 3\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        merged.starts_with("a = 1\nb = 2\n") && merged.ends_with("\nc = 3\n"),
+        "{merged}"
+    );
+}
+
+#[test]
 fn merge_on_a_missing_file_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.py");

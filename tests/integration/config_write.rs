@@ -328,3 +328,46 @@ fn a_client_directory_that_links_out_of_the_project_is_refused() {
         assert!(!s.root.join(".mcp.json").exists(), "{client}");
     }
 }
+
+#[test]
+fn the_advice_names_what_was_done_never_commands_that_were_not_printed() {
+    let s = Setup::new();
+    let (code, printed, err) = s.run(&["config", "claude"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(printed.contains("claude mcp add"), "{printed}");
+    assert!(err.contains("the commands above also deny"), "{err}");
+    // Written, nothing printed but the files: no "commands above".
+    let (code, said, err) = s.run(&["config", "claude", "--write"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!said.contains("claude mcp add"), "{said}");
+    assert!(!err.contains("above"), "{err}");
+    assert!(
+        err.contains("the approval just written also denies"),
+        "{err}"
+    );
+    let other = Setup::new();
+    let (code, _, err) = other.run(&["config", "claude", "--write", "--only", "server"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !err.contains("above") && err.contains("the approval was not written"),
+        "{err}"
+    );
+    // The user's files are named as such.
+    let (code, _, err) = s.run(&["config", "claude", "--write", "--user"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("the approval just written also denies")
+            && err.contains("in ~/.claude/settings.json, for every project")
+            && !err.contains("settings.local.json"),
+        "{err}"
+    );
+    let (code, _, err) = s.run(&["config", "codex", "--write"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !err.contains("above") && err.contains("the table just written"),
+        "{err}"
+    );
+    let (code, _, err) = s.run(&["config", "codex"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("the table above pre-approves"), "{err}");
+}

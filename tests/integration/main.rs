@@ -13,6 +13,7 @@ mod corpus;
 mod crash;
 mod docs;
 mod gate_scope;
+mod help;
 mod journal_cli;
 mod layers;
 mod lazy_fallback;

@@ -533,15 +533,17 @@ fn first_code_line(ctx: &Context<'_>, seg: &Segment) -> String {
         .unwrap_or_default()
 }
 
-/// The snippet's own line numbers of a segment, as `a-b`.
-fn seg_lines(ctx: &Context<'_>, seg: &Segment) -> String {
+/// How a refusal names a segment: `snippet line 3 (`x`)` or `snippet lines 3-5 (starting
+/// `x`)`, and whether that is one line (its verbs and pronouns are singular then).
+fn seg_named(ctx: &Context<'_>, seg: &Segment) -> (String, bool) {
     let lines = ctx.lines();
     let a = lines[seg.lines.start].at;
     let b = lines[seg.lines.end - 1].at;
+    let first = first_code_line(ctx, seg);
     if a == b {
-        format!("line {a}")
+        (format!("snippet line {a} (`{first}`)"), true)
     } else {
-        format!("lines {a}-{b}")
+        (format!("snippet lines {a}-{b} (starting `{first}`)"), false)
     }
 }
 
@@ -551,32 +553,35 @@ const REPEATS_NAMED: usize = 3;
 const PLACES_NAMED: usize = 4;
 
 fn no_anchor(ctx: &Context<'_>, seg: &Segment) -> Error {
-    let where_ = seg_lines(ctx, seg);
-    let verb = if where_.starts_with("lines") {
-        "hold"
-    } else {
-        "holds"
-    };
-    let held = held_lines(ctx, seg);
-    let what = if held.is_empty() {
-        format!("{verb} no line from the file")
-    } else {
-        format!("{verb} no line that places them: {}", held.join("; "))
+    let (named, one) = seg_named(ctx, seg);
+    let held = held_lines(ctx, seg, one);
+    let (what, they) = match (one, held.is_empty()) {
+        (true, true) => ("is not a line of the file".to_string(), "it goes"),
+        (true, false) => (
+            format!("cannot place itself: {}", held.join("; ")),
+            "it goes",
+        ),
+        (false, true) => ("hold no line from the file".to_string(), "they go"),
+        (false, false) => (
+            format!("hold no line that places them: {}", held.join("; ")),
+            "they go",
+        ),
     };
     Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
-            "snippet {where_} (starting `{}`) {what}, so nothing says where they go; add 1-3 \
-             unchanged lines that occur only around the intended place, or say where in the \
-             instruction (\"after NAME\", \"at the end\")",
-            first_code_line(ctx, seg)
+            "{named} {what}, so nothing says where {they}; add 1-3 unchanged lines that occur \
+             only around the intended place, or say where in the instruction (\"after NAME\", \
+             \"in NAME\", \"at the end of the file\")"
         ),
     )
 }
 
 /// The segment's lines the file has, and why none places them: `` `}` occurs 41 times (lines
-/// 12, 30, 55, 61, …) `` or `` `);` (line 6) is too plain to place them alone ``.
-fn held_lines(ctx: &Context<'_>, seg: &Segment) -> Vec<String> {
+/// 12, 30, 55, 61, …) `` or `` `);` (line 6) is too plain to place them alone `` (`it` for a
+/// segment of `one` line).
+fn held_lines(ctx: &Context<'_>, seg: &Segment, one: bool) -> Vec<String> {
+    let them = if one { "it" } else { "them" };
     let lines = ctx.lines();
     let mut seen = HashSet::new();
     seg.lines
@@ -603,7 +608,7 @@ fn held_lines(ctx: &Context<'_>, seg: &Segment) -> Vec<String> {
                 )
             } else {
                 format!(
-                    "`{text}` (line {}) is too plain to place them alone",
+                    "`{text}` (line {}) is too plain to place {them} alone",
                     places.join("")
                 )
             }
@@ -633,13 +638,13 @@ fn ambiguous(ctx: &Context<'_>, seg: &Segment, cands: &[Candidate]) -> Error {
     } else {
         ""
     };
+    let (named, one) = seg_named(ctx, seg);
     Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
-            "snippet {} (starting `{}`) fit {} places equally well: {}; add 1-3 unchanged \
-             lines that occur only around the intended place{or_name}",
-            seg_lines(ctx, seg),
-            first_code_line(ctx, seg),
+            "{named} {} {} places equally well: {}; add 1-3 unchanged lines that occur only \
+             around the intended place{or_name}",
+            if one { "fits" } else { "fit" },
             cands.len(),
             places.join(", ")
         ),

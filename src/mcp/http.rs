@@ -280,9 +280,12 @@ fn authorize(st: &AppState, headers: &HeaderMap, path: &str) -> Option<Response>
 }
 
 /// The bytes a request's body counts in the in-flight budget: its declared length, the body
-/// cap when it is sent in chunks of unknown length, none when it has no body.
+/// cap when it is sent in chunks of unknown length, none when it has no body or a small one.
 fn body_bytes(headers: &HeaderMap, declared: Option<u64>, max_body: usize) -> usize {
     match declared {
+        // Small bodies are free: the reviewer's decisions, waits and most tool calls never
+        // queue behind large edits (512 connections × 64 KiB is the budget again, at most).
+        Some(n) if n < super::inflight::SMALL_BODY_BYTES as u64 => 0,
         Some(n) => usize::try_from(n).unwrap_or(max_body).min(max_body),
         None if headers.contains_key(header::TRANSFER_ENCODING) => max_body,
         None => 0,
@@ -318,6 +321,12 @@ async fn json_rpc_body(req: Request, st: &AppState) -> Result<Request, Response>
             ));
         }
     };
+    // A body sent in chunks took the whole cap; read, a small one gives its share back.
+    if bytes.len() < super::inflight::SMALL_BODY_BYTES
+        && let Some(share) = parts.extensions.get::<super::inflight::Share>()
+    {
+        share.release();
+    }
     let message = match serde_json::from_slice::<Value>(&bytes) {
         Ok(v) => v,
         Err(e) => {

@@ -1,7 +1,7 @@
 //! The bytes of HTTP requests being handled at once, across every connection. A request with
 //! a body takes its declared length (the body cap when it declares none) before a byte of the
 //! body is read, and gives it back when its answer starts — an MCP tool call as soon as its
-//! proposal is made, not while it waits for the reviewer. A burst of large requests costs its
+//! proposal is made, not while it waits for the reviewer. Bodies under 64 KiB take nothing. A burst of large requests costs its
 //! bodies, their parsed copies and the edits computed from them; this bounds that, as the
 //! open-proposal cap bounds what the proposals keep after (docs/DESIGN.md §7).
 
@@ -13,6 +13,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// The bytes of request bodies handled at once: 32 one-MiB edits together, a request larger
 /// than this takes all of it.
 pub const IN_FLIGHT_BYTES: usize = 32 << 20;
+
+/// A body declared shorter than this takes nothing from the budget (so a decision, a wait or
+/// a small edit never queues behind large ones), nor does an MCP message read and found so.
+pub const SMALL_BODY_BYTES: usize = 64 << 10;
 
 /// How long a request waits for its bytes before it is refused as busy (within the time a
 /// connection has to send its body).

@@ -232,7 +232,10 @@ impl Index {
                 && f.path_terms.iter().all(|&t| known(t))
                 && f.def_terms.iter().all(|&t| known(t))
                 && f.units.iter().all(|u| {
+                    // Within the file (a unit may end on the line after its last break).
                     u.start <= u.end
+                        && u.end < u32::MAX
+                        && u.end <= f.lines.saturating_add(1)
                         && u.name_term.is_none_or(known)
                         && u.terms.iter().all(|&(t, _)| known(t))
                 })

@@ -33,7 +33,7 @@ pub const PARSE_BUDGET_BYTES: usize = MAX_PARSE_BYTES;
 const GIVE_BACK_BYTES: usize = 256 << 10;
 
 /// How long a parse waits for its bytes in the budget before it is given up.
-pub const BUDGET_WAIT: Duration = Duration::from_secs(1);
+pub const BUDGET_WAIT: Duration = Duration::from_secs(2);
 
 /// At most this many errors are collected from one tree.
 const MAX_ERRORS: usize = 64;

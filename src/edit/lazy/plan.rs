@@ -369,9 +369,17 @@ fn settle_open(
         }
         out[k] = Some(match &placed[k] {
             Placed::Open(Open::Ambiguous(cands)) => return Err(ambiguous(ctx, &segs[k], cands)),
-            _ => insert_by_instruction(ctx, &segs[k], instruction)
-                .or_else(|| insert_at_open_edge(ctx, segs, k))
-                .ok_or_else(|| no_anchor(ctx, &segs[k]))?,
+            _ => match insert_by_instruction(ctx, &segs[k], instruction) {
+                Some(w) => w,
+                None => {
+                    let w = insert_at_open_edge(ctx, segs, k)
+                        .ok_or_else(|| no_anchor(ctx, &segs[k]))?;
+                    if matches!(w, Where::Insert { at, .. } if at == ctx.file.len()) {
+                        super::depth::check_body_at_file_end(ctx.file, ctx.lines(), segs, k)?;
+                    }
+                    w
+                }
+            },
         });
     }
     Ok(())

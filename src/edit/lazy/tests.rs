@@ -1271,3 +1271,37 @@ fn a_line_moved_into_a_new_block_beside_new_lines_is_refused_naming_its_depth() 
     assert_eq!(e.code, ErrorCode::NeedsMoreContext);
     assert!(e.message.contains("at another depth"), "{}", e.message);
 }
+
+/// New code after a placeholder indented inside a definition's body, at the snippet's end:
+/// the rest of that body, then the new code. When the body ends before the file does, the
+/// file's end lies in another body (or past a closing line): two readings, refused, naming
+/// both; when the body runs to the file's end, both readings are one.
+#[test]
+fn new_code_after_a_placeholder_inside_a_body_never_lands_in_another_body() {
+    let file = "def add(a, b):\n    return a + b\n\n\ndef area(w, h):\n    return w * h\n";
+    let snippet = "def add(a, b):\n    # ... existing code ...\n    print(a)\n";
+    let e = lazy(file, snippet).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        e.message.contains("end of that body") && e.message.contains("end of the file"),
+        "{}",
+        e.message
+    );
+    // Braces: the last function's closing line ends its body before the file does.
+    let js =
+        "function area(w, h) {\n  return w * h;\n}\n\nfunction add(a, b) {\n  return a + b;\n}\n";
+    let snippet = "function add(a, b) {\n  // ... existing code ...\n  log(a);\n";
+    let e = merge(js, snippet, &hints("calc.js")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext, "{}", e.message);
+    // The last definition's body runs to the file's end: one reading, merged there.
+    let last = "def area(w, h):\n    return w * h\n\n\ndef add(a, b):\n    return a + b\n";
+    let out = lazy(
+        last,
+        "def add(a, b):\n    # ... existing code ...\n    print(a)\n",
+    )
+    .unwrap();
+    assert!(
+        out.starts_with(last) && out.trim_end().ends_with("\n    print(a)"),
+        "{out}"
+    );
+}

@@ -110,6 +110,9 @@ impl Searches {
     }
 }
 
+/// Local searches on blocking threads at once.
+static SEARCHES: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 /// The local answer and the exploration tools over the files it saw, on a blocking thread
 /// (the index may be read, built or brought up to date); indexing progress goes to `tx`
 /// about every 5%.
@@ -119,6 +122,9 @@ async fn local(
     query: String,
     tx: mpsc::UnboundedSender<Report>,
 ) -> Result<(crate::search::Answer, Explorer)> {
+    // Searches wait here, not on blocking threads: while one builds the index the others
+    // would only wait for its lock, each holding one of the threads merges need.
+    let _turn = SEARCHES.acquire().await;
     tokio::task::spawn_blocking(move || {
         let mut last = usize::MAX;
         let answer = searcher.local(mode, &query, DEFAULT_LIMIT, &mut |done, total| {

@@ -334,14 +334,7 @@ impl Setup {
         );
         assert_eq!(self.gate.pending().await, std::slice::from_ref(&run));
 
-        let decided = self
-            .gate
-            .api(
-                reqwest::Method::POST,
-                &format!("/api/reviews/{run}/decision"),
-                Some(json!({"decision": "accept"})),
-            )
-            .await;
+        let decided = self.gate.decide(&run, json!({"decision": "accept"})).await;
         assert_eq!(decided["status"], "ok", "{decided}");
 
         let deadline = Instant::now() + TO_EXIT;

@@ -123,6 +123,16 @@ impl Gate {
         self.child.id()
     }
 
+    /// `POST /api/reviews/RUN/decision` with `body` (`{"decision": …, "note": …}`).
+    pub(crate) async fn decide(&self, run: &str, body: Value) -> Value {
+        self.api(
+            reqwest::Method::POST,
+            &format!("/api/reviews/{run}/decision"),
+            Some(body),
+        )
+        .await
+    }
+
     /// A review-API request.
     pub(crate) async fn api(
         &self,
@@ -953,10 +963,9 @@ async fn decisions_reach_the_agent() {
         call(&c, "await_review", json!({"run_id": run, "timeout_s": 30})),
         async {
             tokio::time::sleep(Duration::from_millis(500)).await;
-            gate.api(
-                reqwest::Method::POST,
-                &format!("/api/reviews/{run}/decision"),
-                Some(json!({"decision": "reject", "note": "keep lowercase"})),
+            gate.decide(
+                &run,
+                json!({"decision": "reject", "note": "keep lowercase"}),
             )
             .await
         }
@@ -978,12 +987,8 @@ async fn decisions_reach_the_agent() {
     ]});
     let (v, _) = tokio::join!(call(&c, "patch_file", edit), async {
         let run = gate.wait_pending(1).await.remove(0);
-        gate.api(
-            reqwest::Method::POST,
-            &format!("/api/reviews/{run}/decision"),
-            Some(json!({"decision": "accept", "hunks": [1]})),
-        )
-        .await
+        gate.decide(&run, json!({"decision": "accept", "hunks": [1]}))
+            .await
     });
     ok(&v);
     assert_eq!(v["review"]["hunks_accepted"], 1);
@@ -1009,12 +1014,8 @@ async fn decisions_reach_the_agent() {
         async {
             let run = gate.wait_pending(1).await.remove(0);
             let edited = now.replace("line 3\n", "Line three\n");
-            gate.api(
-                reqwest::Method::POST,
-                &format!("/api/reviews/{run}/decision"),
-                Some(json!({"decision": "accept", "content": edited})),
-            )
-            .await
+            gate.decide(&run, json!({"decision": "accept", "content": edited}))
+                .await
         }
     );
     ok(&v);
@@ -1172,12 +1173,7 @@ async fn stdio_forwards_to_a_live_gate_and_relays_progress() {
                 .await;
             assert_eq!(r["paths"], json!(["pkg/a.txt"]));
             tokio::time::sleep(Duration::from_secs(11)).await;
-            gate.api(
-                reqwest::Method::POST,
-                &format!("/api/reviews/{run}/decision"),
-                Some(json!({"decision": "accept"})),
-            )
-            .await
+            gate.decide(&run, json!({"decision": "accept"})).await
         }
     );
     ok(&v);
@@ -1231,12 +1227,7 @@ async fn accepted_at(c: &Client, own: &Gate, other: &Gate, args: Value) -> Value
             other.pending().await.is_empty(),
             "the other gate saw nothing"
         );
-        own.api(
-            reqwest::Method::POST,
-            &format!("/api/reviews/{run}/decision"),
-            Some(json!({"decision": "accept"})),
-        )
-        .await;
+        own.decide(&run, json!({"decision": "accept"})).await;
         run
     });
     ok(&v);
@@ -1865,12 +1856,8 @@ async fn a_repository_cannot_loosen_the_gate() {
             // It waits for a person, though the repository says auto.
             let run = gate.wait_pending(1).await.remove(0);
             assert_eq!(p.read("a.txt"), "one\n");
-            gate.api(
-                reqwest::Method::POST,
-                &format!("/api/reviews/{run}/decision"),
-                Some(json!({"decision": "reject", "note": "no"})),
-            )
-            .await
+            gate.decide(&run, json!({"decision": "reject", "note": "no"}))
+                .await
         }
     );
     assert_eq!(v["status"], "rejected", "{v}");
@@ -1892,12 +1879,7 @@ async fn a_repository_cannot_loosen_the_gate() {
             ),
             async {
                 let run = gate.wait_pending(1).await.remove(0);
-                gate.api(
-                    reqwest::Method::POST,
-                    &format!("/api/reviews/{run}/decision"),
-                    Some(json!({"decision": "reject"})),
-                )
-                .await
+                gate.decide(&run, json!({"decision": "reject"})).await
             }
         );
         assert_eq!(v["status"], "rejected", "{file}: {v}");
@@ -1926,12 +1908,8 @@ async fn a_repositorys_stricter_policy_tightens_the_command_line() {
     let (v, _) = tokio::join!(call(&c, "patch_file", edit("a.txt")), async {
         let run = gate.wait_pending(1).await.remove(0);
         assert_eq!(p.read("a.txt"), "one\n", "written before the decision");
-        gate.api(
-            reqwest::Method::POST,
-            &format!("/api/reviews/{run}/decision"),
-            Some(json!({"decision": "reject", "note": "not now"})),
-        )
-        .await
+        gate.decide(&run, json!({"decision": "reject", "note": "not now"}))
+            .await
     });
     assert_eq!(v["status"], "rejected", "{v}");
     assert_eq!(p.read("a.txt"), "one\n");
@@ -1956,12 +1934,7 @@ async fn a_repositorys_stricter_policy_tightens_the_command_line() {
     let (v, _) = tokio::join!(call(&c, "patch_file", edit("src/c.txt")), async {
         let run = gate.wait_pending(1).await.remove(0);
         assert_eq!(p.read("src/c.txt"), "one\n", "written before the decision");
-        gate.api(
-            reqwest::Method::POST,
-            &format!("/api/reviews/{run}/decision"),
-            Some(json!({"decision": "accept"})),
-        )
-        .await
+        gate.decide(&run, json!({"decision": "accept"})).await
     });
     ok(&v);
     assert_eq!(v["review"]["decision"], "accept", "{v}");

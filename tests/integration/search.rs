@@ -452,24 +452,13 @@ fn a_flood_of_tool_calls_is_bounded() {
 /// at the deadline with the index's hits, marked partial.
 #[test]
 fn the_model_loop_stops_at_its_deadline() {
-    const DEADLINE_S: u64 = 2;
-    // The time a search takes beside the model: starting, indexing 33 files, answering.
-    const SLACK: Duration = Duration::from_secs(8);
     let p = project();
     let (url, seen) = fake_chat(|_, _| {
         std::thread::sleep(Duration::from_secs(30));
         json!({"role": "assistant", "content": "too late"})
     });
-    let config = model_config_timed(&p, &url, 5, DEADLINE_S);
-    let started = Instant::now();
-    let answer = search_json(&p, &config, "where is the session saved");
-    let took = started.elapsed();
-    assert!(
-        took < Duration::from_secs(DEADLINE_S) + SLACK,
-        "a slow reply held the search {took:?}"
-    );
+    let answer = within_deadline(&p, &url, 5, "a slow reply");
     assert_eq!(seen.lock().unwrap().len(), 1);
-    assert_eq!(answer["partial"], true, "{answer}");
     assert_eq!(answer["turns_used"], 0, "{answer}");
     let why = answer["error"].as_str().unwrap();
     assert!(why.contains(&format!("within {DEADLINE_S} s")), "{why}");
@@ -482,17 +471,9 @@ fn the_model_loop_stops_at_its_deadline() {
         std::thread::sleep(Duration::from_millis(500));
         json!({"role": "assistant", "content": "still looking"})
     });
-    let config = model_config_timed(&p, &url, 50, DEADLINE_S);
-    let started = Instant::now();
-    let answer = search_json(&p, &config, "where is the session saved");
-    let took = started.elapsed();
-    assert!(
-        took < Duration::from_secs(DEADLINE_S) + SLACK,
-        "the turns went on {took:?}"
-    );
+    let answer = within_deadline(&p, &url, 50, "the turns");
     let turns = seen.lock().unwrap().len();
-    assert!((2..=5).contains(&turns), "{turns} model calls in {took:?}");
-    assert_eq!(answer["partial"], true, "{answer}");
+    assert!((2..=5).contains(&turns), "{turns} model calls");
     let why = answer["error"].as_str().unwrap();
     assert!(why.contains(&format!("within {DEADLINE_S} s")), "{why}");
 
@@ -508,17 +489,29 @@ fn the_model_loop_stops_at_its_deadline() {
         ]}),
         _ => json!({"role": "assistant", "content": "too late"}),
     });
-    let config = model_config_timed(&p, &url, 5, DEADLINE_S);
+    let answer = within_deadline(&p, &url, 5, "a tool call");
+    assert_eq!(answer["turns_used"], 1, "{answer}");
+}
+
+/// A search of `p` with a model allowed `turns` turns and `DEADLINE_S` in all, at `url`: its
+/// answer, after asserting it ended within the deadline and the slack (`what` held it else).
+fn within_deadline(p: &Project, url: &str, turns: u32, what: &str) -> Value {
+    let config = model_config_timed(p, url, turns, DEADLINE_S);
     let started = Instant::now();
-    let answer = search_json(&p, &config, "where is the session saved");
+    let answer = search_json(p, &config, "where is the session saved");
     let took = started.elapsed();
     assert!(
         took < Duration::from_secs(DEADLINE_S) + SLACK,
-        "a tool call held the search {took:?}"
+        "{what} held the search {took:?}"
     );
     assert_eq!(answer["partial"], true, "{answer}");
-    assert_eq!(answer["turns_used"], 1, "{answer}");
+    answer
 }
+
+/// The model loop's deadline in [`the_model_loop_stops_at_its_deadline`].
+const DEADLINE_S: u64 = 2;
+/// The time a search takes beside the model: starting, indexing 33 files, answering.
+const SLACK: Duration = Duration::from_secs(8);
 
 /// `len` letters `a` and `b` in a pseudo-random order drawn from `seed`, on one line.
 fn a_and_b(seed: u32, len: usize) -> String {

@@ -96,7 +96,7 @@ async fn under_auto_a_broken_edit_waits_for_a_person_whatever_the_engine() {
         );
         // Withdrawn, so the next edit of the file is not a revision of this one.
         let run = v["run_id"].as_str().unwrap();
-        gate.decide(&run, json!({"decision": "reject", "note": "broken"}))
+        gate.decide(run, json!({"decision": "reject", "note": "broken"}))
             .await;
     }
     // A correct edit is applied at once, with no syntax warning.

@@ -116,7 +116,7 @@ async fn under_auto_an_edit_that_deletes_lines_unseen_waits_for_a_person() {
         .unwrap()
         .clone();
     assert_eq!(row["unseen_deletions"], 3, "{row}");
-    gate.decide(&run_id, json!({"decision": "reject", "note": "no"}))
+    gate.decide(run_id, json!({"decision": "reject", "note": "no"}))
         .await;
     // A body rewritten between its header and closer is applied at once, with no warning.
     let v = call(

@@ -301,7 +301,7 @@ pub async fn explore(
                  call report_back"
                     .to_string()
             } else {
-                let x = explorer.clone();
+                let x = explorer.clone().until(deadline.into_std());
                 let name_owned = name.to_string();
                 let left = deadline.saturating_duration_since(Instant::now());
                 let work = tokio::task::spawn_blocking(move || run_tool(&x, &name_owned, &args));

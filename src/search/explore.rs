@@ -33,6 +33,9 @@ pub struct Explorer {
     /// The searchable files (root-relative, sorted).
     files: Arc<Vec<String>>,
     keep: Keep,
+    /// When a grep stops looking (between files): a search whose deadline passed does not
+    /// leave one running on a blocking thread.
+    stop_at: Option<std::time::Instant>,
 }
 
 fn refused(message: String) -> Error {
@@ -47,7 +50,14 @@ impl Explorer {
             root,
             files: Arc::new(files),
             keep,
+            stop_at: None,
         }
+    }
+
+    /// The same tools, whose greps stop looking at `t`.
+    pub fn until(mut self, t: std::time::Instant) -> Explorer {
+        self.stop_at = Some(t);
+        self
     }
 
     /// A searchable file's root-relative path, or why not: outside the root, denied by a
@@ -179,6 +189,10 @@ impl Explorer {
         let mut out = String::new();
         let mut count = 0;
         'files: for f in files {
+            if self.stop_at.is_some_and(|t| std::time::Instant::now() >= t) {
+                out.push_str("… stopped at the search's deadline before every file was read\n");
+                break;
+            }
             let Ok(text) = self.text(f) else { continue };
             for (i, line) in text.lines().enumerate() {
                 if re.is_match(line) {
@@ -264,6 +278,17 @@ mod tests {
         let files = vec!["src/auth/login.py".to_string(), "src/main.py".to_string()];
         let keep: Keep = Arc::new(|p: &str| p != "secret.py");
         (dir, Explorer::new(root, files, keep))
+    }
+
+    /// A grep whose search's deadline passed stops before the next file, and says so.
+    #[test]
+    fn a_grep_past_its_deadline_stops_between_files() {
+        let (_d, x) = explorer();
+        assert!(x.grep("login", None, true).unwrap().contains("src/main.py"));
+        let late = x.until(std::time::Instant::now());
+        let out = late.grep("login", None, true).unwrap();
+        assert!(!out.contains("src/"), "{out}");
+        assert!(out.contains("deadline"), "{out}");
     }
 
     #[test]

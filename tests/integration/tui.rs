@@ -215,7 +215,9 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
     });
     tmux.keys(&["Escape"]);
     // Closed before the next key: an Escape followed at once by `u` reads as Alt-u.
-    tmux.wait_for("the refusal closed", 10, |s| !s.contains("undo refused"));
+    tmux.wait_for("the refusal closed", 10, |s| {
+        !s.contains("The lines both changed")
+    });
     assert_eq!(p.read("story.md"), clash);
     // Back to what the two edits wrote: the first run's changes are taken back, the second's
     // line stays.

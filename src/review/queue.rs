@@ -361,6 +361,9 @@ struct Inner {
     undos: Mutex<Undos>,
     /// The journal is watched for undos from other processes ([`Gate::follow_journal`]).
     following: std::sync::atomic::AtomicBool,
+    /// Proposals were made or closed since the memory they freed was last given back to
+    /// the system (by the same watch, at most once a poll).
+    churned: std::sync::atomic::AtomicBool,
     /// The agents connected now.
     agents: Agents,
 }
@@ -445,6 +448,7 @@ impl Gate {
                 events,
                 open_bytes_cap: MAX_OPEN_BYTES,
                 following: std::sync::atomic::AtomicBool::new(false),
+                churned: std::sync::atomic::AtomicBool::new(false),
                 agents: Agents::default(),
             }),
         }
@@ -469,10 +473,15 @@ impl Gate {
                 tick.tick().await;
                 let Some(inner) = weak.upgrade() else { break };
                 let gate = Gate { inner };
-                if tokio::task::spawn_blocking(move || gate.notice_undos())
-                    .await
-                    .is_err()
-                {
+                let look = move || {
+                    gate.notice_undos();
+                    // After a burst of proposals, what it freed goes back to the system
+                    // (glibc keeps it in each thread's arena otherwise).
+                    if gate.inner.churned.swap(false, Ordering::Relaxed) {
+                        crate::syntax::parse::give_back_memory();
+                    }
+                };
+                if tokio::task::spawn_blocking(look).await.is_err() {
                     break;
                 }
             }
@@ -647,6 +656,9 @@ impl Gate {
     /// would then hold more than the bytes cap ([`MAX_OPEN_BYTES`]): checked and counted in
     /// one step, so requests admitted at once never pass the cap together.
     fn insert_open(&self, proposal: Proposal, mut place: Place) -> Result<()> {
+        self.inner
+            .churned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         let held = Held::of(&proposal);
         let cap = self.inner.open_bytes_cap;
         let mut slots = self.slots();
@@ -963,6 +975,9 @@ impl Gate {
         review: Option<Review>,
         outcome: impl FnOnce(Summary) -> Outcome,
     ) -> Outcome {
+        self.inner
+            .churned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         let result = {
             let mut slots = self.slots();
             let Slots { map, tally, .. } = &mut *slots;

@@ -118,7 +118,7 @@ impl Drop for Parse {
 /// Return the allocator's free memory to the system (glibc keeps it otherwise; other
 /// allocators give it back themselves).
 #[allow(unsafe_code)]
-fn give_back_memory() {
+pub(crate) fn give_back_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: `malloc_trim` takes no pointer and only releases free memory, under the
     // allocator's own locks.

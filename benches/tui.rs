@@ -431,7 +431,7 @@ fn rss() -> bool {
 
     let _ = rustls::crypto::ring::default_provider().install_default();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let _inside = rt.enter();
+    let inside = rt.enter();
     // Several agents: one may hold at most `MAX_OPEN_PER_CLIENT` open proposals.
     let agents = REVIEWS.div_ceil(patchgate::review::queue::MAX_OPEN_PER_CLIENT);
     let _clients: Vec<_> = (0..agents)
@@ -494,7 +494,7 @@ fn rss() -> bool {
         if met { "met" } else { "NOT met" }
     );
     drop(tmux);
-    drop(_inside);
+    drop(inside);
     drop(rt);
     met
 }

@@ -279,6 +279,9 @@ impl Dispatcher {
                 .iter()
                 .filter(|w| w.starts_with("unseen: ") || w.contains(": unseen: "))
                 .collect();
+            let joined = |ws: &[&String]| -> String {
+                ws.iter().map(|w| w.as_str()).collect::<Vec<_>>().join("; ")
+            };
             let held_unseen = s.warnings.iter().any(|w| {
                 w.contains("waits for a person: under `auto`") && w.contains("does not show")
             });
@@ -287,11 +290,7 @@ impl Dispatcher {
                 format!(
                     "the edit of {} deletes lines it does not show ({}), so it waits for a person, and no reviewer is running; nothing was written. Show those lines (or `-` lines, or `remove NAME`) and send the edit again, or start `patchgate` in the project so a person can decide",
                     s.paths.join(", "),
-                    unseen
-                        .iter()
-                        .map(|w| w.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    joined(&unseen)
                 )
             } else if syntax.is_empty() {
                 format!(
@@ -303,11 +302,7 @@ impl Dispatcher {
                 format!(
                     "the edit of {} leaves a syntax error the file did not have ({}), so it waits for a person, and no reviewer is running; nothing was written. Fix the edit and send it again, or start `patchgate` in the project so a person can decide",
                     s.paths.join(", "),
-                    syntax
-                        .iter()
-                        .map(|w| w.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    joined(&syntax)
                 )
             };
             let e = Error::new(ErrorCode::ReviewerGone, message);

@@ -475,17 +475,33 @@ impl Gate {
                 let gate = Gate { inner };
                 let look = move || {
                     gate.notice_undos();
-                    // After a burst of proposals, what it freed goes back to the system
-                    // (glibc keeps it in each thread's arena otherwise).
-                    if gate.inner.churned.swap(false, Ordering::Relaxed) {
-                        crate::syntax::parse::give_back_memory();
-                    }
+                    gate.give_back_after_churn();
                 };
                 if tokio::task::spawn_blocking(look).await.is_err() {
                     break;
                 }
             }
         });
+    }
+
+    /// Proposals made or closed since the last call freed memory: give it back to the system
+    /// (glibc keeps it in each thread's arena otherwise). Called by the journal's watch, so
+    /// at most once a poll.
+    fn give_back_after_churn(&self) {
+        if self
+            .inner
+            .churned
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            crate::syntax::parse::give_back_memory();
+        }
+    }
+
+    /// Note that proposals were made or closed (see [`Gate::give_back_after_churn`]).
+    fn churn(&self) {
+        self.inner
+            .churned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Read the journal's new lines for undos (any process's) and mark the runs undone.
@@ -656,9 +672,7 @@ impl Gate {
     /// would then hold more than the bytes cap ([`MAX_OPEN_BYTES`]): checked and counted in
     /// one step, so requests admitted at once never pass the cap together.
     fn insert_open(&self, proposal: Proposal, mut place: Place) -> Result<()> {
-        self.inner
-            .churned
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.churn();
         let held = Held::of(&proposal);
         let cap = self.inner.open_bytes_cap;
         let mut slots = self.slots();
@@ -975,9 +989,7 @@ impl Gate {
         review: Option<Review>,
         outcome: impl FnOnce(Summary) -> Outcome,
     ) -> Outcome {
-        self.inner
-            .churned
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.churn();
         let result = {
             let mut slots = self.slots();
             let Slots { map, tally, .. } = &mut *slots;

@@ -109,10 +109,28 @@ impl Drop for Parse {
     fn drop(&mut self) {
         drop(self.tree.take());
         if self.permit.as_ref().is_some_and(|p| p.1 >= GIVE_BACK_BYTES) {
-            give_back_memory();
+            give_back_memory_soon();
         }
         // The permit goes last: the next large parse starts after the memory is back.
     }
+}
+
+/// The least time between two give-backs after large parses: one merge of a 400 KB file drops
+/// several trees in a few milliseconds, and each give-back walks the allocator's free memory
+/// (tens of milliseconds at that size), while concurrent 1 MiB parses take longer than this
+/// each, so each still gives back what the one before it freed.
+const GIVE_BACK_EVERY: Duration = Duration::from_millis(250);
+
+/// [`give_back_memory`], unless it ran less than [`GIVE_BACK_EVERY`] ago.
+fn give_back_memory_soon() {
+    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    if last.is_some_and(|t| t.elapsed() < GIVE_BACK_EVERY) {
+        return;
+    }
+    *last = Some(Instant::now());
+    drop(last);
+    give_back_memory();
 }
 
 /// Return the allocator's free memory to the system (glibc keeps it otherwise; other
@@ -233,7 +251,7 @@ fn parse_within(
             // A cancelled parse would otherwise resume with the next text.
             parser.reset();
             if text.len() >= GIVE_BACK_BYTES {
-                give_back_memory();
+                give_back_memory_soon();
             }
         }
         tree.ok_or(Skipped::TooSlow)

@@ -14,15 +14,23 @@ held-out set. The cases are third-party code: write them outside the repository.
 
     python3 scripts/dev-corpus.py /tmp/dev 26      # OUT_DIR SEED
     cargo run --release -- eval /tmp/dev
+
+With `--git REPO` the pairs come from a git repository's history instead (each commit against
+its first parent, at most PER_COMMIT files of it), for calibration on more material:
+
+    python3 scripts/dev-corpus.py /tmp/self 26 --git .
 """
 import difflib
 import json
 import os
 import random
 import re
+import subprocess
 import sys
 
 EXTS = {"rs", "c", "h", "cc", "cpp", "hpp"}
+GIT_EXTS = EXTS | {"py", "js", "ts", "go", "rb", "java", "php", "sh"}
+PER_COMMIT = 3
 WORDINGS = ["... existing code ...", "... keep existing code ...", "... rest of code ...", "..."]
 PER_PAIR = 20
 
@@ -138,6 +146,59 @@ def snippet(a, b, ext, rng):
     return "\n".join(out) + "\n", meta
 
 
+def pair_ok(ta, tb):
+    """The lines of a before/after pair the corpus keeps (1 to 4 regions, at most 40 changed
+    lines, 20 to 4000 lines), or None."""
+    if ta == tb or not ta.endswith("\n") or not tb.endswith("\n"):
+        return None
+    a, b = ta.split("\n")[:-1], tb.split("\n")[:-1]
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    regions = [o for o in ops if o[0] != "equal"]
+    changed = sum(max(o[2] - o[1], o[4] - o[3]) for o in regions)
+    if 20 <= len(a) <= 4000 and 1 <= len(regions) <= 4 and changed <= 40:
+        return a, b
+    return None
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", repo, *args], capture_output=True, check=True).stdout
+
+
+def git_pairs(repo):
+    """(name, commit, rel, ext, before, after, a, b) for files changed by each commit."""
+    for commit in git(repo, "rev-list", "--first-parent", "HEAD").decode().split():
+        try:
+            out = git(repo, "diff-tree", "--no-commit-id", "-r", "--diff-filter=M", "--name-only",
+                      f"{commit}^", commit)
+        except subprocess.CalledProcessError:  # the root commit
+            continue
+        kept = 0
+        for rel in out.decode().split("\n"):
+            ext = rel.rsplit(".", 1)[-1]
+            if ext not in GIT_EXTS or kept >= PER_COMMIT:
+                continue
+            try:
+                ta = git(repo, "show", f"{commit}^:{rel}").decode()
+                tb = git(repo, "show", f"{commit}:{rel}").decode()
+            except (subprocess.CalledProcessError, UnicodeDecodeError):
+                continue
+            lines = pair_ok(ta, tb)
+            if lines:
+                kept += 1
+                yield os.path.basename(os.path.abspath(repo)), commit[:10], rel, ext, ta, tb, *lines
+
+
+def write_case(out_dir, n, name, commit, rel, ext, ta, tb, a, b, rng):
+    lazy, meta = snippet(a, b, ext, rng)
+    d = os.path.join(out_dir, f"{name}-{commit}-{n}")
+    os.makedirs(d, exist_ok=True)
+    open(f"{d}/before.{ext}", "w").write(ta)
+    open(f"{d}/after.{ext}", "w").write(tb)
+    open(f"{d}/lazy.txt", "w").write(lazy)
+    meta.update(repo=name, commit=commit, path=rel, ext=ext, lines_before=len(a))
+    json.dump(meta, open(f"{d}/meta.json", "w"), indent=1)
+
+
 def candidates(da, db):
     for root, _, files in os.walk(da):
         for f in sorted(files):
@@ -160,6 +221,13 @@ def candidates(da, db):
 
 
 def main():
+    if len(sys.argv) == 5 and sys.argv[3] == "--git":
+        out_dir, rng, n = sys.argv[1], random.Random(int(sys.argv[2])), 0
+        for name, commit, rel, ext, ta, tb, a, b in git_pairs(sys.argv[4]):
+            n += 1
+            write_case(out_dir, n, name, commit, rel, ext, ta, tb, a, b, rng)
+        print(f"{n} cases in {out_dir}")
+        return
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     out_dir, rng = sys.argv[1], random.Random(int(sys.argv[2]))

@@ -551,6 +551,10 @@ pub struct EvalArgs {
     /// Show the first line of each refusal's message and the slowest cases.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Print, per corpus, what each threshold of the lazy merge's decision would give: right,
+    /// harmful, lost code and refused, from no threshold up past the highest margin seen.
+    #[arg(long)]
+    pub curve: bool,
 }
 
 /// The engines `eval` can score.

@@ -149,6 +149,9 @@ pub(crate) fn eval(args: EvalArgs) -> Result<ExitCode> {
             outln!("== {}", dir.display());
         }
         out!("{}", report.render(args.verbose));
+        if args.curve {
+            out!("{}", report.render_curve());
+        }
         let label = dir.file_name().map_or_else(
             || dir.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
@@ -159,6 +162,9 @@ pub(crate) fn eval(args: EvalArgs) -> Result<ExitCode> {
         let all = patchgate::eval::Report::combine(format, parts);
         outln!("== all");
         outln!("{}", all.summary());
+        if args.curve {
+            out!("{}", all.render_curve());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -244,6 +244,7 @@ pub(crate) fn apply_blocks(
         content: join_lines(&lines, final_newline),
         warnings,
         applied: total,
+        ..Default::default()
     })
 }
 

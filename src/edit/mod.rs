@@ -21,7 +21,7 @@ use serde::Serialize;
 pub use crate::error::{Error, ErrorCode, Result};
 
 /// A successful merge: the new LF-normalised content and what was tolerated on the way.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Merged {
     /// The merged content (LF line endings, no BOM).
     pub content: String,
@@ -29,6 +29,14 @@ pub struct Merged {
     pub warnings: Vec<String>,
     /// How many edits (blocks, replacements, hunks) were applied.
     pub applied: usize,
+    /// A lazy merge's margin, once its syntax stage has run ([`verify`]): how sure the reading
+    /// is (docs/DESIGN.md §5.1, "sure or refuse"). Other engines place text where the edit
+    /// says and have none.
+    #[serde(skip)]
+    pub margin: Option<lazy::Margin>,
+    /// A lazy merge's evidence, before its syntax stage.
+    #[serde(skip)]
+    pub(crate) evidence: Option<lazy::Evidence>,
 }
 
 /// The edit formats `patchgate merge` and the tools accept.
@@ -82,6 +90,27 @@ pub struct Hints<'a> {
 pub fn run(format: Format, text: &text::Text, edit: &str, hints: &Hints<'_>) -> Result<Merged> {
     let merged = run_unverified(format, text, edit, hints)?;
     verify(format, text, edit, hints, merged)
+}
+
+/// [`verify`] without the lazy merge's decision: the syntax stage, which gives a lazy merge its
+/// [`Merged::margin`] (for `eval --curve`, which reads margins before any threshold).
+pub fn weigh(
+    format: Format,
+    text: &text::Text,
+    edit: &str,
+    hints: &Hints<'_>,
+    merged: Merged,
+) -> Result<Merged> {
+    match format {
+        Format::Lazy => lazy::weigh(text.content(), edit, hints, merged),
+        Format::Blocks | Format::Replace | Format::Udiff => Ok(merged),
+    }
+}
+
+/// The lazy merge's decision on a weighed merge under `weights`: below their threshold it is
+/// refused `NEEDS_MORE_CONTEXT` (docs/DESIGN.md §5.1, "sure or refuse").
+pub fn decide(merged: Merged, weights: &lazy::MarginWeights) -> Result<Merged> {
+    lazy::decide(merged, weights)
 }
 
 /// [`run`] without its last stage, [`verify`] (for timing the two apart).

@@ -210,6 +210,7 @@ pub fn apply(content: &str, edit: &ReplaceEdit) -> Result<Merged> {
                 content: current,
                 warnings,
                 applied,
+                ..Default::default()
             })
         }
     }
@@ -233,6 +234,7 @@ fn insert(content: &str, at: InsertAt, new: &str) -> Result<Merged> {
         content: join_lines(&lines, final_newline),
         warnings: Vec::new(),
         applied: 1,
+        ..Default::default()
     })
 }
 

@@ -778,6 +778,7 @@ fn apply_partial(content: &str, hunks: &[Hunk], git_edges: bool, stop_first: boo
             content: join_lines(&run.lines, run.final_newline),
             warnings: run.warnings,
             applied: hunks.len() - rejected.len(),
+            ..Default::default()
         },
         rejected,
     }

@@ -95,6 +95,7 @@ pub(crate) fn check(
         content: merged,
         warnings: Vec::new(),
         applied: 1,
+        ..Default::default()
     })
 }
 

@@ -30,6 +30,7 @@ mod align;
 mod costs;
 mod depth;
 mod docs;
+mod evidence;
 mod ground;
 mod guards;
 mod hints;
@@ -52,6 +53,8 @@ mod slide;
 mod units;
 
 pub(crate) use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
+pub(crate) use self::evidence::Evidence;
+pub use self::evidence::{MARGIN, Margin, MarginWeights};
 pub(crate) use self::placeholder::{is_markdown, strip_fence};
 pub(crate) use self::shown::shown;
 
@@ -98,6 +101,7 @@ pub fn create(snippet: &str, hints: &Hints<'_>) -> Result<Merged> {
         content: body,
         warnings: vec!["new file".to_string()],
         applied: 1,
+        ..Default::default()
     })
 }
 
@@ -148,23 +152,54 @@ pub(crate) fn merge_indented(
     verify(content, snippet_text, hints, merged)
 }
 
-/// The last stage, apart because it parses (and `eval` times parsing apart): a merge whose
-/// result breaks the file's syntax where the snippet's own text does not is refused.
+/// The last stages, apart because they parse (and `eval` times parsing apart): [`weigh`],
+/// then [`decide`].
 pub(crate) fn verify(
     content: &str,
     snippet_text: &str,
     hints: &Hints<'_>,
     merged: Merged,
 ) -> Result<Merged> {
-    if content.is_empty() {
-        return Ok(merged);
+    decide(weigh(content, snippet_text, hints, merged)?, &MARGIN)
+}
+
+/// The syntax stage: a merge whose result breaks the file's syntax where the snippet's own
+/// text does not is refused; otherwise the result's syntax joins the merge's evidence and the
+/// merge gets its margin ([`Merged::margin`]).
+pub(crate) fn weigh(
+    content: &str,
+    snippet_text: &str,
+    hints: &Hints<'_>,
+    mut merged: Merged,
+) -> Result<Merged> {
+    let syntax = if content.is_empty() {
+        evidence::Syntax::Clean
+    } else {
+        parses::check(
+            hints.path,
+            content,
+            &merged.content,
+            &body(snippet_text, hints),
+        )?
+    };
+    if let Some(mut e) = merged.evidence.take() {
+        e.syntax = syntax;
+        merged.margin = Some(e.margin(&MARGIN));
     }
-    parses::check(
-        hints.path,
-        content,
-        &merged.content,
-        &body(snippet_text, hints),
-    )?;
+    Ok(merged)
+}
+
+/// The refusal `margin` gets under `w`, if any.
+pub fn evidence_refusal(margin: &Margin, w: &MarginWeights) -> Option<Error> {
+    evidence::decide(margin, w).err()
+}
+
+/// The decision: a merge whose margin is below `w`'s threshold is refused
+/// `NEEDS_MORE_CONTEXT`, naming its weakest evidence.
+pub(crate) fn decide(merged: Merged, w: &MarginWeights) -> Result<Merged> {
+    if let Some(m) = &merged.margin {
+        evidence::decide(m, w)?;
+    }
     Ok(merged)
 }
 
@@ -234,6 +269,7 @@ pub(crate) fn merge_unverified(
     merged
         .warnings
         .extend(reindented(&planned, &shifts, &snippet.lines));
+    merged.evidence = Some(Evidence::of(&file, &snippet.lines, &planned));
     Ok(merged)
 }
 

@@ -9,29 +9,38 @@
 
 use std::collections::HashSet;
 
+use super::evidence::Syntax;
 use crate::error::{Error, ErrorCode, Result};
 use crate::syntax::{self, Lang};
 
-/// Refuse `merged` when it breaks the syntax of `original` where the snippet `body` does not.
-pub(crate) fn check(path: Option<&str>, original: &str, merged: &str, body: &str) -> Result<()> {
+/// Refuse `merged` when it breaks the syntax of `original` where the snippet `body` does not;
+/// else say whether it has a new error the snippet's own text shares (evidence for the margin).
+pub(crate) fn check(
+    path: Option<&str>,
+    original: &str,
+    merged: &str,
+    body: &str,
+) -> Result<Syntax> {
     let Some(path) = path else {
-        return Ok(());
+        return Ok(Syntax::Clean);
     };
     let Some(lang) = Lang::of_text(path, merged) else {
-        return Ok(());
+        return Ok(Syntax::Clean);
     };
     // A file broken already: which error is new cannot be told for sure; the review's
     // warning shows what it can.
-    if syntax::check::errors_of(lang, original).is_none_or(|e| !e.is_empty()) {
-        return Ok(());
-    }
     let fresh = syntax::new_errors(path, Some(original), merged);
-    if fresh.is_empty() {
-        return Ok(());
+    let Some(excused) = fresh.first() else {
+        return Ok(Syntax::Clean);
+    };
+    // A file broken already: which error is new is told less surely (the review's warning
+    // shows what it can), so it is evidence, not a refusal.
+    if syntax::check::errors_of(lang, original).is_none_or(|e| !e.is_empty()) {
+        return Ok(Syntax::Excused(excused.line));
     }
     let own_text = own_text(lang, body);
     let Some(own) = syntax::errors_once(lang, &own_text) else {
-        return Ok(());
+        return Ok(Syntax::Excused(excused.line));
     };
     // An error on a line whose text the snippet has an error on too is the snippet's own (a
     // blank line excuses nothing: every fragment's end is one).
@@ -44,7 +53,7 @@ pub(crate) fn check(path: Option<&str>, original: &str, merged: &str, body: &str
         .iter()
         .find(|e| !own_lines.contains(e.line_in(merged)))
     else {
-        return Ok(());
+        return Ok(Syntax::Excused(excused.line));
     };
     let line = first.line_in(merged);
     Err(Error::new(

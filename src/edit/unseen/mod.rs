@@ -116,6 +116,20 @@ impl Shown {
         self.words.insert(name.to_string());
     }
 
+    /// Whether the edit quotes `line` (as a line it changes or deletes).
+    pub fn quotes(&self, line: &str) -> bool {
+        self.quoted.contains(&line_key(line))
+    }
+
+    /// Whether the edit writes `a` and then `b` one after the other in one stretch (blank
+    /// lines aside): the result's lines between them are the ones it shows there.
+    pub fn adjacent(&self, a: &str, b: &str) -> bool {
+        let (a, b) = (line_key(a), line_key(b));
+        self.stretches
+            .iter()
+            .any(|s| s.windows(2).any(|w| w[0] == a && w[1] == b))
+    }
+
     /// About how many bytes it holds.
     pub fn held_bytes(&self) -> usize {
         let words: usize = self.words.iter().map(|w| w.len() + 24).sum();

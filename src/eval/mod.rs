@@ -19,6 +19,13 @@ use std::time::Instant;
 use crate::edit::{self, Format, text::Text};
 use crate::error::ErrorCode;
 
+mod curve;
+mod harm;
+
+pub use self::curve::Point;
+
+pub use self::harm::loose;
+
 /// Cases listed by time in a verbose report.
 const SLOWEST_SHOWN: usize = 5;
 
@@ -61,6 +68,25 @@ pub struct CaseResult {
     /// Whether the merge deletes lines the edit does not show (docs/DESIGN.md §4): it carries
     /// an `unseen:` warning.
     pub unseen: bool,
+    /// A wrong merge whose only fault is keeping lines the commit deleted where the snippet
+    /// does not show them ([`loose`]): counted right, not harmful.
+    pub loose: bool,
+    /// What the merge was before the margin's decision, for `eval --curve`.
+    pub undecided: Undecided,
+}
+
+/// A case's merge before the margin's decision: its outcome then, how it was scored, and its
+/// margin (lazy merges that reached their syntax stage).
+#[derive(Debug, Clone)]
+pub struct Undecided {
+    /// The outcome without the decision.
+    pub outcome: Outcome,
+    /// Wrong only by keeping deleted lines unshown.
+    pub loose: bool,
+    /// Wrong and losing the file's own code.
+    pub lost_code: bool,
+    /// The margin.
+    pub margin: Option<f32>,
 }
 
 /// A scored corpus.
@@ -206,6 +232,8 @@ struct Run {
     merge: u128,
     /// `None` when the merge failed before its syntax stage.
     verify: Option<u128>,
+    /// The lazy merge's margin, when it was weighed.
+    margin: Option<edit::lazy::Margin>,
 }
 
 fn run_once(case: &Case, format: Format) -> Run {
@@ -222,8 +250,10 @@ fn run_once(case: &Case, format: Format) -> Run {
     let merge = t.elapsed().as_nanos();
     let reached = merged.is_ok();
     let t = Instant::now();
+    let mut margin = None;
     let result = merged.and_then(|(text, merged)| {
-        let merged = edit::verify(format, &text, &case.edit, &hints, merged)?;
+        let merged = edit::weigh(format, &text, &case.edit, &hints, merged)?;
+        margin = merged.margin.clone();
         let bytes = text.encode(&merged.content)?;
         Ok((bytes, text.content().to_string(), merged.content))
     });
@@ -238,6 +268,18 @@ fn run_once(case: &Case, format: Format) -> Run {
         texts,
         merge,
         verify,
+        margin,
+    }
+}
+
+/// The decision of `margin` under the merge's weights, on an outcome reached without it.
+fn decided(outcome: Outcome, margin: Option<&edit::lazy::Margin>) -> Outcome {
+    let weights = edit::lazy::MARGIN;
+    match margin.map(|m| (m, edit::lazy::evidence_refusal(m, &weights))) {
+        Some((_, Some(e))) if !matches!(outcome, Outcome::Refused(..)) => {
+            Outcome::Refused(e.code, e.message)
+        }
+        _ => outcome,
     }
 }
 
@@ -313,7 +355,8 @@ pub fn run(
         let mut syntax_times = Vec::with_capacity(repeat.max(1));
         let (mut outcome, mut flagged, mut lost, mut lost_code) =
             (Outcome::Wrong, false, false, false);
-        let mut unseen = false;
+        let (mut unseen, mut is_loose) = (false, false);
+        let mut undecided = None;
         for _ in 0..repeat.max(1) {
             let run = run_once(&case, format);
             let (check, f) = check_once(&case, run.texts.as_ref());
@@ -328,15 +371,34 @@ pub fn run(
             lost = wrong_output.is_some_and(|new| loses_lines(&after, new));
             lost_code = wrong_output
                 .is_some_and(|new| loses_code(&String::from_utf8_lossy(&case.before), &after, new));
+            let hints = edit::Hints {
+                path: Some(&case.file_name),
+                instruction: case.instruction.as_deref(),
+            };
             unseen = run.texts.as_ref().is_some_and(|(old, new)| {
-                let hints = edit::Hints {
-                    path: Some(&case.file_name),
-                    instruction: case.instruction.as_deref(),
-                };
                 let (lines, _) = edit::unseen_deletions(format, old, new, &case.edit, &hints);
                 !lines.is_empty()
             });
-            (outcome, flagged) = (run.outcome, f);
+            is_loose = format == Format::Lazy
+                && run.texts.as_ref().is_some_and(|(old, new)| {
+                    run.outcome == Outcome::Wrong
+                        && loose(
+                            old,
+                            &after,
+                            new,
+                            &edit::shown(format, old, &case.edit, &hints),
+                        )
+                });
+            undecided = Some(Undecided {
+                outcome: run.outcome.clone(),
+                loose: is_loose,
+                lost_code,
+                margin: run.margin.as_ref().map(|m| m.value),
+            });
+            (outcome, flagged) = (decided(run.outcome, run.margin.as_ref()), f);
+            if matches!(outcome, Outcome::Refused(..)) {
+                (lost, lost_code, is_loose, unseen) = (false, false, false, false);
+            }
         }
         times.sort_unstable();
         syntax_times.sort_unstable();
@@ -350,6 +412,8 @@ pub fn run(
             lost,
             lost_code,
             unseen,
+            loose: is_loose,
+            undecided: undecided.expect("at least one run"),
         });
         progress(i + 1, total);
     }
@@ -378,6 +442,24 @@ impl Report {
     /// Wrong merge cases.
     pub fn wrong(&self) -> usize {
         self.count(|o| *o == Outcome::Wrong)
+    }
+
+    /// Wrong merge cases whose only fault is keeping lines the commit deleted unshown.
+    pub fn loose(&self) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| !c.expect_decline && c.outcome == Outcome::Wrong && c.loose)
+            .count()
+    }
+
+    /// Right merge cases: correct or loose.
+    pub fn right(&self) -> usize {
+        self.correct() + self.loose()
+    }
+
+    /// Harmful wrong merge cases: every wrong merge that is not loose.
+    pub fn harmful(&self) -> usize {
+        self.wrong() - self.loose()
     }
 
     /// Wrong merge cases that lose lines the file had and the commit kept.
@@ -484,11 +566,13 @@ impl Report {
         let (fw, _, fc, _) = self.flagged();
         let u = self.unseen_flags();
         format!(
-            "{} n={n} correct={:.1}% wrong={:.1}% lost={:.1}% lost_code={:.1}% refused={:.1}%{declines} median_us={:.0} \
+            "{} n={n} right={:.1}% harmful={:.1}% correct={:.1}% wrong={:.1}% lost={:.1}% lost_code={:.1}% refused={:.1}%{declines} median_us={:.0} \
              p99_us={:.0} check_median_us={:.0} check_p99_us={:.0} syntax_flagged_wrong={fw} \
              syntax_flagged_correct={fc} unseen_flagged_correct={} unseen_flagged_correct_pct={:.1} \
              unseen_flagged_wrong={} unseen_flagged_lost_code={} lost_code_merges={}",
             self.format.name(),
+            pct(self.right()),
+            pct(self.harmful()),
             pct(self.correct()),
             pct(self.wrong()),
             pct(self.lost()),
@@ -543,8 +627,16 @@ impl Report {
         let _ = writeln!(out, "correct:  {}", self.correct());
         let _ = writeln!(
             out,
-            "wrong:    {} (of which lose lines: {}, of the file's own code: {})",
+            "right:    {} (correct, or wrong only by keeping deleted lines the snippet does not \
+             show: {})",
+            self.right(),
+            self.loose()
+        );
+        let _ = writeln!(
+            out,
+            "wrong:    {}, harmful {} (of which lose lines: {}, of the file's own code: {})",
             self.wrong(),
+            self.harmful(),
             self.lost(),
             self.lost_code()
         );
@@ -610,10 +702,19 @@ impl Report {
             for c in wrong {
                 let tag = if c.expect_decline {
                     " (should decline)"
+                } else if c.loose {
+                    " (loose: keeps deleted lines unshown)"
                 } else {
                     ""
                 };
-                let _ = writeln!(out, "  {}{tag}", c.name);
+                match c.undecided.margin.filter(|_| verbose) {
+                    Some(m) => {
+                        let _ = writeln!(out, "  {}{tag} (margin {m:.2})", c.name);
+                    }
+                    None => {
+                        let _ = writeln!(out, "  {}{tag}", c.name);
+                    }
+                }
             }
         }
         if verbose {

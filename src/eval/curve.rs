@@ -1,0 +1,92 @@
+//! `patchgate eval --curve`: what the lazy merge's decision threshold buys. Each case's merge
+//! is scored before the decision ([`super::Undecided`]), with its margin; at a threshold, a
+//! merge whose margin is below it is refused and every other case keeps that outcome. One row
+//! per threshold: right, harmful, lost code and refused, as shares of the merge cases.
+
+use std::fmt::Write as _;
+
+use super::{Outcome, Report};
+
+/// Rows printed at most (thresholds between the margins seen, evenly picked).
+const MAX_ROWS: usize = 24;
+
+/// The counts at one threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Point {
+    /// Correct or loose.
+    pub right: usize,
+    /// Wrong and not loose.
+    pub harmful: usize,
+    /// Wrong and losing the file's own code.
+    pub lost_code: usize,
+    /// Refused (by the threshold or before it).
+    pub refused: usize,
+}
+
+impl Report {
+    /// The counts when merges with a margin below `threshold` are refused.
+    pub fn at_threshold(&self, threshold: f32) -> Point {
+        let mut p = Point::default();
+        for c in self.cases.iter().filter(|c| !c.expect_decline) {
+            let u = &c.undecided;
+            let cut = u.margin.is_some_and(|m| m < threshold);
+            match &u.outcome {
+                _ if cut => p.refused += 1,
+                Outcome::Refused(..) => p.refused += 1,
+                Outcome::Correct => p.right += 1,
+                Outcome::Wrong if u.loose => p.right += 1,
+                Outcome::Wrong => {
+                    p.harmful += 1;
+                    p.lost_code += usize::from(u.lost_code);
+                }
+            }
+        }
+        p
+    }
+
+    /// The thresholds worth a row: below every margin, then just above each distinct margin
+    /// (at most [`MAX_ROWS`]).
+    fn thresholds(&self) -> Vec<f32> {
+        let mut m: Vec<f32> = self
+            .cases
+            .iter()
+            .filter_map(|c| c.undecided.margin)
+            .filter(|m| m.is_finite())
+            .collect();
+        m.sort_by(f32::total_cmp);
+        m.dedup();
+        let step = m.len().div_ceil(MAX_ROWS - 1).max(1);
+        let mut out = vec![f32::NEG_INFINITY];
+        out.extend(m.iter().step_by(step).map(|v| v + 1e-3));
+        out
+    }
+
+    /// The curve as a table.
+    pub fn render_curve(&self) -> String {
+        let n = self.merge_cases().max(1) as f64;
+        let pct = |k: usize| 100.0 * k as f64 / n;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "curve: threshold  right%  harmful%  lost_code%  refused%   (now {})",
+            crate::edit::lazy::MARGIN.threshold
+        );
+        for t in self.thresholds() {
+            let p = self.at_threshold(t);
+            let label = if t.is_finite() {
+                format!("{t:>9.3}")
+            } else {
+                format!("{:>9}", "none")
+            };
+            let _ = writeln!(
+                out,
+                "  {label}   {:>6.1}  {:>8.1}  {:>10.1}  {:>8.1}",
+                pct(p.right),
+                pct(p.harmful),
+                pct(p.lost_code),
+                pct(p.refused)
+            );
+        }
+        out
+    }
+}

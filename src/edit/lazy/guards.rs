@@ -23,16 +23,30 @@ fn line_count(text: &str) -> usize {
     text.bytes().filter(|&b| b == b'\n').count() + usize::from(!text.ends_with('\n'))
 }
 
-/// Check a merged result against the original. `deletes` says whether the snippet asked to
+/// Check a merged result against the original. `removals` says whether the snippet asked to
 /// delete definitions (`remove NAME`), which may shrink a file legitimately. `new_lines` are
 /// the lines the result may hold that the file did not (the snippet's); `None` means any.
 /// `changed` is how many file lines the merge deleted or replaced, when known (else a line
 /// diff counts them).
+/// Whether a snippet asked to delete definitions (`remove NAME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Removals {
+    None,
+    Asked,
+}
+
+/// What a file holds: code (its brackets balance) or prose (not checked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Text {
+    Code,
+    Prose,
+}
+
 pub(crate) fn check(
     original: &str,
     file: &FileIndex<'_>,
     merged: String,
-    deletes: bool,
+    removals: Removals,
     new_lines: Option<&[&str]>,
     changed: Option<usize>,
 ) -> Result<Merged> {
@@ -63,7 +77,7 @@ pub(crate) fn check(
         ));
     }
     let n = file.len();
-    if !deletes && n >= GUARD_MIN_LINES {
+    if removals == Removals::None && n >= GUARD_MIN_LINES {
         let chars_lost = 1.0 - merged.len() as f64 / original.len().max(1) as f64;
         let new_lines = || line_count(&merged);
         if chars_lost > TRUNCATION_CHARS && 1.0 - new_lines() as f64 / n as f64 > TRUNCATION_LINES {
@@ -118,9 +132,9 @@ pub(crate) fn check_balance(
     file: &FileIndex<'_>,
     lines: &[SLine],
     edits: &[Edit],
-    prose: bool,
+    text: Text,
 ) -> Result<()> {
-    if prose {
+    if text == Text::Prose {
         return Ok(());
     }
     let mut delta = 0i64;

@@ -352,7 +352,7 @@ fn place_free(
     }
     // New definitions are new code, whatever lines they repeat — unless nothing else in
     // the segment places it and the definition reads as a rename of the one it repeats.
-    let mut fresh = new_units(ctx, seg, &all, false);
+    let mut fresh = new_units(ctx, seg, &all, Renames::Named);
     let cut = |fresh: &[Range<usize>]| -> Vec<Run> {
         all.iter()
             .flat_map(|r| outside(r, fresh).into_iter().map(move |part| (r, part)))
@@ -361,7 +361,7 @@ fn place_free(
     };
     let mut kept = cut(&fresh);
     if !fresh.is_empty() && !kept.iter().any(|r| r.unique) {
-        fresh = new_units(ctx, seg, &all, true);
+        fresh = new_units(ctx, seg, &all, Renames::AlsoLookalike);
         kept = cut(&fresh);
     }
     ctx.fresh
@@ -391,7 +391,7 @@ fn place_free(
         }
         let mut pins: Vec<Pin> = chain
             .iter()
-            .flat_map(|l| run_pins(&unique[l.run], l.trim, true))
+            .flat_map(|l| run_pins(&unique[l.run], l.trim, Certainty::Sure))
             .collect();
         docs::drop_stray_doc_pins(lines, ctx.file, &mut pins);
         if !pins.is_empty() {
@@ -399,6 +399,13 @@ fn place_free(
         }
     }
     weak(ctx, seg, all, floor, &fresh, window)
+}
+
+/// How a chain weighs a lone line among new lines (see [`anchor_chain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoneLines {
+    Full,
+    Discounted,
 }
 
 /// The unique runs that place a segment: the heaviest chain of runs that agree in order.
@@ -413,25 +420,25 @@ fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::L
         .map(|r| (r.i, r.j))
         .collect();
     let lone = |r: &Run| lone_at.contains(&(r.i, r.j));
-    let weigh = |discount: bool| {
+    let weigh = |lone_lines: LoneLines| {
         move |r: &Run, trim: usize| -> f32 {
             let w: f32 = lines[r.i + trim..r.i_end()]
                 .iter()
                 .map(runs::line_weight)
                 .sum();
-            if discount && lone(r) {
+            if lone_lines == LoneLines::Discounted && lone(r) {
                 w * LONE_LINE_WEIGHT
             } else {
                 w
             }
         }
     };
-    let (chain, _) = runs::chain(unique, weigh(false), |_, _| true);
+    let (chain, _) = runs::chain(unique, weigh(LoneLines::Full), |_, _| true);
     let in_chain = |k: usize| chain.iter().any(|l| l.run == k);
     let lone_in = chain.iter().any(|l| lone(&unique[l.run]));
     let anchor_out = (0..unique.len()).any(|k| !in_chain(k) && !lone(&unique[k]));
     if lone_in && anchor_out {
-        runs::chain(unique, weigh(true), |_, _| true).0
+        runs::chain(unique, weigh(LoneLines::Discounted), |_, _| true).0
     } else {
         chain
     }
@@ -447,19 +454,27 @@ const LONE_LINE_WEIGHT: f32 = 0.01;
 fn at_edge(file: &FileIndex<'_>, lines: &[SLine], seg: &Segment, r: &Run) -> bool {
     let before = (seg.lines.start..r.i).rev();
     let after = r.i_end()..seg.lines.end;
-    continues(file, lines, before, r.j.checked_sub(1), false)
-        || continues(file, lines, after, Some(r.j_end()), true)
+    continues(file, lines, before, r.j.checked_sub(1), Direction::Up)
+        || continues(file, lines, after, Some(r.j_end()), Direction::Down)
+}
+
+/// Which way along the file a walk goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Up,
+    Down,
 }
 
 /// Whether snippet lines `snips` (walking away from a run) are blank or the file's lines
-/// from `j` on in the same direction (`forward`), blank lines on either side skipped.
+/// from `j` on in the same `direction`, blank lines on either side skipped.
 fn continues(
     file: &FileIndex<'_>,
     lines: &[SLine],
     snips: impl Iterator<Item = usize>,
     mut j: Option<usize>,
-    forward: bool,
+    direction: Direction,
 ) -> bool {
+    let forward = direction == Direction::Down;
     let step = |j: usize| {
         if forward {
             Some(j + 1)
@@ -636,12 +651,20 @@ fn one_within(
 const RENAME_COVER: f32 = 0.9;
 const RENAME_COVER_NAMED: f32 = 0.4;
 
+/// Which units' headers read as renames: those the instruction names only, or also those
+/// much like the header of the definition their body comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Renames {
+    Named,
+    AlsoLookalike,
+}
+
 /// The line ranges of units the segment shows whole whose name the file does not define:
 /// new code, whatever file lines it repeats (a new test repeats lines of the tests beside
 /// it). A unit whose lines are nearly all unique file lines is kept out: it renames them; so
-/// is one the instruction renames, or (with `renames`) one whose header is much like the
+/// is one the instruction renames, or (with `Renames::AlsoLookalike`) one whose header is much like the
 /// header of the definition its body repeats.
-fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Vec<Range<usize>> {
+fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: Renames) -> Vec<Range<usize>> {
     let lines = ctx.lines();
     let mut out = Vec::new();
     let mut i = seg.lines.start;
@@ -656,13 +679,9 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Ve
         let _ = name;
         // Only a unit shown whole: a placeholder inside a unit keeps a body the file has,
         // so the lines shown around it are the file's.
-        let Some(last) = units::snippet_unit_end(
-            lines,
-            i,
-            seg.lines.end,
-            seg.gap_after,
-            seg.placeholder_after,
-        ) else {
+        let Some(last) =
+            units::snippet_unit_end(lines, i, seg.lines.end, seg.gap_after, seg.follows())
+        else {
             i += 1;
             continue;
         };
@@ -691,7 +710,7 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Ve
         // A rename: the instruction says so, or the header is much like the header of the
         // definition its body comes from.
         let named = ctx.renames().iter().any(|(_, b)| b == name)
-            || (renames
+            || (renames == Renames::AlsoLookalike
                 && old_header_like(
                     ctx,
                     i,
@@ -755,12 +774,19 @@ pub(crate) fn nontrivial_lines(lines: &[SLine], r: &Run) -> usize {
     lines[r.i..r.i_end()].iter().filter(|l| !l.trivial).count()
 }
 
-fn run_pins(r: &Run, trim: usize, sure: bool) -> impl Iterator<Item = Pin> + '_ {
+/// Whether a pin's place is certain (see [`Pin::sure`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Certainty {
+    Sure,
+    Unsure,
+}
+
+fn run_pins(r: &Run, trim: usize, certainty: Certainty) -> impl Iterator<Item = Pin> + '_ {
     (trim..r.len).map(move |k| Pin {
         i: r.i + k,
         j: r.j + k,
         replace: r.changed,
-        sure,
+        sure: certainty == Certainty::Sure,
     })
 }
 
@@ -814,7 +840,7 @@ fn weak(
         let (chain, score) = runs::chain(&left, weight, near);
         let pins: Vec<Pin> = chain
             .iter()
-            .flat_map(|l| run_pins(&left[l.run], l.trim, false))
+            .flat_map(|l| run_pins(&left[l.run], l.trim, Certainty::Unsure))
             .collect();
         let cand = Candidate { pins, score };
         let span = cand.span();
@@ -1079,13 +1105,7 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
 fn group_pins(ctx: &Context<'_>, seg: &Segment, i: usize, pins: &mut Vec<Pin>) -> Option<usize> {
     let lines = ctx.lines();
     let (names, brace) = units::header_group(lines, i, seg.lines.end)?;
-    let last = units::snippet_unit_end(
-        lines,
-        brace,
-        seg.lines.end,
-        seg.gap_after,
-        seg.placeholder_after,
-    )?;
+    let last = units::snippet_unit_end(lines, brace, seg.lines.end, seg.gap_after, seg.follows())?;
     let mut extents = Vec::new();
     for name in names {
         match &*ctx.defs().headers(name) {
@@ -1110,14 +1130,8 @@ fn inside_new_unit(ctx: &Context<'_>, seg: &Segment, i: usize) -> bool {
     (seg.lines.start..i).any(|h| {
         units::header_name(&lines[h].text)
             .is_some_and(|n| lines[h].count == 0 && ctx.defs().headers(n).is_empty())
-            && units::snippet_unit_end(
-                lines,
-                h,
-                seg.lines.end,
-                seg.gap_after,
-                seg.placeholder_after,
-            )
-            .is_some_and(|e| e >= i)
+            && units::snippet_unit_end(lines, h, seg.lines.end, seg.gap_after, seg.follows())
+                .is_some_and(|e| e >= i)
     })
 }
 
@@ -1128,13 +1142,7 @@ fn unit_at(ctx: &Context<'_>, seg: &Segment, i: usize) -> Option<units::UnitEnd>
         return None;
     }
     units::header_name(&lines[i].text)?;
-    match units::snippet_unit(
-        lines,
-        i,
-        seg.lines.end,
-        seg.gap_after,
-        seg.placeholder_after,
-    )? {
+    match units::snippet_unit(lines, i, seg.lines.end, seg.gap_after, seg.follows())? {
         units::UnitEnd::Whole(l) if l <= i => None,
         end => Some(end),
     }

@@ -126,9 +126,17 @@ const PLACEHOLDER_MAX_WORDS: usize = 16;
 /// Most words a placeholder comment without an ellipsis has.
 const PHRASE_MAX_WORDS: usize = 8;
 
-/// Whether `line` is a placeholder. `in_file` says whether the same line (ignoring
-/// whitespace) is in the file, in which case only an unmistakable placeholder counts.
-pub(crate) fn is_placeholder(line: &str, in_file: bool) -> bool {
+/// Whether the same line (ignoring whitespace) is in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Presence {
+    Absent,
+    InFile,
+}
+
+/// Whether `line` is a placeholder. When the same line (ignoring whitespace) is in the file
+/// (`presence`), only an unmistakable placeholder counts.
+pub(crate) fn is_placeholder(line: &str, presence: Presence) -> bool {
+    let in_file = presence == Presence::InFile;
     let (body, commented) = comment_body(line);
     if !commented && !has_ellipsis(body) {
         return false;
@@ -230,7 +238,7 @@ pub(crate) fn looks_like_marker(line: &str) -> bool {
     let joined = ws.join(" ");
     (strong_phrase(&ws) && ws.len() <= PHRASE_MAX_WORDS)
         || (commented && UNMISTAKABLE_PHRASES.iter().any(|p| joined.contains(p)))
-        || is_placeholder(line, false)
+        || is_placeholder(line, Presence::Absent)
 }
 
 /// Phrases a narration line uses to say where the next code goes.
@@ -369,7 +377,7 @@ mod tests {
             "-- ... rest of config.lua unchanged ...",
             "// ... (top of file: requires) ...",
         ] {
-            assert!(is_placeholder(line, false), "{line}");
+            assert!(is_placeholder(line, Presence::Absent), "{line}");
         }
     }
 
@@ -385,11 +393,11 @@ mod tests {
             "  ...props,",
             "...rest",
         ] {
-            assert!(!is_placeholder(line, false), "{line}");
+            assert!(!is_placeholder(line, Presence::Absent), "{line}");
         }
         // A bare `...` that the file itself has is Python's Ellipsis.
-        assert!(!is_placeholder("    ...", true));
-        assert!(is_placeholder("    ...", false));
+        assert!(!is_placeholder("    ...", Presence::InFile));
+        assert!(is_placeholder("    ...", Presence::Absent));
     }
 
     #[test]

@@ -22,10 +22,18 @@ fn depth(lines: &[SLine], i: usize) -> i64 {
     depth_change(&lines[i].text).0
 }
 
-/// Slides the new code at the edit's tail (when `tail`, a placeholder follows the segment)
+/// Which edge of an edit meets the placeholder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Edge {
+    Head,
+    Tail,
+}
+
+/// Slides the new code at the edit's tail (`Edge::Tail`: a placeholder follows the segment)
 /// or head (a placeholder precedes it) until it is balanced, if a few context lines next to
 /// it balance it.
-pub(crate) fn balance_at_gap(edit: &mut Edit, lines: &[SLine], tail: bool) {
+pub(crate) fn balance_at_gap(edit: &mut Edit, lines: &[SLine], edge: Edge) {
+    let tail = edge == Edge::Tail;
     let ops = &mut edit.ops;
     // Outward order: from the placeholder inwards.
     let order: Vec<usize> = if tail {

@@ -369,9 +369,7 @@ fn replaced_ranges(
                     None => continue,
                 },
             };
-            if units::snippet_unit_end(lines, opener, end, seg.gap_after, seg.placeholder_after)
-                .is_none()
-            {
+            if units::snippet_unit_end(lines, opener, end, seg.gap_after, seg.follows()).is_none() {
                 continue;
             }
             for name in names {

@@ -12,6 +12,13 @@ use super::super::segments::Snippet;
 use super::super::units;
 use super::diff::Kept;
 
+/// Which way from a lost run the snippet's lines are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Toward {
+    Above,
+    Below,
+}
+
 /// The longest anchor block read on each side of a lost run.
 const BLOCK_LINES: usize = 32;
 
@@ -117,8 +124,12 @@ impl<'a, 'f> Licences<'a, 'f> {
         };
         let mut why = Why::Kept;
         for (s, sp, sn) in self.placements(&stretch) {
-            let up = sp.map_or(Side::Edge, |sp| self.side(s, sp, above.unwrap_or(0), false));
-            let down = sn.map_or(Side::Edge, |sn| self.side(s, sn, below.unwrap_or(0), true));
+            let up = sp.map_or(Side::Edge, |sp| {
+                self.side(s, sp, above.unwrap_or(0), Toward::Above)
+            });
+            let down = sn.map_or(Side::Edge, |sn| {
+                self.side(s, sn, below.unwrap_or(0), Toward::Below)
+            });
             let mute = |side: Side| matches!(side, Side::Trivial | Side::Quiet);
             if mute(up)
                 && mute(down)
@@ -239,9 +250,9 @@ impl<'a, 'f> Licences<'a, 'f> {
     }
 
     /// What the snippet's lines from segment `s`'s position `sp` (file line `j`) away from
-    /// the lost run (`down`: below it) say about it.
-    fn side(&self, s: usize, sp: usize, j: usize, down: bool) -> Side {
-        let b = self.block(s, sp, j, down);
+    /// the lost run (`toward` it) say about it.
+    fn side(&self, s: usize, sp: usize, j: usize, toward: Toward) -> Side {
+        let b = self.block(s, sp, j, toward);
         if b.files
             .iter()
             .all(|&j| lines::bare_marker(self.file.lines[j]))
@@ -328,11 +339,12 @@ impl<'a, 'f> Licences<'a, 'f> {
     }
 
     /// The anchor block at segment `s`'s position `sp`, standing for file line `j`: the
-    /// snippet's lines from there away from the lost run (`down`: below it) that match the
+    /// snippet's lines from there away from the lost run (`toward` it) that match the
     /// file's non-blank lines contiguously. It is grounded when past it, away from the run,
     /// the segment ends, or a file line stands right there, or new lines are followed by the
     /// line that continues the file.
-    fn block(&self, s: usize, sp: usize, j: usize, down: bool) -> Block {
+    fn block(&self, s: usize, sp: usize, j: usize, toward: Toward) -> Block {
+        let down = toward == Toward::Below;
         let seg = &self.segs[s];
         let mut files = vec![j];
         let mut keys = vec![self.file.key(j)];
@@ -359,7 +371,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         // Right past the block the file's line is lost too: that deletion is judged on its own.
         let next_lost = continuing.is_some_and(|j| self.kept.at(j).is_none());
         let far = self.solid[at.1];
-        let grounded = next_lost || self.grounded_past(seg, at.0, far, continuing, down);
+        let grounded = next_lost || self.grounded_past(seg, at.0, far, continuing, toward);
         if !down {
             keys.reverse();
             files.reverse();
@@ -381,8 +393,9 @@ impl<'a, 'f> Licences<'a, 'f> {
         q: usize,
         far: usize,
         continuing: Option<usize>,
-        down: bool,
+        toward: Toward,
     ) -> bool {
+        let down = toward == Toward::Below;
         let Some(mut o) = self.kept.at(far) else {
             return false;
         };

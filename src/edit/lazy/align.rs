@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
-use super::costs::{EDGE_ALIGN_MAX, EDGE_CHANGE_SIMILARITY, INTERIOR_DP_MAX_CELLS};
+use super::costs::WEIGHTS;
 use super::index::FileIndex;
 use super::lines;
 use super::place::Pin;
@@ -115,25 +115,6 @@ pub(crate) struct Aligner<'a> {
     pub(crate) open_start: bool,
 }
 
-/// Snippet lines after a line shown without its trailing comment in which that comment may
-/// reappear.
-const COMMENT_LOOKAHEAD: usize = 3;
-/// Score of a matched non-trivial line.
-const MATCH: f32 = 1.0;
-/// Score of a matched trivial line.
-const MATCH_TRIVIAL: f32 = 0.3;
-/// Score of a matched blank line.
-const MATCH_BLANK: f32 = 0.1;
-/// Base score of a changed line replacing its old version (plus a share of the similarity).
-const CHANGE: f32 = 0.4;
-/// Extra score of a match whose lines are byte-identical.
-const EXACT_BONUS: f32 = 0.001;
-/// File lines an edge may pass over because the snippet moved them.
-const MOVED_SKIPS: usize = 4;
-/// Score of a less similar changed line, allowed between matches at an edge.
-const LOOSE_CHANGE: f32 = 0.05;
-/// The least similarity of such a line to the line it replaces.
-const LOOSE_CHANGE_SIMILARITY: f32 = 0.0;
 const NEG: f32 = -1.0e30;
 
 impl Aligner<'_> {
@@ -159,7 +140,7 @@ impl Aligner<'_> {
         }
         let below: Vec<String> = self.lines[i + 1..]
             .iter()
-            .take(COMMENT_LOOKAHEAD)
+            .take(WEIGHTS.comment_lookahead)
             .flat_map(|l| words(&l.text))
             .collect();
         let found = said.iter().filter(|w| below.contains(w)).count();
@@ -177,18 +158,18 @@ impl Aligner<'_> {
                 && !s.trivial
                 && lines::truncated_comment(&s.text, self.file.lines[j])
                 && !self.comment_moved_below(i, j);
-            return shortened.then_some(MATCH);
+            return shortened.then_some(WEIGHTS.match_line);
         }
         let base = if s.blank {
-            MATCH_BLANK
+            WEIGHTS.match_blank
         } else if s.trivial {
-            MATCH_TRIVIAL
+            WEIGHTS.match_trivial
         } else {
-            MATCH
+            WEIGHTS.match_line
         };
         // Of equal readings, the one pairing byte-identical lines (blank lines' whitespace).
         let exact = if s.text == self.file.lines[j] {
-            EXACT_BONUS
+            WEIGHTS.exact_bonus
         } else {
             0.0
         };
@@ -218,11 +199,14 @@ impl Aligner<'_> {
                 (Some(a), Some(b)) if a != b
             )
         };
-        if sim >= EDGE_CHANGE_SIMILARITY && (loose || !renamed()) {
-            Some(CHANGE + 0.2 * sim)
-        } else if loose && sim >= LOOSE_CHANGE_SIMILARITY && !s.trivial && !self.file.is_trivial(j)
+        if sim >= WEIGHTS.edge_change_similarity && (loose || !renamed()) {
+            Some(WEIGHTS.change_base + 0.2 * sim)
+        } else if loose
+            && sim >= WEIGHTS.loose_change_similarity
+            && !s.trivial
+            && !self.file.is_trivial(j)
         {
-            Some(LOOSE_CHANGE)
+            Some(WEIGHTS.loose_change)
         } else {
             None
         }
@@ -243,7 +227,7 @@ impl Aligner<'_> {
                 (super::units::header_name(new), super::units::header_name(old)),
                 (Some(a), Some(b)) if a != b
             );
-            if !renamed && lines::similarity(new, old) >= EDGE_CHANGE_SIMILARITY {
+            if !renamed && lines::similarity(new, old) >= WEIGHTS.edge_change_similarity {
                 return true;
             }
             // Blank lines confirm nothing.
@@ -254,7 +238,7 @@ impl Aligner<'_> {
             // The next file line the edge takes is context, or a clearly changed line.
             let clear_change = |op: &Op| {
                 matches!(*op, Op::Change { i, j }
-                    if lines::similarity(&self.lines[i].text, self.file.lines[j]) >= EDGE_CHANGE_SIMILARITY)
+                    if lines::similarity(&self.lines[i].text, self.file.lines[j]) >= WEIGHTS.edge_change_similarity)
             };
             // Only a blank line beyond it, the one next to the placeholder, and a changed
             // line before it: the snippet rewrites the lines between the file's blank line
@@ -619,10 +603,10 @@ impl Aligner<'_> {
         if n == 0 {
             return Ok(Vec::new());
         }
-        if n > EDGE_ALIGN_MAX {
+        if n > WEIGHTS.edge_align_max {
             return self.edge_greedy(snip, avail);
         }
-        let m = avail.len().min(n + MOVED_SKIPS);
+        let m = avail.len().min(n + WEIGHTS.moved_skips);
         let w = m + 1;
         let mut score = vec![NEG; (n + 1) * w];
         let mut from = vec![0u8; (n + 1) * w];
@@ -770,7 +754,7 @@ impl Aligner<'_> {
                 })
                 .collect();
         }
-        if snip.len() * file.len() <= INTERIOR_DP_MAX_CELLS {
+        if snip.len() * file.len() <= WEIGHTS.interior_dp_max_cells {
             self.interior_dp(snip, file, unshown)
         } else {
             self.interior_myers(snip, file, unshown)

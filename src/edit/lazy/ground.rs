@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use super::align::{Edit, Op};
-use super::costs::MAX_SEED_OCCURRENCES;
+use super::costs::WEIGHTS;
 use super::index::FileIndex;
 use super::lines;
 use super::place::{Context, closest_old_version};
@@ -77,7 +77,7 @@ fn open_ended(ctx: &Context<'_>, edit: &Edit, gap: &[Op]) -> Result<()> {
     let (file, lines) = (ctx.file, ctx.lines());
     // Looking for the closest file line reads the whole file: only for the first few changed
     // lines of a gap.
-    let mut searches = CLOSEST_SEARCHES;
+    let mut searches = WEIGHTS.closest_searches;
     let unlicensed = gap.iter().find_map(|op| match *op {
         Op::Drop(j) if !file.is_blank(j) => Some((j, None)),
         Op::Change { i, j } => {
@@ -150,7 +150,7 @@ fn changed_for_certain(
         return Err("which stands at another depth");
     }
     let net = |l: &str| units::depth_change(l).0;
-    let certain = lines::similarity(new, old) >= NEARLY_THE_SAME
+    let certain = lines::similarity(new, old) >= WEIGHTS.nearly_the_same
         || (net(old) != 0 && net(old) == net(new))
         || has_its_own_word(ctx, new, old)
         || (search == Search::Closest
@@ -170,13 +170,6 @@ fn has_its_own_word(ctx: &Context<'_>, new: &str, old: &str) -> bool {
         .filter(|w| w.chars().count() >= 3 && fresh.contains(w))
         .any(|w| ctx.word_lines(w) == 1)
 }
-
-/// How similar a changed line and its old version are when only a token or two changed.
-const NEARLY_THE_SAME: f32 = 0.9;
-
-/// At most this many changed lines of one gap (the first) are looked for among all the
-/// file's lines.
-const CLOSEST_SEARCHES: usize = 16;
 
 /// Beside bare comment markers, a changed line must share a word with its old version: a
 /// line that says something else (a heading turned into a new paragraph's first line) is
@@ -392,7 +385,7 @@ fn places_itself(file: &FileIndex<'_>, files: &[usize]) -> bool {
         return false;
     };
     let key = file.key(rarest);
-    if file.count(key) > MAX_SEED_OCCURRENCES {
+    if file.count(key) > WEIGHTS.max_seed_occurrences {
         return false;
     }
     let offset = rarest - files[0];

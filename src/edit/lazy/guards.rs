@@ -5,7 +5,7 @@
 //! a deterministic merge that unbalances the file's brackets is `NEEDS_MORE_CONTEXT`.
 
 use super::align::{Edit, Op};
-use super::costs::{BLAST_RADIUS, GUARD_MIN_LINES, TRUNCATION_CHARS, TRUNCATION_LINES};
+use super::costs::WEIGHTS;
 use super::index::FileIndex;
 use super::lines;
 use super::placeholder;
@@ -77,10 +77,12 @@ pub(crate) fn check(
         ));
     }
     let n = file.len();
-    if removals == Removals::None && n >= GUARD_MIN_LINES {
+    if removals == Removals::None && n >= WEIGHTS.guard_min_lines {
         let chars_lost = 1.0 - merged.len() as f64 / original.len().max(1) as f64;
         let new_lines = || line_count(&merged);
-        if chars_lost > TRUNCATION_CHARS && 1.0 - new_lines() as f64 / n as f64 > TRUNCATION_LINES {
+        if chars_lost > WEIGHTS.truncation_chars
+            && 1.0 - new_lines() as f64 / n as f64 > WEIGHTS.truncation_lines
+        {
             return Err(Error::new(
                 ErrorCode::TruncationDetected,
                 format!(
@@ -92,10 +94,10 @@ pub(crate) fn check(
             ));
         }
     }
-    if n >= GUARD_MIN_LINES {
+    if n >= WEIGHTS.guard_min_lines {
         let changed =
             changed.unwrap_or_else(|| changed_old_lines(file.lines, &split_lines(&merged).0));
-        if changed as f64 > BLAST_RADIUS * n as f64 {
+        if changed as f64 > WEIGHTS.blast_radius * n as f64 {
             return Err(Error::new(
                 ErrorCode::BlastRadiusExceeded,
                 format!(

@@ -14,7 +14,7 @@
 use std::cell::OnceCell;
 use std::ops::Range;
 
-use super::costs::{PLACING_CHANGE_MARGIN, PLACING_CHANGE_MIN_CHARS, PLACING_CHANGE_SIMILARITY};
+use super::costs::{PLACES_LISTED, WEIGHTS};
 use super::docs;
 use super::index::FileIndex;
 use super::lines;
@@ -296,7 +296,7 @@ fn license_floor(
     let tail: Vec<u64> = (seg.lines.start..f.i)
         .rev()
         .filter(|&i| !lines[i].blank)
-        .take(TAIL_COMPARED)
+        .take(WEIGHTS.tail_compared)
         .map(|i| lines[i].key)
         .collect();
     let after_tail = |j: usize| {
@@ -308,10 +308,6 @@ fn license_floor(
         (f.j + 1..n.j).any(|j| file.key(j) == key && file.indent(j) == depth && after_tail(j));
     pins[at].sure = !another;
 }
-
-/// How many of the lines a segment shows before its closer are compared with another
-/// closer's (enough to tell two blocks' ends apart, and a bound on the work).
-const TAIL_COMPARED: usize = 8;
 
 /// [`place`] without the floor pin itself.
 fn place_free(
@@ -427,7 +423,7 @@ fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::L
                 .map(runs::line_weight)
                 .sum();
             if lone_lines == LoneLines::Discounted && lone(r) {
-                w * LONE_LINE_WEIGHT
+                w * WEIGHTS.lone_line_weight
             } else {
                 w
             }
@@ -443,11 +439,6 @@ fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::L
         chain
     }
 }
-
-/// The share of its lines' weight that a unique run with one line that says something, away
-/// from its segment's edges, counts in a chain: it gives way to any other run it disagrees
-/// with.
-const LONE_LINE_WEIGHT: f32 = 0.01;
 
 /// Whether run `r` reaches its segment's start or end: the lines between are blank, or the
 /// file's own lines right beside the run's place there.
@@ -511,11 +502,6 @@ fn sure(ctx: &Context<'_>, seg: &Segment, fresh: &[Range<usize>], mut pins: Vec<
     Placed::Pins(pins)
 }
 
-/// How far past a sure pin a repeated line may be found, per snippet line between them.
-const REACH_PER_LINE: usize = 2;
-/// And in any case.
-const REACH_SLACK: usize = 8;
-
 /// When every line that anchors a segment is repeated in the file (only their adjacency is
 /// unique), another place that holds the same lines in the same order, a few lines apart,
 /// is a second reading: the snippet may have left out the lines between them there.
@@ -526,7 +512,7 @@ fn loose_elsewhere(ctx: &Context<'_>, pins: &[Pin]) -> Option<Candidate> {
         return None;
     }
     let span = pins[0].j..pins[pins.len() - 1].j + 1;
-    let reach = 2 * span.len() + REACH_SLACK;
+    let reach = 2 * span.len() + WEIGHTS.reach_slack;
     let first = solid[0];
     ctx.file
         .positions(lines[first.i].key)
@@ -620,7 +606,7 @@ fn extend_locally(
 
 /// How far from a sure pin a line `d` snippet lines away may be found.
 fn reach(d: usize) -> usize {
-    REACH_PER_LINE * d + REACH_SLACK
+    WEIGHTS.reach_per_line * d + WEIGHTS.reach_slack
 }
 
 /// The one file line in `window` equal to non-trivial snippet line `i`, if exactly one is.
@@ -644,12 +630,6 @@ fn one_within(
         _ => None,
     }
 }
-
-/// Share of a new-named unit's lines that unique runs must cover for it to be a rename of
-/// that code rather than new code repeating its lines: nearly all (the same body), or, when
-/// the instruction says the name is a rename, a good part.
-const RENAME_COVER: f32 = 0.9;
-const RENAME_COVER_NAMED: f32 = 0.4;
 
 /// Which units' headers read as renames: those the instruction names only, or also those
 /// much like the header of the definition their body comes from.
@@ -717,9 +697,9 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: Renames) ->
                     all.iter().find(|r| r.unique && r.i > i && r.i_end() <= end),
                 ));
         let cover = if named {
-            RENAME_COVER_NAMED
+            WEIGHTS.rename_cover_named
         } else {
-            RENAME_COVER
+            WEIGHTS.rename_cover
         };
         if (covered as f32) < cover * solid as f32 {
             out.push(start..end);
@@ -737,16 +717,13 @@ fn old_header_like(ctx: &Context<'_>, h: usize, run: Option<&Run>) -> bool {
     };
     let lines = ctx.lines();
     let depth = run.i - h;
-    let from = run.j.saturating_sub(depth + REACH_SLACK);
+    let from = run.j.saturating_sub(depth + WEIGHTS.reach_slack);
     (from..run.j).rev().any(|j| {
         units::header_name(ctx.file.lines[j]).is_some()
             && super::lines::similarity(&lines[h].text, ctx.file.lines[j])
-                >= RENAMED_HEADER_SIMILARITY
+                >= WEIGHTS.renamed_header_similarity
     })
 }
-
-/// How alike a new header and an old one must be for the new one to rename it.
-const RENAMED_HEADER_SIMILARITY: f32 = 0.7;
 
 /// The parts (snippet line ranges) of run `r` outside the `fresh` ranges.
 fn outside(r: &Run, fresh: &[Range<usize>]) -> Vec<Range<usize>> {
@@ -789,9 +766,6 @@ fn run_pins(r: &Run, trim: usize, certainty: Certainty) -> impl Iterator<Item = 
         sure: certainty == Certainty::Sure,
     })
 }
-
-/// Score difference under which two places count as equally good.
-const TIE: f32 = 0.5;
 
 /// A segment without unique runs: its best place by repeated lines and changed lines, or
 /// open when none, or several, fit.
@@ -836,7 +810,7 @@ fn weak(
     };
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut left = runs;
-    while !left.is_empty() && candidates.len() < super::costs::PLACES_LISTED {
+    while !left.is_empty() && candidates.len() < PLACES_LISTED {
         let (chain, score) = runs::chain(&left, weight, near);
         let pins: Vec<Pin> = chain
             .iter()
@@ -851,7 +825,7 @@ fn weak(
     let best = candidates[0].score;
     let rivals: Vec<Candidate> = candidates
         .into_iter()
-        .filter(|c| c.score > best - TIE)
+        .filter(|c| c.score > best - WEIGHTS.tie)
         .collect();
     if rivals.len() == 1 {
         return Placed::Pins(
@@ -883,7 +857,7 @@ fn changed_anchors(ctx: &Context<'_>, seg: &Segment) -> Vec<Run> {
             break;
         }
         // A short line is alike to others by chance, unless it sets a key the file sets once.
-        let found = if chars < PLACING_CHANGE_MIN_CHARS {
+        let found = if chars < WEIGHTS.placing_change_min_chars {
             only_setting(ctx, &l.text)
         } else {
             closest_old_version(ctx, &l.text)
@@ -913,16 +887,16 @@ fn only_setting(ctx: &Context<'_>, text: &str) -> Option<(usize, f32)> {
         .filter(|(_, l)| lines::setting_key(l) == Some(key))
         .map(|(j, _)| j);
     match (hits.next(), hits.next()) {
-        (Some(j), None) => Some((j, PLACING_CHANGE_SIMILARITY)),
+        (Some(j), None) => Some((j, WEIGHTS.placing_change_similarity)),
         _ => None,
     }
 }
 
 /// The file line a changed line is a version of: the most similar line, when it reaches
-/// [`PLACING_CHANGE_SIMILARITY`] and beats every other by [`PLACING_CHANGE_MARGIN`].
+/// `WEIGHTS.placing_change_similarity` and beats every other by `WEIGHTS.placing_change_margin`.
 pub(crate) fn closest_old_version(ctx: &Context<'_>, text: &str) -> Option<(usize, f32)> {
     let sig = Signature::of(text);
-    let floor = PLACING_CHANGE_SIMILARITY - PLACING_CHANGE_MARGIN;
+    let floor = WEIGHTS.placing_change_similarity - WEIGHTS.placing_change_margin;
     let mut best: Option<(usize, f32)> = None;
     let mut second = 0.0f32;
     for (j, s) in ctx.sigs().iter().enumerate() {
@@ -941,7 +915,7 @@ pub(crate) fn closest_old_version(ctx: &Context<'_>, text: &str) -> Option<(usiz
         }
     }
     best.filter(|&(_, sim)| {
-        sim >= PLACING_CHANGE_SIMILARITY && sim - second >= PLACING_CHANGE_MARGIN
+        sim >= WEIGHTS.placing_change_similarity && sim - second >= WEIGHTS.placing_change_margin
     })
 }
 
@@ -1061,7 +1035,7 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
         let changed = l.kind != Kind::Removed
             && !l.trivial
             && !file.is_trivial(j)
-            && lines::similarity(&l.text, file.lines[j]) >= PLACING_CHANGE_SIMILARITY;
+            && lines::similarity(&l.text, file.lines[j]) >= WEIGHTS.placing_change_similarity;
         changed.then_some(true)
     };
     if seg.gap_after.is_none()
@@ -1189,11 +1163,9 @@ fn closest_header(ctx: &Context<'_>, header: &str, candidates: &[usize]) -> Opti
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let (best, h) = scored[0];
-    (best >= HEADER_SIMILARITY && best - scored[1].0 >= PLACING_CHANGE_MARGIN).then_some(h)
+    (best >= WEIGHTS.header_similarity && best - scored[1].0 >= WEIGHTS.placing_change_margin)
+        .then_some(h)
 }
-
-/// How alike a changed header must be to the one definition of its name it is taken for.
-const HEADER_SIMILARITY: f32 = 0.5;
 
 /// Add the pins of a unit (header `i`..=`last` for file lines `hj..end`) when they agree with
 /// the pins already there; mark the pins inside it sure.

@@ -3,6 +3,7 @@
 //! `[...]`, `…`, "rest of file", "keep X as is"), `remove NAME` directives, narration lines
 //! ("// and at the top of the file:"), the outer code fence and Markdown targets.
 
+use super::costs::WEIGHTS;
 /// Markdown targets keep fenced code verbatim.
 pub(crate) fn is_markdown(ext: Option<&str>) -> bool {
     matches!(
@@ -121,11 +122,6 @@ fn words(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// Most words a placeholder comment has.
-const PLACEHOLDER_MAX_WORDS: usize = 16;
-/// Most words a placeholder comment without an ellipsis has.
-const PHRASE_MAX_WORDS: usize = 8;
-
 /// Whether the same line (ignoring whitespace) is in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Presence {
@@ -153,7 +149,7 @@ pub(crate) fn is_placeholder(line: &str, presence: Presence) -> bool {
     if in_file && !(strong && has_ellipsis(body)) {
         return false;
     }
-    if ws.len() > PLACEHOLDER_MAX_WORDS {
+    if ws.len() > WEIGHTS.placeholder_max_words {
         return false;
     }
     if has_ellipsis(body) {
@@ -164,7 +160,7 @@ pub(crate) fn is_placeholder(line: &str, presence: Presence) -> bool {
     }
     // Without an ellipsis only a short comment is a placeholder: a sentence that mentions
     // unchanged data is documentation.
-    commented && strong && ws.len() <= PHRASE_MAX_WORDS
+    commented && strong && ws.len() <= WEIGHTS.phrase_max_words
 }
 
 /// A line that is not a comment but reads as a placeholder: `... rest of code ...`,
@@ -236,7 +232,7 @@ pub(crate) fn looks_like_marker(line: &str) -> bool {
         return commented && has_ellipsis(body);
     }
     let joined = ws.join(" ");
-    (strong_phrase(&ws) && ws.len() <= PHRASE_MAX_WORDS)
+    (strong_phrase(&ws) && ws.len() <= WEIGHTS.phrase_max_words)
         || (commented && UNMISTAKABLE_PHRASES.iter().any(|p| joined.contains(p)))
         || is_placeholder(line, Presence::Absent)
 }

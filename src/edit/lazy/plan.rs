@@ -5,7 +5,7 @@
 //! refused with every candidate named. Unique runs that disagree in order split their
 //! segment at a narration or blank line between them, else the segment is refused as a move.
 
-use super::costs::PLACES_LISTED;
+use super::costs::{PLACES_LISTED, PLACES_NAMED, REPEATS_NAMED};
 use super::hints::{Instruction, Place};
 use super::place::{self, Candidate, Context, Floor, Open, Pin, Placed};
 use super::runs::Run;
@@ -564,11 +564,6 @@ fn seg_named(ctx: &Context<'_>, seg: &Segment) -> (String, Number) {
         )
     }
 }
-
-/// At most this many of a segment's repeated lines are named in a refusal, each with at most
-/// [`PLACES_NAMED`] of its places.
-const REPEATS_NAMED: usize = 3;
-const PLACES_NAMED: usize = 4;
 
 fn no_anchor(ctx: &Context<'_>, seg: &Segment) -> Error {
     let (named, number) = seg_named(ctx, seg);

@@ -11,11 +11,9 @@
 //! reading is taken when it, and only it, balances the new code.
 
 use super::align::{Edit, Op};
+use super::costs::WEIGHTS;
 use super::prepare::SLine;
 use super::units::depth_change;
-
-/// Context lines a slide may hand to the new code.
-const MAX_SLIDE: usize = 12;
 
 /// Net brackets a line opens.
 fn depth(lines: &[SLine], i: usize) -> i64 {
@@ -64,7 +62,7 @@ pub(crate) fn balance_at_gap(edit: &mut Edit, lines: &[SLine], edge: Edge) {
     // diff's slide), and balances it.
     let mut take = None;
     let mut best_echo = 0;
-    for (n, &k) in order[adds..].iter().enumerate().take(MAX_SLIDE) {
+    for (n, &k) in order[adds..].iter().enumerate().take(WEIGHTS.max_slide) {
         let Op::Same { i, j } = ops[k] else { break };
         // Contiguous context only: a slide moves a run of lines, nothing between them.
         if let Some((pi, pj)) = prev

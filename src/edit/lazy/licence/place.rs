@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use super::super::costs::WEIGHTS;
 use super::super::index::FileIndex;
 use super::super::lines;
 use super::super::prepare::{Kind, SLine};
@@ -18,28 +19,6 @@ enum Toward {
     Above,
     Below,
 }
-
-/// The longest anchor block read on each side of a lost run.
-const BLOCK_LINES: usize = 32;
-
-/// A block whose rarest non-trivial line occurs more often than this is not unique.
-const RAREST_MAX: usize = 64;
-
-/// How far the segment around closers is read to find it pinned, each way, at most.
-const PIN_WALK: usize = 256;
-
-/// How alike a lost line and the new line that takes its place at a segment's edge must be.
-const CHANGED_SIMILARITY: f32 = 0.5;
-
-/// The places of one line in the snippet that are tried as a lost run's anchor, at most (the
-/// first ones): a hostile snippet repeating a line costs no more than this.
-const SPOTS_TRIED: usize = 64;
-
-/// How many new lines past the last one paired a lost line is looked for among.
-const PAIR_WINDOW: usize = 32;
-
-/// The characters of a line that are compared with another's, at most.
-const COMPARED_CHARS: usize = 400;
 
 /// The inputs of the check, read once.
 pub(super) struct Licences<'a, 'f> {
@@ -173,7 +152,7 @@ impl<'a, 'f> Licences<'a, 'f> {
             let Some(mut o) = self.kept.at(j) else {
                 return false;
             };
-            for _ in 0..PIN_WALK {
+            for _ in 0..WEIGHTS.pin_walk {
                 pinned |= self.kept.origin(o).is_some_and(|j| {
                     !self.file.is_trivial(j) && self.file.count(self.file.key(j)) == 1
                 });
@@ -212,7 +191,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         let key = |j: Option<usize>| j.map(|j| self.file.key(j));
         // Both kept lines shown, or the one above with new lines to the segment's end.
         if let Some(spots) = key(st.above).and_then(|k| self.at.get(&k)) {
-            for &(s, sp) in spots.iter().take(SPOTS_TRIED) {
+            for &(s, sp) in spots.iter().take(WEIGHTS.spots_tried) {
                 let seg = &self.segs[s];
                 if !shows(seg, sp + 1) {
                     continue;
@@ -229,7 +208,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         if let Some(first) = st.between.first()
             && let Some(spots) = self.at.get(first)
         {
-            for &(s, p) in spots.iter().take(SPOTS_TRIED) {
+            for &(s, p) in spots.iter().take(WEIGHTS.spots_tried) {
                 let seg = &self.segs[s];
                 if p == 0 && seg.len() == nb && shows(seg, 0) {
                     out.push((s, None, None));
@@ -240,7 +219,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         if nb > 0
             && let Some(spots) = key(st.below).and_then(|k| self.at.get(&k))
         {
-            for &(s, sn) in spots.iter().take(SPOTS_TRIED) {
+            for &(s, sn) in spots.iter().take(WEIGHTS.spots_tried) {
                 if sn == nb && shows(&self.segs[s], 0) {
                     out.push((s, None, Some(sn)));
                 }
@@ -307,14 +286,15 @@ impl<'a, 'f> Licences<'a, 'f> {
             let (old, new) = (self.file.lines[j], out[k].as_ref());
             let net = units::depth_change(old).0;
             lines::indent_of(new) == self.file.indent(j)
-                && (lines::similarity(compared(old), compared(new)) >= CHANGED_SIMILARITY
+                && (lines::similarity(compared(old), compared(new))
+                    >= WEIGHTS.licence_changed_similarity
                     || (net != 0 && units::depth_change(new).0 == net))
         };
         let mut next = 0;
         let in_order = run.iter().all(|&j| {
             match new_at[next.min(new_at.len())..]
                 .iter()
-                .take(PAIR_WINDOW)
+                .take(WEIGHTS.pair_window)
                 .position(|&k| certain(j, k))
             {
                 Some(d) => {
@@ -356,7 +336,9 @@ impl<'a, 'f> Licences<'a, 'f> {
                 (at.0 > 0 && at.1 > 0).then(|| (at.0 - 1, at.1 - 1))
             };
             let Some((q, r)) = next else { break };
-            if keys.len() >= BLOCK_LINES || self.lines[seg[q]].key != self.file.key(self.solid[r]) {
+            if keys.len() >= WEIGHTS.block_lines
+                || self.lines[seg[q]].key != self.file.key(self.solid[r])
+            {
                 break;
             }
             keys.push(self.lines[seg[q]].key);
@@ -441,7 +423,7 @@ impl<'a, 'f> Licences<'a, 'f> {
             return false;
         };
         let at = self.file.positions(k);
-        if at.len() > RAREST_MAX {
+        if at.len() > WEIGHTS.rarest_max {
             return false;
         }
         let hits = at
@@ -493,10 +475,10 @@ enum Side {
     Ambiguous,
 }
 
-/// A line as far as it is compared with another ([`COMPARED_CHARS`]): a huge line costs no
+/// A line as far as it is compared with another (`WEIGHTS.compared_chars`): a huge line costs no
 /// more than a long one.
 fn compared(line: &str) -> &str {
-    match line.char_indices().nth(COMPARED_CHARS) {
+    match line.char_indices().nth(WEIGHTS.compared_chars) {
         Some((at, _)) => &line[..at],
         None => line,
     }

@@ -138,7 +138,9 @@ pub(crate) struct Weights {
     /// so that no merge depends on the machine's speed: the five edit corpora need at most
     /// 56,341 (a 1,073-line file against a 52-line result), so 20 million is never reached
     /// there, and bounds the comparisons of a 3 MB file against a 3 MB result to about what
-    /// the old 200 ms wall-clock deadline allowed.
+    /// the old 200 ms wall-clock deadline allowed. (When the diff's preflight first drops the
+    /// lines only one side has, it compares the rest as numbers of its own, uncounted; that
+    /// search is bounded by the diff's own cost limit, which is also a count, not a time.)
     pub(crate) diff_comparisons: u64,
     // The guards on the result (`guards`).
     /// Share of characters a merge may lose before it counts as truncation (with lines below).

@@ -200,7 +200,7 @@ impl Aligner<'_> {
             )
         };
         if sim >= WEIGHTS.edge_change_similarity && (loose || !renamed()) {
-            Some(WEIGHTS.change_base + 0.2 * sim)
+            Some(WEIGHTS.change_base + WEIGHTS.change_similarity_share * sim)
         } else if loose
             && sim >= WEIGHTS.loose_change_similarity
             && !s.trivial
@@ -414,7 +414,9 @@ impl Aligner<'_> {
         pin: PinLine,
     ) -> Result<(Vec<Op>, usize)> {
         let from = room.start;
-        let avail: Vec<usize> = room.take(2 * snip.len() + 8).collect();
+        let avail: Vec<usize> = room
+            .take(WEIGHTS.edge_room_per_line * snip.len() + WEIGHTS.edge_room_slack)
+            .collect();
         let ops = self.edge(&snip.clone().collect::<Vec<_>>(), &avail, End::Tail, pin)?;
         let end = ops
             .iter()
@@ -439,7 +441,10 @@ impl Aligner<'_> {
     ) -> Result<(Vec<Op>, usize)> {
         let to = room.end;
         let rev: Vec<usize> = snip.clone().rev().collect();
-        let avail: Vec<usize> = room.rev().take(2 * snip.len() + 8).collect();
+        let avail: Vec<usize> = room
+            .rev()
+            .take(WEIGHTS.edge_room_per_line * snip.len() + WEIGHTS.edge_room_slack)
+            .collect();
         let mut ops = self.edge(&rev, &avail, End::Head, pin)?;
         ops.reverse();
         let start = ops
@@ -511,7 +516,11 @@ impl Aligner<'_> {
             .filter(|op| matches!(op, Op::Same { .. } | Op::Change { .. } | Op::Drop(_)))
             .count();
         let beyond = &avail[consumed.min(avail.len())..];
-        let Some(k) = beyond.iter().take(4).position(|&j| self.file.is_blank(j)) else {
+        let Some(k) = beyond
+            .iter()
+            .take(WEIGHTS.outer_blank_lookahead)
+            .position(|&j| self.file.is_blank(j))
+        else {
             return Ok(());
         };
         if k == 0 || beyond[..k].iter().any(|&j| self.file.is_trivial(j)) {

@@ -39,6 +39,14 @@ pub(crate) struct Weights {
     pub(crate) placeholder_max_words: usize,
     /// Most words a placeholder comment without an ellipsis has.
     pub(crate) phrase_max_words: usize,
+    /// A diff-style context line whose text the file has more often than this follows the
+    /// snippet's space column as most context lines do, not its own places in the file.
+    pub(crate) column_positions_max: usize,
+    /// The words after a place marker in an instruction (`after`, `in`, …) read as the name
+    /// it places by.
+    pub(crate) instruction_words: usize,
+    /// The identifiers a top-level line is read for a definition word (`fn`, `class`, …).
+    pub(crate) header_identifiers: usize,
     // Placing segments (`place`).
     /// Similarity at which a changed line places a segment that has no unchanged line, when its
     /// old version is the only line of the file that close to it.
@@ -82,6 +90,14 @@ pub(crate) struct Weights {
     /// Lines at a segment's edge aligned with the bounded edge alignment; the rest of a longer
     /// edge is new code. The edge alignment is quadratic in this.
     pub(crate) edge_align_max: usize,
+    /// File lines an edge is matched against, per snippet line of the edge, and in any case:
+    /// room for the edge's lines and as many unshown or moved lines again.
+    pub(crate) edge_room_per_line: usize,
+    /// See `edge_room_per_line`.
+    pub(crate) edge_room_slack: usize,
+    /// The file lines beyond an edge looked at for a blank line after a few unshown lines of
+    /// code (`align::check_outer_blank`).
+    pub(crate) outer_blank_lookahead: usize,
     /// Interior alignments up to this many cells (snippet lines × file lines) are solved exactly
     /// with weights; larger ones with Myers' diff on line keys (linear memory).
     pub(crate) interior_dp_max_cells: usize,
@@ -96,6 +112,8 @@ pub(crate) struct Weights {
     pub(crate) match_blank: f32,
     /// Base score of a changed line replacing its old version (plus a share of the similarity).
     pub(crate) change_base: f32,
+    /// The share of a changed line's similarity to its old version added to `change_base`.
+    pub(crate) change_similarity_share: f32,
     /// Extra score of a match whose lines are byte-identical.
     pub(crate) exact_bonus: f32,
     /// File lines an edge may pass over because the snippet moved them.
@@ -166,6 +184,9 @@ pub(crate) const WEIGHTS: Weights = Weights {
     displacement_cap: 100,
     placeholder_max_words: 16,
     phrase_max_words: 8,
+    column_positions_max: 64,
+    instruction_words: 4,
+    header_identifiers: 4,
     placing_change_similarity: 0.62,
     placing_change_margin: 0.12,
     placing_change_min_chars: 12,
@@ -180,12 +201,16 @@ pub(crate) const WEIGHTS: Weights = Weights {
     header_similarity: 0.5,
     edge_change_similarity: 0.6,
     edge_align_max: 3000,
+    edge_room_per_line: 2,
+    edge_room_slack: 8,
+    outer_blank_lookahead: 4,
     interior_dp_max_cells: 1 << 20,
     comment_lookahead: 3,
     match_line: 1.0,
     match_trivial: 0.3,
     match_blank: 0.1,
     change_base: 0.4,
+    change_similarity_share: 0.2,
     exact_bonus: 0.001,
     moved_skips: 4,
     loose_change: 0.05,
@@ -228,6 +253,12 @@ pub(crate) const REPEATS_NAMED: usize = 3;
 
 /// Places named for each repeated line a refusal names (see [`REPEATS_NAMED`]).
 pub(crate) const PLACES_NAMED: usize = 4;
+
+/// The definitions a refusal lists for a snippet it cannot place at all.
+pub(crate) const DEFS_LISTED: usize = 40;
+
+/// The characters of a line's start a refusal quotes to name it.
+pub(crate) const QUOTED_START_CHARS: usize = 60;
 
 /// The longest line text a refusal quotes, in characters.
 pub(crate) const QUOTED_CHARS: usize = 120;

@@ -557,7 +557,11 @@ fn only_placeholders(lines: &[&str]) -> Error {
     } else {
         format!(
             " The file's top-level definitions:\n{}",
-            defs.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
+            defs.iter()
+                .take(costs::DEFS_LISTED)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n")
         )
     };
     Error::new(

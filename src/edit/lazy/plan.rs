@@ -5,7 +5,7 @@
 //! refused with every candidate named. Unique runs that disagree in order split their
 //! segment at a narration or blank line between them, else the segment is refused as a move.
 
-use super::costs::{PLACES_LISTED, PLACES_NAMED, REPEATS_NAMED};
+use super::costs::{PLACES_LISTED, PLACES_NAMED, QUOTED_START_CHARS, REPEATS_NAMED};
 use super::hints::{Instruction, Place};
 use super::place::{self, Candidate, Context, Floor, Open, Pin, Placed};
 use super::runs::Run;
@@ -537,7 +537,14 @@ fn first_code_line(ctx: &Context<'_>, seg: &Segment) -> String {
     seg.lines
         .clone()
         .find(|&i| !lines[i].blank)
-        .map(|i| lines[i].text.trim().chars().take(60).collect())
+        .map(|i| {
+            lines[i]
+                .text
+                .trim()
+                .chars()
+                .take(QUOTED_START_CHARS)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -615,7 +622,7 @@ fn held_lines(ctx: &Context<'_>, seg: &Segment, number: Number) -> Vec<String> {
             if at.len() > PLACES_NAMED {
                 places.push("…".into());
             }
-            let text: String = l.text.trim().chars().take(60).collect();
+            let text: String = l.text.trim().chars().take(QUOTED_START_CHARS).collect();
             if at.len() > 1 {
                 format!(
                     "`{text}` occurs {} times (lines {})",

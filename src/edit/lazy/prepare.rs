@@ -8,6 +8,7 @@
 //! that the file does not hold is an addition. Context lines may carry the diff's space
 //! column or not.
 
+use super::costs::WEIGHTS;
 use super::index::FileIndex;
 use super::lines;
 use super::placeholder::{self, Narration, Presence};
@@ -173,7 +174,7 @@ fn has_space_column(raw: &[&str], file: &FileIndex<'_>) -> bool {
 fn strip_column(line: &str, column: SpaceColumn, file: &FileIndex<'_>) -> bool {
     let space_column = column == SpaceColumn::Present;
     let positions = file.positions(lines::key(line));
-    if positions.is_empty() || positions.len() > 64 {
+    if positions.is_empty() || positions.len() > WEIGHTS.column_positions_max {
         return space_column;
     }
     let at = |indent: u32| positions.iter().any(|&j| file.indent(j as usize) == indent);

@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
-use super::costs::{EDGE_ALIGN_MAX, EDGE_CHANGE_SIMILARITY, INTERIOR_DP_MAX_CELLS};
+use super::costs::WEIGHTS;
 use super::index::FileIndex;
 use super::lines;
 use super::place::Pin;
@@ -28,6 +28,46 @@ use super::prepare::{Kind, SLine};
 use super::runs::same;
 use crate::edit::text::Indent;
 use crate::error::{Error, ErrorCode, Result};
+
+/// How freely a snippet line may replace a file line as its new version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strictness {
+    /// Only clearly similar lines, and no header given another name.
+    Strict,
+    /// Also less similar non-trivial lines, at a token score (accepted between matches only).
+    Loose,
+}
+
+/// Whether the pin next to an edge is a changed line (it replaces its file line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PinLine {
+    Unchanged,
+    Changed,
+}
+
+/// Which edge of a segment: before its first pin (outward is up the file) or after its last
+/// (outward is down the file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Head,
+    Tail,
+}
+
+/// What becomes of file lines the snippet does not show between two pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unshown {
+    Kept,
+    Deleted,
+}
+
+/// How a tie between matching a line here and making it new is settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tie {
+    /// The line is new (an earlier copy of it matches instead).
+    Early,
+    /// The match is kept (read back from the end, the line matches as late as it can).
+    Late,
+}
 
 /// One step of a segment's edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,25 +115,6 @@ pub(crate) struct Aligner<'a> {
     pub(crate) open_start: bool,
 }
 
-/// Snippet lines after a line shown without its trailing comment in which that comment may
-/// reappear.
-const COMMENT_LOOKAHEAD: usize = 3;
-/// Score of a matched non-trivial line.
-const MATCH: f32 = 1.0;
-/// Score of a matched trivial line.
-const MATCH_TRIVIAL: f32 = 0.3;
-/// Score of a matched blank line.
-const MATCH_BLANK: f32 = 0.1;
-/// Base score of a changed line replacing its old version (plus a share of the similarity).
-const CHANGE: f32 = 0.4;
-/// Extra score of a match whose lines are byte-identical.
-const EXACT_BONUS: f32 = 0.001;
-/// File lines an edge may pass over because the snippet moved them.
-const MOVED_SKIPS: usize = 4;
-/// Score of a less similar changed line, allowed between matches at an edge.
-const LOOSE_CHANGE: f32 = 0.05;
-/// The least similarity of such a line to the line it replaces.
-const LOOSE_CHANGE_SIMILARITY: f32 = 0.0;
 const NEG: f32 = -1.0e30;
 
 impl Aligner<'_> {
@@ -119,7 +140,7 @@ impl Aligner<'_> {
         }
         let below: Vec<String> = self.lines[i + 1..]
             .iter()
-            .take(COMMENT_LOOKAHEAD)
+            .take(WEIGHTS.comment_lookahead)
             .flat_map(|l| words(&l.text))
             .collect();
         let found = said.iter().filter(|w| below.contains(w)).count();
@@ -137,28 +158,29 @@ impl Aligner<'_> {
                 && !s.trivial
                 && lines::truncated_comment(&s.text, self.file.lines[j])
                 && !self.comment_moved_below(i, j);
-            return shortened.then_some(MATCH);
+            return shortened.then_some(WEIGHTS.match_line);
         }
         let base = if s.blank {
-            MATCH_BLANK
+            WEIGHTS.match_blank
         } else if s.trivial {
-            MATCH_TRIVIAL
+            WEIGHTS.match_trivial
         } else {
-            MATCH
+            WEIGHTS.match_line
         };
         // Of equal readings, the one pairing byte-identical lines (blank lines' whitespace).
         let exact = if s.text == self.file.lines[j] {
-            EXACT_BONUS
+            WEIGHTS.exact_bonus
         } else {
             0.0
         };
         Some(base + exact)
     }
 
-    /// The score of snippet line `i` replacing file line `j` as its new version. `loose`
+    /// The score of snippet line `i` replacing file line `j` as its new version. `Loose`
     /// also admits less similar non-trivial lines, at a token score: the caller accepts them
     /// only between matches.
-    fn change_score(&self, i: usize, j: usize, loose: bool) -> Option<f32> {
+    fn change_score(&self, i: usize, j: usize, strictness: Strictness) -> Option<f32> {
+        let loose = strictness == Strictness::Loose;
         let s = &self.lines[i];
         if s.kind != Kind::Plain || s.blank || self.file.is_blank(j) || self.is_fresh(i) {
             return None;
@@ -177,11 +199,14 @@ impl Aligner<'_> {
                 (Some(a), Some(b)) if a != b
             )
         };
-        if sim >= EDGE_CHANGE_SIMILARITY && (loose || !renamed()) {
-            Some(CHANGE + 0.2 * sim)
-        } else if loose && sim >= LOOSE_CHANGE_SIMILARITY && !s.trivial && !self.file.is_trivial(j)
+        if sim >= WEIGHTS.edge_change_similarity && (loose || !renamed()) {
+            Some(WEIGHTS.change_base + WEIGHTS.change_similarity_share * sim)
+        } else if loose
+            && sim >= WEIGHTS.loose_change_similarity
+            && !s.trivial
+            && !self.file.is_trivial(j)
         {
-            Some(LOOSE_CHANGE)
+            Some(WEIGHTS.loose_change)
         } else {
             None
         }
@@ -191,7 +216,8 @@ impl Aligner<'_> {
     /// is followed by matches that confirm its place: a match right after it (one line for
     /// one between matches), or, after more new lines, two matches or a non-trivial one. (A
     /// new definition shaped like the one beside it is not its rename.)
-    fn loose_changes_confirmed(&self, ops: &[Op], pin_changed: bool) -> bool {
+    fn loose_changes_confirmed(&self, ops: &[Op], pin: PinLine) -> bool {
+        let pin_changed = pin == PinLine::Changed;
         ops.iter().enumerate().all(|(k, op)| {
             let Op::Change { i, j } = *op else {
                 return true;
@@ -201,7 +227,7 @@ impl Aligner<'_> {
                 (super::units::header_name(new), super::units::header_name(old)),
                 (Some(a), Some(b)) if a != b
             );
-            if !renamed && lines::similarity(new, old) >= EDGE_CHANGE_SIMILARITY {
+            if !renamed && lines::similarity(new, old) >= WEIGHTS.edge_change_similarity {
                 return true;
             }
             // Blank lines confirm nothing.
@@ -212,7 +238,7 @@ impl Aligner<'_> {
             // The next file line the edge takes is context, or a clearly changed line.
             let clear_change = |op: &Op| {
                 matches!(*op, Op::Change { i, j }
-                    if lines::similarity(&self.lines[i].text, self.file.lines[j]) >= EDGE_CHANGE_SIMILARITY)
+                    if lines::similarity(&self.lines[i].text, self.file.lines[j]) >= WEIGHTS.edge_change_similarity)
             };
             // Only a blank line beyond it, the one next to the placeholder, and a changed
             // line before it: the snippet rewrites the lines between the file's blank line
@@ -269,22 +295,26 @@ impl Aligner<'_> {
         let (mut ops, head_start) = self.head(
             seg.start..first.i,
             bounds.start.min(first.j)..first.j,
-            first.replace,
+            pin_line(&first),
         )?;
         for w in pins.windows(2) {
             ops.push(self.pin_op(&w[0]));
-            let delete = w[0].sure && w[1].sure && !self.diff_style;
-            ops.extend(self.interior(w[0].i + 1..w[1].i, w[0].j + 1..w[1].j, delete)?);
+            let unshown = if w[0].sure && w[1].sure && !self.diff_style {
+                Unshown::Deleted
+            } else {
+                Unshown::Kept
+            };
+            ops.extend(self.interior(w[0].i + 1..w[1].i, w[0].j + 1..w[1].j, unshown)?);
         }
         ops.push(self.pin_op(&last));
         let (tail, tail_end) = self.tail(
             last.i + 1..seg.end,
             last.j + 1..bounds.end.max(last.j + 1),
-            last.replace,
+            pin_line(&last),
         )?;
         ops.extend(tail);
-        self.check_reconnect(&ops, tail_end..bounds.end.max(tail_end), true)?;
-        self.check_reconnect(&ops, bounds.start.min(head_start)..head_start, false)?;
+        self.check_reconnect(&ops, tail_end..bounds.end.max(tail_end), End::Tail)?;
+        self.check_reconnect(&ops, bounds.start.min(head_start)..head_start, End::Head)?;
         self.check_header(&ops, head_start)?;
         let style = local_style(self.file, &ops);
         Ok(Edit {
@@ -299,7 +329,8 @@ impl Aligner<'_> {
     /// the head), new by the alignment although the file has that very line further on in
     /// `room`: the snippet reconnects to the file there, deleting the lines between, or
     /// copies the line. Two readings: `NEEDS_MORE_CONTEXT`.
-    fn check_reconnect(&self, ops: &[Op], room: Range<usize>, tail: bool) -> Result<()> {
+    fn check_reconnect(&self, ops: &[Op], room: Range<usize>, end: End) -> Result<()> {
+        let tail = end == End::Tail;
         let solid = |op: &&Op| !matches!(op, Op::Add(i) if self.lines[*i].blank);
         let outer = if tail {
             ops.iter().rev().find(solid)
@@ -380,11 +411,13 @@ impl Aligner<'_> {
         &self,
         snip: Range<usize>,
         room: Range<usize>,
-        pin_changed: bool,
+        pin: PinLine,
     ) -> Result<(Vec<Op>, usize)> {
         let from = room.start;
-        let avail: Vec<usize> = room.take(2 * snip.len() + 8).collect();
-        let ops = self.edge(&snip.clone().collect::<Vec<_>>(), &avail, true, pin_changed)?;
+        let avail: Vec<usize> = room
+            .take(WEIGHTS.edge_room_per_line * snip.len() + WEIGHTS.edge_room_slack)
+            .collect();
+        let ops = self.edge(&snip.clone().collect::<Vec<_>>(), &avail, End::Tail, pin)?;
         let end = ops
             .iter()
             .filter_map(|op| match op {
@@ -404,12 +437,15 @@ impl Aligner<'_> {
         &self,
         snip: Range<usize>,
         room: Range<usize>,
-        pin_changed: bool,
+        pin: PinLine,
     ) -> Result<(Vec<Op>, usize)> {
         let to = room.end;
         let rev: Vec<usize> = snip.clone().rev().collect();
-        let avail: Vec<usize> = room.rev().take(2 * snip.len() + 8).collect();
-        let mut ops = self.edge(&rev, &avail, false, pin_changed)?;
+        let avail: Vec<usize> = room
+            .rev()
+            .take(WEIGHTS.edge_room_per_line * snip.len() + WEIGHTS.edge_room_slack)
+            .collect();
+        let mut ops = self.edge(&rev, &avail, End::Head, pin)?;
         ops.reverse();
         let start = ops
             .iter()
@@ -423,31 +459,27 @@ impl Aligner<'_> {
     }
 
     /// An edge, in outward order (away from the pin): `snip` against `avail` taken in a row,
-    /// then settled. `forward` says whether outward is down the file (a tail) or up (a head).
-    fn edge(
-        &self,
-        snip: &[usize],
-        avail: &[usize],
-        forward: bool,
-        pin_changed: bool,
-    ) -> Result<Vec<Op>> {
+    /// then settled. Outward is down the file at a tail, up at a head.
+    fn edge(&self, snip: &[usize], avail: &[usize], end: End, pin: PinLine) -> Result<Vec<Op>> {
+        let forward = end == End::Tail;
         // Of two equally good readings, closing lines go with the unit above (the earlier
         // copy in the file matches), blank lines with the context next to the pin, other
         // lines with the unit below.
-        let late: Vec<bool> = snip
+        let ties: Vec<Tie> = snip
             .iter()
             .map(|&i| {
                 let l = &self.lines[i];
                 let closer = lines::is_closer(&l.text);
-                if forward { !closer && !l.blank } else { closer }
+                let late = if forward { !closer && !l.blank } else { closer };
+                if late { Tie::Late } else { Tie::Early }
             })
             .collect();
-        let mut ops = self.edge_align(snip, avail, &late, true)?;
-        if !self.loose_changes_confirmed(&ops, pin_changed) {
-            ops = self.edge_align(snip, avail, &late, false)?;
+        let mut ops = self.edge_align(snip, avail, &ties, Strictness::Loose)?;
+        if !self.loose_changes_confirmed(&ops, pin) {
+            ops = self.edge_align(snip, avail, &ties, Strictness::Strict)?;
         }
-        settle(&mut ops, avail, self, forward);
-        self.check_outer(&ops, avail, forward)?;
+        settle(&mut ops, avail, self, end);
+        self.check_outer(&ops, avail, end)?;
         self.check_outer_blank(snip, &ops, avail)?;
         Ok(ops)
     }
@@ -484,7 +516,11 @@ impl Aligner<'_> {
             .filter(|op| matches!(op, Op::Same { .. } | Op::Change { .. } | Op::Drop(_)))
             .count();
         let beyond = &avail[consumed.min(avail.len())..];
-        let Some(k) = beyond.iter().take(4).position(|&j| self.file.is_blank(j)) else {
+        let Some(k) = beyond
+            .iter()
+            .take(WEIGHTS.outer_blank_lookahead)
+            .position(|&j| self.file.is_blank(j))
+        else {
             return Ok(());
         };
         if k == 0 || beyond[..k].iter().any(|&j| self.file.is_trivial(j)) {
@@ -507,7 +543,8 @@ impl Aligner<'_> {
     /// The line next to the placeholder is the snippet's context, as a rule: when it is new
     /// by the alignment but stands in the file a little further out, the lines in between
     /// are either deleted or kept, and the snippet does not say which.
-    fn check_outer(&self, ops: &[Op], avail: &[usize], forward: bool) -> Result<()> {
+    fn check_outer(&self, ops: &[Op], avail: &[usize], end: End) -> Result<()> {
+        let forward = end == End::Tail;
         let Some(&Op::Add(i)) = ops
             .iter()
             .rev()
@@ -563,22 +600,22 @@ impl Aligner<'_> {
 
     /// Align snippet lines `snip` against file lines `avail` taken in a row from the first:
     /// each snippet line matches the next file line, replaces it, or is new; the file lines
-    /// consumed are a prefix of `avail`. Ties follow `late`, per snippet line.
+    /// consumed are a prefix of `avail`. Ties follow `ties`, per snippet line.
     fn edge_align(
         &self,
         snip: &[usize],
         avail: &[usize],
-        late: &[bool],
-        loose: bool,
+        ties: &[Tie],
+        strictness: Strictness,
     ) -> Result<Vec<Op>> {
         let n = snip.len();
         if n == 0 {
             return Ok(Vec::new());
         }
-        if n > EDGE_ALIGN_MAX {
+        if n > WEIGHTS.edge_align_max {
             return self.edge_greedy(snip, avail);
         }
-        let m = avail.len().min(n + MOVED_SKIPS);
+        let m = avail.len().min(n + WEIGHTS.moved_skips);
         let w = m + 1;
         let mut score = vec![NEG; (n + 1) * w];
         let mut from = vec![0u8; (n + 1) * w];
@@ -604,7 +641,7 @@ impl Aligner<'_> {
             }
             let i = snip[a];
             let removed = self.lines[i].kind == Kind::Removed;
-            let pref = late[a];
+            let pref = ties[a];
             for k in 0..=m {
                 let here = score[a * w + k];
                 if here <= NEG / 2.0 {
@@ -618,7 +655,7 @@ impl Aligner<'_> {
                     let at = (a + 1) * w + k + 1;
                     if let Some(s) = self.match_score(i, j) {
                         relax_pref(&mut score, &mut from, at, here + s, SAME, pref);
-                    } else if !removed && let Some(s) = self.change_score(i, j, loose) {
+                    } else if !removed && let Some(s) = self.change_score(i, j, strictness) {
                         relax_pref(&mut score, &mut from, at, here + s, CHANGE_OP, pref);
                     }
                 }
@@ -700,8 +737,14 @@ impl Aligner<'_> {
     }
 
     /// Snippet lines `snip` between two pins, against the file lines `file` between them.
-    /// With `delete`, file lines the snippet does not show are dropped; without, kept.
-    fn interior(&self, snip: Range<usize>, file: Range<usize>, delete: bool) -> Result<Vec<Op>> {
+    /// File lines the snippet does not show are dropped or kept, as `unshown` says.
+    fn interior(
+        &self,
+        snip: Range<usize>,
+        file: Range<usize>,
+        unshown: Unshown,
+    ) -> Result<Vec<Op>> {
+        let delete = unshown == Unshown::Deleted;
         if snip.is_empty() && file.is_empty() {
             return Ok(Vec::new());
         }
@@ -720,17 +763,23 @@ impl Aligner<'_> {
                 })
                 .collect();
         }
-        if snip.len() * file.len() <= INTERIOR_DP_MAX_CELLS {
-            self.interior_dp(snip, file, delete)
+        if snip.len() * file.len() <= WEIGHTS.interior_dp_max_cells {
+            self.interior_dp(snip, file, unshown)
         } else {
-            self.interior_myers(snip, file, delete)
+            self.interior_myers(snip, file, unshown)
         }
     }
 
     /// The interior by weighted alignment: matches earn their weight, changed lines a little
     /// (only without deletions, where they decide what is replaced), new and skipped lines
     /// nothing.
-    fn interior_dp(&self, snip: Range<usize>, file: Range<usize>, delete: bool) -> Result<Vec<Op>> {
+    fn interior_dp(
+        &self,
+        snip: Range<usize>,
+        file: Range<usize>,
+        unshown: Unshown,
+    ) -> Result<Vec<Op>> {
+        let delete = unshown == Unshown::Deleted;
         let (n, m) = (snip.len(), file.len());
         let w = m + 1;
         let mut score = vec![NEG; (n + 1) * w];
@@ -759,7 +808,7 @@ impl Aligner<'_> {
                         relax(&mut score, &mut from, (a + 1) * w + b + 1, here + s, SAME);
                     } else if !delete
                         && !removed
-                        && let Some(s) = self.change_score(i, j, false)
+                        && let Some(s) = self.change_score(i, j, Strictness::Strict)
                     {
                         relax(
                             &mut score,
@@ -813,8 +862,9 @@ impl Aligner<'_> {
         &self,
         snip: Range<usize>,
         file: Range<usize>,
-        delete: bool,
+        unshown: Unshown,
     ) -> Result<Vec<Op>> {
+        let delete = unshown == Unshown::Deleted;
         let key_s: Vec<(u64, i64)> = snip
             .clone()
             .map(|i| {
@@ -913,23 +963,24 @@ fn local_style(file: &FileIndex<'_>, ops: &[Op]) -> Option<Indent> {
     }
 }
 
+/// Whether `pin`'s snippet line replaces its file line.
+fn pin_line(pin: &Pin) -> PinLine {
+    if pin.replace {
+        PinLine::Changed
+    } else {
+        PinLine::Unchanged
+    }
+}
+
 const ADD: u8 = 1;
 const SAME: u8 = 2;
 const CHANGE_OP: u8 = 3;
 const SKIP: u8 = 4;
 
 /// [`relax`] where a tie between matching this line here and making it new is settled by
-/// `match_late`: true keeps the match (read back from the end, the line matches as late as
-/// it can), false makes the line new (an earlier copy of it matches instead).
-fn relax_pref(
-    score: &mut [f32],
-    from: &mut [u8],
-    at: usize,
-    value: f32,
-    step: u8,
-    match_late: bool,
-) {
-    if value > score[at] || (value == score[at] && (step == ADD) != match_late) {
+/// `tie` (see [`Tie`]).
+fn relax_pref(score: &mut [f32], from: &mut [u8], at: usize, value: f32, step: u8, tie: Tie) {
+    if value > score[at] || (value == score[at] && (step == ADD) != (tie == Tie::Late)) {
         score[at] = value;
         from[at] = step;
     }
@@ -961,7 +1012,7 @@ fn weak(lines: &[SLine], i: usize) -> bool {
     l.blank || l.trivial || l.count > 1
 }
 
-/// An edge's last touches, in outward order (`forward`: a tail; else a mirrored head):
+/// An edge's last touches, in outward order (a tail; a head mirrored):
 /// 1. weak context that opens a paragraph in the file (closes one, for a head) and is followed
 ///    only by new code is the new code's own first line; the edge's outer lines may then
 ///    match the file lines it freed;
@@ -970,7 +1021,8 @@ fn weak(lines: &[SLine], i: usize) -> bool {
 ///    lines between its context and the new code are the new code's own, and its blank
 ///    lines after the new code are separators;
 /// 3. when context ends the edge, blank lines after it are separators.
-fn settle(ops: &mut Vec<Op>, avail: &[usize], al: &Aligner<'_>, forward: bool) {
+fn settle(ops: &mut Vec<Op>, avail: &[usize], al: &Aligner<'_>, end: End) {
+    let forward = end == End::Tail;
     let (lines, file) = (al.lines, al.file);
     let is_new_code = |op: &Op| matches!(op, Op::Add(i) if !lines[*i].blank);
     let opens = |j: usize| {

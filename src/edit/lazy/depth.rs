@@ -7,7 +7,7 @@
 
 use super::align::Edit;
 use super::index::FileIndex;
-use super::prepare::SLine;
+use super::prepare::{SLine, Style};
 use super::segments::Segment;
 use super::units;
 use crate::error::{Error, ErrorCode, Result};
@@ -19,9 +19,9 @@ pub(crate) fn check_gap_depth(
     file: &FileIndex<'_>,
     seg: &Segment,
     edit: &Edit,
-    diff_style: bool,
+    style: Style,
 ) -> Result<()> {
-    let Some(g) = seg.gap_before.filter(|&g| g > 0 && !diff_style) else {
+    let Some(g) = seg.gap_before.filter(|&g| g > 0 && style == Style::Plain) else {
         return Ok(());
     };
     let depth = i64::from(g) + edit.shift;

@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use super::align::{Edit, Op};
-use super::costs::MAX_SEED_OCCURRENCES;
+use super::costs::WEIGHTS;
 use super::index::FileIndex;
 use super::lines;
 use super::place::{Context, closest_old_version};
@@ -55,8 +55,12 @@ pub(crate) fn check(ctx: &Context<'_>, edit: &Edit) -> Result<()> {
                     Anchor::Edge(_) | Anchor::Trivial | Anchor::Quiet | Anchor::Grounded => true,
                 };
                 if let (false, Anchor::Ambiguous(run) | Anchor::Unique(run)) = (licensed, this) {
-                    let elsewhere = matches!(this, Anchor::Ambiguous(_));
-                    return Err(ungrounded(file, lines, &ops[a..b], run, elsewhere));
+                    let repeated = if matches!(this, Anchor::Ambiguous(_)) {
+                        Repeated::Elsewhere
+                    } else {
+                        Repeated::Nowhere
+                    };
+                    return Err(ungrounded(file, lines, &ops[a..b], run, repeated));
                 }
             }
         }
@@ -73,11 +77,15 @@ fn open_ended(ctx: &Context<'_>, edit: &Edit, gap: &[Op]) -> Result<()> {
     let (file, lines) = (ctx.file, ctx.lines());
     // Looking for the closest file line reads the whole file: only for the first few changed
     // lines of a gap.
-    let mut searches = CLOSEST_SEARCHES;
+    let mut searches = WEIGHTS.closest_searches;
     let unlicensed = gap.iter().find_map(|op| match *op {
         Op::Drop(j) if !file.is_blank(j) => Some((j, None)),
         Op::Change { i, j } => {
-            let search = searches > 0;
+            let search = if searches > 0 {
+                Search::Closest
+            } else {
+                Search::Skipped
+            };
             searches = searches.saturating_sub(1);
             match changed_for_certain(ctx, edit, i, j, search) {
                 Ok(()) => None,
@@ -114,13 +122,27 @@ fn open_ended(ctx: &Context<'_>, edit: &Edit, gap: &[Op]) -> Result<()> {
 /// depth (after the segment's shift), and nearly the same line, or opening (closing) the same
 /// brackets so that keeping the old line beside it would leave them unbalanced, or sharing a
 /// word no other file line has, or clearly closer to it than to any other file line (looked
-/// for when `search`). Else why not, as a refusal says it.
+/// for with `Search::Closest`). Else why not, as a refusal says it.
+/// Whether a changed line's closest old version is looked for (it reads the whole file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Search {
+    Closest,
+    Skipped,
+}
+
+/// Whether an ungrounded run's lines occur elsewhere in the file too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeated {
+    Elsewhere,
+    Nowhere,
+}
+
 fn changed_for_certain(
     ctx: &Context<'_>,
     edit: &Edit,
     i: usize,
     j: usize,
-    search: bool,
+    search: Search,
 ) -> std::result::Result<(), &'static str> {
     let (new, old) = (&ctx.lines()[i].text, ctx.file.lines[j]);
     let depth = i64::from(ctx.lines()[i].indent) + edit.shift;
@@ -128,10 +150,11 @@ fn changed_for_certain(
         return Err("which stands at another depth");
     }
     let net = |l: &str| units::depth_change(l).0;
-    let certain = lines::similarity(new, old) >= NEARLY_THE_SAME
+    let certain = lines::similarity(new, old) >= WEIGHTS.nearly_the_same
         || (net(old) != 0 && net(old) == net(new))
         || has_its_own_word(ctx, new, old)
-        || (search && closest_old_version(ctx, new).is_some_and(|(o, _)| o == j));
+        || (search == Search::Closest
+            && closest_old_version(ctx, new).is_some_and(|(o, _)| o == j));
     if certain {
         Ok(())
     } else {
@@ -147,13 +170,6 @@ fn has_its_own_word(ctx: &Context<'_>, new: &str, old: &str) -> bool {
         .filter(|w| w.chars().count() >= 3 && fresh.contains(w))
         .any(|w| ctx.word_lines(w) == 1)
 }
-
-/// How similar a changed line and its old version are when only a token or two changed.
-const NEARLY_THE_SAME: f32 = 0.9;
-
-/// At most this many changed lines of one gap (the first) are looked for among all the
-/// file's lines.
-const CLOSEST_SEARCHES: usize = 16;
 
 /// Beside bare comment markers, a changed line must share a word with its old version: a
 /// line that says something else (a heading turned into a new paragraph's first line) is
@@ -221,7 +237,7 @@ fn judge(
         Anchor::Quiet
     } else if run.files.iter().all(|&j| file.is_trivial(j)) {
         Anchor::Trivial
-    } else if grounded(lines, ops, &run, side.is_before()) {
+    } else if grounded(lines, ops, &run, side) {
         Anchor::Grounded
     } else if places_itself(file, &run.files) {
         Anchor::Unique(run)
@@ -322,9 +338,10 @@ fn file_line(op: &Op) -> Option<usize> {
     }
 }
 
-/// Whether the run's far side (away from the gap; the gap is after it when `before`)
-/// reaches the segment's edge, or continues the file over new lines only.
-fn grounded(lines: &[SLine], ops: &[Op], run: &Run, before: bool) -> bool {
+/// Whether the run's far side (away from the gap; the gap is after it when `side` is
+/// `Before`) reaches the segment's edge, or continues the file over new lines only.
+fn grounded(lines: &[SLine], ops: &[Op], run: &Run, side: Side) -> bool {
+    let before = side.is_before();
     let beyond: Box<dyn Iterator<Item = &Op>> = if before {
         Box::new(ops[..run.ops.start].iter().rev())
     } else {
@@ -368,7 +385,7 @@ fn places_itself(file: &FileIndex<'_>, files: &[usize]) -> bool {
         return false;
     };
     let key = file.key(rarest);
-    if file.count(key) > MAX_SEED_OCCURRENCES {
+    if file.count(key) > WEIGHTS.max_seed_occurrences {
         return false;
     }
     let offset = rarest - files[0];
@@ -394,7 +411,7 @@ fn ungrounded(
     lines: &[SLine],
     gap: &[Op],
     run: &Run,
-    elsewhere: bool,
+    repeated: Repeated,
 ) -> Error {
     let gone: Vec<usize> = gap
         .iter()
@@ -409,7 +426,7 @@ fn ungrounded(
     );
     let (s0, s1) = (run.snips[0], run.snips[run.snips.len() - 1]);
     let (f0, f1) = (run.files[0], run.files[run.files.len() - 1]);
-    let why = if elsewhere {
+    let why = if repeated == Repeated::Elsewhere {
         "which sit among new lines and occur elsewhere in the file too"
     } else {
         "which sit among new lines with no unchanged line across the gap to confirm them"

@@ -5,7 +5,7 @@
 //! a deterministic merge that unbalances the file's brackets is `NEEDS_MORE_CONTEXT`.
 
 use super::align::{Edit, Op};
-use super::costs::{BLAST_RADIUS, GUARD_MIN_LINES, TRUNCATION_CHARS, TRUNCATION_LINES};
+use super::costs::WEIGHTS;
 use super::index::FileIndex;
 use super::lines;
 use super::placeholder;
@@ -23,16 +23,30 @@ fn line_count(text: &str) -> usize {
     text.bytes().filter(|&b| b == b'\n').count() + usize::from(!text.ends_with('\n'))
 }
 
-/// Check a merged result against the original. `deletes` says whether the snippet asked to
+/// Check a merged result against the original. `removals` says whether the snippet asked to
 /// delete definitions (`remove NAME`), which may shrink a file legitimately. `new_lines` are
 /// the lines the result may hold that the file did not (the snippet's); `None` means any.
 /// `changed` is how many file lines the merge deleted or replaced, when known (else a line
 /// diff counts them).
+/// Whether a snippet asked to delete definitions (`remove NAME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Removals {
+    None,
+    Asked,
+}
+
+/// What a file holds: code (its brackets balance) or prose (not checked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Text {
+    Code,
+    Prose,
+}
+
 pub(crate) fn check(
     original: &str,
     file: &FileIndex<'_>,
     merged: String,
-    deletes: bool,
+    removals: Removals,
     new_lines: Option<&[&str]>,
     changed: Option<usize>,
 ) -> Result<Merged> {
@@ -63,10 +77,12 @@ pub(crate) fn check(
         ));
     }
     let n = file.len();
-    if !deletes && n >= GUARD_MIN_LINES {
+    if removals == Removals::None && n >= WEIGHTS.guard_min_lines {
         let chars_lost = 1.0 - merged.len() as f64 / original.len().max(1) as f64;
         let new_lines = || line_count(&merged);
-        if chars_lost > TRUNCATION_CHARS && 1.0 - new_lines() as f64 / n as f64 > TRUNCATION_LINES {
+        if chars_lost > WEIGHTS.truncation_chars
+            && 1.0 - new_lines() as f64 / n as f64 > WEIGHTS.truncation_lines
+        {
             return Err(Error::new(
                 ErrorCode::TruncationDetected,
                 format!(
@@ -78,10 +94,10 @@ pub(crate) fn check(
             ));
         }
     }
-    if n >= GUARD_MIN_LINES {
+    if n >= WEIGHTS.guard_min_lines {
         let changed =
             changed.unwrap_or_else(|| changed_old_lines(file.lines, &split_lines(&merged).0));
-        if changed as f64 > BLAST_RADIUS * n as f64 {
+        if changed as f64 > WEIGHTS.blast_radius * n as f64 {
             return Err(Error::new(
                 ErrorCode::BlastRadiusExceeded,
                 format!(
@@ -119,9 +135,9 @@ pub(crate) fn check_balance(
     file: &FileIndex<'_>,
     lines: &[SLine],
     edits: &[Edit],
-    prose: bool,
+    text: Text,
 ) -> Result<()> {
-    if prose {
+    if text == Text::Prose {
         return Ok(());
     }
     let mut delta = 0i64;

@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 
+use super::costs::WEIGHTS;
 use super::impls::{self, Block};
 use super::index::FileIndex;
 use super::units::{FileDefs, file_extent, header_name};
@@ -258,7 +259,7 @@ fn place(instruction: &str, lower: &str, named: &Named<'_, '_>) -> Option<Place>
         if let Some(blocks) = impls::named(named.blocks, rest) {
             return Some(Place::Within(blocks));
         }
-        for w in words(rest).iter().take(4) {
+        for w in words(rest).iter().take(WEIGHTS.instruction_words) {
             let name = last_part(w.trim_end_matches("()"));
             // A type is its definition and its `impl` blocks (whose header lines read as
             // definitions of its name by hand).

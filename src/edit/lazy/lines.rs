@@ -2,21 +2,22 @@
 //! look-alikes ignored), whether it is trivial (says little about where it stands), its
 //! indentation, and how similar two lines are.
 
+use super::costs::{QUOTED_CHARS, WEIGHTS};
 pub(crate) use crate::edit::likeness::{bigrams, same_setting, setting_key, similarity};
 pub(crate) use crate::edit::matching::line_key as key;
 
 /// Lines whose content says little about where they are: blank lines, lines without letters
 /// or digits (`}`, `});`, `*/`), and bare keyword lines (`else`, `end`, `return;` …).
 pub(crate) fn is_trivial(line: &str) -> bool {
-    // Without allocating: the first TRIVIAL_KEY_MAX non-blank bytes of an ASCII line go to a
+    // Without allocating: the first WEIGHTS.trivial_key_max non-blank bytes of an ASCII line go to a
     // buffer; a longer line is trivial only when it has no letter or digit.
-    let mut buf = [0u8; TRIVIAL_KEY_MAX];
+    let mut buf = [0u8; WEIGHTS.trivial_key_max];
     let mut n = 0;
     let mut alnum = false;
     let mut long = false;
     for c in line.chars().filter(|c| !c.is_whitespace()) {
         alnum |= c.is_alphanumeric();
-        if c.is_ascii() && n < TRIVIAL_KEY_MAX {
+        if c.is_ascii() && n < WEIGHTS.trivial_key_max {
             buf[n] = c as u8;
             n += 1;
         } else {
@@ -31,9 +32,6 @@ pub(crate) fn is_trivial(line: &str) -> bool {
     }
     !long && std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key)
 }
-
-/// The longest key [`is_trivial_key`] accepts.
-const TRIVIAL_KEY_MAX: usize = 12;
 
 /// Whether a line without its whitespace is a bare keyword line (`else`, `return;` …).
 fn is_trivial_key(key: &str) -> bool {
@@ -121,7 +119,7 @@ pub(crate) fn facts(line: &str) -> (u64, u32, bool, bool) {
         at += 1;
     }
     let mut h = crate::edit::matching::KEY_SEED;
-    let mut buf = [0u8; TRIVIAL_KEY_MAX];
+    let mut buf = [0u8; WEIGHTS.trivial_key_max];
     let (mut n, mut alnum) = (0usize, false);
     for &b in &bytes[at..] {
         if b.is_ascii_whitespace() || b == 0x0B {
@@ -129,14 +127,15 @@ pub(crate) fn facts(line: &str) -> (u64, u32, bool, bool) {
         }
         h = crate::edit::matching::key_step(h, u32::from(b));
         alnum |= b.is_ascii_alphanumeric();
-        if n < TRIVIAL_KEY_MAX {
+        if n < WEIGHTS.trivial_key_max {
             buf[n] = b;
         }
         n += 1;
     }
     let blank = n == 0;
     let trivial = !alnum
-        || (n <= TRIVIAL_KEY_MAX && std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key));
+        || (n <= WEIGHTS.trivial_key_max
+            && std::str::from_utf8(&buf[..n]).is_ok_and(is_trivial_key));
     (h, indent, blank, trivial)
 }
 
@@ -234,9 +233,6 @@ pub(crate) fn bare_marker(line: &str) -> bool {
     line.chars()
         .all(|c| !(c.is_alphanumeric() || "{}()[]".contains(c)))
 }
-
-/// The longest line text a refusal quotes, in characters.
-const QUOTED_CHARS: usize = 120;
 
 /// A line as a refusal quotes it: trimmed, and cut at [`QUOTED_CHARS`] with `…`.
 pub(crate) fn quoted(line: &str) -> String {

@@ -77,7 +77,12 @@ fn extension(hints: &Hints<'_>) -> Option<String> {
 }
 
 fn body(snippet: &str, hints: &Hints<'_>) -> String {
-    prepare::body(snippet, is_markdown(extension(hints).as_deref()))
+    let fence = if is_markdown(extension(hints).as_deref()) {
+        prepare::Fence::Content
+    } else {
+        prepare::Fence::Wrapper
+    };
+    prepare::body(snippet, fence)
 }
 
 /// The content of a new file written from a snippet: as given, but placeholders are refused
@@ -88,7 +93,8 @@ pub fn create(snippet: &str, hints: &Hints<'_>) -> Result<Merged> {
         return Err(Error::invalid_input("edit_snippet is empty"));
     }
     if let Some((n, line)) = body.lines().enumerate().find(|(_, l)| {
-        placeholder::is_placeholder(l, false) || placeholder::remove_directive(l).is_some()
+        placeholder::is_placeholder(l, placeholder::Presence::Absent)
+            || placeholder::remove_directive(l).is_some()
     }) {
         return Err(Error::invalid_input(format!(
             "the file does not exist yet, so snippet line {} `{}` has nothing to keep or remove; \
@@ -246,9 +252,14 @@ pub(crate) fn merge_unverified(
         .flat_map(|e| &e.ops)
         .filter(|op| matches!(op, Op::Drop(_) | Op::Change { .. }))
         .count();
-    let prose = is_markdown(extension(hints).as_deref())
-        || extension(hints).is_some_and(|e| PROSE.contains(&e.as_str()));
-    guards::check_balance(&file, &snippet.lines, &edits, prose)?;
+    let text = if is_markdown(extension(hints).as_deref())
+        || extension(hints).is_some_and(|e| PROSE.contains(&e.as_str()))
+    {
+        guards::Text::Prose
+    } else {
+        guards::Text::Code
+    };
+    guards::check_balance(&file, &snippet.lines, &edits, text)?;
     let out = render::render(&file, &snippet.lines, edits, indent())?;
     licence::check(&file, &snippet, ctx.defs(), &instruction.removes, &out)?;
     let merged = join_lines(&out, final_newline || out.is_empty());
@@ -262,7 +273,11 @@ pub(crate) fn merge_unverified(
         content,
         &file,
         merged,
-        deletes,
+        if deletes {
+            guards::Removals::Asked
+        } else {
+            guards::Removals::None
+        },
         Some(&new_lines),
         Some(changed),
     )?;
@@ -331,7 +346,7 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i
         let mut e = edit_of(ctx, &planned[k], lo..hi, usual, &moved)?;
         if matches!(planned[k].at, Where::Pins(_)) {
             balance_gaps(ctx, planned, k, &mut e);
-            depth::check_gap_depth(ctx.file, &planned[k].seg, &e, ctx.snippet.diff_style)?;
+            depth::check_gap_depth(ctx.file, &planned[k].seg, &e, ctx.snippet.style())?;
         }
         // A segment cut from the next at its blank line keeps that line, unless the file
         // line after it is blank already.
@@ -379,7 +394,7 @@ fn balance_gaps(ctx: &Context<'_>, planned: &[Planned], k: usize, e: &mut Edit) 
                 .is_some_and(|&i| units::depth_change(&lines[i].text).0 < 0)
         });
         if !next_closes {
-            slide::balance_at_gap(e, lines, true);
+            slide::balance_at_gap(e, lines, slide::Edge::Tail);
         }
     }
     if seg.gap_before.is_some() {
@@ -388,7 +403,7 @@ fn balance_gaps(ctx: &Context<'_>, planned: &[Planned], k: usize, e: &mut Edit) 
                 .last()
                 .is_some_and(|&i| units::depth_change(&lines[i].text).0 > 0);
         if !prev_opens {
-            slide::balance_at_gap(e, lines, false);
+            slide::balance_at_gap(e, lines, slide::Edge::Head);
         }
     }
 }
@@ -578,7 +593,11 @@ fn only_placeholders(lines: &[&str]) -> Error {
     } else {
         format!(
             " The file's top-level definitions:\n{}",
-            defs.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
+            defs.iter()
+                .take(costs::DEFS_LISTED)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n")
         )
     };
     Error::new(
@@ -606,7 +625,11 @@ pub(crate) fn check_external(
         original,
         &file,
         merged.to_string(),
-        !snippet.removals.is_empty(),
+        if snippet.removals.is_empty() {
+            guards::Removals::None
+        } else {
+            guards::Removals::Asked
+        },
         None,
         None,
     )?;

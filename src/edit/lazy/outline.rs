@@ -2,6 +2,8 @@
 //! indentation), used to delete the block a `remove NAME` directive names and to list top-level
 //! definitions when a snippet gives nothing to anchor on.
 
+use super::costs::WEIGHTS;
+
 /// Keywords that declare a name in common languages.
 const DECLARING_WORDS: &[&str] = &[
     "def",
@@ -249,7 +251,7 @@ pub(crate) fn top_level(lines: &[&str]) -> Vec<String> {
         .enumerate()
         .filter(|(_, l)| {
             indent_of(l) == 0 && {
-                let ids: Vec<&str> = identifiers(l).take(4).collect();
+                let ids: Vec<&str> = identifiers(l).take(WEIGHTS.header_identifiers).collect();
                 ids.iter().any(|w| is_def_word(w))
                     && !l.trim_start().starts_with("//")
                     && !l.trim_start().starts_with('#')

@@ -14,7 +14,7 @@
 use std::cell::OnceCell;
 use std::ops::Range;
 
-use super::costs::{PLACING_CHANGE_MARGIN, PLACING_CHANGE_MIN_CHARS, PLACING_CHANGE_SIMILARITY};
+use super::costs::{PLACES_LISTED, WEIGHTS};
 use super::docs;
 use super::index::FileIndex;
 use super::lines;
@@ -296,7 +296,7 @@ fn license_floor(
     let tail: Vec<u64> = (seg.lines.start..f.i)
         .rev()
         .filter(|&i| !lines[i].blank)
-        .take(TAIL_COMPARED)
+        .take(WEIGHTS.tail_compared)
         .map(|i| lines[i].key)
         .collect();
     let after_tail = |j: usize| {
@@ -308,10 +308,6 @@ fn license_floor(
         (f.j + 1..n.j).any(|j| file.key(j) == key && file.indent(j) == depth && after_tail(j));
     pins[at].sure = !another;
 }
-
-/// How many of the lines a segment shows before its closer are compared with another
-/// closer's (enough to tell two blocks' ends apart, and a bound on the work).
-const TAIL_COMPARED: usize = 8;
 
 /// [`place`] without the floor pin itself.
 fn place_free(
@@ -352,7 +348,7 @@ fn place_free(
     }
     // New definitions are new code, whatever lines they repeat — unless nothing else in
     // the segment places it and the definition reads as a rename of the one it repeats.
-    let mut fresh = new_units(ctx, seg, &all, false);
+    let mut fresh = new_units(ctx, seg, &all, Renames::Named);
     let cut = |fresh: &[Range<usize>]| -> Vec<Run> {
         all.iter()
             .flat_map(|r| outside(r, fresh).into_iter().map(move |part| (r, part)))
@@ -361,7 +357,7 @@ fn place_free(
     };
     let mut kept = cut(&fresh);
     if !fresh.is_empty() && !kept.iter().any(|r| r.unique) {
-        fresh = new_units(ctx, seg, &all, true);
+        fresh = new_units(ctx, seg, &all, Renames::AlsoLookalike);
         kept = cut(&fresh);
     }
     ctx.fresh
@@ -391,7 +387,7 @@ fn place_free(
         }
         let mut pins: Vec<Pin> = chain
             .iter()
-            .flat_map(|l| run_pins(&unique[l.run], l.trim, true))
+            .flat_map(|l| run_pins(&unique[l.run], l.trim, Certainty::Sure))
             .collect();
         docs::drop_stray_doc_pins(lines, ctx.file, &mut pins);
         if !pins.is_empty() {
@@ -399,6 +395,13 @@ fn place_free(
         }
     }
     weak(ctx, seg, all, floor, &fresh, window)
+}
+
+/// How a chain weighs a lone line among new lines (see [`anchor_chain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoneLines {
+    Full,
+    Discounted,
 }
 
 /// The unique runs that place a segment: the heaviest chain of runs that agree in order.
@@ -413,53 +416,56 @@ fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::L
         .map(|r| (r.i, r.j))
         .collect();
     let lone = |r: &Run| lone_at.contains(&(r.i, r.j));
-    let weigh = |discount: bool| {
+    let weigh = |lone_lines: LoneLines| {
         move |r: &Run, trim: usize| -> f32 {
             let w: f32 = lines[r.i + trim..r.i_end()]
                 .iter()
                 .map(runs::line_weight)
                 .sum();
-            if discount && lone(r) {
-                w * LONE_LINE_WEIGHT
+            if lone_lines == LoneLines::Discounted && lone(r) {
+                w * WEIGHTS.lone_line_weight
             } else {
                 w
             }
         }
     };
-    let (chain, _) = runs::chain(unique, weigh(false), |_, _| true);
+    let (chain, _) = runs::chain(unique, weigh(LoneLines::Full), |_, _| true);
     let in_chain = |k: usize| chain.iter().any(|l| l.run == k);
     let lone_in = chain.iter().any(|l| lone(&unique[l.run]));
     let anchor_out = (0..unique.len()).any(|k| !in_chain(k) && !lone(&unique[k]));
     if lone_in && anchor_out {
-        runs::chain(unique, weigh(true), |_, _| true).0
+        runs::chain(unique, weigh(LoneLines::Discounted), |_, _| true).0
     } else {
         chain
     }
 }
-
-/// The share of its lines' weight that a unique run with one line that says something, away
-/// from its segment's edges, counts in a chain: it gives way to any other run it disagrees
-/// with.
-const LONE_LINE_WEIGHT: f32 = 0.01;
 
 /// Whether run `r` reaches its segment's start or end: the lines between are blank, or the
 /// file's own lines right beside the run's place there.
 fn at_edge(file: &FileIndex<'_>, lines: &[SLine], seg: &Segment, r: &Run) -> bool {
     let before = (seg.lines.start..r.i).rev();
     let after = r.i_end()..seg.lines.end;
-    continues(file, lines, before, r.j.checked_sub(1), false)
-        || continues(file, lines, after, Some(r.j_end()), true)
+    continues(file, lines, before, r.j.checked_sub(1), Direction::Up)
+        || continues(file, lines, after, Some(r.j_end()), Direction::Down)
+}
+
+/// Which way along the file a walk goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Up,
+    Down,
 }
 
 /// Whether snippet lines `snips` (walking away from a run) are blank or the file's lines
-/// from `j` on in the same direction (`forward`), blank lines on either side skipped.
+/// from `j` on in the same `direction`, blank lines on either side skipped.
 fn continues(
     file: &FileIndex<'_>,
     lines: &[SLine],
     snips: impl Iterator<Item = usize>,
     mut j: Option<usize>,
-    forward: bool,
+    direction: Direction,
 ) -> bool {
+    let forward = direction == Direction::Down;
     let step = |j: usize| {
         if forward {
             Some(j + 1)
@@ -496,11 +502,6 @@ fn sure(ctx: &Context<'_>, seg: &Segment, fresh: &[Range<usize>], mut pins: Vec<
     Placed::Pins(pins)
 }
 
-/// How far past a sure pin a repeated line may be found, per snippet line between them.
-const REACH_PER_LINE: usize = 2;
-/// And in any case.
-const REACH_SLACK: usize = 8;
-
 /// When every line that anchors a segment is repeated in the file (only their adjacency is
 /// unique), another place that holds the same lines in the same order, a few lines apart,
 /// is a second reading: the snippet may have left out the lines between them there.
@@ -511,7 +512,7 @@ fn loose_elsewhere(ctx: &Context<'_>, pins: &[Pin]) -> Option<Candidate> {
         return None;
     }
     let span = pins[0].j..pins[pins.len() - 1].j + 1;
-    let reach = 2 * span.len() + REACH_SLACK;
+    let reach = 2 * span.len() + WEIGHTS.reach_slack;
     let first = solid[0];
     ctx.file
         .positions(lines[first.i].key)
@@ -605,7 +606,7 @@ fn extend_locally(
 
 /// How far from a sure pin a line `d` snippet lines away may be found.
 fn reach(d: usize) -> usize {
-    REACH_PER_LINE * d + REACH_SLACK
+    WEIGHTS.reach_per_line * d + WEIGHTS.reach_slack
 }
 
 /// The one file line in `window` equal to non-trivial snippet line `i`, if exactly one is.
@@ -630,18 +631,20 @@ fn one_within(
     }
 }
 
-/// Share of a new-named unit's lines that unique runs must cover for it to be a rename of
-/// that code rather than new code repeating its lines: nearly all (the same body), or, when
-/// the instruction says the name is a rename, a good part.
-const RENAME_COVER: f32 = 0.9;
-const RENAME_COVER_NAMED: f32 = 0.4;
+/// Which units' headers read as renames: those the instruction names only, or also those
+/// much like the header of the definition their body comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Renames {
+    Named,
+    AlsoLookalike,
+}
 
 /// The line ranges of units the segment shows whole whose name the file does not define:
 /// new code, whatever file lines it repeats (a new test repeats lines of the tests beside
 /// it). A unit whose lines are nearly all unique file lines is kept out: it renames them; so
-/// is one the instruction renames, or (with `renames`) one whose header is much like the
+/// is one the instruction renames, or (with `Renames::AlsoLookalike`) one whose header is much like the
 /// header of the definition its body repeats.
-fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Vec<Range<usize>> {
+fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: Renames) -> Vec<Range<usize>> {
     let lines = ctx.lines();
     let mut out = Vec::new();
     let mut i = seg.lines.start;
@@ -656,13 +659,9 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Ve
         let _ = name;
         // Only a unit shown whole: a placeholder inside a unit keeps a body the file has,
         // so the lines shown around it are the file's.
-        let Some(last) = units::snippet_unit_end(
-            lines,
-            i,
-            seg.lines.end,
-            seg.gap_after,
-            seg.placeholder_after,
-        ) else {
+        let Some(last) =
+            units::snippet_unit_end(lines, i, seg.lines.end, seg.gap_after, seg.follows())
+        else {
             i += 1;
             continue;
         };
@@ -691,16 +690,16 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: bool) -> Ve
         // A rename: the instruction says so, or the header is much like the header of the
         // definition its body comes from.
         let named = ctx.renames().iter().any(|(_, b)| b == name)
-            || (renames
+            || (renames == Renames::AlsoLookalike
                 && old_header_like(
                     ctx,
                     i,
                     all.iter().find(|r| r.unique && r.i > i && r.i_end() <= end),
                 ));
         let cover = if named {
-            RENAME_COVER_NAMED
+            WEIGHTS.rename_cover_named
         } else {
-            RENAME_COVER
+            WEIGHTS.rename_cover
         };
         if (covered as f32) < cover * solid as f32 {
             out.push(start..end);
@@ -718,16 +717,13 @@ fn old_header_like(ctx: &Context<'_>, h: usize, run: Option<&Run>) -> bool {
     };
     let lines = ctx.lines();
     let depth = run.i - h;
-    let from = run.j.saturating_sub(depth + REACH_SLACK);
+    let from = run.j.saturating_sub(depth + WEIGHTS.reach_slack);
     (from..run.j).rev().any(|j| {
         units::header_name(ctx.file.lines[j]).is_some()
             && super::lines::similarity(&lines[h].text, ctx.file.lines[j])
-                >= RENAMED_HEADER_SIMILARITY
+                >= WEIGHTS.renamed_header_similarity
     })
 }
-
-/// How alike a new header and an old one must be for the new one to rename it.
-const RENAMED_HEADER_SIMILARITY: f32 = 0.7;
 
 /// The parts (snippet line ranges) of run `r` outside the `fresh` ranges.
 fn outside(r: &Run, fresh: &[Range<usize>]) -> Vec<Range<usize>> {
@@ -755,17 +751,21 @@ pub(crate) fn nontrivial_lines(lines: &[SLine], r: &Run) -> usize {
     lines[r.i..r.i_end()].iter().filter(|l| !l.trivial).count()
 }
 
-fn run_pins(r: &Run, trim: usize, sure: bool) -> impl Iterator<Item = Pin> + '_ {
+/// Whether a pin's place is certain (see [`Pin::sure`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Certainty {
+    Sure,
+    Unsure,
+}
+
+fn run_pins(r: &Run, trim: usize, certainty: Certainty) -> impl Iterator<Item = Pin> + '_ {
     (trim..r.len).map(move |k| Pin {
         i: r.i + k,
         j: r.j + k,
         replace: r.changed,
-        sure,
+        sure: certainty == Certainty::Sure,
     })
 }
-
-/// Score difference under which two places count as equally good.
-const TIE: f32 = 0.5;
 
 /// A segment without unique runs: its best place by repeated lines and changed lines, or
 /// open when none, or several, fit.
@@ -810,11 +810,11 @@ fn weak(
     };
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut left = runs;
-    while !left.is_empty() && candidates.len() < super::costs::PLACES_LISTED {
+    while !left.is_empty() && candidates.len() < PLACES_LISTED {
         let (chain, score) = runs::chain(&left, weight, near);
         let pins: Vec<Pin> = chain
             .iter()
-            .flat_map(|l| run_pins(&left[l.run], l.trim, false))
+            .flat_map(|l| run_pins(&left[l.run], l.trim, Certainty::Unsure))
             .collect();
         let cand = Candidate { pins, score };
         let span = cand.span();
@@ -825,7 +825,7 @@ fn weak(
     let best = candidates[0].score;
     let rivals: Vec<Candidate> = candidates
         .into_iter()
-        .filter(|c| c.score > best - TIE)
+        .filter(|c| c.score > best - WEIGHTS.tie)
         .collect();
     if rivals.len() == 1 {
         return Placed::Pins(
@@ -857,7 +857,7 @@ fn changed_anchors(ctx: &Context<'_>, seg: &Segment) -> Vec<Run> {
             break;
         }
         // A short line is alike to others by chance, unless it sets a key the file sets once.
-        let found = if chars < PLACING_CHANGE_MIN_CHARS {
+        let found = if chars < WEIGHTS.placing_change_min_chars {
             only_setting(ctx, &l.text)
         } else {
             closest_old_version(ctx, &l.text)
@@ -887,16 +887,16 @@ fn only_setting(ctx: &Context<'_>, text: &str) -> Option<(usize, f32)> {
         .filter(|(_, l)| lines::setting_key(l) == Some(key))
         .map(|(j, _)| j);
     match (hits.next(), hits.next()) {
-        (Some(j), None) => Some((j, PLACING_CHANGE_SIMILARITY)),
+        (Some(j), None) => Some((j, WEIGHTS.placing_change_similarity)),
         _ => None,
     }
 }
 
 /// The file line a changed line is a version of: the most similar line, when it reaches
-/// [`PLACING_CHANGE_SIMILARITY`] and beats every other by [`PLACING_CHANGE_MARGIN`].
+/// `WEIGHTS.placing_change_similarity` and beats every other by `WEIGHTS.placing_change_margin`.
 pub(crate) fn closest_old_version(ctx: &Context<'_>, text: &str) -> Option<(usize, f32)> {
     let sig = Signature::of(text);
-    let floor = PLACING_CHANGE_SIMILARITY - PLACING_CHANGE_MARGIN;
+    let floor = WEIGHTS.placing_change_similarity - WEIGHTS.placing_change_margin;
     let mut best: Option<(usize, f32)> = None;
     let mut second = 0.0f32;
     for (j, s) in ctx.sigs().iter().enumerate() {
@@ -915,7 +915,7 @@ pub(crate) fn closest_old_version(ctx: &Context<'_>, text: &str) -> Option<(usiz
         }
     }
     best.filter(|&(_, sim)| {
-        sim >= PLACING_CHANGE_SIMILARITY && sim - second >= PLACING_CHANGE_MARGIN
+        sim >= WEIGHTS.placing_change_similarity && sim - second >= WEIGHTS.placing_change_margin
     })
 }
 
@@ -1035,7 +1035,7 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
         let changed = l.kind != Kind::Removed
             && !l.trivial
             && !file.is_trivial(j)
-            && lines::similarity(&l.text, file.lines[j]) >= PLACING_CHANGE_SIMILARITY;
+            && lines::similarity(&l.text, file.lines[j]) >= WEIGHTS.placing_change_similarity;
         changed.then_some(true)
     };
     if seg.gap_after.is_none()
@@ -1079,13 +1079,7 @@ pub(crate) fn file_edge_pins(ctx: &Context<'_>, seg: &Segment, pins: &mut Vec<Pi
 fn group_pins(ctx: &Context<'_>, seg: &Segment, i: usize, pins: &mut Vec<Pin>) -> Option<usize> {
     let lines = ctx.lines();
     let (names, brace) = units::header_group(lines, i, seg.lines.end)?;
-    let last = units::snippet_unit_end(
-        lines,
-        brace,
-        seg.lines.end,
-        seg.gap_after,
-        seg.placeholder_after,
-    )?;
+    let last = units::snippet_unit_end(lines, brace, seg.lines.end, seg.gap_after, seg.follows())?;
     let mut extents = Vec::new();
     for name in names {
         match &*ctx.defs().headers(name) {
@@ -1110,14 +1104,8 @@ fn inside_new_unit(ctx: &Context<'_>, seg: &Segment, i: usize) -> bool {
     (seg.lines.start..i).any(|h| {
         units::header_name(&lines[h].text)
             .is_some_and(|n| lines[h].count == 0 && ctx.defs().headers(n).is_empty())
-            && units::snippet_unit_end(
-                lines,
-                h,
-                seg.lines.end,
-                seg.gap_after,
-                seg.placeholder_after,
-            )
-            .is_some_and(|e| e >= i)
+            && units::snippet_unit_end(lines, h, seg.lines.end, seg.gap_after, seg.follows())
+                .is_some_and(|e| e >= i)
     })
 }
 
@@ -1128,13 +1116,7 @@ fn unit_at(ctx: &Context<'_>, seg: &Segment, i: usize) -> Option<units::UnitEnd>
         return None;
     }
     units::header_name(&lines[i].text)?;
-    match units::snippet_unit(
-        lines,
-        i,
-        seg.lines.end,
-        seg.gap_after,
-        seg.placeholder_after,
-    )? {
+    match units::snippet_unit(lines, i, seg.lines.end, seg.gap_after, seg.follows())? {
         units::UnitEnd::Whole(l) if l <= i => None,
         end => Some(end),
     }
@@ -1181,11 +1163,9 @@ fn closest_header(ctx: &Context<'_>, header: &str, candidates: &[usize]) -> Opti
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let (best, h) = scored[0];
-    (best >= HEADER_SIMILARITY && best - scored[1].0 >= PLACING_CHANGE_MARGIN).then_some(h)
+    (best >= WEIGHTS.header_similarity && best - scored[1].0 >= WEIGHTS.placing_change_margin)
+        .then_some(h)
 }
-
-/// How alike a changed header must be to the one definition of its name it is taken for.
-const HEADER_SIMILARITY: f32 = 0.5;
 
 /// Add the pins of a unit (header `i`..=`last` for file lines `hj..end`) when they agree with
 /// the pins already there; mark the pins inside it sure.

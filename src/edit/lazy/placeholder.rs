@@ -3,6 +3,7 @@
 //! `[...]`, `…`, "rest of file", "keep X as is"), `remove NAME` directives, narration lines
 //! ("// and at the top of the file:"), the outer code fence and Markdown targets.
 
+use super::costs::WEIGHTS;
 /// Markdown targets keep fenced code verbatim.
 pub(crate) fn is_markdown(ext: Option<&str>) -> bool {
     matches!(
@@ -121,14 +122,17 @@ fn words(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// Most words a placeholder comment has.
-const PLACEHOLDER_MAX_WORDS: usize = 16;
-/// Most words a placeholder comment without an ellipsis has.
-const PHRASE_MAX_WORDS: usize = 8;
+/// Whether the same line (ignoring whitespace) is in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Presence {
+    Absent,
+    InFile,
+}
 
-/// Whether `line` is a placeholder. `in_file` says whether the same line (ignoring
-/// whitespace) is in the file, in which case only an unmistakable placeholder counts.
-pub(crate) fn is_placeholder(line: &str, in_file: bool) -> bool {
+/// Whether `line` is a placeholder. When the same line (ignoring whitespace) is in the file
+/// (`presence`), only an unmistakable placeholder counts.
+pub(crate) fn is_placeholder(line: &str, presence: Presence) -> bool {
+    let in_file = presence == Presence::InFile;
     let (body, commented) = comment_body(line);
     if !commented && !has_ellipsis(body) {
         return false;
@@ -145,7 +149,7 @@ pub(crate) fn is_placeholder(line: &str, in_file: bool) -> bool {
     if in_file && !(strong && has_ellipsis(body)) {
         return false;
     }
-    if ws.len() > PLACEHOLDER_MAX_WORDS {
+    if ws.len() > WEIGHTS.placeholder_max_words {
         return false;
     }
     if has_ellipsis(body) {
@@ -156,7 +160,7 @@ pub(crate) fn is_placeholder(line: &str, in_file: bool) -> bool {
     }
     // Without an ellipsis only a short comment is a placeholder: a sentence that mentions
     // unchanged data is documentation.
-    commented && strong && ws.len() <= PHRASE_MAX_WORDS
+    commented && strong && ws.len() <= WEIGHTS.phrase_max_words
 }
 
 /// A line that is not a comment but reads as a placeholder: `... rest of code ...`,
@@ -228,9 +232,9 @@ pub(crate) fn looks_like_marker(line: &str) -> bool {
         return commented && has_ellipsis(body);
     }
     let joined = ws.join(" ");
-    (strong_phrase(&ws) && ws.len() <= PHRASE_MAX_WORDS)
+    (strong_phrase(&ws) && ws.len() <= WEIGHTS.phrase_max_words)
         || (commented && UNMISTAKABLE_PHRASES.iter().any(|p| joined.contains(p)))
-        || is_placeholder(line, false)
+        || is_placeholder(line, Presence::Absent)
 }
 
 /// Phrases a narration line uses to say where the next code goes.
@@ -369,7 +373,7 @@ mod tests {
             "-- ... rest of config.lua unchanged ...",
             "// ... (top of file: requires) ...",
         ] {
-            assert!(is_placeholder(line, false), "{line}");
+            assert!(is_placeholder(line, Presence::Absent), "{line}");
         }
     }
 
@@ -385,11 +389,11 @@ mod tests {
             "  ...props,",
             "...rest",
         ] {
-            assert!(!is_placeholder(line, false), "{line}");
+            assert!(!is_placeholder(line, Presence::Absent), "{line}");
         }
         // A bare `...` that the file itself has is Python's Ellipsis.
-        assert!(!is_placeholder("    ...", true));
-        assert!(is_placeholder("    ...", false));
+        assert!(!is_placeholder("    ...", Presence::InFile));
+        assert!(is_placeholder("    ...", Presence::Absent));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! refused with every candidate named. Unique runs that disagree in order split their
 //! segment at a narration or blank line between them, else the segment is refused as a move.
 
-use super::costs::PLACES_LISTED;
+use super::costs::{PLACES_LISTED, PLACES_NAMED, QUOTED_START_CHARS, REPEATS_NAMED};
 use super::hints::{Instruction, Place};
 use super::place::{self, Candidate, Context, Floor, Open, Pin, Placed};
 use super::runs::Run;
@@ -537,40 +537,52 @@ fn first_code_line(ctx: &Context<'_>, seg: &Segment) -> String {
     seg.lines
         .clone()
         .find(|&i| !lines[i].blank)
-        .map(|i| lines[i].text.trim().chars().take(60).collect())
+        .map(|i| {
+            lines[i]
+                .text
+                .trim()
+                .chars()
+                .take(QUOTED_START_CHARS)
+                .collect()
+        })
         .unwrap_or_default()
+}
+
+/// How many lines a refusal speaks of (its verbs and pronouns agree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Number {
+    One,
+    Several,
 }
 
 /// How a refusal names a segment: `snippet line 3 (`x`)` or `snippet lines 3-5 (starting
 /// `x`)`, and whether that is one line (its verbs and pronouns are singular then).
-fn seg_named(ctx: &Context<'_>, seg: &Segment) -> (String, bool) {
+fn seg_named(ctx: &Context<'_>, seg: &Segment) -> (String, Number) {
     let lines = ctx.lines();
     let a = lines[seg.lines.start].at;
     let b = lines[seg.lines.end - 1].at;
     let first = first_code_line(ctx, seg);
     if a == b {
-        (format!("snippet line {a} (`{first}`)"), true)
+        (format!("snippet line {a} (`{first}`)"), Number::One)
     } else {
-        (format!("snippet lines {a}-{b} (starting `{first}`)"), false)
+        (
+            format!("snippet lines {a}-{b} (starting `{first}`)"),
+            Number::Several,
+        )
     }
 }
 
-/// At most this many of a segment's repeated lines are named in a refusal, each with at most
-/// [`PLACES_NAMED`] of its places.
-const REPEATS_NAMED: usize = 3;
-const PLACES_NAMED: usize = 4;
-
 fn no_anchor(ctx: &Context<'_>, seg: &Segment) -> Error {
-    let (named, one) = seg_named(ctx, seg);
-    let held = held_lines(ctx, seg, one);
-    let (what, they) = match (one, held.is_empty()) {
-        (true, true) => ("is not a line of the file".to_string(), "it goes"),
-        (true, false) => (
+    let (named, number) = seg_named(ctx, seg);
+    let held = held_lines(ctx, seg, number);
+    let (what, they) = match (number, held.is_empty()) {
+        (Number::One, true) => ("is not a line of the file".to_string(), "it goes"),
+        (Number::One, false) => (
             format!("cannot place itself: {}", held.join("; ")),
             "it goes",
         ),
-        (false, true) => ("hold no line from the file".to_string(), "they go"),
-        (false, false) => (
+        (Number::Several, true) => ("hold no line from the file".to_string(), "they go"),
+        (Number::Several, false) => (
             format!("hold no line that places them: {}", held.join("; ")),
             "they go",
         ),
@@ -587,9 +599,12 @@ fn no_anchor(ctx: &Context<'_>, seg: &Segment) -> Error {
 
 /// The segment's lines the file has, and why none places them: `` `}` occurs 41 times (lines
 /// 12, 30, 55, 61, …) `` or `` `);` (line 6) is too plain to place them alone `` (`it` for a
-/// segment of `one` line).
-fn held_lines(ctx: &Context<'_>, seg: &Segment, one: bool) -> Vec<String> {
-    let them = if one { "it" } else { "them" };
+/// segment of one line).
+fn held_lines(ctx: &Context<'_>, seg: &Segment, number: Number) -> Vec<String> {
+    let them = match number {
+        Number::One => "it",
+        Number::Several => "them",
+    };
     let lines = ctx.lines();
     let mut seen = HashSet::new();
     seg.lines
@@ -607,7 +622,7 @@ fn held_lines(ctx: &Context<'_>, seg: &Segment, one: bool) -> Vec<String> {
             if at.len() > PLACES_NAMED {
                 places.push("…".into());
             }
-            let text: String = l.text.trim().chars().take(60).collect();
+            let text: String = l.text.trim().chars().take(QUOTED_START_CHARS).collect();
             if at.len() > 1 {
                 format!(
                     "`{text}` occurs {} times (lines {})",
@@ -646,13 +661,16 @@ fn ambiguous(ctx: &Context<'_>, seg: &Segment, cands: &[Candidate]) -> Error {
     } else {
         ""
     };
-    let (named, one) = seg_named(ctx, seg);
+    let (named, number) = seg_named(ctx, seg);
     Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
             "{named} {} {} places equally well: {}; add 1-3 unchanged lines that occur only \
              around the intended place{or_name}",
-            if one { "fits" } else { "fit" },
+            match number {
+                Number::One => "fits",
+                Number::Several => "fit",
+            },
             cands.len(),
             places.join(", ")
         ),

@@ -8,9 +8,10 @@
 //! that the file does not hold is an addition. Context lines may carry the diff's space
 //! column or not.
 
+use super::costs::WEIGHTS;
 use super::index::FileIndex;
 use super::lines;
-use super::placeholder::{self, Narration};
+use super::placeholder::{self, Narration, Presence};
 use crate::edit::text::normalize_newlines;
 
 /// What the snippet says about a line.
@@ -88,15 +89,38 @@ pub(crate) struct Prepared {
     pub(crate) diff_style: bool,
 }
 
+/// What an outer code fence around a snippet is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fence {
+    /// The target's content (Markdown): kept.
+    Content,
+    /// A wrapper around the code: removed.
+    Wrapper,
+}
+
+/// How a snippet is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    Plain,
+    /// Like a diff: `+`, `-` and space-prefixed lines.
+    Diff,
+}
+
+/// Whether a diff-style snippet's context lines carry the diff's space column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SpaceColumn {
+    Present,
+    Absent,
+}
+
 /// The snippet's body: line endings normalised, a byte-order mark and an outer code fence
 /// (kept for Markdown targets, whose fences are content) removed.
-pub(crate) fn body(snippet: &str, markdown: bool) -> String {
+pub(crate) fn body(snippet: &str, fence: Fence) -> String {
     let s = normalize_newlines(snippet);
     let s = s.strip_prefix('\u{feff}').unwrap_or(&s);
-    if markdown {
-        s.to_string()
-    } else {
-        placeholder::strip_fence(s).to_string()
+    match fence {
+        Fence::Content => s.to_string(),
+        Fence::Wrapper => placeholder::strip_fence(s).to_string(),
     }
 }
 
@@ -147,9 +171,10 @@ fn has_space_column(raw: &[&str], file: &FileIndex<'_>) -> bool {
 /// Whether a diff-style context line starting with a space carries the diff's space column:
 /// when only one of the line with and without that space sits at an indentation its text
 /// has in the file, that one; else what most context lines do.
-fn strip_column(line: &str, space_column: bool, file: &FileIndex<'_>) -> bool {
+fn strip_column(line: &str, column: SpaceColumn, file: &FileIndex<'_>) -> bool {
+    let space_column = column == SpaceColumn::Present;
     let positions = file.positions(lines::key(line));
-    if positions.is_empty() || positions.len() > 64 {
+    if positions.is_empty() || positions.len() > WEIGHTS.column_positions_max {
         return space_column;
     }
     let at = |indent: u32| positions.iter().any(|&j| file.indent(j as usize) == indent);
@@ -167,8 +192,7 @@ pub(crate) fn read(body: &str, file: &FileIndex<'_>) -> Prepared {
         raw.pop();
     }
     let is_gap = |l: &str| {
-        placeholder::is_hunk_header(l)
-            || placeholder::is_placeholder(l, file.contains(lines::key(l)))
+        placeholder::is_hunk_header(l) || placeholder::is_placeholder(l, presence(l, file))
     };
     let marks: Vec<DiffMark> = raw
         .iter()
@@ -183,10 +207,19 @@ pub(crate) fn read(body: &str, file: &FileIndex<'_>) -> Prepared {
     let diff_style = marks.contains(&DiffMark::Minus)
         || marks.iter().filter(|m| **m == DiffMark::Plus).count() >= 1
             && raw.iter().any(|l| l.starts_with(' ') || l.starts_with('-'));
-    let space_column = diff_style && has_space_column(&raw, file);
+    let style = if diff_style {
+        Style::Diff
+    } else {
+        Style::Plain
+    };
+    let column = if diff_style && has_space_column(&raw, file) {
+        SpaceColumn::Present
+    } else {
+        SpaceColumn::Absent
+    };
     let mut pieces: Vec<Piece> = Vec::with_capacity(raw.len());
     for (n, (line, mark)) in raw.iter().zip(&marks).enumerate() {
-        let mut piece = classify(line, *mark, diff_style, space_column, file);
+        let mut piece = classify(line, *mark, style, column, file);
         if let Piece::Line(l) = &mut piece {
             l.at = n + 1;
         }
@@ -199,14 +232,24 @@ pub(crate) fn read(body: &str, file: &FileIndex<'_>) -> Prepared {
     Prepared { pieces, diff_style }
 }
 
+/// Whether `line` (ignoring whitespace) is in the file.
+fn presence(line: &str, file: &FileIndex<'_>) -> Presence {
+    if file.contains(lines::key(line)) {
+        Presence::InFile
+    } else {
+        Presence::Absent
+    }
+}
+
 fn classify(
     line: &str,
     mark: DiffMark,
-    diff_style: bool,
-    space_column: bool,
+    style: Style,
+    column: SpaceColumn,
     file: &FileIndex<'_>,
 ) -> Piece {
-    let in_file = file.contains(lines::key(line));
+    let diff_style = style == Style::Diff;
+    let in_file = presence(line, file);
     let unprefixed = if diff_style && line.starts_with([' ', '+', '-']) {
         &line[1..]
     } else {
@@ -222,7 +265,9 @@ fn classify(
             indent: lines::indent_of(line),
         };
     }
-    if !in_file && let Some(name) = placeholder::remove_directive(line) {
+    if in_file == Presence::Absent
+        && let Some(name) = placeholder::remove_directive(line)
+    {
         return Piece::Remove(name);
     }
     let (text, kind) = match (diff_style, mark) {
@@ -231,9 +276,7 @@ fn classify(
         // A bare `-` or `+`: a removed or added blank line.
         (true, DiffMark::None) if line.trim_end() == "-" => ("", Kind::Removed),
         (true, DiffMark::None) if line.trim_end() == "+" => ("", Kind::Added),
-        (true, DiffMark::None)
-            if line.starts_with(' ') && strip_column(line, space_column, file) =>
-        {
+        (true, DiffMark::None) if line.starts_with(' ') && strip_column(line, column, file) => {
             (&line[1..], Kind::Plain)
         }
         _ => (line, Kind::Plain),
@@ -308,9 +351,12 @@ mod tests {
     #[test]
     fn a_byte_order_mark_and_fence_are_removed() {
         assert_eq!(
-            body("\u{feff}```rust\nfn a() {}\n```\n", false),
+            body("\u{feff}```rust\nfn a() {}\n```\n", Fence::Wrapper),
             "fn a() {}\n"
         );
-        assert_eq!(body("```md\n# x\n```\n", true), "```md\n# x\n```\n");
+        assert_eq!(
+            body("```md\n# x\n```\n", Fence::Content),
+            "```md\n# x\n```\n"
+        );
     }
 }

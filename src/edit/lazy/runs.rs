@@ -1,14 +1,14 @@
 //! Runs: stretches of consecutive segment lines equal to consecutive file lines. A run is
 //! *unique* when its lines occur together nowhere else in the file and hold a non-trivial
 //! line; the lines of unique runs are the sure anchors of a placement. Runs are seeded from
-//! non-trivial lines that occur at most [`MAX_SEED_OCCURRENCES`] times and extended through
+//! non-trivial lines that occur at most `WEIGHTS.max_seed_occurrences` times and extended through
 //! any equal lines; a trivial line extends a run only at the run's own indentation offset (a
 //! `}` four columns deeper closes another block).
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::costs::MAX_SEED_OCCURRENCES;
+use super::costs::WEIGHTS;
 use super::index::FileIndex;
 use super::prepare::SLine;
 
@@ -50,11 +50,6 @@ impl Run {
     }
 }
 
-/// Weight of a trivial (non-blank) line in a run.
-const TRIVIAL_WEIGHT: f32 = 0.1;
-/// Weight of a blank line in a run.
-const BLANK_WEIGHT: f32 = 0.02;
-
 /// Whether snippet line `s` may be file line `j` when the run's lines sit `delta` columns
 /// deeper in the file than in the snippet.
 pub(crate) fn same(s: &SLine, file: &FileIndex<'_>, j: usize, delta: i64) -> bool {
@@ -66,20 +61,15 @@ pub(crate) fn same(s: &SLine, file: &FileIndex<'_>, j: usize, delta: i64) -> boo
 /// The weight of a line in a run.
 pub(crate) fn line_weight(s: &SLine) -> f32 {
     if s.blank {
-        BLANK_WEIGHT
+        WEIGHTS.blank_weight
     } else if s.trivial {
-        TRIVIAL_WEIGHT
+        WEIGHTS.trivial_weight
     } else {
         // A longer line says more: of two otherwise equal anchors, the longer wins.
         let len = s.text.bytes().filter(|b| !b.is_ascii_whitespace()).count();
-        1.0 + LENGTH_WEIGHT * len.min(LENGTH_CAP) as f32
+        1.0 + WEIGHTS.length_weight * len.min(WEIGHTS.length_cap) as f32
     }
 }
-
-/// What a non-trivial line's length adds to its weight, per byte, up to a cap: together
-/// less than a trivial line weighs.
-const LENGTH_WEIGHT: f32 = 0.001;
-const LENGTH_CAP: usize = 60;
 
 /// Every maximal run of the segment `seg` of `lines` against the file.
 pub(crate) fn find(lines: &[SLine], seg: Range<usize>, file: &FileIndex<'_>) -> Vec<Run> {
@@ -88,7 +78,7 @@ pub(crate) fn find(lines: &[SLine], seg: Range<usize>, file: &FileIndex<'_>) -> 
     let mut covered: HashMap<i64, usize> = HashMap::new();
     for i in seg.clone() {
         let l = &lines[i];
-        if !l.is_old() || l.trivial || l.count == 0 || l.count > MAX_SEED_OCCURRENCES {
+        if !l.is_old() || l.trivial || l.count == 0 || l.count > WEIGHTS.max_seed_occurrences {
             continue;
         }
         for &j in file.positions(l.key) {
@@ -169,9 +159,6 @@ pub(crate) fn shrink(
     Some(r)
 }
 
-/// The fewest non-blank characters of a run's non-trivial lines for it to be unique.
-const UNIQUE_MIN_CHARS: usize = 10;
-
 /// Whether the run's lines occur together only at its place (and hold a non-trivial line).
 fn is_unique(lines: &[SLine], run: &Run, file: &FileIndex<'_>) -> bool {
     // A short fragment (`.Should()`, `end)`) is once in the file by chance.
@@ -180,7 +167,7 @@ fn is_unique(lines: &[SLine], run: &Run, file: &FileIndex<'_>) -> bool {
         .filter(|l| !l.trivial)
         .map(|l| l.text.bytes().filter(|b| !b.is_ascii_whitespace()).count())
         .sum();
-    if chars < UNIQUE_MIN_CHARS {
+    if chars < WEIGHTS.unique_min_chars {
         return false;
     }
     let Some(rarest) = (run.i..run.i_end())
@@ -193,7 +180,7 @@ fn is_unique(lines: &[SLine], run: &Run, file: &FileIndex<'_>) -> bool {
     if count == 1 {
         return true;
     }
-    if count > MAX_SEED_OCCURRENCES {
+    if count > WEIGHTS.max_seed_occurrences {
         return false;
     }
     let offset = rarest - run.i;
@@ -234,13 +221,8 @@ fn overlap(a: &Run, b: &Run) -> Option<usize> {
 fn displacement(a: &Run, b: &Run) -> f32 {
     let di = b.i.saturating_sub(a.i_end());
     let dj = b.j.saturating_sub(a.j_end());
-    DISPLACEMENT_COST * di.abs_diff(dj).min(DISPLACEMENT_CAP) as f32
+    WEIGHTS.displacement_cost * di.abs_diff(dj).min(WEIGHTS.displacement_cap) as f32
 }
-
-/// What a link pays per line of displacement, and the most lines it pays for: together
-/// less than any line's weight, so that displacement only decides between equals.
-const DISPLACEMENT_COST: f32 = 0.0005;
-const DISPLACEMENT_CAP: usize = 100;
 
 /// The heaviest chain of runs in snippet and file order (no two sharing a line; a run that
 /// overlaps its predecessor loses its first lines), by dynamic programming over the runs.

@@ -6,7 +6,7 @@
 use std::ops::Range;
 
 use super::placeholder::Narration;
-use super::prepare::{Piece, Prepared, SLine};
+use super::prepare::{Piece, Prepared, SLine, Style};
 
 /// A run of code lines between two placeholders (or a placeholder and an open edge).
 #[derive(Debug, Clone)]
@@ -66,7 +66,36 @@ fn narration_to_gaps(pieces: Vec<Piece>) -> Vec<Piece> {
     out
 }
 
+/// What follows a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Follows {
+    /// A placeholder.
+    Placeholder,
+    /// A `remove` directive, a narration line, a cut or the snippet's end.
+    Other,
+}
+
+impl Segment {
+    /// What follows the segment.
+    pub(crate) fn follows(&self) -> Follows {
+        if self.placeholder_after {
+            Follows::Placeholder
+        } else {
+            Follows::Other
+        }
+    }
+}
+
 impl Snippet {
+    /// How the snippet is written.
+    pub(crate) fn style(&self) -> Style {
+        if self.diff_style {
+            Style::Diff
+        } else {
+            Style::Plain
+        }
+    }
+
     /// Cut prepared pieces into segments. Segments of blank lines only are dropped.
     pub(crate) fn cut(prepared: Prepared) -> Snippet {
         let pieces = narration_to_gaps(prepared.pieces);

@@ -11,21 +11,27 @@
 //! reading is taken when it, and only it, balances the new code.
 
 use super::align::{Edit, Op};
+use super::costs::WEIGHTS;
 use super::prepare::SLine;
 use super::units::depth_change;
-
-/// Context lines a slide may hand to the new code.
-const MAX_SLIDE: usize = 12;
 
 /// Net brackets a line opens.
 fn depth(lines: &[SLine], i: usize) -> i64 {
     depth_change(&lines[i].text).0
 }
 
-/// Slides the new code at the edit's tail (when `tail`, a placeholder follows the segment)
+/// Which edge of an edit meets the placeholder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Edge {
+    Head,
+    Tail,
+}
+
+/// Slides the new code at the edit's tail (`Edge::Tail`: a placeholder follows the segment)
 /// or head (a placeholder precedes it) until it is balanced, if a few context lines next to
 /// it balance it.
-pub(crate) fn balance_at_gap(edit: &mut Edit, lines: &[SLine], tail: bool) {
+pub(crate) fn balance_at_gap(edit: &mut Edit, lines: &[SLine], edge: Edge) {
+    let tail = edge == Edge::Tail;
     let ops = &mut edit.ops;
     // Outward order: from the placeholder inwards.
     let order: Vec<usize> = if tail {
@@ -56,7 +62,7 @@ pub(crate) fn balance_at_gap(edit: &mut Edit, lines: &[SLine], tail: bool) {
     // diff's slide), and balances it.
     let mut take = None;
     let mut best_echo = 0;
-    for (n, &k) in order[adds..].iter().enumerate().take(MAX_SLIDE) {
+    for (n, &k) in order[adds..].iter().enumerate().take(WEIGHTS.max_slide) {
         let Op::Same { i, j } = ops[k] else { break };
         // Contiguous context only: a slide moves a run of lines, nothing between them.
         if let Some((pi, pj)) = prev

@@ -11,6 +11,7 @@ use std::rc::Rc;
 use super::index::FileIndex;
 use super::outline;
 use super::prepare::SLine;
+use super::segments::Follows;
 use crate::syntax::Def;
 
 /// Words that start a statement, never a definition.
@@ -398,14 +399,14 @@ pub(crate) enum UnitEnd {
 /// placeholder no deeper than the header after a blank line; open when a placeholder inside
 /// keeps the rest (one right under the body's last line does).
 /// `None` when the header opens no body at all. `gap_after` is the indentation of the
-/// placeholder after the segment (`None` at the snippet's end); `placeholder_after` whether
-/// it is one (not a `remove` directive or a cut).
+/// placeholder after the segment (`None` at the snippet's end); `follows` whether it is one
+/// (not a `remove` directive or a cut).
 pub(crate) fn snippet_unit(
     lines: &[SLine],
     h: usize,
     seg_end: usize,
     gap_after: Option<u32>,
-    placeholder_after: bool,
+    follows: Follows,
 ) -> Option<UnitEnd> {
     let base = lines[h].indent;
     let mut depth = 0i64;
@@ -463,7 +464,7 @@ pub(crate) fn snippet_unit(
     // line, however deep (models write placeholders at the margin): only a blank line
     // between says the body ended there.
     match gap_after {
-        Some(g) if g > base || (placeholder_after && last == Some(seg_end - 1)) => {
+        Some(g) if g > base || (follows == Follows::Placeholder && last == Some(seg_end - 1)) => {
             Some(UnitEnd::Open)
         }
         _ => last.map(UnitEnd::Whole),
@@ -477,9 +478,9 @@ pub(crate) fn snippet_unit_end(
     h: usize,
     seg_end: usize,
     gap_after: Option<u32>,
-    placeholder_after: bool,
+    follows: Follows,
 ) -> Option<usize> {
-    match snippet_unit(lines, h, seg_end, gap_after, placeholder_after)? {
+    match snippet_unit(lines, h, seg_end, gap_after, follows)? {
         UnitEnd::Whole(e) => Some(e),
         UnitEnd::Open => None,
     }

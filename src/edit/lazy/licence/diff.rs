@@ -2,16 +2,70 @@
 //! the lines both hold byte for byte at their ends skipped; where each file line stands in the
 //! result, and so which it lost.
 
-use std::time::{Duration, Instant};
+use std::cell::Cell;
+use std::hash::{Hash, Hasher};
 
-use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
+use similar::{Algorithm, DiffOp, capture_diff_slices};
 
+use super::super::costs::WEIGHTS;
 use super::super::index::FileIndex;
 use super::super::lines;
 
-/// How long the line diff may search for the smallest difference; past it the diff is
-/// coarser: it counts more lines as lost and new, and each of them still needs its licence.
-const DIFF_DEADLINE: Duration = Duration::from_millis(200);
+/// How many line comparisons the diff may still make (see `Weights::diff_comparisons`).
+struct Budget {
+    left: Cell<u64>,
+}
+
+impl Budget {
+    /// Spends one comparison; false once none is left.
+    fn spend(&self) -> bool {
+        let left = self.left.get();
+        self.left.set(left.saturating_sub(1));
+        left > 0
+    }
+}
+
+/// A line's key as the diff compares it: each comparison spends one of the diff's budget, and
+/// once that is spent no two lines are equal any more.
+#[derive(Clone, Copy)]
+struct Probe<'b> {
+    key: u64,
+    budget: &'b Budget,
+}
+
+impl PartialEq for Probe<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.budget.spend() && self.key == other.key
+    }
+}
+
+impl Eq for Probe<'_> {}
+
+impl Hash for Probe<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key.hash(state);
+    }
+}
+
+/// The line diff of `old` against `new` within `comparisons` line comparisons, and whether
+/// it ran out of them. Past the cap no two lines are equal: the diff is coarser (more lines
+/// count as lost and new, each still needing its licence), never wrong, and the same on
+/// every machine.
+fn line_ops(old: &[u64], new: &[u64], comparisons: u64) -> (Vec<DiffOp>, bool) {
+    let budget = Budget {
+        left: Cell::new(comparisons),
+    };
+    let probes = |keys: &[u64]| -> Vec<Probe<'_>> {
+        keys.iter()
+            .map(|&key| Probe {
+                key,
+                budget: &budget,
+            })
+            .collect()
+    };
+    let ops = capture_diff_slices(Algorithm::Myers, &probes(old), &probes(new));
+    (ops, budget.left.get() == 0)
+}
 
 /// Which file lines the result keeps, and where: both ways.
 pub(super) struct Kept {
@@ -93,8 +147,7 @@ impl Diff {
             .map(|l| lines::facts(l.as_ref()))
             .collect();
         let new: Vec<u64> = facts.iter().map(|f| f.0).collect();
-        let deadline = Instant::now() + DIFF_DEADLINE;
-        let ops = capture_diff_slices_deadline(Algorithm::Myers, &old, &new, Some(deadline));
+        let (ops, _) = line_ops(&old, &new, WEIGHTS.diff_comparisons);
         let mut kept: Vec<Option<usize>> = (0..n)
             .map(|j| {
                 if j < head {
@@ -130,5 +183,57 @@ impl Diff {
             new,
             out_blank,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys over a small alphabet from a fixed seed: every key repeats all over both sides,
+    /// so no line anchors the diff and its search is as long as it gets.
+    fn adversarial(len: usize, seed: u64) -> Vec<u64> {
+        let mut x = seed;
+        (0..len)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (x >> 33) % 4
+            })
+            .collect()
+    }
+
+    /// Whether `ops` is a diff of `old` against `new`: in order, covering both, equal lines
+    /// equal. Returns the lines it keeps.
+    fn kept_lines(ops: &[DiffOp], old: &[u64], new: &[u64]) -> usize {
+        let (mut o, mut n, mut kept) = (0, 0, 0);
+        for op in ops {
+            let (_, old_range, new_range) = op.as_tag_tuple();
+            assert_eq!((old_range.start, new_range.start), (o, n));
+            if let DiffOp::Equal { len, .. } = *op {
+                assert_eq!(old[old_range.clone()], new[new_range.clone()]);
+                kept += len;
+            }
+            (o, n) = (old_range.end, new_range.end);
+        }
+        assert_eq!((o, n), (old.len(), new.len()));
+        kept
+    }
+
+    #[test]
+    fn the_diff_stops_matching_at_its_comparison_cap_the_same_way_every_time() {
+        let (old, new) = (adversarial(80_000, 1), adversarial(80_000, 2));
+        let (ops, hit) = line_ops(&old, &new, WEIGHTS.diff_comparisons);
+        assert!(hit, "the cap is reached");
+        let kept = kept_lines(&ops, &old, &new);
+        // Past the cap the rest is lost and new: fewer lines kept than a diff with room.
+        let (roomy, roomy_hit) = line_ops(&old, &new, u64::MAX);
+        assert!(!roomy_hit);
+        assert!(kept < kept_lines(&roomy, &old, &new));
+        // The same input gives the same diff: the cap counts work, not time.
+        assert_eq!(line_ops(&old, &new, WEIGHTS.diff_comparisons).0, ops);
+        // A small diff is nowhere near it.
+        let (small, small_hit) = line_ops(&old[..2000], &new[..2000], WEIGHTS.diff_comparisons);
+        assert!(!small_hit);
+        kept_lines(&small, &old[..2000], &new[..2000]);
     }
 }

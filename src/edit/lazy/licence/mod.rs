@@ -30,6 +30,7 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
+use super::costs::{LISTED_LINES, WEIGHTS};
 use super::index::FileIndex;
 use super::lines;
 use super::prepare::Kind;
@@ -42,15 +43,6 @@ mod place;
 
 use self::diff::{Diff, Kept};
 use self::place::{Licences, Why};
-
-/// How far a lost run is slid over lines of its own text, each way, at most.
-const SLIDE_STEPS: usize = 8;
-
-/// How many lost runs of one merge are slid, at most.
-const SLID_RUNS: usize = 16;
-
-/// The file lines a refusal lists at most.
-const LISTED_LINES: usize = 6;
 
 #[cfg(test)]
 thread_local! {
@@ -86,7 +78,7 @@ pub(crate) fn check<S: AsRef<str>>(
     // lines no other licence covers.
     let mut covered: Option<Vec<bool>> = None;
     let mut unlicensed: Vec<(Vec<usize>, Why)> = Vec::new();
-    let mut slides = SLID_RUNS;
+    let mut slides = WEIGHTS.slid_runs;
     for run in runs(&lost, &licences.kept, file) {
         // A moved line goes only from where a segment's edge passes over it: new code that
         // merely repeats a line elsewhere moves nothing.
@@ -160,7 +152,7 @@ fn slid<S: AsRef<str>>(
         let mut handed: Vec<(usize, usize)> = Vec::new();
         let (mut f, mut l) = (first, last);
         let mut licensed = false;
-        for _ in 0..SLIDE_STEPS {
+        for _ in 0..WEIGHTS.slide_steps {
             // Up: the line above the run and its last line hold the same text.
             let (gone, back) = if up {
                 if f == 0 || file.is_blank(f - 1) || file.key(f - 1) != file.key(l) {
@@ -369,9 +361,7 @@ fn replaced_ranges(
                     None => continue,
                 },
             };
-            if units::snippet_unit_end(lines, opener, end, seg.gap_after, seg.placeholder_after)
-                .is_none()
-            {
+            if units::snippet_unit_end(lines, opener, end, seg.gap_after, seg.follows()).is_none() {
                 continue;
             }
             for name in names {

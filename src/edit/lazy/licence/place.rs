@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use super::super::costs::WEIGHTS;
 use super::super::index::FileIndex;
 use super::super::lines;
 use super::super::prepare::{Kind, SLine};
@@ -12,27 +13,12 @@ use super::super::segments::Snippet;
 use super::super::units;
 use super::diff::Kept;
 
-/// The longest anchor block read on each side of a lost run.
-const BLOCK_LINES: usize = 32;
-
-/// A block whose rarest non-trivial line occurs more often than this is not unique.
-const RAREST_MAX: usize = 64;
-
-/// How far the segment around closers is read to find it pinned, each way, at most.
-const PIN_WALK: usize = 256;
-
-/// How alike a lost line and the new line that takes its place at a segment's edge must be.
-const CHANGED_SIMILARITY: f32 = 0.5;
-
-/// The places of one line in the snippet that are tried as a lost run's anchor, at most (the
-/// first ones): a hostile snippet repeating a line costs no more than this.
-const SPOTS_TRIED: usize = 64;
-
-/// How many new lines past the last one paired a lost line is looked for among.
-const PAIR_WINDOW: usize = 32;
-
-/// The characters of a line that are compared with another's, at most.
-const COMPARED_CHARS: usize = 400;
+/// Which way from a lost run the snippet's lines are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Toward {
+    Above,
+    Below,
+}
 
 /// The inputs of the check, read once.
 pub(super) struct Licences<'a, 'f> {
@@ -117,8 +103,12 @@ impl<'a, 'f> Licences<'a, 'f> {
         };
         let mut why = Why::Kept;
         for (s, sp, sn) in self.placements(&stretch) {
-            let up = sp.map_or(Side::Edge, |sp| self.side(s, sp, above.unwrap_or(0), false));
-            let down = sn.map_or(Side::Edge, |sn| self.side(s, sn, below.unwrap_or(0), true));
+            let up = sp.map_or(Side::Edge, |sp| {
+                self.side(s, sp, above.unwrap_or(0), Toward::Above)
+            });
+            let down = sn.map_or(Side::Edge, |sn| {
+                self.side(s, sn, below.unwrap_or(0), Toward::Below)
+            });
             let mute = |side: Side| matches!(side, Side::Trivial | Side::Quiet);
             if mute(up)
                 && mute(down)
@@ -162,7 +152,7 @@ impl<'a, 'f> Licences<'a, 'f> {
             let Some(mut o) = self.kept.at(j) else {
                 return false;
             };
-            for _ in 0..PIN_WALK {
+            for _ in 0..WEIGHTS.pin_walk {
                 pinned |= self.kept.origin(o).is_some_and(|j| {
                     !self.file.is_trivial(j) && self.file.count(self.file.key(j)) == 1
                 });
@@ -201,7 +191,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         let key = |j: Option<usize>| j.map(|j| self.file.key(j));
         // Both kept lines shown, or the one above with new lines to the segment's end.
         if let Some(spots) = key(st.above).and_then(|k| self.at.get(&k)) {
-            for &(s, sp) in spots.iter().take(SPOTS_TRIED) {
+            for &(s, sp) in spots.iter().take(WEIGHTS.spots_tried) {
                 let seg = &self.segs[s];
                 if !shows(seg, sp + 1) {
                     continue;
@@ -218,7 +208,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         if let Some(first) = st.between.first()
             && let Some(spots) = self.at.get(first)
         {
-            for &(s, p) in spots.iter().take(SPOTS_TRIED) {
+            for &(s, p) in spots.iter().take(WEIGHTS.spots_tried) {
                 let seg = &self.segs[s];
                 if p == 0 && seg.len() == nb && shows(seg, 0) {
                     out.push((s, None, None));
@@ -229,7 +219,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         if nb > 0
             && let Some(spots) = key(st.below).and_then(|k| self.at.get(&k))
         {
-            for &(s, sn) in spots.iter().take(SPOTS_TRIED) {
+            for &(s, sn) in spots.iter().take(WEIGHTS.spots_tried) {
                 if sn == nb && shows(&self.segs[s], 0) {
                     out.push((s, None, Some(sn)));
                 }
@@ -239,9 +229,9 @@ impl<'a, 'f> Licences<'a, 'f> {
     }
 
     /// What the snippet's lines from segment `s`'s position `sp` (file line `j`) away from
-    /// the lost run (`down`: below it) say about it.
-    fn side(&self, s: usize, sp: usize, j: usize, down: bool) -> Side {
-        let b = self.block(s, sp, j, down);
+    /// the lost run (`toward` it) say about it.
+    fn side(&self, s: usize, sp: usize, j: usize, toward: Toward) -> Side {
+        let b = self.block(s, sp, j, toward);
         if b.files
             .iter()
             .all(|&j| lines::bare_marker(self.file.lines[j]))
@@ -296,14 +286,15 @@ impl<'a, 'f> Licences<'a, 'f> {
             let (old, new) = (self.file.lines[j], out[k].as_ref());
             let net = units::depth_change(old).0;
             lines::indent_of(new) == self.file.indent(j)
-                && (lines::similarity(compared(old), compared(new)) >= CHANGED_SIMILARITY
+                && (lines::similarity(compared(old), compared(new))
+                    >= WEIGHTS.licence_changed_similarity
                     || (net != 0 && units::depth_change(new).0 == net))
         };
         let mut next = 0;
         let in_order = run.iter().all(|&j| {
             match new_at[next.min(new_at.len())..]
                 .iter()
-                .take(PAIR_WINDOW)
+                .take(WEIGHTS.pair_window)
                 .position(|&k| certain(j, k))
             {
                 Some(d) => {
@@ -328,11 +319,12 @@ impl<'a, 'f> Licences<'a, 'f> {
     }
 
     /// The anchor block at segment `s`'s position `sp`, standing for file line `j`: the
-    /// snippet's lines from there away from the lost run (`down`: below it) that match the
+    /// snippet's lines from there away from the lost run (`toward` it) that match the
     /// file's non-blank lines contiguously. It is grounded when past it, away from the run,
     /// the segment ends, or a file line stands right there, or new lines are followed by the
     /// line that continues the file.
-    fn block(&self, s: usize, sp: usize, j: usize, down: bool) -> Block {
+    fn block(&self, s: usize, sp: usize, j: usize, toward: Toward) -> Block {
+        let down = toward == Toward::Below;
         let seg = &self.segs[s];
         let mut files = vec![j];
         let mut keys = vec![self.file.key(j)];
@@ -344,7 +336,9 @@ impl<'a, 'f> Licences<'a, 'f> {
                 (at.0 > 0 && at.1 > 0).then(|| (at.0 - 1, at.1 - 1))
             };
             let Some((q, r)) = next else { break };
-            if keys.len() >= BLOCK_LINES || self.lines[seg[q]].key != self.file.key(self.solid[r]) {
+            if keys.len() >= WEIGHTS.block_lines
+                || self.lines[seg[q]].key != self.file.key(self.solid[r])
+            {
                 break;
             }
             keys.push(self.lines[seg[q]].key);
@@ -359,7 +353,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         // Right past the block the file's line is lost too: that deletion is judged on its own.
         let next_lost = continuing.is_some_and(|j| self.kept.at(j).is_none());
         let far = self.solid[at.1];
-        let grounded = next_lost || self.grounded_past(seg, at.0, far, continuing, down);
+        let grounded = next_lost || self.grounded_past(seg, at.0, far, continuing, toward);
         if !down {
             keys.reverse();
             files.reverse();
@@ -381,8 +375,9 @@ impl<'a, 'f> Licences<'a, 'f> {
         q: usize,
         far: usize,
         continuing: Option<usize>,
-        down: bool,
+        toward: Toward,
     ) -> bool {
+        let down = toward == Toward::Below;
         let Some(mut o) = self.kept.at(far) else {
             return false;
         };
@@ -428,7 +423,7 @@ impl<'a, 'f> Licences<'a, 'f> {
             return false;
         };
         let at = self.file.positions(k);
-        if at.len() > RAREST_MAX {
+        if at.len() > WEIGHTS.rarest_max {
             return false;
         }
         let hits = at
@@ -480,10 +475,10 @@ enum Side {
     Ambiguous,
 }
 
-/// A line as far as it is compared with another ([`COMPARED_CHARS`]): a huge line costs no
+/// A line as far as it is compared with another (`WEIGHTS.compared_chars`): a huge line costs no
 /// more than a long one.
 fn compared(line: &str) -> &str {
-    match line.char_indices().nth(COMPARED_CHARS) {
+    match line.char_indices().nth(WEIGHTS.compared_chars) {
         Some((at, _)) => &line[..at],
         None => line,
     }

@@ -8,6 +8,8 @@
 //! [`QUOTED_CHARS`]). The alignment's step codes and its "unreachable" score stay in
 //! `align.rs`: they are the dynamic program's bookkeeping, not numbers to tune.
 
+use super::evidence::MarginWeights;
+
 /// Every tuning number of the lazy merge.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Weights {
@@ -169,6 +171,9 @@ pub(crate) struct Weights {
     pub(crate) blast_radius: f64,
     /// Files shorter than this are not held to the truncation and blast-radius guards.
     pub(crate) guard_min_lines: usize,
+    // The decision (`evidence`).
+    /// The weights of the margin and its threshold.
+    pub(crate) margin: MarginWeights,
 }
 
 /// The lazy merge's tuning.
@@ -232,6 +237,20 @@ pub(crate) const WEIGHTS: Weights = Weights {
     truncation_lines: 0.5,
     blast_radius: 0.8,
     guard_min_lines: 10,
+    // Chosen with `eval --curve` on git-history, -wide, model-snippets and corpora built by
+    // scripts/dev-corpus.py: at 0.3, a merge with a new parse error is refused unless a
+    // segment is held by two unique lines (no right merge of those corpora had one), while a
+    // segment held only by repeated lines, alone, still merges (refusing those costs five
+    // points of right merges for a few tenths of harmful ones).
+    margin: MarginWeights {
+        unique: 1.0,
+        per_unique: 0.25,
+        unique_cap: 2.0,
+        repeated: 0.5,
+        position: 1.0,
+        excused_syntax: 0.75,
+        threshold: 0.3,
+    },
 };
 
 /// The default cap on a snippet's size: larger snippets are `FILE_TOO_LARGE` (send the whole

@@ -245,6 +245,7 @@ pub(crate) fn merge_unverified(
         }
         rename::check(&file, &snippet.lines, e, ctx.renames())?;
     }
+    let evidence = Evidence::of(&file, &snippet.lines, &edits);
     let mut edits = edits;
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
     let changed = edits
@@ -284,7 +285,7 @@ pub(crate) fn merge_unverified(
     merged
         .warnings
         .extend(reindented(&planned, &shifts, &snippet.lines));
-    merged.evidence = Some(Evidence::of(&file, &snippet.lines, &planned));
+    merged.evidence = Some(evidence);
     Ok(merged)
 }
 

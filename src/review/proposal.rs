@@ -382,7 +382,7 @@ pub struct Failure {
 const FAILURE_BYTES: usize = 16 << 10;
 
 /// A failed call keeps at most this many of the paths it named, each up to this many bytes.
-const FAILURE_PATHS: usize = 32;
+pub(crate) const FAILURE_PATHS: usize = 32;
 const FAILURE_PATH_BYTES: usize = 512;
 
 /// Cut `s` to at most `bytes` bytes (at a character's edge), marked with `mark`, when it is

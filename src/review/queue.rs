@@ -915,6 +915,13 @@ impl Gate {
         e: &Error,
     ) {
         let client = client.as_deref().and_then(crate::inert::client_name);
+        // Relative to the root as every other row's, however the agent wrote them.
+        let root = &self.inner.ws.root;
+        let paths = paths
+            .iter()
+            .take(crate::review::proposal::FAILURE_PATHS)
+            .map(|p| root.shown(p))
+            .collect();
         let Ok(proposal) = Proposal::failed(tool, client, paths, e) else {
             return;
         };

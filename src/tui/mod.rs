@@ -10,6 +10,7 @@ pub mod highlight;
 pub mod keymap;
 pub mod marks;
 pub mod model;
+mod rowpath;
 pub mod rows;
 pub mod update;
 pub mod view;

@@ -90,6 +90,14 @@ fn input(title: &str) -> TextArea<'static> {
     t
 }
 
+/// The note editor: an input whose long lines wrap at the popup's edge (at a word, or
+/// within one too long for a line) instead of scrolling out of sight.
+fn note_input(title: &str) -> TextArea<'static> {
+    let mut t = input(title);
+    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+    t
+}
+
 /// Handle one message.
 pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
     match msg {
@@ -299,6 +307,7 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
     match m.items.iter().position(|i| i.summary.run_id == s.run_id) {
         Some(k) => {
             let was_open = m.items[k].is_open();
+            let was_pending = m.items[k].summary.state == State::Pending;
             let item = &mut m.items[k];
             if item.summary.diff != s.diff {
                 // Rebased (or what was written differs from the proposal): reload.
@@ -310,7 +319,16 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
                 v.mark(&item.summary);
             }
             let closed_now = was_open && !m.items[k].is_open();
-            if k == m.selected {
+            if closed_now && let Some(v) = m.items[k].view.as_mut() {
+                // A decision ends line mode: the lines were chosen for it.
+                v.line_cursor = None;
+            }
+            let pending_now = !was_pending && m.items[k].summary.state == State::Pending;
+            if pending_now && !looking_at_pending(m) {
+                // A newly pending review (a dry run committed) is selected when the person is
+                // not looking at another one.
+                effects.extend(select(m, k));
+            } else if k == m.selected {
                 if closed_now {
                     // Selection follows the work: on to the next pending review; with none,
                     // the decided one stays in view (reloaded when what was written differs
@@ -330,10 +348,7 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
                 s.paths.join(", ")
             );
             m.items.push(Item::new(s));
-            let selected_open = m
-                .current()
-                .is_some_and(|i| i.summary.state == State::Pending)
-                && m.items.len() > 1;
+            let selected_open = looking_at_pending(m) && m.items.len() > 1;
             if pending {
                 effects.push(Effect::Notify(what));
             }
@@ -343,6 +358,12 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
         }
     }
     effects
+}
+
+/// Whether the selected review is a pending one (the person is reading what waits).
+fn looking_at_pending(m: &Model) -> bool {
+    m.current()
+        .is_some_and(|i| i.summary.state == State::Pending)
 }
 
 fn scroll_by(m: &mut Model, delta: isize) {
@@ -443,7 +464,9 @@ fn accept_with_note(m: &mut Model) {
         m.overlay = Overlay::Note {
             run_id,
             accept: Some(decision),
-            input: input("a note for the agent with the acceptance (Enter accepts, Esc cancels)"),
+            input: note_input(
+                "a note for the agent with the acceptance (Enter accepts, Esc cancels)",
+            ),
         };
     }
 }
@@ -1077,7 +1100,7 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
                 m.overlay = Overlay::Note {
                     run_id: i.summary.run_id.clone(),
                     accept: None,
-                    input: input("why? the agent reads this (Enter sends, Esc cancels)"),
+                    input: note_input("why? the agent reads this (Enter sends, Esc cancels)"),
                 };
             }
             Some(_) => say(m, "this review was already decided", Tone::Info),

@@ -21,6 +21,7 @@ mod limits;
 mod mcp;
 mod mcp_python;
 mod names;
+mod queue_view;
 mod readme;
 mod revisions;
 mod search;

@@ -352,6 +352,17 @@ pub struct Proposal {
     pub agent: Option<super::agents::AgentRef>,
     /// Why it was withdrawn without a decision (its agent cancelled or went away).
     pub withdrawn: Option<String>,
+    /// What the policy hook said of it, for a dry run's commit (docs/DESIGN.md §4).
+    pub hook: Option<HookSaid>,
+}
+
+/// What the policy hook said of an edit it did not deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookSaid {
+    /// Write it at once (where nothing stricter holds it).
+    Auto,
+    /// A person decides (the hook said so, or failed).
+    Gate,
 }
 
 /// What a revision keeps of the rejected review it answers (`review/revision.rs` links them).
@@ -441,6 +452,7 @@ impl Proposal {
             undone: false,
             agent: None,
             withdrawn: None,
+            hook: None,
         })
     }
 

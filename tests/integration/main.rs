@@ -14,6 +14,7 @@ mod crash;
 mod docs;
 mod gate_scope;
 mod help;
+mod hook;
 mod journal_cli;
 mod layers;
 mod lazy_fallback;

@@ -17,6 +17,7 @@ pub mod proposal;
 pub mod queue;
 mod revert;
 mod revision;
+pub mod rewind;
 mod shared;
 mod tally;
 

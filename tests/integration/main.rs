@@ -25,6 +25,7 @@ mod names;
 mod queue_view;
 mod readme;
 mod revisions;
+mod rewind;
 mod search;
 mod state_modes;
 mod support;

@@ -1608,6 +1608,17 @@ impl Gate {
         self.mark_undone(&entry.run_id);
         Ok(entry)
     }
+
+    /// Take back `run_id` and every later applied run, newest first, all or nothing
+    /// (docs/DESIGN.md §4): the journal's `undone` entries, newest first; each run's review
+    /// shows it undone and its agent hears of it.
+    pub fn rewind(&self, run_id: &str) -> Result<Vec<Entry>> {
+        let entries = super::rewind::rewind(&self.inner.journal, run_id, self.max_bytes())?;
+        for e in &entries {
+            self.mark_undone(&e.run_id);
+        }
+        Ok(entries)
+    }
 }
 
 /// Why an edit may not be applied unseen under `auto` (docs/DESIGN.md §4, §5.5): the file it

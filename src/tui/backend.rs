@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::api::types::{DecisionBody, Files, Info, ReviewEvent, UndoBody};
+use crate::api::types::{DecisionBody, Files, Info, ReviewEvent, RewindBody, UndoBody};
 use crate::review::proposal::{Decision, FileContent};
 use crate::review::queue::{Event, Gate, Outcome, Summary};
 
@@ -479,6 +479,36 @@ impl Backend {
         };
         let text = format!("undid {run_id}: restored {}", files.join(", "));
         Ok((run_id, text))
+    }
+
+    /// Take back `run_id` and every later applied run (all or nothing): what to say. The
+    /// rows follow through the gate's events.
+    pub async fn rewind(&self, run_id: String) -> Result<String, String> {
+        let runs: Vec<String> = match self {
+            Backend::Local { gate, .. } => {
+                let gate = gate.clone();
+                tokio::task::spawn_blocking(move || gate.rewind(&run_id))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| format!("{}: {}", e.code, e.message))?
+                    .into_iter()
+                    .map(|e| e.run_id)
+                    .collect()
+            }
+            Backend::Remote(r) => {
+                let body =
+                    serde_json::to_value(RewindBody { run_id }).map_err(|e| e.to_string())?;
+                let v = r.post("/api/rewind", body).await?;
+                v.as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|e| e["run_id"].as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }
+        };
+        Ok(format!("rewound: undid {}", runs.join(", ")))
     }
 
     /// Start listening for changes; they arrive on the returned channel.

@@ -290,6 +290,14 @@ fn run_effect(
                 let _ = tx.send(Input::Msg(Msg::Undone(r)));
             });
         }
+        Effect::Rewind(run_id) => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = b.rewind(run_id).await;
+                let _ = tx.send(Input::Msg(Msg::Rewound(r)));
+            });
+        }
         Effect::ExternalEdit {
             run_id,
             path,

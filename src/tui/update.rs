@@ -36,6 +36,8 @@ pub enum Msg {
     Done(Result<String, String>),
     /// An undo finished: the run undone and what to say, or why not.
     Undone(Result<(String, String), String>),
+    /// A rewind ended: what to say, or why nothing was written.
+    Rewound(Result<String, String>),
     /// The gate's facts.
     Info(StatusInfo),
     /// The clock (seconds since the epoch).
@@ -60,6 +62,8 @@ pub enum Effect {
     Commit(String),
     /// Undo an applied edit: `run_id`, or the latest one.
     Undo(Option<String>),
+    /// Take back a run and every later one (docs/DESIGN.md §4).
+    Rewind(String),
     /// Edit content in `$EDITOR`, then accept it.
     ExternalEdit {
         /// The review.
@@ -154,6 +158,24 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
                     };
                 }
                 Err(text) => say(m, text, Tone::Bad),
+            }
+            Vec::new()
+        }
+        Msg::Rewound(r) => {
+            match r {
+                Ok(text) => say(m, text, Tone::Good),
+                // A refusal names the runs and shows their lines: an overlay.
+                Err(text) => {
+                    say(
+                        m,
+                        "rewind refused: nothing was written (Esc closes)",
+                        Tone::Bad,
+                    );
+                    m.overlay = Overlay::Message {
+                        title: " rewind refused ".into(),
+                        text,
+                    };
+                }
             }
             Vec::new()
         }
@@ -678,6 +700,21 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
         },
         (Some("q" | "quit"), _) => quit(m),
         (Some("undo" | "u"), arg) => vec![Effect::Undo(arg.map(str::to_string))],
+        // The selected applied review, and every applied run after it.
+        (Some("rewind"), Some(id)) => vec![Effect::Rewind(id.to_string())],
+        (Some("rewind"), None) => match m.current() {
+            Some(i) if i.summary.state == State::Applied && !i.summary.undone => {
+                vec![Effect::Rewind(i.summary.run_id.clone())]
+            }
+            _ => {
+                say(
+                    m,
+                    "usage: :rewind [RUN_ID] (default: the selected applied review)",
+                    Tone::Bad,
+                );
+                Vec::new()
+            }
+        },
         (Some("help"), _) => {
             m.overlay = Overlay::Help;
             Vec::new()
@@ -686,7 +723,9 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
         (Some(other), _) => {
             say(
                 m,
-                format!("unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], quit)"),
+                format!(
+                    "unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], rewind [RUN_ID], quit)"
+                ),
                 Tone::Bad,
             );
             Vec::new()
@@ -1246,7 +1285,9 @@ fn on_view(m: &mut Model, action: Action) {
             say(m, text, Tone::Info);
         }
         Action::Command => {
-            m.overlay = Overlay::Command(input("commit RUN_ID | undo [RUN_ID] | quit"));
+            m.overlay = Overlay::Command(input(
+                "commit RUN_ID | undo [RUN_ID] | rewind [RUN_ID] | quit",
+            ));
         }
         Action::Search => m.overlay = Overlay::Search(input("search the diff")),
         Action::Help => {

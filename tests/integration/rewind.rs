@@ -2,14 +2,14 @@
 //! commands: three runs applied under `--policy auto` with a hand edit between them;
 //! `log --diff [--since RUN]` shows the runs' changes and not the hand edit; `rewind RUN`
 //! takes back RUN and the later runs and keeps the hand edit; a rewind that meets a later
-//! change of a run's lines is refused and writes nothing.
+//! change of a run's lines is refused and writes nothing; the TUI's `:rewind` does the same.
 
 use std::process::Output;
 
 use serde_json::json;
 
 use crate::mcp::{Gate, Project};
-use crate::tui::call_tool;
+use crate::tui::{call_tool, gate_in_tmux_with};
 
 /// The file the runs edit: thirty numbered lines.
 fn original() -> String {
@@ -37,9 +37,14 @@ fn stderr(o: &Output) -> String {
 
 /// Run `line N` → `LINE N` through the gate (applied at once): its run id.
 fn run(gate: &Gate, n: usize) -> String {
+    run_at(&gate.mcp_url, &gate.token, n)
+}
+
+/// [`run`] through the gate at `mcp_url`.
+fn run_at(mcp_url: &str, token: &str, n: usize) -> String {
     let answer = call_tool(
-        &gate.mcp_url,
-        &gate.token,
+        mcp_url,
+        token,
         "patch_file",
         json!({"target_file": "a.txt", "search_content": format!("line {n}\n"),
                "replace_content": format!("LINE {n}\n")}),
@@ -130,4 +135,45 @@ fn a_rewind_that_meets_a_later_change_of_a_runs_lines_writes_nothing() {
     assert_eq!(p.read("a.txt"), touched);
     let log = stdout(&cli(&p, &["log"]));
     assert!(!log.contains("undone"), "{log}");
+}
+
+/// The TUI's `:rewind` on the selected (first) run: refused, with an overlay naming the run,
+/// while a hand edit sits on a later run's lines; once that is put back, every run is taken
+/// back, the hand edit elsewhere kept, and the rows show them undone.
+#[test]
+fn the_tuis_rewind_takes_back_the_selected_run_and_the_later_ones() {
+    let p = Project::new();
+    p.write("a.txt", &original());
+    let (tmux, mcp_url, token) = gate_in_tmux_with(&p, (140, 40), &["--policy", "auto"]);
+    let first = run_at(&mcp_url, &token, 2);
+    p.write(
+        "a.txt",
+        &p.read("a.txt").replace("line 25\n", "by hand 25\n"),
+    );
+    let second = run_at(&mcp_url, &token, 8);
+    run_at(&mcp_url, &token, 14);
+    tmux.wait_for("three applied rows", 30, |s| s.matches('✓').count() >= 3);
+    let applied = p.read("a.txt");
+    p.write("a.txt", &applied.replace("LINE 8\n", "by hand 8\n"));
+    tmux.keys(&["g"]);
+    tmux.keys(&[":"]);
+    tmux.type_text("rewind");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the refusal", 30, |s| s.contains("rewind refused"));
+    assert!(screen.contains(&format!("run {second}")), "{screen}");
+    assert_eq!(p.read("a.txt"), applied.replace("LINE 8\n", "by hand 8\n"));
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the overlay closed", 10, |s| {
+        !s.contains("╭ rewind refused")
+    });
+    p.write("a.txt", &applied);
+    tmux.keys(&[":"]);
+    tmux.type_text(&format!("rewind {first}"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the rewind", 30, |s| s.contains("rewound: undid"));
+    assert_eq!(
+        p.read("a.txt"),
+        original().replace("line 25\n", "by hand 25\n")
+    );
+    tmux.wait_for("three undone rows", 30, |s| s.matches('↶').count() >= 3);
 }

@@ -48,6 +48,15 @@ pub(crate) fn gate_in_tmux(p: &Project) -> (Tmux, String, String) {
 
 /// [`gate_in_tmux`] in a `width` × `height` terminal.
 pub(crate) fn gate_in_tmux_sized(p: &Project, width: u16, height: u16) -> (Tmux, String, String) {
+    gate_in_tmux_with(p, (width, height), &[])
+}
+
+/// [`gate_in_tmux`] in a terminal of `size` with more arguments (`--policy auto`).
+pub(crate) fn gate_in_tmux_with(
+    p: &Project,
+    (width, height): (u16, u16),
+    more: &[&str],
+) -> (Tmux, String, String) {
     let state = p.state.display().to_string();
     let log = p.state.join("patchgate.log").display().to_string();
     let root = p.root.display().to_string();
@@ -57,7 +66,7 @@ pub(crate) fn gate_in_tmux_sized(p: &Project, width: u16, height: u16) -> (Tmux,
         height,
         &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
         Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["--listen", "127.0.0.1:0", "--root", &root],
+        &[&["--listen", "127.0.0.1:0", "--root", &root][..], more].concat(),
     );
     let (mcp_url, token) = discovery(&p.state, &tmux);
     tmux.wait_for("the empty queue", 30, |s| s.contains("Waiting for agents"));

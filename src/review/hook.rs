@@ -146,10 +146,12 @@ impl Hook {
             Ok(c) => c,
             Err(e) => return Verdict::Failed(format!("it could not start: {e}")),
         };
-        let group = child.id();
+        // A call dropped while the hook runs (its agent went away) takes the hook's process
+        // group with it too.
+        let group = Group(child.id());
         let outcome = tokio::time::timeout_at(deadline, talk(&mut child, &input)).await;
         // Whatever happened, nothing it started outlives the verdict.
-        kill_group(group);
+        drop(group);
         let _ = child.start_kill();
         let _ = child.wait().await;
         match outcome {
@@ -234,6 +236,15 @@ fn verdict_of(out: &[u8]) -> Verdict {
             "it answered the unknown action {:?} (auto, gate or deny)",
             crate::inert::inert_line(&other.chars().take(64).collect::<String>())
         )),
+    }
+}
+
+/// The hook's process group, killed when dropped.
+struct Group(Option<u32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        kill_group(self.0);
     }
 }
 

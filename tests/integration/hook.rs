@@ -210,3 +210,40 @@ fn a_repositorys_hook_is_never_run() {
     let log = std::fs::read_to_string(p.state.join("patchgate.log")).unwrap_or_default();
     assert!(log.contains("[hook] is ignored"), "{log}");
 }
+
+/// A patch file a person applies (`patchgate apply --yes`, their word) is not an agent's
+/// edit: the hook is not asked, and a hook that would deny it does not stop it.
+#[test]
+fn a_patch_a_person_applies_is_not_put_to_the_hook() {
+    let p = Project::new();
+    p.write("a.txt", "alpha\n");
+    let marker = p.state.join("asked");
+    let hook = script(
+        &p,
+        "hook.sh",
+        &format!(
+            "touch {:?}\necho '{{\"action\": \"deny\", \"reason\": \"no\"}}'",
+            marker.display().to_string()
+        ),
+    );
+    user_hook(&p, &hook);
+    let mut cmd = crate::support::bin();
+    cmd.args(["apply", "--yes", "-", "--root"])
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .env("PATCHGATE_CONFIG", p.state.join("no-user-config.toml"));
+    let out = crate::support::run_cmd(
+        cmd,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+beta\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(p.read("a.txt"), "beta\n");
+    assert!(
+        !marker.exists(),
+        "the hook was asked about a person's patch"
+    );
+}

@@ -85,7 +85,9 @@ fn queue_rows_show_each_file_name_whole_at_80_and_200_columns() {
         let (tmux, mcp_url, token) = gate_in_tmux_sized(&p, width, height);
         three_rows(&p, &mcp_url, &token);
         let screen = tmux.wait_for("three rows", 30, |s| {
-            s.matches("patch_file").count() >= 2 && s.contains("batch_patch_file")
+            ["printer.rs +1 -1", "+2 -2", "notes.txt"]
+                .iter()
+                .all(|row| queue_rows(s).iter().any(|l| l.contains(row)))
         });
         let one = row_with(&screen, "printer.rs");
         assert!(one.contains("…/"), "{width}: {one}\n{screen}");
@@ -155,7 +157,12 @@ fn start_edit(mcp_url: &str, token: &str, file: &str, from: &str, to: &str) -> V
 
 /// The diff pane's title line (the screen's first line, past the queue).
 fn diff_title(tmux: &Tmux) -> String {
-    tmux.screen().lines().next().unwrap_or_default().to_string()
+    title_of(&tmux.screen())
+}
+
+/// The title line of `screen`.
+fn title_of(screen: &str) -> String {
+    screen.lines().next().unwrap_or_default().to_string()
 }
 
 /// A dry run the agent commits becomes pending: while the person reads a decided review
@@ -170,8 +177,8 @@ fn a_newly_pending_review_is_selected_while_the_person_reads_a_decided_one() {
     let first_id = first["run_id"].as_str().unwrap().to_string();
     tmux.wait_for("the first review", 30, |s| s.contains("a.txt +1 -1"));
     tmux.keys(&["a"]);
-    tmux.wait_for("it applied, in view", 30, |_| {
-        diff_title(&tmux).contains(&format!("{first_id} · applied"))
+    tmux.wait_for("it applied, in view", 30, |s| {
+        title_of(s).contains(&format!("{first_id} · applied"))
     });
     let dry = call_tool(
         &mcp_url,
@@ -191,8 +198,8 @@ fn a_newly_pending_review_is_selected_while_the_person_reads_a_decided_one() {
         json!({ "run_id": dry_id }),
     );
     assert_eq!(committed["status"], "pending", "{committed}");
-    tmux.wait_for("the committed dry run selected", 30, |_| {
-        diff_title(&tmux).contains(&format!("{dry_id} · pending"))
+    tmux.wait_for("the committed dry run selected", 30, |s| {
+        title_of(s).contains(&format!("{dry_id} · pending"))
     });
 }
 
@@ -207,9 +214,8 @@ fn a_decision_ends_line_mode() {
     tmux.keys(&["v"]);
     tmux.wait_for("line mode", 10, |s| s.contains("LINE MODE"));
     tmux.keys(&["a"]);
-    let screen = tmux.wait_for("the acceptance", 30, |_| {
-        diff_title(&tmux).contains("applied")
-    });
+    // The screen the wait saw: the one that shows the decision.
+    let screen = tmux.wait_for("the acceptance", 30, |s| title_of(s).contains("applied"));
     assert!(!screen.contains("LINE MODE"), "{screen}");
     assert_eq!(p.read("a.txt"), "ALPHA\nbravo\n");
 }

@@ -1609,6 +1609,12 @@ impl Gate {
         Ok(entry)
     }
 
+    /// The session's diff from `since` on (every applied run when `None`) and its notes
+    /// (docs/DESIGN.md §4, `patchgate log --diff`).
+    pub fn session_diff(&self, since: Option<&str>) -> Result<(String, Vec<String>)> {
+        super::rewind::session_diff(&self.inner.journal, since)
+    }
+
     /// Take back `run_id` and every later applied run, newest first, all or nothing
     /// (docs/DESIGN.md §4): the journal's `undone` entries, newest first; each run's review
     /// shows it undone and its agent hears of it.

@@ -150,6 +150,10 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
             ("c   :commit RUN_ID", "commit a dry-run"),
             ("u", "undo the selected applied review"),
             (":rewind [RUN_ID]", "undo it and every later run"),
+            (
+                ":session [RUN_ID]",
+                "what the applied runs changed, as one diff",
+            ),
         ],
     ),
     (

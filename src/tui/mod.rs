@@ -290,6 +290,14 @@ fn run_effect(
                 let _ = tx.send(Input::Msg(Msg::Undone(r)));
             });
         }
+        Effect::SessionDiff(since) => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = b.session_diff(since.clone()).await;
+                let _ = tx.send(Input::Msg(Msg::Session(since, r)));
+            });
+        }
         Effect::Rewind(run_id) => {
             let b = backend.clone();
             let tx = tx.clone();

@@ -38,6 +38,8 @@ pub enum Msg {
     Undone(Result<(String, String), String>),
     /// A rewind ended: what to say, or why nothing was written.
     Rewound(Result<String, String>),
+    /// The session's diff from a run (`None`: every applied run), or why there is none.
+    Session(Option<String>, Result<String, String>),
     /// The gate's facts.
     Info(StatusInfo),
     /// The clock (seconds since the epoch).
@@ -64,6 +66,8 @@ pub enum Effect {
     Undo(Option<String>),
     /// Take back a run and every later one (docs/DESIGN.md §4).
     Rewind(String),
+    /// Fetch the session's diff from a run on (`None`: every applied run).
+    SessionDiff(Option<String>),
     /// Edit content in `$EDITOR`, then accept it.
     ExternalEdit {
         /// The review.
@@ -161,24 +165,8 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Msg::Rewound(r) => {
-            match r {
-                Ok(text) => say(m, text, Tone::Good),
-                // A refusal names the runs and shows their lines: an overlay.
-                Err(text) => {
-                    say(
-                        m,
-                        "rewind refused: nothing was written (Esc closes)",
-                        Tone::Bad,
-                    );
-                    m.overlay = Overlay::Message {
-                        title: " rewind refused ".into(),
-                        text,
-                    };
-                }
-            }
-            Vec::new()
-        }
+        Msg::Rewound(r) => on_rewound(m, r),
+        Msg::Session(since, r) => on_session(m, since, r),
         Msg::Info(info) => {
             m.info = info;
             Vec::new()
@@ -715,6 +703,7 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
                 Vec::new()
             }
         },
+        (Some("session"), since) => vec![Effect::SessionDiff(since.map(str::to_string))],
         (Some("help"), _) => {
             m.overlay = Overlay::Help;
             Vec::new()
@@ -724,7 +713,7 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
             say(
                 m,
                 format!(
-                    "unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], rewind [RUN_ID], quit)"
+                    "unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], rewind [RUN_ID], session [RUN_ID], quit)"
                 ),
                 Tone::Bad,
             );
@@ -884,6 +873,64 @@ fn ask_undo(m: &mut Model) {
     }
 }
 
+/// A rewind ended: what it undid, or its refusal (naming the runs and their lines) in an
+/// overlay.
+fn on_rewound(m: &mut Model, r: Result<String, String>) -> Vec<Effect> {
+    match r {
+        Ok(text) => say(m, text, Tone::Good),
+        Err(text) => {
+            say(
+                m,
+                "rewind refused: nothing was written (Esc closes)",
+                Tone::Bad,
+            );
+            m.overlay = Overlay::Message {
+                title: " rewind refused ".into(),
+                text,
+            };
+        }
+    }
+    Vec::new()
+}
+
+/// The session's diff arrived: its view, or why there is none.
+fn on_session(m: &mut Model, since: Option<String>, r: Result<String, String>) -> Vec<Effect> {
+    match r {
+        Ok(text) if text.trim().is_empty() => {
+            say(m, "no applied run changed anything", Tone::Info);
+        }
+        Ok(text) => {
+            let title = match since {
+                Some(run) => format!(" the session from run {run}: what the runs changed "),
+                None => " the session: what the applied runs changed ".to_string(),
+            };
+            m.overlay = Overlay::Session {
+                title,
+                text,
+                scroll: 0,
+            };
+        }
+        Err(text) => say(m, text, Tone::Bad),
+    }
+    Vec::new()
+}
+
+/// The session view's first line after `code` (`None`: the key closes it).
+fn session_scroll(m: &Model, text: &str, scroll: usize, code: KeyCode) -> Option<usize> {
+    let page = usize::from(m.size.height.saturating_sub(4)).max(1);
+    let max = text.lines().count().saturating_sub(page);
+    let to = match code {
+        KeyCode::Char('j') | KeyCode::Down => scroll + 1,
+        KeyCode::Char('k') | KeyCode::Up => scroll.saturating_sub(1),
+        KeyCode::PageDown | KeyCode::Char(' ') => scroll + page,
+        KeyCode::PageUp => scroll.saturating_sub(page),
+        KeyCode::Char('g') | KeyCode::Home => 0,
+        KeyCode::Char('G') | KeyCode::End => max,
+        _ => return None,
+    };
+    Some(to.min(max))
+}
+
 /// What an overlay leaves behind a key: the overlay now, and work for the runtime.
 type After = (Overlay, Vec<Effect>);
 
@@ -896,6 +943,21 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
             false => (Overlay::None, Vec::new()),
         },
         Overlay::Message { .. } => (Overlay::None, Vec::new()),
+        Overlay::Session {
+            title,
+            text,
+            scroll,
+        } => match session_scroll(m, &text, scroll, key.code) {
+            Some(scroll) => (
+                Overlay::Session {
+                    title,
+                    text,
+                    scroll,
+                },
+                Vec::new(),
+            ),
+            None => (Overlay::None, Vec::new()),
+        },
         o @ (Overlay::ConfirmAcceptAll | Overlay::ConfirmUndo { .. } | Overlay::ConfirmQuit) => {
             on_confirm_key(m, o, key.code)
         }

@@ -206,6 +206,11 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
             confirm(f, &p, " undo? ", text);
         }
         Overlay::Message { title, text } => draw_message(f, &p, title, text),
+        Overlay::Session {
+            title,
+            text,
+            scroll,
+        } => draw_session(f, &p, title, text, *scroll),
         Overlay::ConfirmQuit => confirm(f, &p, " quit? ", quit_question(m)),
         _ => {}
     }
@@ -834,6 +839,47 @@ fn draw_message(f: &mut Frame, p: &Palette, title: &str, text: &str) {
                 .border_style(p.fg(Color::Red))
                 .title(title.to_string())
                 .title_bottom(" any key closes "),
+        ),
+        area,
+    );
+}
+
+/// The session's diff over the whole screen, from line `scroll` (`:session`).
+fn draw_session(f: &mut Frame, p: &Palette, title: &str, text: &str, scroll: usize) {
+    let full = f.area();
+    let area = popup(
+        full,
+        full.width.saturating_sub(2),
+        full.height.saturating_sub(1),
+    );
+    f.render_widget(Clear, area);
+    let rows = usize::from(area.height.saturating_sub(2));
+    let total = text.lines().count();
+    let lines: Vec<Line> = text
+        .lines()
+        .skip(scroll)
+        .take(rows)
+        .map(|l| {
+            let style = match l.chars().next() {
+                Some('+') if !l.starts_with("+++") => p.fg(Color::Green),
+                Some('-') if !l.starts_with("---") => p.fg(Color::Red),
+                Some('@') => p.accent(),
+                _ => Style::default(),
+            };
+            Line::styled(inert_line(l).into_owned(), style)
+        })
+        .collect();
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .border_style(p.accent())
+                .title(title.to_string())
+                .title_bottom(format!(
+                    " line {}/{total} · j/k PgUp/PgDn g/G scroll · any other key closes ",
+                    (scroll + 1).min(total)
+                )),
         ),
         area,
     );

@@ -2,7 +2,8 @@
 //! commands: three runs applied under `--policy auto` with a hand edit between them;
 //! `log --diff [--since RUN]` shows the runs' changes and not the hand edit; `rewind RUN`
 //! takes back RUN and the later runs and keeps the hand edit; a rewind that meets a later
-//! change of a run's lines is refused and writes nothing; the TUI's `:rewind` does the same.
+//! change of a run's lines is refused and writes nothing; the TUI's `:session` shows the same
+//! diff and its `:rewind` does the same.
 
 use std::process::Output;
 
@@ -176,4 +177,44 @@ fn the_tuis_rewind_takes_back_the_selected_run_and_the_later_ones() {
         original().replace("line 25\n", "by hand 25\n")
     );
     tmux.wait_for("three undone rows", 30, |s| s.matches('↶').count() >= 3);
+}
+
+/// The TUI's `:session` shows the session's diff: the runs' changes, not the hand edit made
+/// between them; `:session RUN` from that run on. Any other key than a scroll closes it.
+#[test]
+fn the_tuis_session_view_shows_what_the_runs_changed() {
+    let p = Project::new();
+    p.write("a.txt", &original());
+    let (tmux, mcp_url, token) = gate_in_tmux_with(&p, (140, 40), &["--policy", "auto"]);
+    run_at(&mcp_url, &token, 2);
+    p.write(
+        "a.txt",
+        &p.read("a.txt").replace("line 25\n", "by hand 25\n"),
+    );
+    let second = run_at(&mcp_url, &token, 8);
+    run_at(&mcp_url, &token, 14);
+    tmux.wait_for("three applied rows", 30, |s| s.matches('✓').count() >= 3);
+    tmux.keys(&[":"]);
+    tmux.type_text("session");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the session's diff", 30, |s| {
+        s.contains("the session: what the applied runs changed")
+    });
+    for change in ["+LINE 2", "+LINE 8", "+LINE 14", "-line 14"] {
+        assert!(screen.contains(change), "{change} in:\n{screen}");
+    }
+    assert!(!screen.contains("by hand"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the view closed", 10, |s| !s.contains("the session"));
+    tmux.keys(&[":"]);
+    tmux.type_text(&format!("session {second}"));
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the session from the second run", 30, |s| {
+        s.contains(&format!("the session from run {second}"))
+    });
+    assert!(
+        screen.contains("+LINE 8") && screen.contains("+LINE 14"),
+        "{screen}"
+    );
+    assert!(!screen.contains("+LINE 2"), "{screen}");
 }

@@ -93,6 +93,15 @@ pub enum Command {
     /// replaced is no longer stored. All of the run's files, or none; the undo is journaled.
     #[command(after_long_help = exit::UNDO)]
     Undo(UndoArgs),
+    /// Take back RUN and every applied run after it, newest first, keeping every other
+    /// change (hand edits included).
+    ///
+    /// Each run is taken back as `undo` takes one back (byte for byte, or by a three-way
+    /// merge that keeps later changes elsewhere). If a later change touched the lines of any
+    /// of the runs, the whole rewind is refused, naming them, and nothing is written. Each
+    /// run taken back is journaled as undone.
+    #[command(after_long_help = exit::REWIND)]
+    Rewind(RewindArgs),
     /// Run the MCP server: over stdio for a client that spawns it, or as a headless gate over
     /// HTTP (MCP at /mcp, the review API at /api).
     ///
@@ -156,7 +165,7 @@ pub mod exit {
         "Exit status: 0 scored; 2 usage or I/O error (the corpus missing or unreadable).";
     /// `log`'s.
     pub const LOG: &str = "Exit status: 0 listed (also when the journal holds nothing for the \
-        root or the run); 2 usage or I/O error.";
+        root or the run); 1 --since names no applied run; 2 usage or I/O error.";
     /// `undo`'s.
     pub const UNDO: &str = "Exit status: 0 undone; 1 not undone (stderr's last line is a JSON \
         object {\"code\": ..., \"message\": ...}): RUN_NOT_FOUND (no such applied run, or \
@@ -165,6 +174,12 @@ pub mod exit {
         (the copy from before the run was dropped under the journal's size cap, or a file or \
         the journal cannot be read or written), or another error code; 2 usage error, or the \
         root or the state directory cannot be used.";
+    /// `rewind`'s.
+    pub const REWIND: &str = "Exit status: 0 rewound; 1 not rewound, nothing written (stderr's \
+        last line is a JSON object {\"code\": ..., \"message\": ...}): RUN_NOT_FOUND (no such \
+        applied run, or it was undone), FILE_CHANGED (a later change touched the lines a run \
+        changed, or a file was deleted or what a run wrote is no longer stored), FS_ERROR, or \
+        another error code; 2 usage error, or the root or the state directory cannot be used.";
     /// `serve`'s.
     pub const SERVE: &str = "Exit status: 0 stopped by Ctrl-C or SIGTERM, or (--stdio) its \
         client closed standard input; 2 usage error, the root already has a gate (--listen), \
@@ -467,7 +482,7 @@ pub struct DoctorArgs {
     pub root: PathBuf,
 }
 
-/// `patchgate log [RUN_ID] [--root DIR] [--json]`
+/// `patchgate log [RUN_ID] [--root DIR] [--json]`, `patchgate log --diff [--since RUN]`
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// Only this run's entries, each with the diff that was written.
@@ -476,8 +491,25 @@ pub struct LogArgs {
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub root: PathBuf,
     /// Print the journal's JSON lines.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "diff")]
     pub json: bool,
+    /// Print one unified diff of what the applied runs changed, per file (hand edits made
+    /// between runs are not theirs and do not appear).
+    #[arg(long, conflicts_with = "run_id")]
+    pub diff: bool,
+    /// With --diff: from this run on (it included).
+    #[arg(long, value_name = "RUN", requires = "diff")]
+    pub since: Option<String>,
+}
+
+/// `patchgate rewind RUN [--root DIR]`
+#[derive(Debug, Args)]
+pub struct RewindArgs {
+    /// The first run to take back; every later applied run goes too.
+    pub run_id: String,
+    /// The root whose journal holds the runs.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
 }
 
 /// `patchgate undo [RUN_ID] [--root DIR]`

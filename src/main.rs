@@ -15,7 +15,8 @@ use patchgate::cli::{Cli, Command};
 mod app;
 
 use app::{
-    apply, config, demo, doctor, eval, log, man, merge, review, search, search_eval, serve, undo,
+    apply, config, demo, doctor, eval, log, man, merge, review, rewind, search, search_eval, serve,
+    undo,
 };
 
 fn main() -> ExitCode {
@@ -41,6 +42,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
             | Command::Apply(_)
             | Command::Log(_)
             | Command::Undo(_)
+            | Command::Rewind(_)
             | Command::Serve(_)
             | Command::Search(_)
             | Command::Config(_)
@@ -57,6 +59,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::SearchEval(args) => search_eval(args),
         Command::Log(args) => log(args),
         Command::Undo(args) => undo(args),
+        Command::Rewind(args) => rewind(args),
         Command::Serve(args) => serve(args),
         Command::Config(args) => config(args),
         Command::Doctor(args) => doctor(args),

@@ -95,6 +95,23 @@ pub(crate) struct UndoBody {
     pub run_id: Option<String>,
 }
 
+/// `POST /api/session`: the session's diff (`{diff, notes}`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SessionBody {
+    /// From this run on (it included); every applied run when absent.
+    #[serde(default)]
+    pub since: Option<String>,
+}
+
+/// `POST /api/rewind`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RewindBody {
+    /// The first run to take back; every later applied run goes too.
+    pub run_id: String,
+}
+
 /// `POST /api/reviews/{run_id}/decision`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -154,6 +154,9 @@ pub(crate) fn apply(args: ApplyArgs) -> Result<ExitCode> {
     let (gate, _review_timeout) =
         patchgate::review::open_gate(&root, Some(policy), PolicyName::Gate, None)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // A patch file has a person reviewing it (or `--yes`, their word): the policy hook
+    // judges agents' edits only (docs/DESIGN.md §4).
+    let gate = gate.with_hook(None);
     let rt = runtime()?;
     // The TUI offers a file's hunks that apply and names the others; `--yes` applies all or
     // nothing unless `--reject`; `--check` says whether all would apply.

@@ -34,6 +34,8 @@ pub(crate) fn demo(args: DemoArgs) -> Result<ExitCode> {
     let (gate, review_timeout) =
         patchgate::review::open_gate(&dir, Some(PolicyName::Gate), PolicyName::Gate, None)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The demo's scripted edits are not your agents': your policy hook is not asked.
+    let gate = gate.with_hook(None);
     let dispatcher = service::Dispatcher::new(
         gate.clone(),
         review_timeout,

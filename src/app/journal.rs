@@ -1,4 +1,4 @@
-//! The `log` and `undo` commands: the journal of a root.
+//! The `log`, `undo` and `rewind` commands: the journal of a root.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -6,10 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use patchgate::cli::{LogArgs, UndoArgs};
+use patchgate::cli::{LogArgs, RewindArgs, UndoArgs};
 use patchgate::inert::{inert, inert_line};
 use patchgate::review::account;
 use patchgate::review::journal::Journal;
+use patchgate::review::rewind;
 use patchgate::workspace::Workspace;
 
 use super::out::outln;
@@ -39,6 +40,9 @@ pub(crate) fn utc(secs: u64) -> String {
 pub(crate) fn log(args: LogArgs) -> Result<ExitCode> {
     let ws = Workspace::load(&args.root).map_err(|e| anyhow::anyhow!("{e}"))?;
     let journal = Journal::for_root(&ws.root);
+    if args.diff {
+        return session_diff(&journal, args.since.as_deref());
+    }
     let mut out = std::io::stdout().lock();
     let mut any = false;
     // A reader that went away (`patchgate log | head`) ends the listing, and that is fine.
@@ -147,6 +151,49 @@ pub(crate) fn undo(args: UndoArgs) -> Result<ExitCode> {
         }
         Err(e) => {
             eprintln!("patchgate: undo refused ({}):\n{}", e.code, e.message);
+            eprintln!("{}", e.to_json());
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// `log --diff [--since RUN]`: one unified diff of what the applied runs changed.
+fn session_diff(journal: &Journal, since: Option<&str>) -> Result<ExitCode> {
+    match rewind::session_diff(journal, since) {
+        Ok((diff, notes)) => {
+            for n in &notes {
+                eprintln!("patchgate: {}", inert_line(n));
+            }
+            super::out::bytes(inert(&diff).as_bytes());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) if e.code == patchgate::error::ErrorCode::RunNotFound => {
+            eprintln!("patchgate: {}", e.message);
+            eprintln!("{}", e.to_json());
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(anyhow::anyhow!("{e}")),
+    }
+}
+
+pub(crate) fn rewind(args: RewindArgs) -> Result<ExitCode> {
+    let ws = Workspace::load(&args.root).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let journal = Journal::for_root(&ws.root);
+    match rewind::rewind(&journal, &args.run_id, ws.config.max_file_bytes) {
+        Ok(entries) => {
+            for e in &entries {
+                let files: Vec<Cow<'_, str>> =
+                    e.files.iter().map(|f| inert_line(&f.path)).collect();
+                outln!("undid run {}: {}", inert_line(&e.run_id), files.join(", "));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!(
+                "patchgate: rewind refused ({}):\n{}",
+                e.code,
+                inert(&e.message)
+            );
             eprintln!("{}", e.to_json());
             Ok(ExitCode::from(1))
         }

@@ -116,7 +116,7 @@ fn variables_of(command: Option<&str>) -> Option<Vec<&'static str>> {
         Some("merge") => &[CONFIG],
         Some("search") => &[STATE, CONFIG],
         Some("search-eval") => &[&["TMPDIR"]],
-        Some("log" | "undo") => &[STATE],
+        Some("log" | "undo" | "rewind") => &[STATE],
         Some("config") => &[STATE, &["XDG_CONFIG_HOME", "CODEX_HOME", "PATH"]],
         Some("doctor") => &[STATE, &["XDG_CONFIG_HOME", "CODEX_HOME"]],
         Some("eval" | "completions" | "man") => &[],

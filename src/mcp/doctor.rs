@@ -355,7 +355,8 @@ pub fn report(root: &Path, homes: &Homes) -> String {
     }
     let found = scan(root, homes, &gates);
     if found.is_empty() {
-        s.push_str("clients: none configured for patchgate\n");
+        // The `clients:` header comes once, below, with each client's readiness.
+        s.push_str("configured: no client's file names patchgate\n");
     } else {
         s.push_str("configured:\n");
     }

@@ -20,6 +20,8 @@
 //! | `POST /api/tools/{tool}` | `{arguments, client, agent?}`: start a tool call (envelope, no wait) |
 //! | `GET /api/agents/link` | SSE held by a forwarding stdio server: `link` `{id}` first; when it ends, the agent's pending reviews are withdrawn |
 //! | `POST /api/undo` | `{run_id?}`: revert an applied edit |
+//! | `POST /api/session` | `{since?}`: `{diff, notes}`, one diff of what the applied runs changed (`log --diff`) |
+//! | `POST /api/rewind` | `{run_id}`: revert that run and every later one, all or nothing (the `undone` entries, newest first) |
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -47,7 +49,8 @@ use super::hangup::{Hangup, hangup_body};
 use super::server::McpServer;
 use super::service::{Dispatcher, MAX_AWAIT};
 use crate::api::types::{
-    AgentLinkEvent, DecisionBody, Files, Info, ReviewEvent, ToolCallBody, UndoBody, WaitBody,
+    AgentLinkEvent, DecisionBody, Files, Info, ReviewEvent, RewindBody, SessionBody, ToolCallBody,
+    UndoBody, WaitBody,
 };
 use crate::error::{Error, ErrorCode};
 use crate::review::queue::{Event, Gate, Outcome};
@@ -574,6 +577,25 @@ async fn undo(State(st): State<AppState>, body: Option<Json<UndoBody>>) -> Respo
     }
 }
 
+async fn session(State(st): State<AppState>, body: Option<Json<SessionBody>>) -> Response {
+    let since = body.and_then(|Json(b)| b.since);
+    let gate = st.dispatcher.gate().clone();
+    match tokio::task::spawn_blocking(move || gate.session_diff(since.as_deref())).await {
+        Ok(Ok((diff, notes))) => Json(json!({"diff": diff, "notes": notes})).into_response(),
+        Ok(Err(e)) => api_error(&e),
+        Err(e) => api_error(&Error::new(ErrorCode::FsError, e.to_string())),
+    }
+}
+
+async fn rewind(State(st): State<AppState>, Json(body): Json<RewindBody>) -> Response {
+    let gate = st.dispatcher.gate().clone();
+    match tokio::task::spawn_blocking(move || gate.rewind(&body.run_id)).await {
+        Ok(Ok(entries)) => Json(json!(entries)).into_response(),
+        Ok(Err(e)) => api_error(&e),
+        Err(e) => api_error(&Error::new(ErrorCode::FsError, e.to_string())),
+    }
+}
+
 /// Counts an attached reviewer (an open event stream) for as long as it lives; when the last
 /// one leaves and none comes back within a grace period, pending reviews fail with
 /// `REVIEWER_GONE`.
@@ -782,6 +804,8 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> std::io::Result
         .route("/api/reviews/{run_id}/withdraw", post(withdraw))
         .route("/api/tools/{tool}", post(tool))
         .route("/api/undo", post(undo))
+        .route("/api/rewind", post(rewind))
+        .route("/api/session", post(session))
         .route("/api/events", get(events))
         .route(AGENT_LINK, get(agent_link))
         .layer(DefaultBodyLimit::max(opts.max_body));
@@ -833,6 +857,8 @@ mod tests {
             "/api/reviews/abc/commit",
             "/api/reviews/abc/files",
             "/api/undo",
+            "/api/rewind",
+            "/api/session",
             "/api/events",
             "/api/reviews/wait",
         ] {

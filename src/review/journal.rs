@@ -112,7 +112,7 @@ pub struct Journal {
     preimages: Preimages,
 }
 
-fn now_secs() -> u64 {
+pub(super) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -175,7 +175,7 @@ impl Journal {
     }
 
     /// The bytes a file had before `rec`'s run (`None`: it did not exist).
-    fn before_of(&self, run_id: &str, rec: &FileRecord) -> Result<Option<Vec<u8>>> {
+    pub(super) fn before_of(&self, run_id: &str, rec: &FileRecord) -> Result<Option<Vec<u8>>> {
         if let Some(hash) = &rec.before_blob {
             return self.preimages.get(hash).map(Some).ok_or_else(|| {
                 Error::new(
@@ -199,6 +199,19 @@ impl Journal {
                 })
             })
             .transpose()
+    }
+
+    /// What `rec`'s run wrote, while the pre-image store keeps it (`None` too for a file the
+    /// run deleted).
+    pub(super) fn written_of(&self, rec: &FileRecord) -> Option<Vec<u8>> {
+        rec.after_hash
+            .as_deref()
+            .and_then(|h| self.preimages.get(h))
+    }
+
+    /// The root whose journal this is.
+    pub(super) fn root(&self) -> &Root {
+        &self.root
     }
 
     /// Where the journal lives.
@@ -245,7 +258,7 @@ impl Journal {
         (undone, from + end as u64)
     }
 
-    fn append(&self, entry: &Entry) -> Result<()> {
+    pub(super) fn append(&self, entry: &Entry) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::new(
                 ErrorCode::FsError,
@@ -425,7 +438,7 @@ impl Journal {
     /// change touched the lines the run changed, and as before (the run's change and the
     /// change since) when the file is gone, was created or deleted by the run, or what the
     /// run wrote is no longer stored.
-    fn revert_later(
+    pub(super) fn revert_later(
         &self,
         run_id: &str,
         rec: &FileRecord,

@@ -7,6 +7,7 @@ pub mod agents;
 pub mod apply;
 pub mod edit;
 pub mod fallback;
+pub mod hook;
 pub mod intent;
 pub mod journal;
 mod merge3;
@@ -16,6 +17,7 @@ pub mod proposal;
 pub mod queue;
 mod revert;
 mod revision;
+pub mod rewind;
 mod shared;
 mod tally;
 
@@ -50,8 +52,25 @@ pub fn open_gate(
         );
     }
     let fallback = user_fallback(&user, ws.config.fallback.is_some())?;
+    let hook = user_hook(&user, ws.config.hook.is_some())?;
     let timeout = Duration::from_secs(review_timeout.unwrap_or(ws.config.review_timeout_s));
-    Ok((queue::Gate::new(ws, policy, journal, fallback), timeout))
+    let gate = queue::Gate::new(ws, policy, journal, fallback).with_hook(hook);
+    Ok((gate, timeout))
+}
+
+/// The policy hook of the user's own config. A repository's `[hook]` is never run (it would
+/// make the gate run any program a repository names): `repo_has_one` logs that.
+pub fn user_hook(user: &UserConfig, repo_has_one: bool) -> Result<Option<hook::Hook>> {
+    if repo_has_one {
+        tracing::warn!(
+            ".patchgate.toml's [hook] is ignored: a policy hook runs only from your own config \
+             ({})",
+            crate::workspace::userconfig::path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+    }
+    user.hook.as_ref().map(hook::Hook::from_config).transpose()
 }
 
 /// The model fallback of the user's own config. A repository's `[fallback]` is never used

@@ -186,6 +186,17 @@ impl Policy {
         Ok(action)
     }
 
+    /// Whether an edit of `rel` waits for a person whatever the trusted side says (the user's
+    /// rules, the policy hook): a protected file, or one a repository's `gate` rule names.
+    pub fn held_for_a_person(&self, rel: &str) -> bool {
+        is_protected(rel)
+            || self
+                .repo
+                .iter()
+                .find(|r| r.matcher.is_match(rel))
+                .is_some_and(|r| r.action == RuleAction::Gate)
+    }
+
     /// Whether a read-only tool (the code search) may show a root-relative path: every path
     /// no `deny` rule names.
     pub fn may_read(&self, rel: &str) -> bool {

@@ -352,6 +352,17 @@ pub struct Proposal {
     pub agent: Option<super::agents::AgentRef>,
     /// Why it was withdrawn without a decision (its agent cancelled or went away).
     pub withdrawn: Option<String>,
+    /// What the policy hook said of it, for a dry run's commit (docs/DESIGN.md §4).
+    pub hook: Option<HookSaid>,
+}
+
+/// What the policy hook said of an edit it did not deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookSaid {
+    /// Write it at once (where nothing stricter holds it).
+    Auto,
+    /// A person decides (the hook said so, or failed).
+    Gate,
 }
 
 /// What a revision keeps of the rejected review it answers (`review/revision.rs` links them).
@@ -382,7 +393,7 @@ pub struct Failure {
 const FAILURE_BYTES: usize = 16 << 10;
 
 /// A failed call keeps at most this many of the paths it named, each up to this many bytes.
-const FAILURE_PATHS: usize = 32;
+pub(crate) const FAILURE_PATHS: usize = 32;
 const FAILURE_PATH_BYTES: usize = 512;
 
 /// Cut `s` to at most `bytes` bytes (at a character's edge), marked with `mark`, when it is
@@ -441,6 +452,7 @@ impl Proposal {
             undone: false,
             agent: None,
             withdrawn: None,
+            hook: None,
         })
     }
 

@@ -366,6 +366,8 @@ struct Inner {
     churned: std::sync::atomic::AtomicBool,
     /// The agents connected now.
     agents: Agents,
+    /// The user's policy hook, if any (docs/DESIGN.md §4).
+    hook: Option<super::hook::Hook>,
 }
 
 /// How often the journal is looked at for undos other processes made (`patchgate undo`).
@@ -450,6 +452,7 @@ impl Gate {
                 following: std::sync::atomic::AtomicBool::new(false),
                 churned: std::sync::atomic::AtomicBool::new(false),
                 agents: Agents::default(),
+                hook: None,
             }),
         }
     }
@@ -582,6 +585,15 @@ impl Gate {
     pub fn with_open_bytes_cap(mut self, bytes: usize) -> Gate {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.open_bytes_cap = bytes;
+        }
+        self
+    }
+
+    /// The gate with the user's policy `hook` (set before the gate is shared: later,
+    /// nothing changes).
+    pub fn with_hook(mut self, hook: Option<super::hook::Hook>) -> Gate {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.hook = hook;
         }
         self
     }
@@ -777,24 +789,107 @@ impl Gate {
                 ),
             ));
         }
-        let mut action = self
+        let action = self
             .inner
             .policy
             .action_for_all(files.iter().map(|f| f.path.rel.as_str()))?;
         // Parsed only for a request that got this far (refusals cost no parse).
-        let mut files = check_syntax(files).await?;
+        let files = check_syntax(files).await?;
+        let mut proposal = Proposal::new(&req.tool, req.client.clone(), files)?;
+        let mut action = self.hear_hook(&mut proposal, action).await?;
         // Nothing broken, and no line the edit does not show, is written unseen: such an edit
-        // waits for a person, whatever the policy says, and says why (a dry run waits for
-        // nobody; committing it is held the same way).
+        // waits for a person, whatever the policy or the hook says, and says why (a dry run
+        // waits for nobody; committing it is held the same way).
         if action == Action::Auto
             && !req.dry_run
-            && let Some((i, why)) = held_for(&files)
+            && let Some((i, why)) = held_for(&proposal.files)
         {
             action = Action::Gate;
-            files[i].warnings.push(why);
+            proposal.files[i].warnings.push(why);
         }
-        let proposal = Proposal::new(&req.tool, req.client.clone(), files)?;
         Ok((proposal, action))
+    }
+
+    /// Ask the user's policy hook about `proposal` (when there is one) and return the action
+    /// it leaves: a `deny` refuses with its reason; `gate`, or a hook that failed (with a
+    /// warning naming the failure), waits for a person; `auto` writes at once unless the
+    /// policy keeps it a dry run or holds the path for a person (docs/DESIGN.md §4). The
+    /// answer is kept on the proposal for a dry run's commit.
+    async fn hear_hook(&self, proposal: &mut Proposal, action: Action) -> Result<Action> {
+        use super::hook::{Payload, Verdict};
+        use super::proposal::HookSaid;
+        let Some(hook) = &self.inner.hook else {
+            return Ok(action);
+        };
+        let whole = proposal.unified();
+        let (diff, diff_cut) = Payload::bounded_diff(&whole);
+        let payload = Payload {
+            tool: &proposal.tool,
+            client: proposal.client.as_deref(),
+            paths: proposal.paths(),
+            diff,
+            diff_cut,
+            diff_bytes: whole.len(),
+            warnings: proposal
+                .files
+                .iter()
+                .flat_map(|f| f.warnings.clone())
+                .collect(),
+            run_id: &proposal.run_id,
+        };
+        let verdict = hook.judge(&payload, self.inner.ws.root.path()).await;
+        let said = match verdict {
+            Verdict::Deny(reason) => {
+                let why = if reason.is_empty() {
+                    "it gave no reason".to_string()
+                } else {
+                    reason
+                };
+                return Err(Error::new(
+                    ErrorCode::DeniedByRule,
+                    format!("your policy hook denied this edit: {why}"),
+                ));
+            }
+            Verdict::Auto(_) => HookSaid::Auto,
+            Verdict::Gate(reason) => {
+                // The person sees why the hook asked for them.
+                if !reason.is_empty()
+                    && let Some(f) = proposal.files.first_mut()
+                {
+                    f.warnings.push(format!("hook: {reason}"));
+                }
+                HookSaid::Gate
+            }
+            Verdict::Failed(why) => {
+                let warning = format!("hook: the policy hook failed ({why}); a person decides");
+                tracing::warn!("run {}: {warning}", proposal.run_id);
+                if let Some(f) = proposal.files.first_mut() {
+                    f.warnings.push(warning);
+                }
+                HookSaid::Gate
+            }
+        };
+        proposal.hook = Some(said);
+        Ok(self.with_hook_said(action, said, &proposal.paths()))
+    }
+
+    /// The action once the hook said `said` of an edit of `paths` the policy gave `action`.
+    fn with_hook_said(
+        &self,
+        action: Action,
+        said: super::proposal::HookSaid,
+        paths: &[String],
+    ) -> Action {
+        use super::proposal::HookSaid;
+        let policy = &self.inner.policy;
+        match (action, said) {
+            (Action::DryRun, _) => Action::DryRun,
+            (_, HookSaid::Gate) => Action::Gate,
+            (_, HookSaid::Auto) if paths.iter().any(|p| policy.held_for_a_person(p)) => {
+                Action::Gate
+            }
+            (_, HookSaid::Auto) => Action::Auto,
+        }
     }
 
     /// Compute an edit request and act on it as the policy says. Requests that touch the
@@ -915,6 +1010,13 @@ impl Gate {
         e: &Error,
     ) {
         let client = client.as_deref().and_then(crate::inert::client_name);
+        // Relative to the root as every other row's, however the agent wrote them.
+        let root = &self.inner.ws.root;
+        let paths = paths
+            .iter()
+            .take(crate::review::proposal::FAILURE_PATHS)
+            .map(|p| root.shown(p))
+            .collect();
         let Ok(proposal) = Proposal::failed(tool, client, paths, e) else {
             return;
         };
@@ -1283,10 +1385,16 @@ impl Gate {
             // The hash guard first: a stale dry-run is refused whatever the policy.
             slot.proposal.verify_unchanged(self.max_bytes())?;
             let paths: Vec<String> = slot.proposal.paths();
-            let action = self
+            let mut action = self
                 .inner
                 .policy
                 .action_for_all(paths.iter().map(String::as_str))?;
+            // What the policy hook said when the dry run was made counts for its commit.
+            if action != Action::DryRun
+                && let Some(said) = slot.proposal.hook
+            {
+                action = self.with_hook_said(action, said, &paths);
+            }
             // Under `auto` a flagged dry-run is not committed unseen either (docs/DESIGN.md §4).
             let held = (action == Action::Auto)
                 .then(|| held_for(&slot.proposal.files))
@@ -1499,6 +1607,23 @@ impl Gate {
         let entry = self.inner.journal.undo(run_id, self.max_bytes())?;
         self.mark_undone(&entry.run_id);
         Ok(entry)
+    }
+
+    /// The session's diff from `since` on (every applied run when `None`) and its notes
+    /// (docs/DESIGN.md §4, `patchgate log --diff`).
+    pub fn session_diff(&self, since: Option<&str>) -> Result<(String, Vec<String>)> {
+        super::rewind::session_diff(&self.inner.journal, since)
+    }
+
+    /// Take back `run_id` and every later applied run, newest first, all or nothing
+    /// (docs/DESIGN.md §4): the journal's `undone` entries, newest first; each run's review
+    /// shows it undone and its agent hears of it.
+    pub fn rewind(&self, run_id: &str) -> Result<Vec<Entry>> {
+        let entries = super::rewind::rewind(&self.inner.journal, run_id, self.max_bytes())?;
+        for e in &entries {
+            self.mark_undone(&e.run_id);
+        }
+        Ok(entries)
     }
 }
 

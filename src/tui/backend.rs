@@ -9,7 +9,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::api::types::{DecisionBody, Files, Info, ReviewEvent, UndoBody};
+use crate::api::types::{
+    DecisionBody, Files, Info, ReviewEvent, RewindBody, SessionBody, UndoBody,
+};
 use crate::review::proposal::{Decision, FileContent};
 use crate::review::queue::{Event, Gate, Outcome, Summary};
 
@@ -479,6 +481,67 @@ impl Backend {
         };
         let text = format!("undid {run_id}: restored {}", files.join(", "));
         Ok((run_id, text))
+    }
+
+    /// Take back `run_id` and every later applied run (all or nothing): what to say. The
+    /// rows follow through the gate's events.
+    pub async fn rewind(&self, run_id: String) -> Result<String, String> {
+        let runs: Vec<String> = match self {
+            Backend::Local { gate, .. } => {
+                let gate = gate.clone();
+                tokio::task::spawn_blocking(move || gate.rewind(&run_id))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| format!("{}: {}", e.code, e.message))?
+                    .into_iter()
+                    .map(|e| e.run_id)
+                    .collect()
+            }
+            Backend::Remote(r) => {
+                let body =
+                    serde_json::to_value(RewindBody { run_id }).map_err(|e| e.to_string())?;
+                let v = r.post("/api/rewind", body).await?;
+                v.as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|e| e["run_id"].as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }
+        };
+        Ok(format!("rewound: undid {}", runs.join(", ")))
+    }
+
+    /// The session's diff from `since` on (every applied run when `None`), its notes (where
+    /// a run met a hand edit) above it.
+    pub async fn session_diff(&self, since: Option<String>) -> Result<String, String> {
+        let (diff, notes) = match self {
+            Backend::Local { gate, .. } => {
+                let gate = gate.clone();
+                tokio::task::spawn_blocking(move || gate.session_diff(since.as_deref()))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| format!("{}: {}", e.code, e.message))?
+            }
+            Backend::Remote(r) => {
+                let body =
+                    serde_json::to_value(SessionBody { since }).map_err(|e| e.to_string())?;
+                let v = r.post("/api/session", body).await?;
+                let notes = v["notes"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|n| n.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (v["diff"].as_str().unwrap_or_default().to_string(), notes)
+            }
+        };
+        let mut text: String = notes.iter().map(|n| format!("note: {n}\n")).collect();
+        text.push_str(&diff);
+        Ok(text)
     }
 
     /// Start listening for changes; they arrive on the returned channel.

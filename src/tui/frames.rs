@@ -121,12 +121,12 @@ fn a_revision_and_its_interdiff() {
     insta::assert_snapshot!(frame(&m));
     update(&mut m, Msg::Resize(60, 16));
     insta::assert_snapshot!("a_revision_and_its_interdiff_small", frame(&m));
-    // At its end, its last line is in sight below the note.
+    // At its end, its last line is in sight below the note (in the focused pane: heavy).
     update(&mut m, code(KeyCode::Tab, KeyModifiers::NONE));
     update(&mut m, key('G'));
     let end = frame(&m);
     assert!(
-        end.contains("│+new y") && end.contains("answers: "),
+        end.contains("┃+new y") && end.contains("answers: "),
         "{end}"
     );
 }

@@ -149,6 +149,11 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
             ("E", "edit it in $EDITOR, then accept"),
             ("c   :commit RUN_ID", "commit a dry-run"),
             ("u", "undo the selected applied review"),
+            (":rewind [RUN_ID]", "undo it and every later run"),
+            (
+                ":session [RUN_ID]",
+                "what the applied runs changed, as one diff",
+            ),
         ],
     ),
     (

@@ -10,6 +10,7 @@ pub mod highlight;
 pub mod keymap;
 pub mod marks;
 pub mod model;
+mod rowpath;
 pub mod rows;
 pub mod update;
 pub mod view;
@@ -287,6 +288,22 @@ fn run_effect(
             tokio::spawn(async move {
                 let r = b.undo(run_id).await;
                 let _ = tx.send(Input::Msg(Msg::Undone(r)));
+            });
+        }
+        Effect::SessionDiff(since) => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = b.session_diff(since.clone()).await;
+                let _ = tx.send(Input::Msg(Msg::Session(since, r)));
+            });
+        }
+        Effect::Rewind(run_id) => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = b.rewind(run_id).await;
+                let _ = tx.send(Input::Msg(Msg::Rewound(r)));
             });
         }
         Effect::ExternalEdit {

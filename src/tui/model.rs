@@ -249,6 +249,16 @@ pub enum Overlay {
         /// Its text.
         text: String,
     },
+    /// The session at a glance (`:session [RUN]`): one diff of what the applied runs
+    /// changed, scrolled by `j`/`k`, `PgUp`/`PgDn`, `g`/`G`; any other key closes it.
+    Session {
+        /// Its title.
+        title: String,
+        /// The diff (and notes above it).
+        text: String,
+        /// The first line shown.
+        scroll: usize,
+    },
 }
 
 /// How a status message reads.

@@ -36,6 +36,10 @@ pub enum Msg {
     Done(Result<String, String>),
     /// An undo finished: the run undone and what to say, or why not.
     Undone(Result<(String, String), String>),
+    /// A rewind ended: what to say, or why nothing was written.
+    Rewound(Result<String, String>),
+    /// The session's diff from a run (`None`: every applied run), or why there is none.
+    Session(Option<String>, Result<String, String>),
     /// The gate's facts.
     Info(StatusInfo),
     /// The clock (seconds since the epoch).
@@ -60,6 +64,10 @@ pub enum Effect {
     Commit(String),
     /// Undo an applied edit: `run_id`, or the latest one.
     Undo(Option<String>),
+    /// Take back a run and every later one (docs/DESIGN.md §4).
+    Rewind(String),
+    /// Fetch the session's diff from a run on (`None`: every applied run).
+    SessionDiff(Option<String>),
     /// Edit content in `$EDITOR`, then accept it.
     ExternalEdit {
         /// The review.
@@ -87,6 +95,14 @@ fn say(m: &mut Model, text: impl Into<String>, tone: Tone) {
 fn input(title: &str) -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_placeholder_text(title.to_string());
+    t
+}
+
+/// The note editor: an input whose long lines wrap at the popup's edge (at a word, or
+/// within one too long for a line) instead of scrolling out of sight.
+fn note_input(title: &str) -> TextArea<'static> {
+    let mut t = input(title);
+    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     t
 }
 
@@ -149,6 +165,8 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Msg::Rewound(r) => on_rewound(m, r),
+        Msg::Session(since, r) => on_session(m, since, r),
         Msg::Info(info) => {
             m.info = info;
             Vec::new()
@@ -299,6 +317,7 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
     match m.items.iter().position(|i| i.summary.run_id == s.run_id) {
         Some(k) => {
             let was_open = m.items[k].is_open();
+            let was_pending = m.items[k].summary.state == State::Pending;
             let item = &mut m.items[k];
             if item.summary.diff != s.diff {
                 // Rebased (or what was written differs from the proposal): reload.
@@ -310,7 +329,16 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
                 v.mark(&item.summary);
             }
             let closed_now = was_open && !m.items[k].is_open();
-            if k == m.selected {
+            if closed_now && let Some(v) = m.items[k].view.as_mut() {
+                // A decision ends line mode: the lines were chosen for it.
+                v.line_cursor = None;
+            }
+            let pending_now = !was_pending && m.items[k].summary.state == State::Pending;
+            if pending_now && !looking_at_pending(m) {
+                // A newly pending review (a dry run committed) is selected when the person is
+                // not looking at another one.
+                effects.extend(select(m, k));
+            } else if k == m.selected {
                 if closed_now {
                     // Selection follows the work: on to the next pending review; with none,
                     // the decided one stays in view (reloaded when what was written differs
@@ -330,10 +358,7 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
                 s.paths.join(", ")
             );
             m.items.push(Item::new(s));
-            let selected_open = m
-                .current()
-                .is_some_and(|i| i.summary.state == State::Pending)
-                && m.items.len() > 1;
+            let selected_open = looking_at_pending(m) && m.items.len() > 1;
             if pending {
                 effects.push(Effect::Notify(what));
             }
@@ -343,6 +368,12 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
         }
     }
     effects
+}
+
+/// Whether the selected review is a pending one (the person is reading what waits).
+fn looking_at_pending(m: &Model) -> bool {
+    m.current()
+        .is_some_and(|i| i.summary.state == State::Pending)
 }
 
 fn scroll_by(m: &mut Model, delta: isize) {
@@ -443,7 +474,9 @@ fn accept_with_note(m: &mut Model) {
         m.overlay = Overlay::Note {
             run_id,
             accept: Some(decision),
-            input: input("a note for the agent with the acceptance (Enter accepts, Esc cancels)"),
+            input: note_input(
+                "a note for the agent with the acceptance (Enter accepts, Esc cancels)",
+            ),
         };
     }
 }
@@ -655,6 +688,22 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
         },
         (Some("q" | "quit"), _) => quit(m),
         (Some("undo" | "u"), arg) => vec![Effect::Undo(arg.map(str::to_string))],
+        // The selected applied review, and every applied run after it.
+        (Some("rewind"), Some(id)) => vec![Effect::Rewind(id.to_string())],
+        (Some("rewind"), None) => match m.current() {
+            Some(i) if i.summary.state == State::Applied && !i.summary.undone => {
+                vec![Effect::Rewind(i.summary.run_id.clone())]
+            }
+            _ => {
+                say(
+                    m,
+                    "usage: :rewind [RUN_ID] (default: the selected applied review)",
+                    Tone::Bad,
+                );
+                Vec::new()
+            }
+        },
+        (Some("session"), since) => vec![Effect::SessionDiff(since.map(str::to_string))],
         (Some("help"), _) => {
             m.overlay = Overlay::Help;
             Vec::new()
@@ -663,7 +712,9 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
         (Some(other), _) => {
             say(
                 m,
-                format!("unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], quit)"),
+                format!(
+                    "unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], rewind [RUN_ID], session [RUN_ID], quit)"
+                ),
                 Tone::Bad,
             );
             Vec::new()
@@ -822,6 +873,64 @@ fn ask_undo(m: &mut Model) {
     }
 }
 
+/// A rewind ended: what it undid, or its refusal (naming the runs and their lines) in an
+/// overlay.
+fn on_rewound(m: &mut Model, r: Result<String, String>) -> Vec<Effect> {
+    match r {
+        Ok(text) => say(m, text, Tone::Good),
+        Err(text) => {
+            say(
+                m,
+                "rewind refused: nothing was written (Esc closes)",
+                Tone::Bad,
+            );
+            m.overlay = Overlay::Message {
+                title: " rewind refused ".into(),
+                text,
+            };
+        }
+    }
+    Vec::new()
+}
+
+/// The session's diff arrived: its view, or why there is none.
+fn on_session(m: &mut Model, since: Option<String>, r: Result<String, String>) -> Vec<Effect> {
+    match r {
+        Ok(text) if text.trim().is_empty() => {
+            say(m, "no applied run changed anything", Tone::Info);
+        }
+        Ok(text) => {
+            let title = match since {
+                Some(run) => format!(" the session from run {run}: what the runs changed "),
+                None => " the session: what the applied runs changed ".to_string(),
+            };
+            m.overlay = Overlay::Session {
+                title,
+                text,
+                scroll: 0,
+            };
+        }
+        Err(text) => say(m, text, Tone::Bad),
+    }
+    Vec::new()
+}
+
+/// The session view's first line after `code` (`None`: the key closes it).
+fn session_scroll(m: &Model, text: &str, scroll: usize, code: KeyCode) -> Option<usize> {
+    let page = usize::from(m.size.height.saturating_sub(4)).max(1);
+    let max = text.lines().count().saturating_sub(page);
+    let to = match code {
+        KeyCode::Char('j') | KeyCode::Down => scroll + 1,
+        KeyCode::Char('k') | KeyCode::Up => scroll.saturating_sub(1),
+        KeyCode::PageDown | KeyCode::Char(' ') => scroll + page,
+        KeyCode::PageUp => scroll.saturating_sub(page),
+        KeyCode::Char('g') | KeyCode::Home => 0,
+        KeyCode::Char('G') | KeyCode::End => max,
+        _ => return None,
+    };
+    Some(to.min(max))
+}
+
 /// What an overlay leaves behind a key: the overlay now, and work for the runtime.
 type After = (Overlay, Vec<Effect>);
 
@@ -834,6 +943,21 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
             false => (Overlay::None, Vec::new()),
         },
         Overlay::Message { .. } => (Overlay::None, Vec::new()),
+        Overlay::Session {
+            title,
+            text,
+            scroll,
+        } => match session_scroll(m, &text, scroll, key.code) {
+            Some(scroll) => (
+                Overlay::Session {
+                    title,
+                    text,
+                    scroll,
+                },
+                Vec::new(),
+            ),
+            None => (Overlay::None, Vec::new()),
+        },
         o @ (Overlay::ConfirmAcceptAll | Overlay::ConfirmUndo { .. } | Overlay::ConfirmQuit) => {
             on_confirm_key(m, o, key.code)
         }
@@ -1077,7 +1201,7 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
                 m.overlay = Overlay::Note {
                     run_id: i.summary.run_id.clone(),
                     accept: None,
-                    input: input("why? the agent reads this (Enter sends, Esc cancels)"),
+                    input: note_input("why? the agent reads this (Enter sends, Esc cancels)"),
                 };
             }
             Some(_) => say(m, "this review was already decided", Tone::Info),
@@ -1223,7 +1347,9 @@ fn on_view(m: &mut Model, action: Action) {
             say(m, text, Tone::Info);
         }
         Action::Command => {
-            m.overlay = Overlay::Command(input("commit RUN_ID | undo [RUN_ID] | quit"));
+            m.overlay = Overlay::Command(input(
+                "commit RUN_ID | undo [RUN_ID] | rewind [RUN_ID] | quit",
+            ));
         }
         Action::Search => m.overlay = Overlay::Search(input("search the diff")),
         Action::Help => {

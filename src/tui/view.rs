@@ -10,11 +10,12 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
-use super::columns::{char_cols, clip, cols, fit};
+use super::columns::{char_cols, clip, cols};
 use super::highlight::{Key, Side, Spans};
 use super::keymap::HINTS;
 use super::marks::{HunkRisk, row_marks};
 use super::model::{DiffView, Filter, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
+use super::rowpath::{row_path, truncate};
 use super::rows::{DiffMode, Row, emphasis};
 use crate::diff::{DiffLine, Tag};
 use crate::inert::{inert, inert_line};
@@ -205,6 +206,11 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
             confirm(f, &p, " undo? ", text);
         }
         Overlay::Message { title, text } => draw_message(f, &p, title, text),
+        Overlay::Session {
+            title,
+            text,
+            scroll,
+        } => draw_session(f, &p, title, text, *scroll),
         Overlay::ConfirmQuit => confirm(f, &p, " quit? ", quit_question(m)),
         _ => {}
     }
@@ -260,23 +266,28 @@ fn popup(outer: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
+/// A pane's frame. The one keys go to says so without colour too: a heavy border, and its
+/// title marked `▶` in bold (docs/DESIGN.md §6).
 fn pane(title: String, focused: bool, p: &Palette) -> Block<'static> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(if focused { p.accent() } else { p.dim() })
-        .title(title)
+    let block = Block::default().borders(Borders::ALL);
+    if focused {
+        block
+            .border_type(BorderType::Thick)
+            .border_style(p.accent().add_modifier(Modifier::BOLD))
+            .title(Span::styled(
+                format!("{FOCUS_MARK}{title}"),
+                p.accent().add_modifier(Modifier::BOLD),
+            ))
+    } else {
+        block
+            .border_type(BorderType::Rounded)
+            .border_style(p.dim())
+            .title(title)
+    }
 }
 
-/// `s` in at most `width` columns, ending in `…` when some was left out.
-fn truncate(s: &str, width: usize) -> String {
-    if !fit(s, width).1 {
-        return s.to_string();
-    }
-    let mut out = fit(s, width.saturating_sub(1)).0.to_string();
-    out.push('…');
-    out
-}
+/// What starts the title of the pane keys go to.
+const FOCUS_MARK: &str = "▶";
 
 /// `s` in lines of at most `width` characters (broken at spaces where possible), at most
 /// `max` of them; the last ends with `…` when text was left out.
@@ -400,7 +411,13 @@ fn path_line(
     (base, text_style, closed): (Style, Style, bool),
     p: &Palette,
 ) -> Line<'static> {
-    let counts = format!("+{} -{}", s.added, s.removed).chars().count();
+    // A failed call changed nothing: no counts to show.
+    let failed = s.state == State::Failed;
+    let counts = if failed {
+        0
+    } else {
+        format!("+{} -{}", s.added, s.removed).chars().count()
+    };
     // The client only where the path keeps room enough.
     let client = if w >= 36 {
         truncate(&client_tag(s), 14)
@@ -425,16 +442,15 @@ fn path_line(
         3 + path.chars().count() + 1 + counts + width(&risk) + 1 + client.chars().count(),
     );
     let dim = if closed { p.dim() } else { Style::default() };
+    let (added, removed) = if failed {
+        (String::new(), String::new())
+    } else {
+        (format!("+{}", s.added), format!(" -{}", s.removed))
+    };
     Line::from(vec![
         Span::styled(format!("   {path} "), text_style),
-        Span::styled(
-            format!("+{}", s.added),
-            base.patch(p.fg(Color::Green)).patch(dim),
-        ),
-        Span::styled(
-            format!(" -{}", s.removed),
-            base.patch(p.fg(Color::Red)).patch(dim),
-        ),
+        Span::styled(added, base.patch(p.fg(Color::Green)).patch(dim)),
+        Span::styled(removed, base.patch(p.fg(Color::Red)).patch(dim)),
         Span::styled(
             if risk.is_empty() {
                 String::new()
@@ -668,6 +684,10 @@ fn diff_block(m: &Model, item: &Item, p: &Palette) -> Block<'static> {
         ""
     };
     let total = v.hunk_total();
+    // A failed call, or a review with nothing to show, has no hunks to count.
+    if total == 0 {
+        return block;
+    }
     let key = if s.revision.is_some() {
         " i shows the interdiff ·"
     } else {
@@ -819,6 +839,47 @@ fn draw_message(f: &mut Frame, p: &Palette, title: &str, text: &str) {
                 .border_style(p.fg(Color::Red))
                 .title(title.to_string())
                 .title_bottom(" any key closes "),
+        ),
+        area,
+    );
+}
+
+/// The session's diff over the whole screen, from line `scroll` (`:session`).
+fn draw_session(f: &mut Frame, p: &Palette, title: &str, text: &str, scroll: usize) {
+    let full = f.area();
+    let area = popup(
+        full,
+        full.width.saturating_sub(2),
+        full.height.saturating_sub(1),
+    );
+    f.render_widget(Clear, area);
+    let rows = usize::from(area.height.saturating_sub(2));
+    let total = text.lines().count();
+    let lines: Vec<Line> = text
+        .lines()
+        .skip(scroll)
+        .take(rows)
+        .map(|l| {
+            let style = match l.chars().next() {
+                Some('+') if !l.starts_with("+++") => p.fg(Color::Green),
+                Some('-') if !l.starts_with("---") => p.fg(Color::Red),
+                Some('@') => p.accent(),
+                _ => Style::default(),
+            };
+            Line::styled(inert_line(l).into_owned(), style)
+        })
+        .collect();
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .border_style(p.accent())
+                .title(title.to_string())
+                .title_bottom(format!(
+                    " line {}/{total} · j/k PgUp/PgDn g/G scroll · any other key closes ",
+                    (scroll + 1).min(total)
+                )),
         ),
         area,
     );
@@ -1376,28 +1437,6 @@ fn draw_help(f: &mut Frame, m: &Model, p: &Palette) {
     );
 }
 
-/// A queue row's paths within `room` columns: the first path (cut at its end when it must
-/// be), and how many more files there are, said as files (a bare `+1` would read as a count
-/// of lines beside the row's counts).
-fn row_path(paths: &[String], room: usize) -> String {
-    match paths {
-        [] => String::new(),
-        [one] => truncate(&inert_line(one), room),
-        [one, rest @ ..] => {
-            let more = format!(
-                " (and {} more file{})",
-                rest.len(),
-                if rest.len() == 1 { "" } else { "s" }
-            );
-            let first = truncate(
-                &inert_line(one),
-                room.saturating_sub(more.chars().count()).max(4),
-            );
-            format!("{first}{more}")
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -1421,23 +1460,6 @@ mod tests {
     }
 
     use super::*;
-
-    #[test]
-    fn a_rows_other_files_are_counted_as_files_whatever_the_room() {
-        let paths = |n: usize| {
-            (0..n)
-                .map(|i| format!("src/module_{i}/file.rs"))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(row_path(&paths(1), 40), "src/module_0/file.rs");
-        assert_eq!(
-            row_path(&paths(2), 60),
-            "src/module_0/file.rs (and 1 more file)"
-        );
-        let narrow = row_path(&paths(3), 30);
-        assert!(narrow.ends_with(" (and 2 more files)"), "{narrow}");
-        assert!(narrow.chars().count() <= 30, "{narrow}");
-    }
 
     #[test]
     fn a_rows_risk_mark_shortens_and_the_client_goes_before_the_path_does() {
@@ -1467,7 +1489,8 @@ mod tests {
         assert!(narrow.contains("+3 -1 ⚠ syntax 12"), "{narrow}");
         let least = text(22);
         assert!(least.contains("+3 -1 ⚠12"), "{least}");
-        assert!(least.contains("src/mod… +3"), "{least}");
+        // The file name whole before its directories.
+        assert!(least.contains(" file.rs +3"), "{least}");
     }
 
     #[test]

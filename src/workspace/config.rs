@@ -43,6 +43,10 @@ pub struct Config {
     /// The model fallback for lazy snippets the deterministic merge declines.
     #[serde(default)]
     pub fallback: Option<FallbackConfig>,
+    /// Never run from here (a repository could make the gate run any program): read only to
+    /// warn that it is ignored.
+    #[serde(default)]
+    pub hook: Option<HookConfig>,
 }
 
 impl Default for Config {
@@ -54,6 +58,7 @@ impl Default for Config {
             max_file_bytes: default_max_file_bytes(),
             rules: Vec::new(),
             fallback: None,
+            hook: None,
         }
     }
 }
@@ -146,6 +151,26 @@ pub struct FallbackConfig {
 
 fn default_timeout() -> u64 {
     60
+}
+
+/// The user's policy hook (`[hook]`, docs/DESIGN.md §4): a program that hears of each edit
+/// and answers `auto`, `gate` or `deny`. Only the user's own config runs one; a repository's
+/// `[hook]` is read only to say that it is ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookConfig {
+    /// The program and its arguments (no shell): `["path", "args"…]`.
+    pub command: Vec<String>,
+    /// How long the hook may take, in milliseconds, before the edit waits for a person.
+    #[serde(default = "default_hook_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+/// A hook's time when the config gives none.
+pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 2000;
+
+fn default_hook_timeout_ms() -> u64 {
+    DEFAULT_HOOK_TIMEOUT_MS
 }
 
 /// The code search's use of the model (the user's `[search]`; the endpoint is

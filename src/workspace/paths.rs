@@ -160,6 +160,27 @@ impl Root {
 }
 
 impl Root {
+    /// `user` as a person reads it beside the gate's other paths: relative to the root when
+    /// it lies under it as written (read lexically, nothing on disk looked at: for showing a
+    /// path that may not resolve, such as a failed call's), else as written.
+    pub fn shown(&self, user: &str) -> String {
+        let normalized = user.replace('\\', "/");
+        let joined = self.canonical.join(&normalized);
+        let rel = lexical(&joined, user)
+            .ok()
+            .and_then(|l| l.strip_prefix(&self.canonical).ok().map(Path::to_path_buf));
+        match rel {
+            Some(r) if !r.as_os_str().is_empty() => r
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/"),
+            _ => user.to_string(),
+        }
+    }
+}
+
+impl Root {
     /// `user`'s place with its directory resolved as [`Root::resolve`] resolves a path (links
     /// inside the root followed, out of it refused) and its own name kept, not followed: a
     /// symlink there is named itself, not its target (to remove it before a file is written
@@ -280,6 +301,17 @@ fn check_place(parts: &[String], abs: &Path, user: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_shown_relative_to_the_root_when_it_lies_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let abs = root.path().join("src/a.rs").display().to_string();
+        assert_eq!(root.shown(&abs), "src/a.rs");
+        assert_eq!(root.shown("./src/../src/a.rs"), "src/a.rs");
+        assert_eq!(root.shown("/elsewhere/a.rs"), "/elsewhere/a.rs");
+        assert_eq!(root.shown("../a.rs"), "../a.rs");
+    }
 
     #[test]
     fn relative_paths_resolve_under_the_root() {

@@ -21,13 +21,19 @@
 //! agentic = true
 //! max_turns = 8
 //! timeout_s = 120
+//!
+//! [hook]                          # a program of yours that judges each edit (only here)
+//! command = ["/home/me/bin/judge-edit", "--strict"]
+//! timeout_ms = 2000
 //! ```
 
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::config::{ConfigError, FallbackConfig, PolicyName, RuleConfig, SearchConfig};
+use super::config::{
+    ConfigError, FallbackConfig, HookConfig, PolicyName, RuleConfig, SearchConfig,
+};
 
 /// The user's configuration (empty when there is no file).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -49,6 +55,9 @@ pub struct UserConfig {
     /// pre-images are dropped past it can no longer be undone.
     #[serde(default)]
     pub journal_max_bytes: Option<u64>,
+    /// The policy hook: a program that hears of each edit and answers auto, gate or deny.
+    #[serde(default)]
+    pub hook: Option<HookConfig>,
 }
 
 /// Where the user's configuration is looked for.

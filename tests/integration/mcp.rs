@@ -1780,7 +1780,12 @@ fn doctor_shows_the_gates_and_the_client_configurations() {
     let s = doctor();
     assert!(s.contains("gates: none running"), "{s}");
     assert!(s.contains("no gate covers it"), "{s}");
-    assert!(s.contains("clients: none configured"), "{s}");
+    assert!(
+        s.contains("configured: no client's file names patchgate"),
+        "{s}"
+    );
+    // One `clients:` header, over the readiness of each client.
+    assert_eq!(s.matches("clients:").count(), 1, "{s}");
     // The stdio configuration `patchgate config codex` prints, put where Codex reads it.
     let mut cmd = crate::support::bin();
     cmd.args(["config", "codex", "--root"]).arg(&p.root);

@@ -43,16 +43,30 @@ fn discovery(state: &Path, tmux: &Tmux) -> (String, String) {
 /// The gate with its TUI in a 140×40 terminal over `p`, listening, with no review yet: the
 /// terminal, the MCP endpoint and the agents' token.
 pub(crate) fn gate_in_tmux(p: &Project) -> (Tmux, String, String) {
+    gate_in_tmux_sized(p, 140, 40)
+}
+
+/// [`gate_in_tmux`] in a `width` × `height` terminal.
+pub(crate) fn gate_in_tmux_sized(p: &Project, width: u16, height: u16) -> (Tmux, String, String) {
+    gate_in_tmux_with(p, (width, height), &[])
+}
+
+/// [`gate_in_tmux`] in a terminal of `size` with more arguments (`--policy auto`).
+pub(crate) fn gate_in_tmux_with(
+    p: &Project,
+    (width, height): (u16, u16),
+    more: &[&str],
+) -> (Tmux, String, String) {
     let state = p.state.display().to_string();
     let log = p.state.join("patchgate.log").display().to_string();
     let root = p.root.display().to_string();
     let tmux = Tmux::start(
         &p.state,
-        140,
-        40,
+        width,
+        height,
         &[("PATCHGATE_STATE_DIR", &state), ("PATCHGATE_LOG", &log)],
         Path::new(env!("CARGO_BIN_EXE_patchgate")),
-        &["--listen", "127.0.0.1:0", "--root", &root],
+        &[&["--listen", "127.0.0.1:0", "--root", &root][..], more].concat(),
     );
     let (mcp_url, token) = discovery(&p.state, &tmux);
     tmux.wait_for("the empty queue", 30, |s| s.contains("Waiting for agents"));
@@ -609,11 +623,11 @@ fn a_small_terminal_stacks_the_panes_and_the_help_scrolls() {
     // 60 columns: the queue stands above the diff, both the full width.
     let lines: Vec<&str> = screen.lines().collect();
     assert!(
-        lines[0].starts_with("╭ Queue") && lines[0].ends_with('╮'),
+        lines[0].starts_with("┏▶ Queue") && lines[0].ends_with('┓'),
         "{screen}"
     );
     assert!(
-        !lines[1].contains("││"),
+        !lines[1].contains("┃│"),
         "side by side at 60 columns:\n{screen}"
     );
     assert!(
@@ -982,7 +996,12 @@ fn line_with(screen: &str, needle: &str) -> String {
 fn above(screen: &str, needle: &str) -> String {
     let lines: Vec<&str> = screen
         .lines()
-        .map(|l| l.split_once("││").map_or(l, |(_, diff)| diff))
+        .map(|l| {
+            l.split_once("┃│")
+                .or_else(|| l.split_once("│┃"))
+                .or_else(|| l.split_once("││"))
+                .map_or(l, |(_, diff)| diff)
+        })
         .collect();
     let at = lines
         .iter()
@@ -1131,7 +1150,7 @@ fn start_tool(mcp_url: &str, token: &str, arguments: Value) -> Value {
 }
 
 /// `POST /api/tools/TOOL` as [`start_tool`] does.
-fn call_tool(mcp_url: &str, token: &str, tool: &str, arguments: Value) -> Value {
+pub(crate) fn call_tool(mcp_url: &str, token: &str, tool: &str, arguments: Value) -> Value {
     let base = mcp_url.trim_end_matches("/mcp").to_string();
     let _ = rustls::crypto::ring::default_provider().install_default();
     tokio::runtime::Builder::new_current_thread()

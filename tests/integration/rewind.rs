@@ -1,0 +1,220 @@
+//! The session at a glance and rewind (issue 39 item 2), through the real gate and the real
+//! commands: three runs applied under `--policy auto` with a hand edit between them;
+//! `log --diff [--since RUN]` shows the runs' changes and not the hand edit; `rewind RUN`
+//! takes back RUN and the later runs and keeps the hand edit; a rewind that meets a later
+//! change of a run's lines is refused and writes nothing; the TUI's `:session` shows the same
+//! diff and its `:rewind` does the same.
+
+use std::process::Output;
+
+use serde_json::json;
+
+use crate::mcp::{Gate, Project};
+use crate::tui::{call_tool, gate_in_tmux_with};
+
+/// The file the runs edit: thirty numbered lines.
+fn original() -> String {
+    (1..=30).map(|i| format!("line {i}\n")).collect()
+}
+
+/// `patchgate ARGS --root ROOT` with the project's state directory.
+fn cli(p: &Project, args: &[&str]) -> Output {
+    crate::support::bin()
+        .args(args)
+        .arg("--root")
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Run `line N` → `LINE N` through the gate (applied at once): its run id.
+fn run(gate: &Gate, n: usize) -> String {
+    run_at(&gate.mcp_url, &gate.token, n)
+}
+
+/// [`run`] through the gate at `mcp_url`.
+fn run_at(mcp_url: &str, token: &str, n: usize) -> String {
+    let answer = call_tool(
+        mcp_url,
+        token,
+        "patch_file",
+        json!({"target_file": "a.txt", "search_content": format!("line {n}\n"),
+               "replace_content": format!("LINE {n}\n")}),
+    );
+    assert_eq!(answer["status"], "ok", "{answer}");
+    answer["run_id"].as_str().unwrap().to_string()
+}
+
+/// Three runs (lines 2, 8 and 14) with a hand edit of line 25 between the first two.
+fn three_runs() -> (Project, [String; 3]) {
+    let p = Project::new();
+    p.write("a.txt", &original());
+    let gate = Gate::start(&p, &["--policy", "auto"]);
+    let first = run(&gate, 2);
+    p.write(
+        "a.txt",
+        &p.read("a.txt").replace("line 25\n", "by hand 25\n"),
+    );
+    let second = run(&gate, 8);
+    let third = run(&gate, 14);
+    drop(gate);
+    (p, [first, second, third])
+}
+
+#[test]
+fn log_diff_shows_what_the_runs_changed_and_not_the_hand_edit_between_them() {
+    let (p, [_, second, _]) = three_runs();
+    let all = cli(&p, &["log", "--diff"]);
+    assert!(all.status.success(), "{}", stderr(&all));
+    let text = stdout(&all);
+    for change in [
+        "-line 2", "+LINE 2", "-line 8", "+LINE 8", "-line 14", "+LINE 14",
+    ] {
+        assert!(text.contains(change), "{change} in:\n{text}");
+    }
+    assert!(!text.contains("by hand"), "{text}");
+    assert_eq!(text.matches("+++ b/a.txt").count(), 1, "{text}");
+    let since = cli(&p, &["log", "--diff", "--since", &second]);
+    assert!(since.status.success(), "{}", stderr(&since));
+    let text = stdout(&since);
+    assert!(
+        text.contains("+LINE 8") && text.contains("+LINE 14"),
+        "{text}"
+    );
+    assert!(!text.contains("LINE 2\n"), "{text}");
+    assert!(!text.contains("by hand"), "{text}");
+    let unknown = cli(&p, &["log", "--diff", "--since", "nosuchrun"]);
+    assert_eq!(unknown.status.code(), Some(1), "{}", stderr(&unknown));
+}
+
+#[test]
+fn rewind_takes_back_a_run_and_every_later_one_and_keeps_the_hand_edit() {
+    let (p, [first, second, third]) = three_runs();
+    let out = cli(&p, &["rewind", &first]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        p.read("a.txt"),
+        original().replace("line 25\n", "by hand 25\n")
+    );
+    // Newest first, each journaled as undone.
+    let said = stdout(&out);
+    let at = |r: &str| said.find(r).unwrap_or_else(|| panic!("{r} in {said}"));
+    assert!(
+        at(&third) < at(&second) && at(&second) < at(&first),
+        "{said}"
+    );
+    let log = stdout(&cli(&p, &["log"]));
+    assert_eq!(log.matches("undone").count(), 3, "{log}");
+    // Nothing is left to rewind.
+    let again = cli(&p, &["rewind", &first]);
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+}
+
+#[test]
+fn a_rewind_that_meets_a_later_change_of_a_runs_lines_writes_nothing() {
+    let (p, [first, second, _]) = three_runs();
+    let touched = p.read("a.txt").replace("LINE 8\n", "by hand 8\n");
+    p.write("a.txt", &touched);
+    let out = cli(&p, &["rewind", &first]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let why = stderr(&out);
+    assert!(why.contains(&format!("run {second}")), "{why}");
+    assert!(why.contains("by hand 8") && why.contains("LINE 8"), "{why}");
+    assert!(
+        why.lines().last().unwrap().contains("FILE_CHANGED"),
+        "{why}"
+    );
+    assert_eq!(p.read("a.txt"), touched);
+    let log = stdout(&cli(&p, &["log"]));
+    assert!(!log.contains("undone"), "{log}");
+}
+
+/// The TUI's `:rewind` on the selected (first) run: refused, with an overlay naming the run,
+/// while a hand edit sits on a later run's lines; once that is put back, every run is taken
+/// back, the hand edit elsewhere kept, and the rows show them undone.
+#[test]
+fn the_tuis_rewind_takes_back_the_selected_run_and_the_later_ones() {
+    let p = Project::new();
+    p.write("a.txt", &original());
+    let (tmux, mcp_url, token) = gate_in_tmux_with(&p, (140, 40), &["--policy", "auto"]);
+    let first = run_at(&mcp_url, &token, 2);
+    p.write(
+        "a.txt",
+        &p.read("a.txt").replace("line 25\n", "by hand 25\n"),
+    );
+    let second = run_at(&mcp_url, &token, 8);
+    run_at(&mcp_url, &token, 14);
+    tmux.wait_for("three applied rows", 30, |s| s.matches('✓').count() >= 3);
+    let applied = p.read("a.txt");
+    p.write("a.txt", &applied.replace("LINE 8\n", "by hand 8\n"));
+    tmux.keys(&["g"]);
+    tmux.keys(&[":"]);
+    tmux.type_text("rewind");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the refusal", 30, |s| s.contains("rewind refused"));
+    assert!(screen.contains(&format!("run {second}")), "{screen}");
+    assert_eq!(p.read("a.txt"), applied.replace("LINE 8\n", "by hand 8\n"));
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the overlay closed", 10, |s| {
+        !s.contains("╭ rewind refused")
+    });
+    p.write("a.txt", &applied);
+    tmux.keys(&[":"]);
+    tmux.type_text(&format!("rewind {first}"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the rewind", 30, |s| s.contains("rewound: undid"));
+    assert_eq!(
+        p.read("a.txt"),
+        original().replace("line 25\n", "by hand 25\n")
+    );
+    tmux.wait_for("three undone rows", 30, |s| s.matches('↶').count() >= 3);
+}
+
+/// The TUI's `:session` shows the session's diff: the runs' changes, not the hand edit made
+/// between them; `:session RUN` from that run on. Any other key than a scroll closes it.
+#[test]
+fn the_tuis_session_view_shows_what_the_runs_changed() {
+    let p = Project::new();
+    p.write("a.txt", &original());
+    let (tmux, mcp_url, token) = gate_in_tmux_with(&p, (140, 40), &["--policy", "auto"]);
+    run_at(&mcp_url, &token, 2);
+    p.write(
+        "a.txt",
+        &p.read("a.txt").replace("line 25\n", "by hand 25\n"),
+    );
+    let second = run_at(&mcp_url, &token, 8);
+    run_at(&mcp_url, &token, 14);
+    tmux.wait_for("three applied rows", 30, |s| s.matches('✓').count() >= 3);
+    tmux.keys(&[":"]);
+    tmux.type_text("session");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the session's diff", 30, |s| {
+        s.contains("the session: what the applied runs changed")
+    });
+    for change in ["+LINE 2", "+LINE 8", "+LINE 14", "-line 14"] {
+        assert!(screen.contains(change), "{change} in:\n{screen}");
+    }
+    assert!(!screen.contains("by hand"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the view closed", 10, |s| !s.contains("the session"));
+    tmux.keys(&[":"]);
+    tmux.type_text(&format!("session {second}"));
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the session from the second run", 30, |s| {
+        s.contains(&format!("the session from run {second}"))
+    });
+    assert!(
+        screen.contains("+LINE 8") && screen.contains("+LINE 14"),
+        "{screen}"
+    );
+    assert!(!screen.contains("+LINE 2"), "{screen}");
+}

@@ -77,7 +77,9 @@ pub enum Command {
     /// Score the code search on a corpus and print recall@5, hit@1, MRR and time per query.
     ///
     /// DIR holds one folder per project with snapshot.tar.gz and queries.jsonl (lines of
-    /// {"query", "files"}), or is one such folder. The last line is a one-line summary.
+    /// {"query", "files"}), or is one such folder. Before the last line, the scores per
+    /// language of the answers (their files' extension) and per query kind (fix, feature,
+    /// refactor, other: the subject's first verb). The last line is a one-line summary.
     #[command(after_long_help = exit::SEARCH_EVAL)]
     SearchEval(SearchEvalArgs),
     /// List the decision journal of a root: what was applied, rejected and undone.

@@ -2,7 +2,8 @@
 //! `snapshot.tar.gz` (the project at one commit) and `queries.jsonl` (lines of
 //! `{"query", "files"}`: a commit's subject and the source files it changed). The snapshot
 //! is unpacked to a temporary directory, indexed once (timed), and every query is ranked
-//! (timed): recall@5, hit@1 and MRR against the files.
+//! (timed): recall@5, hit@1 and MRR against the files, in all and by group: the answers'
+//! language (their files' extension) and the query's kind (from its first verb).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -62,6 +63,143 @@ impl QueryResult {
             .position(|f| self.query.files.contains(f))
             .map_or(0.0, |i| 1.0 / (i as f64 + 1.0))
     }
+}
+
+/// What a query asks for, read from its first verb (a commit subject's habit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum QueryKind {
+    /// A bug fix: "fix", "prevent", "avoid", "handle" …
+    Fix,
+    /// A feature: "add", "allow", "support", "implement" …
+    Feature,
+    /// A refactor: "refactor", "rename", "move", "remove", "use" …
+    Refactor,
+    /// Anything else (documentation, releases, a subject that starts with a noun).
+    Other,
+}
+
+/// First verbs of bug fixes.
+const FIX_VERBS: &[&str] = &[
+    "fix", "fixed", "fixes", "fixing", "bugfix", "hotfix", "correct", "prevent", "avoid", "stop",
+    "resolve", "restore", "repair", "ensure", "preserve", "keep", "handle", "don't", "dont",
+    "revert", "reject",
+];
+
+/// First verbs of features.
+const FEATURE_VERBS: &[&str] = &[
+    "add",
+    "added",
+    "adds",
+    "adding",
+    "allow",
+    "support",
+    "implement",
+    "enable",
+    "expose",
+    "introduce",
+    "provide",
+    "accept",
+    "new",
+    "create",
+    "let",
+    "give",
+    "feat",
+    "feature",
+];
+
+/// First verbs of refactors.
+const REFACTOR_VERBS: &[&str] = &[
+    "refactor",
+    "rename",
+    "move",
+    "remove",
+    "drop",
+    "cleanup",
+    "clean",
+    "simplify",
+    "replace",
+    "extract",
+    "split",
+    "use",
+    "migrate",
+    "switch",
+    "rewrite",
+    "tidy",
+    "reorganize",
+    "deprecate",
+    "optimize",
+    "improve",
+    "inline",
+    "merge",
+    "change",
+    "update",
+];
+
+impl QueryKind {
+    /// The kind of a query: its first word that is no tag (`[7.0]`) or scope (`core:`),
+    /// lowercased, looked up in the verb lists.
+    pub fn of(query: &str) -> QueryKind {
+        let verb = query
+            .split_whitespace()
+            .find(|w| !(w.starts_with('[') || w.ends_with(':')))
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                    .to_lowercase()
+            })
+            .unwrap_or_default();
+        let verb = verb.as_str();
+        if FIX_VERBS.contains(&verb) {
+            QueryKind::Fix
+        } else if FEATURE_VERBS.contains(&verb) {
+            QueryKind::Feature
+        } else if REFACTOR_VERBS.contains(&verb) {
+            QueryKind::Refactor
+        } else {
+            QueryKind::Other
+        }
+    }
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryKind::Fix => "fix",
+            QueryKind::Feature => "feature",
+            QueryKind::Refactor => "refactor",
+            QueryKind::Other => "other",
+        }
+    }
+}
+
+/// The language of a query's answers: the extension most of its files share (the first
+/// file's on a tie), `none` when they have none.
+pub fn language(files: &[String]) -> String {
+    let ext = |f: &String| {
+        let name = f.rsplit('/').next().unwrap_or(f);
+        name.rsplit_once('.')
+            .map_or_else(|| "none".to_string(), |(_, e)| e.to_ascii_lowercase())
+    };
+    let exts: Vec<String> = files.iter().map(ext).collect();
+    let mut best: Option<(&String, usize)> = None;
+    for e in &exts {
+        let n = exts.iter().filter(|x| *x == e).count();
+        if best.is_none_or(|(_, m)| n > m) {
+            best = Some((e, n));
+        }
+    }
+    best.map_or_else(|| "none".to_string(), |(e, _)| e.clone())
+}
+
+/// Results grouped by a key, groups in key order.
+pub fn grouped<'a, K: Ord + Clone>(
+    results: &[&'a QueryResult],
+    key: impl Fn(&QueryResult) -> K,
+) -> Vec<(K, Vec<&'a QueryResult>)> {
+    let mut groups: std::collections::BTreeMap<K, Vec<&'a QueryResult>> =
+        std::collections::BTreeMap::new();
+    for r in results {
+        groups.entry(key(r)).or_default().push(r);
+    }
+    groups.into_iter().collect()
 }
 
 /// The scores of one project.
@@ -215,5 +353,30 @@ mod tests {
         let (recall, hit, mrr) = summary(&[&r, &s]);
         assert_eq!((recall, hit, mrr), (0.75, 0.5, 0.75));
         assert_eq!(result(&["a"], &[]).reciprocal_rank(), 0.0);
+    }
+
+    #[test]
+    fn queries_group_by_their_first_verb_and_their_answers_extension() {
+        assert_eq!(QueryKind::of("Fix panic on empty config"), QueryKind::Fix);
+        assert_eq!(QueryKind::of("[7.0] Added a flag"), QueryKind::Feature);
+        assert_eq!(
+            QueryKind::of("core: rename the loader"),
+            QueryKind::Refactor
+        );
+        assert_eq!(QueryKind::of("Don't close the stream"), QueryKind::Fix);
+        assert_eq!(QueryKind::of("Release 2.0"), QueryKind::Other);
+        assert_eq!(QueryKind::of(""), QueryKind::Other);
+        let files = |f: &[&str]| f.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(language(&files(&["a/b.go", "c.py", "d.py"])), "py");
+        assert_eq!(language(&files(&["a/b.Go", "c.py"])), "go");
+        assert_eq!(language(&files(&["Makefile"])), "none");
+        assert_eq!(language(&[]), "none");
+        let a = result(&["x.go"], &["x.go"]);
+        let b = result(&["y.py"], &[]);
+        let c = result(&["z.go"], &[]);
+        let groups = grouped(&[&a, &b, &c], |r| language(&r.query.files));
+        let sizes: Vec<(String, usize)> =
+            groups.iter().map(|(k, v)| (k.clone(), v.len())).collect();
+        assert_eq!(sizes, [("go".to_string(), 2), ("py".to_string(), 1)]);
     }
 }

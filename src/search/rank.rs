@@ -1,8 +1,9 @@
 //! Ranking files for a query: BM25 over each file's terms, plus boosts for query terms in
 //! the file's path and in the names it defines, times a prior by kind (program source over
 //! tests and prose); the file's best unit counts again, so the query's words together in
-//! one definition outweigh the same words scattered. Each hit's line ranges are its
-//! best-scoring units.
+//! one definition outweigh the same words scattered. A second stage scores the leading
+//! [`RERANK_DEPTH`] files again by the share of the query's weight their path holds. Each
+//! hit's line ranges are its best-scoring units.
 
 use super::index::{FileEntry, Index, Kind};
 use super::tokens;
@@ -17,6 +18,12 @@ const PATH_WEIGHT: f64 = 1.2;
 const DEF_WEIGHT: f64 = 0.8;
 /// Weight of the file's best unit (the query's terms together in one definition).
 const UNIT_WEIGHT: f64 = 0.6;
+/// How many leading files the second stage scores again.
+pub(crate) const RERANK_DEPTH: usize = 30;
+/// How much a path holding all the query's weight multiplies a file's score by, less one
+/// (the path's words already count in the first stage; this favours the file whose path
+/// holds more of the query over one that holds a single common word of it).
+const PATH_SHARE_WEIGHT: f64 = 0.3;
 /// How many leading files get the proximity bonus at least.
 const MIN_CANDIDATES: usize = 100;
 /// The most ranges one hit reports.
@@ -72,9 +79,9 @@ pub(crate) fn query_terms(index: &Index, query: &str) -> Vec<QueryTerm> {
 pub(crate) fn prior(kind: Kind) -> f64 {
     match kind {
         Kind::Source => 1.0,
-        Kind::Other => 0.5,
+        Kind::Other => 0.3,
         Kind::Test => 0.35,
-        Kind::Doc => 0.25,
+        Kind::Doc => 0.1,
     }
 }
 
@@ -139,6 +146,8 @@ pub fn rank(index: &Index, query: &str, limit: usize, keep: &dyn Fn(&str) -> boo
         scores[i] = (scores[i] + UNIT_WEIGHT * best_unit) * prior(files[i].kind);
     }
     order.sort_by(|a, b| by_score(&scores, a, b));
+    rerank(index, &q, &mut scores, &order);
+    order.sort_by(|a, b| by_score(&scores, a, b));
     order.truncate(limit);
     order
         .into_iter()
@@ -152,6 +161,26 @@ pub fn rank(index: &Index, query: &str, limit: usize, keep: &dyn Fn(&str) -> boo
             }
         })
         .collect()
+}
+
+/// The second stage: each of the leading [`RERANK_DEPTH`] files (`order`, best first) times
+/// one plus [`PATH_SHARE_WEIGHT`] times the share of the query's weight (idf by weight) its
+/// path's terms hold.
+fn rerank(index: &Index, q: &[QueryTerm], scores: &mut [f64], order: &[usize]) {
+    let weight = |t: &QueryTerm| index.idf(t.id) * t.weight;
+    let total: f64 = q.iter().map(weight).sum();
+    if total <= 0.0 {
+        return;
+    }
+    let files = index.files();
+    for &i in order.iter().take(RERANK_DEPTH) {
+        let in_path: f64 = q
+            .iter()
+            .filter(|t| files[i].path_terms.binary_search(&t.id).is_ok())
+            .map(weight)
+            .sum();
+        scores[i] *= 1.0 + PATH_SHARE_WEIGHT * in_path / total;
+    }
 }
 
 /// The score of one unit for the query.
@@ -250,6 +279,26 @@ mod tests {
         assert_eq!(hits[0].ranges, [[7, 11]]);
         assert_eq!(hits[0].names, ["SaveUploadedFile"]);
         assert!(hits.iter().any(|h| h.path == "context_test.go"));
+    }
+
+    /// The second stage: `session/cookie.go` holds the whole query in its path, `store.go`
+    /// none of it but the words more often in its code; the first stage alone puts
+    /// `store.go` first (3.24 against 2.56), the second turns it (2.56 × 1.3 = 3.33).
+    #[test]
+    fn the_second_stage_favours_the_path_that_holds_more_of_the_query() {
+        let ix = index(&[
+            (
+                "session/cookie.go",
+                "package session\n\nfunc Write(w Writer) {\n\tw.Set(name, value)\n}\n",
+            ),
+            (
+                "store.go",
+                "package store\n\n// Save keeps a session's cookie.\nfunc Save(s Session, c Cookie) {\n\tc.Write()\n}\n",
+            ),
+            ("other.go", "package other\n\nfunc Other() {}\n"),
+        ]);
+        let hits = rank(&ix, "session cookie", 10, &|_| true);
+        assert_eq!(hits[0].path, "session/cookie.go");
     }
 
     #[test]

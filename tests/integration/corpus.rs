@@ -240,12 +240,10 @@ fn eval_verbose_lists_the_slowest_cases() {
     }
 }
 
-/// The code search on the search corpus (flask, gin): issue bars recall@5 ≥ 80%, hit@1 ≥ 45%
-/// (a plain BM25 floor scores 68.5% and 31.5%), held at what it measures; the index build
-/// time is reported.
-#[test]
-fn search_eval_meets_the_bars() {
-    let out = run(&["search-eval", corpus("search").to_str().unwrap()], "");
+/// The code search on a search corpus: every summary figure at least its floor, the index
+/// build time reported.
+fn search_eval_floors(set: &str, n: f64, recall: f64, hit: f64, mrr: f64) {
+    let out = run(&["search-eval", corpus(set).to_str().unwrap()], "");
     assert!(
         out.status.success(),
         "{}",
@@ -253,15 +251,36 @@ fn search_eval_meets_the_bars() {
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let s = summary(&stdout);
-    // Measured 2026-11-27: n 200, recall@5 84.9%, hit@1 66.0%, MRR 0.761; a change that
-    // moves them updates them in the same commit, with the reason.
-    assert_eq!(s["n"], 200.0, "{stdout}");
-    assert!(s["recall@5"] >= 84.9, "{stdout}");
-    assert!(s["hit@1"] >= 66.0, "{stdout}");
-    assert!(s["mrr"] >= 0.761, "{stdout}");
+    assert_eq!(s["n"], n, "{stdout}");
+    assert!(s["recall@5"] >= recall, "{set}: {stdout}");
+    assert!(s["hit@1"] >= hit, "{set}: {stdout}");
+    assert!(s["mrr"] >= mrr, "{set}: {stdout}");
     assert!(
         s.contains_key("median_ms") && s.contains_key("index_ms"),
         "{stdout}"
     );
     assert!(stdout.contains("index built in"), "{stdout}");
+    for group in ["language ", "kind "] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(group)),
+            "no {group}line: {stdout}"
+        );
+    }
+}
+
+/// The code search on the search corpus (flask, gin), held at what it measures. Issue 40
+/// asks for recall@5 ≥ 90%; measured 2026-11-27: n 200, recall@5 85.3%, hit@1 67.5%, MRR
+/// 0.769 (before its second stage and priors: 84.9%, 66.0%, 0.761). A change that moves
+/// them updates them in the same commit, with the reason.
+#[test]
+fn search_eval_meets_the_bars() {
+    search_eval_floors("search", 200.0, 85.3, 67.5, 0.769);
+}
+
+/// The code search on the fresh search corpus (zod, httpx, guzzle, rack, retrofit), held at
+/// what it measures. Issue 40 asks for recall@5 ≥ 90%; measured 2026-11-27: n 300, recall@5
+/// 84.4%, hit@1 65.0%, MRR 0.753 (before its second stage and priors: 84.3%, 64.0%, 0.746).
+#[test]
+fn search_eval_on_the_fresh_set_meets_the_bars() {
+    search_eval_floors("search-fresh", 300.0, 84.4, 65.0, 0.753);
 }

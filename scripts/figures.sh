@@ -81,7 +81,7 @@ for c in git-history git-history-wide git-history-systems git-history-fresh mode
         line=$(last "$bin" eval "$corpus/$c" --format "$format")
         declines=$(field "$line" declines)
         [ -n "$declines" ] && declines="$(field "$line" declined) of $declines" || declines="—"
-        eval_rows+="| $c | $format | $(field "$line" n) | $(field "$line" correct) | $(field "$line" wrong) | $(field "$line" lost_code) | $(field "$line" refused) | $declines | $(field "$line" median_us) |"$'\n'
+        eval_rows+="| $c | $format | $(field "$line" n) | $(field "$line" right) | $(field "$line" harmful) | $(field "$line" correct) | $(field "$line" wrong) | $(field "$line" lost_code) | $(field "$line" refused) | $declines | $(field "$line" median_us) |"$'\n'
     done
 done
 
@@ -129,8 +129,8 @@ Percentages of the cases; \`lost code\` counts wrong merges that lose a line of 
 code; cases that only a refusal gets right (\`expect: decline\`) are counted apart: how many
 of them were refused; median µs is the median merge time per case.
 
-| corpus | engine | cases | correct | wrong | lost code | refused | refusals expected | median µs |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| corpus | engine | cases | right | harmful | correct | wrong | lost code | refused | refusals expected | median µs |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${eval_rows}
 ## The code search (\`patchgate search-eval\`)
 

@@ -90,3 +90,70 @@ impl Report {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edit::Format;
+    use crate::eval::{CaseResult, Undecided};
+
+    fn case(outcome: Outcome, loose: bool, lost_code: bool, margin: Option<f32>) -> CaseResult {
+        CaseResult {
+            name: String::new(),
+            outcome: outcome.clone(),
+            expect_decline: false,
+            nanos: 0,
+            check_nanos: None,
+            flagged: false,
+            lost: false,
+            lost_code,
+            unseen: false,
+            loose,
+            undecided: Undecided {
+                outcome,
+                loose,
+                lost_code,
+                margin,
+            },
+        }
+    }
+
+    #[test]
+    fn a_threshold_refuses_the_merges_below_it_and_keeps_every_other_outcome() {
+        let refused = Outcome::Refused(crate::error::ErrorCode::NoMatch, String::new());
+        let report = Report {
+            format: Format::Lazy,
+            cases: vec![
+                case(Outcome::Correct, false, false, Some(1.5)),
+                case(Outcome::Correct, false, false, Some(0.4)),
+                case(Outcome::Wrong, true, false, Some(0.6)),
+                case(Outcome::Wrong, false, true, Some(0.2)),
+                case(refused, false, false, None),
+            ],
+        };
+        let none = report.at_threshold(f32::NEG_INFINITY);
+        assert_eq!(
+            none,
+            Point {
+                right: 3,
+                harmful: 1,
+                lost_code: 1,
+                refused: 1
+            }
+        );
+        // At 0.5 the harmful merge (0.2) and one right one (0.4) are refused.
+        let half = report.at_threshold(0.5);
+        assert_eq!(
+            half,
+            Point {
+                right: 2,
+                harmful: 0,
+                lost_code: 0,
+                refused: 3
+            }
+        );
+        let table = report.render_curve();
+        assert!(table.lines().count() >= 4, "{table}");
+        assert!(table.contains("none"), "{table}");
+    }
+}

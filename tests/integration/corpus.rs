@@ -125,6 +125,10 @@ fn eval_lazy_on_git_history_holds_its_floor() {
     // same commit, with the reason.
     assert!(s["correct"] >= 88.1, "{stdout}");
     assert!(s["wrong"] <= 1.9, "{stdout}");
+    // Issue 37's floors: right (correct or loose) >= 86%, harmful <= 1%. Measured 2026-11-27
+    // with the margin's decision: right 89.6%, harmful 0.4%.
+    assert!(s["right"] >= 89.6, "{stdout}");
+    assert!(s["harmful"] <= 0.4, "{stdout}");
     assert_eq!(s["lost"], 0.0, "{stdout}");
     assert_eq!(s["lost_code"], 0.0, "{stdout}");
     // Issue 34's bar: at most 15% of the right merges carry `unseen:`.
@@ -142,6 +146,9 @@ fn eval_lazy_on_git_history_wide_holds_its_floor() {
     assert_eq!(s["n"], 240.0, "{stdout}");
     assert!(s["correct"] >= 83.3, "{stdout}");
     assert!(s["wrong"] <= 1.7, "{stdout}");
+    // Issue 37: right >= 81%, harmful <= 1%; measured 84.2% and 0.8%.
+    assert!(s["right"] >= 84.2, "{stdout}");
+    assert!(s["harmful"] <= 0.8, "{stdout}");
     assert!(s["lost"] <= 0.4, "{stdout}");
     assert_eq!(s["lost_code"], 0.0, "{stdout}");
     unseen_flags_hold(&stdout, &s, 12.0);
@@ -160,6 +167,10 @@ fn eval_lazy_on_git_history_systems_holds_its_ceilings() {
     assert_eq!(s["n"], 280.0, "{stdout}");
     assert!(s["correct"] >= 76.8, "{stdout}");
     assert!(s["wrong"] <= 6.4, "{stdout}");
+    // Issue 37's bars are right >= 77% and harmful <= 1%: measured 78.6% and 4.6%; the
+    // harmful ceiling holds what the engine reaches, not the bar.
+    assert!(s["right"] >= 78.6, "{stdout}");
+    assert!(s["harmful"] <= 4.6, "{stdout}");
     assert!(s["lost"] <= 2.5, "{stdout}");
     // Of those, the merges that lose the file's own code (the rest drop lines the commit
     // added).
@@ -177,7 +188,11 @@ fn eval_lazy_on_git_history_fresh_flags_every_merge_that_loses_code() {
     // same commit, with the reason.
     assert_eq!(s["n"], 250.0, "{stdout}");
     assert!(s["correct"] >= 75.6, "{stdout}");
-    assert!(s["wrong"] <= 6.0, "{stdout}");
+    assert!(s["wrong"] <= 5.6, "{stdout}");
+    // Issue 37's bars are right >= 74% and harmful <= 1%: measured 78.0% and 3.2% (one
+    // harmful merge refused by the margin, no right one); the ceiling holds what it reaches.
+    assert!(s["right"] >= 78.0, "{stdout}");
+    assert!(s["harmful"] <= 3.2, "{stdout}");
     assert!(s["lost"] <= 1.6, "{stdout}");
     assert!(s["lost_code"] <= 1.2, "{stdout}");
     unseen_flags_hold(&stdout, &s, 8.5);
@@ -195,6 +210,10 @@ fn eval_lazy_on_model_snippets_meets_the_bars() {
     assert_eq!(s["n"], 99.0, "{stdout}");
     assert!(s["correct"] >= 93.9, "{stdout}");
     assert!(s["wrong"] <= 1.0, "{stdout}");
+    // Issue 37: right >= 92%, harmful <= 1%; measured 93.9% and 1.0% (one case of 99, whose
+    // expected result holds the snippet's own `// ... existing code ...` line).
+    assert!(s["right"] >= 93.9, "{stdout}");
+    assert!(s["harmful"] <= 1.0, "{stdout}");
     assert!(s["lost"] <= 1.0, "{stdout}");
     assert_eq!(s["lost_code"], 0.0, "{stdout}");
     assert_eq!(s["declines"], 9.0, "{stdout}");

@@ -248,7 +248,7 @@ pub(crate) const WEIGHTS: Weights = Weights {
         unique_cap: 2.0,
         repeated: 0.5,
         position: 1.0,
-        excused_syntax: 0.75,
+        misfit_syntax: 0.75,
         threshold: 0.3,
     },
 };

@@ -31,9 +31,14 @@ pub(crate) enum Syntax {
     /// No parse error the file did not have (or no grammar to tell).
     #[default]
     Clean,
-    /// A new parse error on a line whose text has an error in the snippet read alone too: the
-    /// snippet's own, or a piece placed where it does not fit (at this 1-based result line).
-    Excused(usize),
+    /// A new parse error on a line of code whose text has an error in the snippet read alone
+    /// too: the snippet's own broken code (at this 1-based result line). It costs the margin
+    /// nothing: the review's syntax hold shows it to a person.
+    Own(usize),
+    /// A new parse error on a closer or another line that says little (`);`, `}`, `end`) —
+    /// or in a file broken already, where which error is new is told less surely: a piece
+    /// most likely placed where it does not fit (at this 1-based result line).
+    Misfit(usize),
 }
 
 /// One aligned segment's evidence.
@@ -79,9 +84,9 @@ pub struct MarginWeights {
     /// A segment of new code placed by its neighbours: as sure as those neighbours, whose own
     /// anchors count; its place was checked by the rules that chose it.
     pub position: f32,
-    /// A new parse error the snippet's own text shares: a fragment's own error, or a piece
-    /// put where it does not fit.
-    pub excused_syntax: f32,
+    /// A new parse error on a closer-like line ([`Syntax::Misfit`]): a piece put where it
+    /// does not fit.
+    pub misfit_syntax: f32,
     /// Merges with a margin below this are refused.
     pub threshold: f32,
 }
@@ -174,8 +179,8 @@ impl Evidence {
             Some(s) => (s.weight(w), describe(s)),
             None => (w.unique_cap, "the snippet only removes".to_string()),
         };
-        if let Syntax::Excused(line) = self.syntax {
-            value -= w.excused_syntax;
+        if let Syntax::Misfit(line) = self.syntax {
+            value -= w.misfit_syntax;
             why = format!(
                 "{why}; merged so, the file gets a syntax error at line {line} it did not have"
             );
@@ -224,4 +229,115 @@ pub(crate) fn decide(margin: &Margin, w: &MarginWeights) -> Result<()> {
             margin.weakest
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edit::Merged;
+    use crate::edit::lazy::{MARGIN, decide, weigh};
+
+    const FILE: [&str; 7] = [
+        "fn a() {",
+        "    one();",
+        "}",
+        "",
+        "fn b() {",
+        "    one();",
+        "}",
+    ];
+
+    fn segment(anchor: Anchor) -> Segment {
+        Segment {
+            at: 2,
+            anchor,
+            drops: 0,
+        }
+    }
+
+    #[test]
+    fn a_segment_keeping_a_line_the_file_holds_once_is_anchored_by_it() {
+        let file = FileIndex::new(&FILE);
+        let ops = [Op::Same { i: 0, j: 0 }, Op::Add(1), Op::Same { i: 2, j: 2 }];
+        assert_eq!(Anchor::of(&file, &ops), Anchor::Unique { lines: 1 });
+    }
+
+    #[test]
+    fn a_segment_keeping_only_repeated_lines_or_closers_floats() {
+        let file = FileIndex::new(&FILE);
+        // `one();` stands twice in the file, `}` is a closer: either place would do.
+        let ops = [Op::Same { i: 0, j: 1 }, Op::Add(1), Op::Same { i: 2, j: 2 }];
+        assert_eq!(Anchor::of(&file, &ops), Anchor::Repeated);
+        // A changed line replaces a file line: it holds no place.
+        let ops = [Op::Change { i: 0, j: 0 }, Op::Add(1)];
+        assert_eq!(Anchor::of(&file, &ops), Anchor::Position);
+    }
+
+    #[test]
+    fn the_margin_is_the_weakest_segment_less_what_a_new_syntax_error_costs() {
+        let w = MARGIN;
+        let mut e = Evidence {
+            anchors: vec![
+                segment(Anchor::Unique { lines: 3 }),
+                segment(Anchor::Repeated),
+            ],
+            syntax: Syntax::Clean,
+        };
+        assert_eq!(e.margin(&w).value, w.repeated);
+        assert!(e.margin(&w).weakest.contains("more than once"));
+        e.syntax = Syntax::Misfit(9);
+        let m = e.margin(&w);
+        assert_eq!(m.value, w.repeated - w.misfit_syntax);
+        assert!(
+            m.weakest.contains("syntax error at line 9"),
+            "{}",
+            m.weakest
+        );
+        // Two unique lines outweigh the syntax error; one does not.
+        e.anchors = vec![segment(Anchor::Unique { lines: 2 })];
+        assert!(decide_margin(&e).is_ok());
+        e.anchors = vec![segment(Anchor::Unique { lines: 1 })];
+        assert!(decide_margin(&e).is_err());
+        // The snippet's own broken code costs nothing: the review's syntax hold shows it.
+        e.syntax = Syntax::Own(9);
+        assert!(decide_margin(&e).is_ok());
+        // Without the syntax error, a floating segment alone still merges.
+        e.syntax = Syntax::Clean;
+        e.anchors = vec![segment(Anchor::Repeated)];
+        assert!(decide_margin(&e).is_ok());
+    }
+
+    fn decide_margin(e: &Evidence) -> Result<()> {
+        super::decide(&e.margin(&MARGIN), &MARGIN)
+    }
+
+    /// Through the syntax stage: a result with a new parse error on the snippet's own broken
+    /// lines (a fragment's `);` and `}`), merged by a segment held only by such lines, is
+    /// refused, naming both; held by two unique lines it stands.
+    #[test]
+    fn a_floating_segment_that_leaves_a_new_parse_error_is_refused() {
+        let content = "fn a() {\n    one(\n        1,\n    );\n}\n";
+        let result = "fn a() {\n    one(\n        1,\n    );\n}\n    );\n}\n\nfn c() {}\n";
+        let snippet = "    );\n}\n\nfn c() {}\n";
+        let hints = crate::edit::Hints {
+            path: Some("x.rs"),
+            instruction: None,
+        };
+        let merged = |anchor| Merged {
+            content: result.to_string(),
+            evidence: Some(Evidence {
+                anchors: vec![segment(anchor)],
+                syntax: Syntax::Clean,
+            }),
+            ..Merged::default()
+        };
+        let weighed = weigh(content, snippet, &hints, merged(Anchor::Repeated)).unwrap();
+        let e = decide(weighed, &MARGIN).unwrap_err();
+        assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+        assert!(e.message.contains("more than once"), "{}", e.message);
+        assert!(e.message.contains("syntax error at line"), "{}", e.message);
+        let sure = merged(Anchor::Unique { lines: 2 });
+        let weighed = weigh(content, snippet, &hints, sure).unwrap();
+        assert!(decide(weighed, &MARGIN).is_ok());
+    }
 }

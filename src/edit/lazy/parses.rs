@@ -36,11 +36,11 @@ pub(crate) fn check(
     // A file broken already: which error is new is told less surely (the review's warning
     // shows what it can), so it is evidence, not a refusal.
     if syntax::check::errors_of(lang, original).is_none_or(|e| !e.is_empty()) {
-        return Ok(Syntax::Excused(excused.line));
+        return Ok(excused_by_text(excused.line, excused.line_in(merged)));
     }
     let own_text = own_text(lang, body);
     let Some(own) = syntax::errors_once(lang, &own_text) else {
-        return Ok(Syntax::Excused(excused.line));
+        return Ok(excused_by_text(excused.line, excused.line_in(merged)));
     };
     // An error on a line whose text the snippet has an error on too is the snippet's own (a
     // blank line excuses nothing: every fragment's end is one).
@@ -53,7 +53,7 @@ pub(crate) fn check(
         .iter()
         .find(|e| !own_lines.contains(e.line_in(merged)))
     else {
-        return Ok(Syntax::Excused(excused.line));
+        return Ok(excused_by_text(excused.line, excused.line_in(merged)));
     };
     let line = first.line_in(merged);
     Err(Error::new(
@@ -65,6 +65,16 @@ pub(crate) fn check(
             first.line, first.what
         ),
     ))
+}
+
+/// What a new error the snippet's own text shares says: on a line of code, the snippet's own
+/// broken code; on a closer or a line that says little, a piece placed where it does not fit.
+fn excused_by_text(line: usize, text: &str) -> Syntax {
+    if super::lines::is_trivial(text) {
+        Syntax::Misfit(line)
+    } else {
+        Syntax::Own(line)
+    }
 }
 
 /// The snippet's text to parse on its own: dedented, and for PHP inside `<?php` (else the

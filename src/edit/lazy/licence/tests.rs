@@ -194,12 +194,13 @@ fn no_merge_of_the_corpora_deletes_a_line_without_a_licence() {
         }
     }
     // Measured 2026-11-27; a change that moves these updates them in the same commit, with
-    // the reason.
+    // the reason. (969 → 968: the margin's decision refuses a merge whose result has a new
+    // parse error on a closer-like line and a segment held by at most one unique line.)
     let names = |n: &[&str]| n.iter().map(ToString::to_string).collect();
     assert_eq!(
         tally,
         Tally {
-            merged: 969,
+            merged: 968,
             // A changed constructor line at the snippet's edge, its merge dropping the two
             // comment lines under it the snippet never showed; three lines of a signature
             // folded into one at a segment's edge.

@@ -21,6 +21,7 @@ fn trimmed(text: &str) -> Vec<&str> {
 pub fn loose(before: &str, after: &str, output: &str, shown: &Shown) -> bool {
     let (before, after, output) = (trimmed(before), trimmed(after), trimmed(output));
     let ops = capture_diff_slices(Algorithm::Myers, &after, &output);
+    let in_place = kept_in_place(&before, &output);
     let (before_code, after_code, output_code) = (code(&before), code(&after), code(&output));
     let mut kept_any = false;
     for op in &ops {
@@ -35,8 +36,12 @@ pub fn loose(before: &str, after: &str, output: &str, shown: &Shown) -> bool {
                 if kept.is_empty() {
                     continue;
                 }
+                // Kept where the file had them, not moved elsewhere.
+                let moved =
+                    (new_index..new_index + new_len).any(|k| !output[k].is_empty() && !in_place[k]);
                 let had = copies(&before_code, &kept);
-                if between_shown(&after, old_index, shown)
+                if moved
+                    || between_shown(&after, old_index, shown)
                     || kept.iter().any(|l| shown.quotes(l))
                     || had == 0
                     || copies(&after_code, &kept) >= had
@@ -51,6 +56,18 @@ pub fn loose(before: &str, after: &str, output: &str, shown: &Shown) -> bool {
         }
     }
     kept_any
+}
+
+/// For each line of `output`, whether it is one of `before`'s lines left where it was (in the
+/// line diff of the two).
+fn kept_in_place(before: &[&str], output: &[&str]) -> Vec<bool> {
+    let mut kept = vec![false; output.len()];
+    for op in capture_diff_slices(Algorithm::Myers, before, output) {
+        if let DiffOp::Equal { new_index, len, .. } = op {
+            kept[new_index..new_index + len].fill(true);
+        }
+    }
+    kept
 }
 
 /// The non-blank lines of `lines`.
@@ -116,6 +133,35 @@ mod tests {
     fn a_block_the_commit_kept_written_twice_is_harmful() {
         let out = "fn a() {\n    one();\n    three();\n}\n\nfn b() {\n    two();\n}\n\nfn b() {\n    two();\n}\n";
         let s = shown(&["fn a() {\n    one();\n    three();\n}\n"]);
+        assert!(!loose(BEFORE, AFTER, out, &s));
+    }
+
+    #[test]
+    fn a_deleted_block_kept_elsewhere_than_where_the_file_had_it_is_harmful() {
+        // `old` moved below `b`: its lines are the file's, but not where the file had them.
+        let out = "fn a() {\n    one();\n    three();\n}\n\nfn b() {\n    two();\n}\n\nfn old() {\n    gone();\n}\n";
+        let s = shown(&["fn a() {\n    one();\n    three();\n}\n"]);
+        assert!(!loose(BEFORE, AFTER, out, &s));
+    }
+
+    #[test]
+    fn each_guard_refuses_its_own_case() {
+        let s = shown(&["fn a() {\n    one();\n    three();\n}\n"]);
+        // A kept block the file never had as a block (`gone();` twice): no copy in `before`.
+        let twice = "fn a() {\n    one();\n    three();\n}\n\nfn old() {\n    gone();\n    gone();\n}\n\nfn b() {\n    two();\n}\n";
+        assert!(!loose(BEFORE, AFTER, twice, &s));
+        // A block the commit did not delete (after still holds every copy before had).
+        let before = "x();\nfn a() {\n    one();\n}\n";
+        let after = "x();\nfn a() {\n    one();\n    three();\n}\n";
+        let out = "x();\nx();\nfn a() {\n    one();\n    three();\n}\n";
+        assert!(!loose(before, after, out, &shown(&["fn a() {\n"])));
+        // More copies in the output than the file had (the commit deleted one of two).
+        let before = "x();\nfn a() {\n}\nx();\n";
+        let after = "fn a() {\n}\nx();\n";
+        let out = "x();\nx();\nfn a() {\n}\nx();\n";
+        assert!(!loose(before, after, out, &shown(&["fn a() {\n"])));
+        // A changed line (the diff's replace), though every other line is kept.
+        let out = "fn a() {\n    one();\n    four();\n}\n\nfn b() {\n    two();\n}\n";
         assert!(!loose(BEFORE, AFTER, out, &s));
     }
 

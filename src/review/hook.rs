@@ -94,14 +94,19 @@ struct Answer {
 /// A configured hook.
 #[derive(Debug, Clone)]
 pub struct Hook {
+    /// The program (absolute, outside the root: [`super::hook_program`]) and its arguments.
+    program: std::path::PathBuf,
     command: Vec<String>,
+    /// The project root, for the hook's `PATCHGATE_ROOT`.
+    root: std::path::PathBuf,
     timeout: Duration,
     turns: Arc<Semaphore>,
 }
 
 impl Hook {
-    /// The hook of the user's `[hook]`; an error for an empty command.
-    pub fn from_config(c: &HookConfig) -> Result<Hook> {
+    /// The hook of the user's `[hook]` for the project at `root`; an error for an empty
+    /// command, or one an agent could rewrite (beneath the root, or a relative path).
+    pub fn from_config(c: &HookConfig, root: &std::path::Path) -> Result<Hook> {
         if c.command.first().is_none_or(|p| p.trim().is_empty()) {
             return Err(Error::invalid_input(
                 "[hook] command is empty: give the program and its arguments, \
@@ -109,7 +114,9 @@ impl Hook {
             ));
         }
         Ok(Hook {
+            program: super::hook_program::checked(&c.command, root)?,
             command: c.command.clone(),
+            root: root.to_path_buf(),
             timeout: Duration::from_millis(c.timeout_ms.clamp(1, MAX_TIMEOUT_MS)),
             turns: Arc::new(Semaphore::new(HOOKS_AT_ONCE)),
         })
@@ -120,8 +127,10 @@ impl Hook {
         self.timeout
     }
 
-    /// Run the hook on `payload` in `dir` and read its verdict, within its time.
-    pub async fn judge(&self, payload: &Payload<'_>, dir: &std::path::Path) -> Verdict {
+    /// Run the hook on `payload` and read its verdict, within its time. It runs in its
+    /// program's own folder (never the root, where a relative path would reach files an agent
+    /// writes), with the root in `PATCHGATE_ROOT`.
+    pub async fn judge(&self, payload: &Payload<'_>) -> Verdict {
         let input = match serde_json::to_vec(payload) {
             Ok(v) => v,
             Err(e) => return Verdict::Failed(format!("its input could not be written: {e}")),
@@ -133,9 +142,10 @@ impl Hook {
                 self.timeout.as_millis()
             ));
         };
-        let mut cmd = tokio::process::Command::new(&self.command[0]);
+        let mut cmd = tokio::process::Command::new(&self.program);
         cmd.args(&self.command[1..])
-            .current_dir(dir)
+            .current_dir(self.program.parent().unwrap_or(std::path::Path::new("/")))
+            .env("PATCHGATE_ROOT", &self.root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -8,6 +8,7 @@ pub mod apply;
 pub mod edit;
 pub mod fallback;
 pub mod hook;
+mod hook_program;
 pub mod intent;
 pub mod journal;
 mod merge3;
@@ -52,7 +53,7 @@ pub fn open_gate(
         );
     }
     let fallback = user_fallback(&user, ws.config.fallback.is_some())?;
-    let hook = user_hook(&user, ws.config.hook.is_some())?;
+    let hook = user_hook(&user, ws.config.hook.is_some(), ws.root.path())?;
     let timeout = Duration::from_secs(review_timeout.unwrap_or(ws.config.review_timeout_s));
     let gate = queue::Gate::new(ws, policy, journal, fallback).with_hook(hook);
     Ok((gate, timeout))
@@ -60,7 +61,11 @@ pub fn open_gate(
 
 /// The policy hook of the user's own config. A repository's `[hook]` is never run (it would
 /// make the gate run any program a repository names): `repo_has_one` logs that.
-pub fn user_hook(user: &UserConfig, repo_has_one: bool) -> Result<Option<hook::Hook>> {
+pub fn user_hook(
+    user: &UserConfig,
+    repo_has_one: bool,
+    root: &std::path::Path,
+) -> Result<Option<hook::Hook>> {
     if repo_has_one {
         tracing::warn!(
             ".patchgate.toml's [hook] is ignored: a policy hook runs only from your own config \
@@ -70,7 +75,10 @@ pub fn user_hook(user: &UserConfig, repo_has_one: bool) -> Result<Option<hook::H
                 .unwrap_or_default()
         );
     }
-    user.hook.as_ref().map(hook::Hook::from_config).transpose()
+    user.hook
+        .as_ref()
+        .map(|h| hook::Hook::from_config(h, root))
+        .transpose()
 }
 
 /// The model fallback of the user's own config. A repository's `[fallback]` is never used

@@ -837,7 +837,7 @@ impl Gate {
                 .collect(),
             run_id: &proposal.run_id,
         };
-        let verdict = hook.judge(&payload, self.inner.ws.root.path()).await;
+        let verdict = hook.judge(&payload).await;
         let said = match verdict {
             Verdict::Deny(reason) => {
                 let why = if reason.is_empty() {

@@ -247,3 +247,44 @@ fn a_patch_a_person_applies_is_not_put_to_the_hook() {
         "the hook was asked about a person's patch"
     );
 }
+
+/// A hook an agent could rewrite is refused before the gate starts: its program beneath the
+/// root (where every edit lands), or given as a relative path. A gate that ran it would let
+/// the agent replace its own judge (and the old judge could approve that very edit).
+#[test]
+fn a_hook_beneath_the_root_or_by_a_relative_path_stops_the_gate_from_starting() {
+    let p = Project::new();
+    p.write("a.txt", "alpha\n");
+    p.write("judge.sh", "#!/bin/sh\necho '{\"action\": \"auto\"}'\n");
+    let inside = p.root.join("judge.sh");
+    std::fs::set_permissions(&inside, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (command, says) in [
+        (inside.display().to_string(), "beneath the project root"),
+        ("./judge.sh".to_string(), "relative path"),
+    ] {
+        user_hook(&p, std::path::Path::new(&command));
+        let mut cmd = crate::support::bin();
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--root"])
+            .arg(&p.root)
+            .env("PATCHGATE_STATE_DIR", &p.state)
+            .env("PATCHGATE_CONFIG", p.state.join("no-user-config.toml"));
+        let mut child = cmd
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                panic!("{command}: the gate started with a hook an agent can rewrite");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command}: {err}");
+        assert!(err.contains(says), "{command}: {err}");
+    }
+}

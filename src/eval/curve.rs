@@ -58,6 +58,12 @@ impl Report {
         let step = m.len().div_ceil(MAX_ROWS - 1).max(1);
         let mut out = vec![f32::NEG_INFINITY];
         out.extend(m.iter().step_by(step).map(|v| v + 1e-3));
+        // Always past the highest margin (every weighed merge refused).
+        if let Some(&top) = m.last()
+            && out.last().is_some_and(|&t| t < top + 1e-3)
+        {
+            out.push(top + 1e-3);
+        }
         out
     }
 

@@ -351,73 +351,77 @@ pub fn run(
     let mut cases = Vec::with_capacity(total);
     for (i, dir) in dirs.iter().enumerate() {
         let case = load(root, dir, format)?;
-        let mut times = Vec::with_capacity(repeat.max(1));
-        let mut syntax_times = Vec::with_capacity(repeat.max(1));
-        let (mut outcome, mut flagged, mut lost, mut lost_code) =
-            (Outcome::Wrong, false, false, false);
-        let (mut unseen, mut is_loose) = (false, false);
-        let mut undecided = None;
-        for _ in 0..repeat.max(1) {
-            let run = run_once(&case, format);
-            let (check, f) = check_once(&case, run.texts.as_ref());
-            times.push(run.merge);
-            syntax_times.extend(run.verify.map(|v| v + check));
-            let after = String::from_utf8_lossy(&case.after);
-            let wrong_output = run
-                .texts
-                .as_ref()
-                .filter(|_| run.outcome == Outcome::Wrong)
-                .map(|(_, new)| new);
-            lost = wrong_output.is_some_and(|new| loses_lines(&after, new));
-            lost_code = wrong_output
-                .is_some_and(|new| loses_code(&String::from_utf8_lossy(&case.before), &after, new));
-            let hints = edit::Hints {
-                path: Some(&case.file_name),
-                instruction: case.instruction.as_deref(),
-            };
-            unseen = run.texts.as_ref().is_some_and(|(old, new)| {
-                let (lines, _) = edit::unseen_deletions(format, old, new, &case.edit, &hints);
-                !lines.is_empty()
-            });
-            is_loose = format == Format::Lazy
-                && run.texts.as_ref().is_some_and(|(old, new)| {
-                    run.outcome == Outcome::Wrong
-                        && loose(
-                            old,
-                            &after,
-                            new,
-                            &edit::shown(format, old, &case.edit, &hints),
-                        )
-                });
-            undecided = Some(Undecided {
-                outcome: run.outcome.clone(),
-                loose: is_loose,
-                lost_code,
-                margin: run.margin.as_ref().map(|m| m.value),
-            });
-            (outcome, flagged) = (decided(run.outcome, run.margin.as_ref()), f);
-            if matches!(outcome, Outcome::Refused(..)) {
-                (lost, lost_code, is_loose, unseen) = (false, false, false, false);
-            }
-        }
-        times.sort_unstable();
-        syntax_times.sort_unstable();
-        cases.push(CaseResult {
-            name: case.name,
-            outcome,
-            expect_decline: case.expect_decline,
-            nanos: times[times.len() / 2],
-            check_nanos: syntax_times.get(syntax_times.len() / 2).copied(),
-            flagged,
-            lost,
-            lost_code,
-            unseen,
-            loose: is_loose,
-            undecided: undecided.expect("at least one run"),
-        });
+        cases.push(score(case, format, repeat));
         progress(i + 1, total);
     }
     Ok(Report { format, cases })
+}
+
+/// Run `case` `repeat` times and score it: its outcome, times and how its merge is wrong.
+fn score(case: Case, format: Format, repeat: usize) -> CaseResult {
+    let mut times = Vec::with_capacity(repeat.max(1));
+    let mut syntax_times = Vec::with_capacity(repeat.max(1));
+    let (mut outcome, mut flagged, mut lost, mut lost_code) = (Outcome::Wrong, false, false, false);
+    let (mut unseen, mut is_loose) = (false, false);
+    let mut undecided = None;
+    for _ in 0..repeat.max(1) {
+        let run = run_once(&case, format);
+        let (check, f) = check_once(&case, run.texts.as_ref());
+        times.push(run.merge);
+        syntax_times.extend(run.verify.map(|v| v + check));
+        let after = String::from_utf8_lossy(&case.after);
+        let wrong_output = run
+            .texts
+            .as_ref()
+            .filter(|_| run.outcome == Outcome::Wrong)
+            .map(|(_, new)| new);
+        lost = wrong_output.is_some_and(|new| loses_lines(&after, new));
+        lost_code = wrong_output
+            .is_some_and(|new| loses_code(&String::from_utf8_lossy(&case.before), &after, new));
+        let hints = edit::Hints {
+            path: Some(&case.file_name),
+            instruction: case.instruction.as_deref(),
+        };
+        unseen = run.texts.as_ref().is_some_and(|(old, new)| {
+            let (lines, _) = edit::unseen_deletions(format, old, new, &case.edit, &hints);
+            !lines.is_empty()
+        });
+        is_loose = format == Format::Lazy
+            && run.texts.as_ref().is_some_and(|(old, new)| {
+                run.outcome == Outcome::Wrong
+                    && loose(
+                        old,
+                        &after,
+                        new,
+                        &edit::shown(format, old, &case.edit, &hints),
+                    )
+            });
+        undecided = Some(Undecided {
+            outcome: run.outcome.clone(),
+            loose: is_loose,
+            lost_code,
+            margin: run.margin.as_ref().map(|m| m.value),
+        });
+        (outcome, flagged) = (decided(run.outcome, run.margin.as_ref()), f);
+        if matches!(outcome, Outcome::Refused(..)) {
+            (lost, lost_code, is_loose, unseen) = (false, false, false, false);
+        }
+    }
+    times.sort_unstable();
+    syntax_times.sort_unstable();
+    CaseResult {
+        name: case.name,
+        outcome,
+        expect_decline: case.expect_decline,
+        nanos: times[times.len() / 2],
+        check_nanos: syntax_times.get(syntax_times.len() / 2).copied(),
+        flagged,
+        lost,
+        lost_code,
+        unseen,
+        loose: is_loose,
+        undecided: undecided.expect("at least one run"),
+    }
 }
 
 impl Report {
@@ -618,6 +622,54 @@ impl Report {
         }
     }
 
+    /// The refused cases by code and the wrong ones (with their margins when `verbose`).
+    fn render_cases(&self, out: &mut String, verbose: bool) {
+        let mut by_code: BTreeMap<&str, Vec<&CaseResult>> = BTreeMap::new();
+        for c in self.cases.iter().filter(|c| !c.expect_decline) {
+            if let Outcome::Refused(code, _) = &c.outcome {
+                by_code.entry(code.as_str()).or_default().push(c);
+            }
+        }
+        for (code, cases) in &by_code {
+            let _ = writeln!(out, "refused {code} ({}):", cases.len());
+            for c in cases {
+                if verbose {
+                    if let Outcome::Refused(_, msg) = &c.outcome {
+                        let first = msg.lines().next().unwrap_or("");
+                        let _ = writeln!(out, "  {}: {first}", c.name);
+                    }
+                } else {
+                    let _ = writeln!(out, "  {}", c.name);
+                }
+            }
+        }
+        let wrong: Vec<&CaseResult> = self
+            .cases
+            .iter()
+            .filter(|c| c.outcome == Outcome::Wrong)
+            .collect();
+        if !wrong.is_empty() {
+            let _ = writeln!(out, "wrong ({}):", wrong.len());
+            for c in wrong {
+                let tag = if c.expect_decline {
+                    " (should decline)"
+                } else if c.loose {
+                    " (loose: keeps deleted lines unshown)"
+                } else {
+                    ""
+                };
+                match c.undecided.margin.filter(|_| verbose) {
+                    Some(m) => {
+                        let _ = writeln!(out, "  {}{tag} (margin {m:.2})", c.name);
+                    }
+                    None => {
+                        let _ = writeln!(out, "  {}{tag}", c.name);
+                    }
+                }
+            }
+        }
+    }
+
     /// The full report: counts, refused cases by code, wrong cases, then the summary line.
     pub fn render(&self, verbose: bool) -> String {
         let n = self.cases.len();
@@ -673,50 +725,7 @@ impl Report {
              that lose the file's own code",
             u[0], u[1], u[2], u[3], u[4], u[5]
         );
-        let mut by_code: BTreeMap<&str, Vec<&CaseResult>> = BTreeMap::new();
-        for c in self.cases.iter().filter(|c| !c.expect_decline) {
-            if let Outcome::Refused(code, _) = &c.outcome {
-                by_code.entry(code.as_str()).or_default().push(c);
-            }
-        }
-        for (code, cases) in &by_code {
-            let _ = writeln!(out, "refused {code} ({}):", cases.len());
-            for c in cases {
-                if verbose {
-                    if let Outcome::Refused(_, msg) = &c.outcome {
-                        let first = msg.lines().next().unwrap_or("");
-                        let _ = writeln!(out, "  {}: {first}", c.name);
-                    }
-                } else {
-                    let _ = writeln!(out, "  {}", c.name);
-                }
-            }
-        }
-        let wrong: Vec<&CaseResult> = self
-            .cases
-            .iter()
-            .filter(|c| c.outcome == Outcome::Wrong)
-            .collect();
-        if !wrong.is_empty() {
-            let _ = writeln!(out, "wrong ({}):", wrong.len());
-            for c in wrong {
-                let tag = if c.expect_decline {
-                    " (should decline)"
-                } else if c.loose {
-                    " (loose: keeps deleted lines unshown)"
-                } else {
-                    ""
-                };
-                match c.undecided.margin.filter(|_| verbose) {
-                    Some(m) => {
-                        let _ = writeln!(out, "  {}{tag} (margin {m:.2})", c.name);
-                    }
-                    None => {
-                        let _ = writeln!(out, "  {}{tag}", c.name);
-                    }
-                }
-            }
-        }
+        self.render_cases(&mut out, verbose);
         if verbose {
             self.render_unseen(&mut out);
             let mut slow: Vec<&CaseResult> = self.cases.iter().collect();

@@ -1348,7 +1348,7 @@ fn on_view(m: &mut Model, action: Action) {
         }
         Action::Command => {
             m.overlay = Overlay::Command(input(
-                "commit RUN_ID | undo [RUN_ID] | rewind [RUN_ID] | quit",
+                "commit RUN_ID | undo [RUN_ID] | rewind [RUN_ID] | session [RUN_ID] | quit",
             ));
         }
         Action::Search => m.overlay = Overlay::Search(input("search the diff")),

@@ -157,7 +157,8 @@ impl Evidence {
                     })
                     .count();
                 Segment {
-                    at: first.unwrap_or(0),
+                    // A segment of blank lines only: its place in the file names it.
+                    at: first.unwrap_or(1),
                     anchor: Anchor::of(file, &e.ops),
                     drops,
                 }

@@ -5,7 +5,9 @@
 //! together at the wrong place: the merge is refused `NEEDS_MORE_CONTEXT`, naming the line,
 //! instead of being written broken. An error the snippet has too (syntax newer than the
 //! grammar, say) is the snippet's own: the merge stands and the review's `syntax:` warning
-//! shows it. A file broken already is not judged.
+//! shows it. A file broken already is not refused. Either way the error joins the merge's
+//! evidence (`evidence::Syntax`): on a line of code it is the snippet's own, on a closer-like
+//! line a misfit that costs the margin.
 
 use std::collections::HashSet;
 
@@ -27,8 +29,6 @@ pub(crate) fn check(
     let Some(lang) = Lang::of_text(path, merged) else {
         return Ok(Syntax::Clean);
     };
-    // A file broken already: which error is new cannot be told for sure; the review's
-    // warning shows what it can.
     let fresh = syntax::new_errors(path, Some(original), merged);
     let Some(excused) = fresh.first() else {
         return Ok(Syntax::Clean);

@@ -65,6 +65,9 @@ pub(crate) struct Evidence {
     pub(crate) anchors: Vec<Segment>,
     /// The result's syntax.
     pub(crate) syntax: Syntax,
+    /// File lines the result lost that only a block among new lines licenses (the licence
+    /// check's `AmongNew` ground): the new code may merely repeat the file's lines there.
+    pub(crate) among_new: usize,
 }
 
 /// The weights of the decision, each with the reason for its value.
@@ -84,6 +87,11 @@ pub struct MarginWeights {
     /// A segment of new code placed by its neighbours: as sure as those neighbours, whose own
     /// anchors count; its place was checked by the rules that chose it.
     pub position: f32,
+    /// A merge deleting at least [`Self::among_new_min_lines`] lines that only a block among
+    /// new lines licenses.
+    pub among_new_deletion: f32,
+    /// The fewest such lines that weigh.
+    pub among_new_min_lines: usize,
     /// A new parse error on a closer-like line ([`Syntax::Misfit`]): a piece put where it
     /// does not fit.
     pub misfit_syntax: f32,
@@ -167,6 +175,7 @@ impl Evidence {
         Evidence {
             anchors,
             syntax: Syntax::Clean,
+            among_new: 0,
         }
     }
 
@@ -180,6 +189,14 @@ impl Evidence {
             Some(s) => (s.weight(w), describe(s)),
             None => (w.unique_cap, "the snippet only removes".to_string()),
         };
+        if self.among_new >= w.among_new_min_lines && w.among_new_deletion < value {
+            value = w.among_new_deletion;
+            why = format!(
+                "it deletes {} file line(s) placed only by snippet lines that stand among new \
+                 code (they may be new code that merely repeats the file's)",
+                self.among_new
+            );
+        }
         if let Syntax::Misfit(line) = self.syntax {
             value -= w.misfit_syntax;
             why = format!(
@@ -283,6 +300,7 @@ mod tests {
                 segment(Anchor::Repeated),
             ],
             syntax: Syntax::Clean,
+            among_new: 0,
         };
         assert_eq!(e.margin(&w).value, w.repeated);
         assert!(e.margin(&w).weakest.contains("more than once"));
@@ -308,6 +326,28 @@ mod tests {
         assert!(decide_margin(&e).is_ok());
     }
 
+    #[test]
+    fn a_deletion_licensed_only_among_new_lines_weighs_like_a_floating_segment() {
+        let w = MARGIN;
+        let mut e = Evidence {
+            anchors: vec![segment(Anchor::Unique { lines: 4 })],
+            syntax: Syntax::Clean,
+            among_new: 6,
+        };
+        let m = e.margin(&w);
+        assert_eq!(m.value, w.among_new_deletion);
+        assert!(
+            m.weakest.contains("deletes 6 file line(s)"),
+            "{}",
+            m.weakest
+        );
+        // With a misfit parse error on top it is refused.
+        e.syntax = Syntax::Misfit(3);
+        assert!(decide_margin(&e).is_err());
+        e.among_new = 0;
+        assert!(decide_margin(&e).is_ok());
+    }
+
     fn decide_margin(e: &Evidence) -> Result<()> {
         super::decide(&e.margin(&MARGIN), &MARGIN)
     }
@@ -329,6 +369,7 @@ mod tests {
             evidence: Some(Evidence {
                 anchors: vec![segment(anchor)],
                 syntax: Syntax::Clean,
+                among_new: 0,
             }),
             ..Merged::default()
         };

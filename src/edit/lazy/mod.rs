@@ -262,7 +262,7 @@ pub(crate) fn merge_unverified(
     };
     guards::check_balance(&file, &snippet.lines, &edits, text)?;
     let out = render::render(&file, &snippet.lines, edits, indent())?;
-    licence::check(&file, &snippet, ctx.defs(), &instruction.removes, &out)?;
+    let among_new = licence::check(&file, &snippet, ctx.defs(), &instruction.removes, &out)?;
     let merged = join_lines(&out, final_newline || out.is_empty());
     let new_lines: Vec<&str> = snippet
         .lines
@@ -285,7 +285,10 @@ pub(crate) fn merge_unverified(
     merged
         .warnings
         .extend(reindented(&planned, &shifts, &snippet.lines));
-    merged.evidence = Some(evidence);
+    merged.evidence = Some(Evidence {
+        among_new,
+        ..evidence
+    });
     Ok(merged)
 }
 

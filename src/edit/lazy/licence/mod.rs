@@ -42,7 +42,7 @@ mod diff;
 mod place;
 
 use self::diff::{Diff, Kept};
-use self::place::{Licences, Why};
+use self::place::{Ground, Licences, Why};
 
 #[cfg(test)]
 thread_local! {
@@ -52,7 +52,7 @@ thread_local! {
 }
 
 /// Refuse the merge `out` of `snippet` into `file` when it loses a file line the snippet
-/// does not license. `said` are the definitions the instruction deletes (the snippet's own
+/// does not license; else how many lost lines only a block among new lines licenses. `said` are the definitions the instruction deletes (the snippet's own
 /// `remove NAME` directives are read from it).
 pub(crate) fn check<S: AsRef<str>>(
     file: &FileIndex<'_>,
@@ -60,18 +60,20 @@ pub(crate) fn check<S: AsRef<str>>(
     defs: &FileDefs<'_>,
     said: &[String],
     out: &[S],
-) -> Result<()> {
+) -> Result<usize> {
     #[cfg(test)]
     if SWITCHED_OFF.with(Cell::get) {
-        return Ok(());
+        return Ok(0);
     }
     let diff = Diff::of(file, out);
     let lost: Vec<usize> = (0..file.len())
         .filter(|&j| diff.kept.at(j).is_none() && !file.is_blank(j))
         .collect();
     if lost.is_empty() || whole_file(file, snippet) {
-        return Ok(());
+        return Ok(0);
     }
+    // Lines licensed only beside a block among new lines (evidence for the margin).
+    let mut among_new = 0;
     let mut per_line = PerLine::new(snippet, &diff.old, &diff.new);
     let mut licences = Licences::new(file, snippet, diff.kept, diff.out_blank);
     // The definitions' lines are read (a parse, where the grammar is built in) only for
@@ -95,8 +97,12 @@ pub(crate) fn check<S: AsRef<str>>(
         if rest.is_empty() {
             continue;
         }
-        let Err(why) = licences.by_place(&rest, out) else {
-            continue;
+        let why = match licences.by_place(&rest, out) {
+            Ok(ground) => {
+                among_new += usize::from(ground == Ground::AmongNew) * rest.len();
+                continue;
+            }
+            Err(why) => why,
         };
         if slides > 0 && rest == run && slid(&mut licences, file, &run, out) {
             continue;
@@ -119,7 +125,10 @@ pub(crate) fn check<S: AsRef<str>>(
         }
         let why = if left.len() < rest.len() {
             match licences.by_place(&left, out) {
-                Ok(()) => continue,
+                Ok(ground) => {
+                    among_new += usize::from(ground == Ground::AmongNew) * left.len();
+                    continue;
+                }
                 Err(w) => w,
             }
         } else {
@@ -128,7 +137,7 @@ pub(crate) fn check<S: AsRef<str>>(
         unlicensed.push((left, why));
     }
     if unlicensed.is_empty() {
-        return Ok(());
+        return Ok(among_new);
     }
     Err(refusal(file, &unlicensed))
 }

@@ -85,7 +85,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         &self,
         run: &[usize],
         out: &[S],
-    ) -> std::result::Result<(), Why> {
+    ) -> std::result::Result<Ground, Why> {
         let (above, below) = self.kept.around(self.file, run);
         let lo = above.and_then(|j| self.kept.at(j)).map_or(0, |k| k + 1);
         let hi = below.and_then(|j| self.kept.at(j)).unwrap_or(out.len());
@@ -122,7 +122,7 @@ impl<'a, 'f> Licences<'a, 'f> {
                 continue;
             }
             match self.licensed(up, down, run, &new_at, out) {
-                Ok(()) => return Ok(()),
+                Ok(g) => return Ok(g),
                 Err(w) => why = w,
             }
         }
@@ -258,7 +258,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         run: &[usize],
         new_at: &[usize],
         out: &[S],
-    ) -> std::result::Result<(), Why> {
+    ) -> std::result::Result<Ground, Why> {
         for (this, other) in [(up, down), (down, up)] {
             match this {
                 Side::Ambiguous => return Err(Why::Elsewhere),
@@ -274,7 +274,11 @@ impl<'a, 'f> Licences<'a, 'f> {
                 Why::Marks
             });
         }
-        Ok(())
+        Ok(if [up, down].contains(&Side::Unique) {
+            Ground::AmongNew
+        } else {
+            Ground::Sure
+        })
     }
 
     /// Whether each lost line pairs, in order, with a new line that is its changed version
@@ -482,6 +486,16 @@ fn compared(line: &str) -> &str {
         Some((at, _)) => &line[..at],
         None => line,
     }
+}
+
+/// How a run of lost lines is licensed by its place (evidence for the merge's margin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ground {
+    /// Between lines the snippet shows grounded (or closers, or changed lines in place).
+    Sure,
+    /// Beside a block that stands among new lines, once in the file, with a grounded one
+    /// across: the new code may merely repeat the file's lines there.
+    AmongNew,
 }
 
 /// Why the snippet does not license a run of lost lines, as a refusal says it.

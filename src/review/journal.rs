@@ -259,6 +259,11 @@ impl Journal {
     }
 
     pub(super) fn append(&self, entry: &Entry) -> Result<()> {
+        self.append_all(std::slice::from_ref(entry))
+    }
+
+    /// Append `entries` as one write of their lines, synced (one writer at a time).
+    pub(super) fn append_all(&self, entries: &[Entry]) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::new(
                 ErrorCode::FsError,
@@ -268,9 +273,13 @@ impl Journal {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(fail)?;
         }
-        let mut line =
-            serde_json::to_string(entry).map_err(|e| Error::invalid_input(e.to_string()))?;
-        line.push('\n');
+        let mut line = String::new();
+        for entry in entries {
+            line.push_str(
+                &serde_json::to_string(entry).map_err(|e| Error::invalid_input(e.to_string()))?,
+            );
+            line.push('\n');
+        }
         // Private from its creation: it holds the pre-images of what edits replaced (old
         // `.env` contents too). A journal an older version left readable is made private.
         let mut opts = std::fs::OpenOptions::new();

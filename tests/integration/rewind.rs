@@ -218,3 +218,114 @@ fn the_tuis_session_view_shows_what_the_runs_changed() {
     );
     assert!(!screen.contains("+LINE 2"), "{screen}");
 }
+
+/// `patch_file` through the gate (applied at once): `search` → `replace` in `file`, its run id.
+fn patch(gate: &Gate, file: &str, search: &str, replace: &str) -> String {
+    let answer = call_tool(
+        &gate.mcp_url,
+        &gate.token,
+        "patch_file",
+        json!({"target_file": file, "search_content": search, "replace_content": replace}),
+    );
+    assert_eq!(answer["status"], "ok", "{answer}");
+    answer["run_id"].as_str().unwrap().to_string()
+}
+
+/// The journal file in the project's state directory (`*.jsonl`, wherever it sits).
+fn journal_file(p: &Project) -> std::path::PathBuf {
+    fn find(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+        for e in std::fs::read_dir(dir).ok()?.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                if let Some(found) = find(&path) {
+                    return Some(found);
+                }
+            } else if path.extension().is_some_and(|x| x == "jsonl") {
+                return Some(path);
+            }
+        }
+        None
+    }
+    find(&p.state).expect("a journal in the state directory")
+}
+
+/// Blocks of 512 bytes the rewinding process may write to one file (`ulimit -f`): the small
+/// file's restore fits, the big one's does not (EFBIG, a write refused even to root).
+const FSIZE_BLOCKS: usize = 8;
+
+/// A rewind over two files whose second write fails (here over the process's file size
+/// limit, as a full disk would) puts the first file back to its exact bytes and mode, writes
+/// no `undone` entry and says nothing changed.
+#[test]
+fn a_rewind_whose_second_write_fails_puts_the_first_file_back() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    p.write("a.txt", &original());
+    let big: String = (1..=400)
+        .map(|i| format!("big line {i:04} {}\n", "x".repeat(40)))
+        .collect();
+    assert!(big.len() > FSIZE_BLOCKS * 512 * 2);
+    p.write("b.txt", &big);
+    let gate = Gate::start(&p, &["--policy", "auto"]);
+    let first = patch(&gate, "a.txt", "line 2\n", "LINE 2\n");
+    patch(&gate, "b.txt", "big line 0002", "BIG LINE 0002");
+    drop(gate);
+    let a = p.root.join("a.txt");
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (a_before, b_before) = (p.read("a.txt"), p.read("b.txt"));
+    let journal = std::fs::read(journal_file(&p)).unwrap();
+    // SIGXFSZ ignored (kept across exec), so the write fails with EFBIG instead of killing.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {FSIZE_BLOCKS} && exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_patchgate"))
+        .args(["rewind", &first, "--root"])
+        .arg(&p.root)
+        .env(
+            "PATCHGATE_CONFIG",
+            "/nonexistent/patchgate-test-config.toml",
+        )
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let why = stderr(&out);
+    assert_eq!(p.read("a.txt"), a_before, "{why}");
+    let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{why}");
+    assert_eq!(p.read("b.txt"), b_before);
+    assert_eq!(std::fs::read(journal_file(&p)).unwrap(), journal);
+    assert!(
+        why.contains("`b.txt`") && why.contains("nothing changed"),
+        "{why}"
+    );
+}
+
+/// `log --diff` when the store's cap dropped one run's copy: the other runs' changes, and a
+/// note naming the run left out.
+#[test]
+fn log_diff_leaves_out_a_run_whose_stored_copy_is_gone() {
+    let (p, [_, second, _]) = three_runs();
+    let journal = journal_file(&p);
+    let line = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .find(|l| l.contains(&second))
+        .unwrap()
+        .to_string();
+    let entry: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let blob = entry["files"][0]["before_blob"].as_str().unwrap();
+    std::fs::remove_file(journal.with_extension("preimages").join(blob)).unwrap();
+    let out = cli(&p, &["log", "--diff"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("+LINE 2") && text.contains("+LINE 14"),
+        "{text}"
+    );
+    assert!(!text.contains("+LINE 8"), "{text}");
+    let why = stderr(&out);
+    assert!(why.contains(&format!("run {second} left out")), "{why}");
+}

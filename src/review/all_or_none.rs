@@ -7,6 +7,10 @@ use crate::error::{Error, Result};
 use crate::workspace::fs;
 use crate::workspace::paths::SafePath;
 
+/// What a refusal says when some files written could not be put back (they hold the new
+/// content): the TUI's status line tells it apart from a refusal that changed nothing.
+pub const NOT_PUT_BACK: &str = "these files could not be put back and hold the new content";
+
 /// One file to write: what it holds now (`None`: missing) and what it is to hold (`None`:
 /// deleted), with the mode to give it.
 pub(crate) struct Plan<'a> {
@@ -60,10 +64,7 @@ fn refusal(why: &Error, failed: &[String]) -> Error {
     let tail = if failed.is_empty() {
         "every file written before it was put back as it was, so nothing changed".to_string()
     } else {
-        format!(
-            "these files could not be put back and hold the new content: {}",
-            failed.join(", ")
-        )
+        format!("{NOT_PUT_BACK}: {}", failed.join(", "))
     };
     Error::new(why.code, format!("{}; {tail}", why.message))
 }

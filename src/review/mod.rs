@@ -4,7 +4,7 @@
 
 pub mod account;
 pub mod agents;
-mod all_or_none;
+pub mod all_or_none;
 pub mod apply;
 pub mod edit;
 pub mod fallback;

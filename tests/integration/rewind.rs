@@ -253,6 +253,36 @@ fn journal_file(p: &Project) -> std::path::PathBuf {
 /// file's restore fits, the big one's does not (EFBIG, a write refused even to root).
 const FSIZE_BLOCKS: usize = 8;
 
+/// [`cli`] with the process's file size limit at [`FSIZE_BLOCKS`] and SIGXFSZ ignored (kept
+/// across exec), so a write past the limit fails with EFBIG instead of killing it.
+fn cli_limited(p: &Project, args: &[&str]) -> Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {FSIZE_BLOCKS} && exec \"$0\" \"$@\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_patchgate"))
+        .args(args)
+        .arg("--root")
+        .arg(&p.root)
+        .env(
+            "PATCHGATE_CONFIG",
+            "/nonexistent/patchgate-test-config.toml",
+        )
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .output()
+        .unwrap()
+}
+
+/// A file too big to write under [`FSIZE_BLOCKS`].
+fn big() -> String {
+    let text: String = (1..=400)
+        .map(|i| format!("big line {i:04} {}\n", "x".repeat(40)))
+        .collect();
+    assert!(text.len() > FSIZE_BLOCKS * 512 * 2);
+    text
+}
+
 /// A rewind over two files whose second write fails (here over the process's file size
 /// limit, as a full disk would) puts the first file back to its exact bytes and mode, writes
 /// no `undone` entry and says nothing changed.
@@ -261,11 +291,7 @@ fn a_rewind_whose_second_write_fails_puts_the_first_file_back() {
     use std::os::unix::fs::PermissionsExt;
     let p = Project::new();
     p.write("a.txt", &original());
-    let big: String = (1..=400)
-        .map(|i| format!("big line {i:04} {}\n", "x".repeat(40)))
-        .collect();
-    assert!(big.len() > FSIZE_BLOCKS * 512 * 2);
-    p.write("b.txt", &big);
+    p.write("b.txt", &big());
     let gate = Gate::start(&p, &["--policy", "auto"]);
     let first = patch(&gate, "a.txt", "line 2\n", "LINE 2\n");
     patch(&gate, "b.txt", "big line 0002", "BIG LINE 0002");
@@ -274,22 +300,7 @@ fn a_rewind_whose_second_write_fails_puts_the_first_file_back() {
     std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
     let (a_before, b_before) = (p.read("a.txt"), p.read("b.txt"));
     let journal = std::fs::read(journal_file(&p)).unwrap();
-    // SIGXFSZ ignored (kept across exec), so the write fails with EFBIG instead of killing.
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "trap '' XFSZ; ulimit -f {FSIZE_BLOCKS} && exec \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_patchgate"))
-        .args(["rewind", &first, "--root"])
-        .arg(&p.root)
-        .env(
-            "PATCHGATE_CONFIG",
-            "/nonexistent/patchgate-test-config.toml",
-        )
-        .env("PATCHGATE_STATE_DIR", &p.state)
-        .output()
-        .unwrap();
+    let out = cli_limited(&p, &["rewind", &first]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let why = stderr(&out);
     assert_eq!(p.read("a.txt"), a_before, "{why}");
@@ -328,4 +339,43 @@ fn log_diff_leaves_out_a_run_whose_stored_copy_is_gone() {
     assert!(!text.contains("+LINE 8"), "{text}");
     let why = stderr(&out);
     assert!(why.contains(&format!("run {second} left out")), "{why}");
+}
+
+/// Undo of one run over two files whose second write fails: the first file is put back to its
+/// exact bytes and mode and no `undone` entry is written.
+#[test]
+fn an_undo_whose_second_write_fails_puts_the_first_file_back() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    p.write("a.txt", &original());
+    p.write("b.txt", &big());
+    let gate = Gate::start(&p, &["--policy", "auto"]);
+    let answer = call_tool(
+        &gate.mcp_url,
+        &gate.token,
+        "batch_patch_files",
+        json!({"patches": [
+            {"target_file": "a.txt", "search_content": "line 2\n", "replace_content": "LINE 2\n"},
+            {"target_file": "b.txt", "search_content": "big line 0002", "replace_content": "BIG LINE 0002"}
+        ]}),
+    );
+    assert_eq!(answer["status"], "ok", "{answer}");
+    let run_id = answer["run_id"].as_str().unwrap().to_string();
+    drop(gate);
+    let a = p.root.join("a.txt");
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (a_before, b_before) = (p.read("a.txt"), p.read("b.txt"));
+    let journal = std::fs::read(journal_file(&p)).unwrap();
+    let out = cli_limited(&p, &["undo", &run_id]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let why = stderr(&out);
+    assert_eq!(p.read("a.txt"), a_before, "{why}");
+    let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{why}");
+    assert_eq!(p.read("b.txt"), b_before);
+    assert_eq!(std::fs::read(journal_file(&p)).unwrap(), journal);
+    assert!(
+        why.contains("`b.txt`") && why.contains("nothing changed"),
+        "{why}"
+    );
 }

@@ -3,7 +3,10 @@
 //! `log --diff [--since RUN]` shows the runs' changes and not the hand edit; `rewind RUN`
 //! takes back RUN and the later runs and keeps the hand edit; a rewind that meets a later
 //! change of a run's lines is refused and writes nothing; the TUI's `:session` shows the same
-//! diff and its `:rewind` does the same.
+//! diff and its `:rewind` does the same. All or nothing (issue 39, review of item 2): a
+//! rewind or undo whose second write fails puts the first file back and journals nothing; a
+//! run committed while rewind waits for the locks is rewound too; `log --diff` leaves out a
+//! run whose stored copy is gone and shows the rest.
 
 use std::process::Output;
 
@@ -378,4 +381,80 @@ fn an_undo_whose_second_write_fails_puts_the_first_file_back() {
         why.contains("`b.txt`") && why.contains("nothing changed"),
         "{why}"
     );
+}
+
+/// Wait (at most [`WAIT_SECS`]) until process `pid` is blocked on a file lock (`/proc/locks`
+/// lists a waiter as `->`).
+fn wait_blocked_on_lock(pid: u32) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(WAIT_SECS);
+    while std::time::Instant::now() < deadline {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+        if locks
+            .lines()
+            .any(|l| l.contains("->") && l.split_whitespace().any(|w| w == pid.to_string()))
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("process {pid} never waited for the lock");
+}
+
+/// How long a test waits for a process to reach a lock.
+const WAIT_SECS: u64 = 30;
+
+/// A run committed between rewind's first read of the journal and its locks is one of the runs
+/// it takes back, not a hand edit: the journal is read again under the locks. The commit is
+/// staged: the second run's journal line is held back while the rewind waits for the file's
+/// cross-process lock (held here), then appended before the lock is let go.
+#[test]
+fn a_run_committed_while_rewind_waits_for_the_locks_is_rewound_too() {
+    let p = Project::new();
+    p.write("a.txt", &original());
+    let gate = Gate::start(&p, &["--policy", "auto"]);
+    let first = run(&gate, 2);
+    let second = run(&gate, 8);
+    drop(gate);
+    let journal = journal_file(&p);
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let (kept, held): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| !l.contains(&second));
+    assert_eq!(held.len(), 1, "{text}");
+    std::fs::write(
+        &journal,
+        kept.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    // The only file edited has the only lock file.
+    let lock_path = std::fs::read_dir(p.state.join("locks"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|x| x.extension().is_some_and(|e| e == "lock"))
+        .expect("a.txt's lock file");
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    lock.lock().unwrap();
+    let child = crate::support::bin()
+        .args(["rewind", &first, "--root"])
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_blocked_on_lock(child.id());
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap();
+    std::io::Write::write_all(&mut f, format!("{}\n", held[0]).as_bytes()).unwrap();
+    drop(f);
+    lock.unlock().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(p.read("a.txt"), original(), "{}", stdout(&out));
+    let said = stdout(&out);
+    assert!(said.contains(&second) && said.contains(&first), "{said}");
 }

@@ -177,11 +177,13 @@ pub mod exit {
         the journal cannot be read or written), or another error code; 2 usage error, or the \
         root or the state directory cannot be used.";
     /// `rewind`'s.
-    pub const REWIND: &str = "Exit status: 0 rewound; 1 not rewound, nothing written (stderr's \
+    pub const REWIND: &str = "Exit status: 0 rewound; 1 not rewound, nothing changed (stderr's \
         last line is a JSON object {\"code\": ..., \"message\": ...}): RUN_NOT_FOUND (no such \
         applied run, or it was undone), FILE_CHANGED (a later change touched the lines a run \
-        changed, or a file was deleted or what a run wrote is no longer stored), FS_ERROR, or \
-        another error code; 2 usage error, or the root or the state directory cannot be used.";
+        changed, or a file was deleted or what a run wrote is no longer stored), FS_ERROR (a \
+        file or the journal cannot be read or written: the files already written are put back \
+        as they were, and the message names any that could not be), or another error code; 2 \
+        usage error, or the root or the state directory cannot be used.";
     /// `serve`'s.
     pub const SERVE: &str = "Exit status: 0 stopped by Ctrl-C or SIGTERM, or (--stdio) its \
         client closed standard input; 2 usage error, the root already has a gate (--listen), \

@@ -12,6 +12,7 @@ use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
 
 use super::account::{self, LeftOut};
+use super::all_or_none::{self, Plan};
 use super::preimages::{DEFAULT_CAP, Preimages};
 use super::proposal::{Proposal, Review, Written};
 use super::revert;
@@ -24,6 +25,10 @@ use crate::workspace::state;
 
 /// The most [`Journal::undone_since`] reads at once.
 pub const TAIL_READ: u64 = 1 << 20;
+
+/// How often undo takes its files' locks again when the run to undo changed meanwhile (a
+/// later run committed between its first read of the journal and the locks).
+const UNDO_LOCK_TRIES: usize = 4;
 
 /// One file in a journal entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,6 +264,11 @@ impl Journal {
     }
 
     pub(super) fn append(&self, entry: &Entry) -> Result<()> {
+        self.append_all(std::slice::from_ref(entry))
+    }
+
+    /// Append `entries` as one write of their lines, synced (one writer at a time).
+    pub(super) fn append_all(&self, entries: &[Entry]) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::new(
                 ErrorCode::FsError,
@@ -268,9 +278,13 @@ impl Journal {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(fail)?;
         }
-        let mut line =
-            serde_json::to_string(entry).map_err(|e| Error::invalid_input(e.to_string()))?;
-        line.push('\n');
+        let mut line = String::new();
+        for entry in entries {
+            line.push_str(
+                &serde_json::to_string(entry).map_err(|e| Error::invalid_input(e.to_string()))?,
+            );
+            line.push('\n');
+        }
         // Private from its creation: it holds the pre-images of what edits replaced (old
         // `.env` contents too). A journal an older version left readable is made private.
         let mut opts = std::fs::OpenOptions::new();
@@ -467,11 +481,8 @@ impl Journal {
         }
     }
 
-    /// Undo an applied edit (the latest one not undone yet, or `run_id`): restore every file
-    /// byte for byte when it still holds what was written; when a file changed since, take back
-    /// only the run's own change (as `git revert`), refusing where a later change touched the
-    /// same lines.
-    pub fn undo(&self, run_id: Option<&str>, max_bytes: u64) -> Result<Entry> {
+    /// The applied run `undo` takes back (the latest one not undone yet, or `run_id`).
+    fn undo_target(&self, run_id: Option<&str>) -> Result<Entry> {
         let entries = self.entries()?;
         let undone: Vec<&str> = entries
             .iter()
@@ -483,56 +494,85 @@ impl Journal {
             .rev()
             .filter(|e| e.action == Action::Applied)
             .find(|e| run_id.is_none_or(|r| e.run_id == r) && !undone.contains(&e.run_id.as_str()));
-        let Some(target) = target else {
-            return Err(Error::new(
+        target.cloned().ok_or_else(|| {
+            Error::new(
                 ErrorCode::RunNotFound,
                 match run_id {
                     Some(r) if undone.contains(&r) => format!("run {r} was already undone"),
                     Some(r) => format!("no applied edit with run id {r} in the journal"),
                     None => "no applied edit left to undo in the journal".to_string(),
                 },
-            ));
-        };
-        // Every file's lock, in a fixed order, held from the check to the write (in this
-        // process and across processes), so no commit lands between the two.
-        let mut paths = target
+            )
+        })
+    }
+
+    /// Undo an applied edit (the latest one not undone yet, or `run_id`): restore every file
+    /// byte for byte when it still holds what was written; when a file changed since, take back
+    /// only the run's own change (as `git revert`), refusing where a later change touched the
+    /// same lines. Every file's lock is held from the check to the write (in this process and
+    /// across processes), and the journal is read again under them, so no commit lands
+    /// between; the files are written all or none.
+    pub fn undo(&self, run_id: Option<&str>, max_bytes: u64) -> Result<Entry> {
+        let mut target = self.undo_target(run_id)?;
+        for _ in 0..UNDO_LOCK_TRIES {
+            let paths = target
+                .files
+                .iter()
+                .map(|rec| self.root.resolve(&rec.path))
+                .collect::<Result<Vec<_>>>()?;
+            let outcome = fs::with_locks(&paths, || -> Result<_> {
+                let now = self.undo_target(run_id)?;
+                if now.run_id != target.run_id || now.files != target.files {
+                    return Ok(Err(now));
+                }
+                self.undo_locked(&target, max_bytes).map(Ok)
+            })?;
+            match outcome {
+                Ok(entry) => return Ok(entry),
+                Err(now) => target = now,
+            }
+        }
+        Err(Error::new(
+            ErrorCode::FileChanged,
+            "cannot undo: runs kept landing while it waited for their files' locks; nothing \
+             was written, try again",
+        ))
+    }
+
+    /// [`Journal::undo`] of `target` with its files locked.
+    fn undo_locked(&self, target: &Entry, max_bytes: u64) -> Result<Entry> {
+        // Check every file first: undo is all or nothing.
+        let paths = target
             .files
             .iter()
             .map(|rec| self.root.resolve(&rec.path))
             .collect::<Result<Vec<_>>>()?;
-        paths.sort_by(|a, b| a.abs.cmp(&b.abs));
-        let locks: Vec<_> = paths.iter().map(|p| fs::lock_for(&p.abs)).collect();
-        let _guards: Vec<_> = locks
-            .iter()
-            .map(|l| l.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
-            .collect();
-        let _process_locks: Vec<_> = paths
-            .iter()
-            .filter_map(|p| fs::ProcessLock::acquire(&p.abs))
-            .collect();
-        // Check every file first: undo is all or nothing.
         let mut plans = Vec::with_capacity(target.files.len());
         let mut merged = Vec::new();
-        for rec in &target.files {
-            let path = self.root.resolve(&rec.path)?;
-            let now = fs::read(&path, max_bytes)?;
+        for (rec, path) in target.files.iter().zip(&paths) {
+            let now = fs::read(path, max_bytes)?;
             let now_hash = now.as_deref().map(digest::hash);
             let before = self.before_of(&target.run_id, rec)?;
-            if now_hash != rec.after_hash {
+            let to = if now_hash == rec.after_hash {
+                before
+            } else {
                 // The file moved on: take back only the run's own change, as `git revert`.
-                let back = self.revert_later(&target.run_id, rec, before, now)?;
                 merged.push(rec.path.clone());
-                plans.push((path, Some(back), rec.mode));
-                continue;
-            }
-            plans.push((path, before, rec.mode));
+                Some(self.revert_later(&target.run_id, rec, before, now.clone())?)
+            };
+            plans.push(Plan {
+                path,
+                now,
+                to,
+                mode: rec.mode,
+            });
         }
-        for (path, before, mode) in &plans {
-            match before {
-                Some(bytes) => fs::write_atomic_locked(path, bytes, *mode)?,
-                None => fs::remove_locked(path)?,
-            }
-        }
+        let written = all_or_none::write_all(&plans).map_err(|e| {
+            Error::new(
+                e.code,
+                format!("cannot undo run {}: {}", target.run_id, e.message),
+            )
+        })?;
         let note = if merged.is_empty() {
             String::new()
         } else {
@@ -560,7 +600,15 @@ impl Journal {
             diff: String::new(),
             left_out: Vec::new(),
         };
-        self.append(&entry)?;
+        if let Err(e) = self.append(&entry) {
+            return Err(written.put_back(&Error::new(
+                e.code,
+                format!(
+                    "cannot undo run {}: the journal could not record it ({})",
+                    target.run_id, e.message
+                ),
+            )));
+        }
         Ok(entry)
     }
 }

@@ -7,12 +7,14 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::all_or_none::{self, Plan};
 use super::journal::{Action, Entry, FileRecord, Journal, now_secs};
 use super::revert;
 use crate::diff::FileDiff;
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::digest;
 use crate::workspace::fs;
+use crate::workspace::paths::SafePath;
 
 /// Lines of context in the session's diff.
 const CONTEXT: usize = 3;
@@ -91,7 +93,9 @@ fn lay_onto(
 }
 
 /// The session's diff from `since` on (every applied run when `None`), and a note for each
-/// place where a run's change met a hand edit (its result is shown there, hand edit and all).
+/// place where a run's change met a hand edit (its result is shown there, hand edit and all)
+/// and for each run's file whose stored copy the store's cap dropped (that change is left out;
+/// a later run's change to the file is then laid onto it as onto a hand edit).
 pub fn session_diff(journal: &Journal, since: Option<&str>) -> Result<(String, Vec<String>)> {
     let entries = journal.entries()?;
     let runs = applied_runs(&entries, since)?;
@@ -99,8 +103,20 @@ pub fn session_diff(journal: &Journal, since: Option<&str>) -> Result<(String, V
     let mut notes = Vec::new();
     for run in runs {
         for rec in &run.files {
-            let before = journal.before_of(&run.run_id, rec)?;
-            let after = written(journal, &run.run_id, rec)?;
+            let (before, after) = match journal
+                .before_of(&run.run_id, rec)
+                .and_then(|b| Ok((b, written(journal, &run.run_id, rec)?)))
+            {
+                Ok(both) => both,
+                // Dropped by the store's cap: this change is left out, and said so.
+                Err(e) => {
+                    notes.push(format!(
+                        "run {} left out for `{}`: {}",
+                        run.run_id, rec.path, e.message
+                    ));
+                    continue;
+                }
+            };
             match tracks.iter_mut().find(|t| t.path == rec.path) {
                 None => tracks.push(Track {
                     path: rec.path.clone(),
@@ -178,39 +194,69 @@ fn taken_back(
     }
 }
 
-/// Take back `run_id` and every later applied run, newest first (docs/DESIGN.md §4): all of
-/// their files or none. The journal gets an `undone` entry per run, newest first.
-pub fn rewind(journal: &Journal, run_id: &str, max_bytes: u64) -> Result<Vec<Entry>> {
-    let entries = journal.entries()?;
-    let runs = applied_runs(&entries, Some(run_id))?;
-    let mut paths = Vec::new();
+/// How often the files' locks are taken again when a run committed meanwhile touched a file
+/// not locked yet.
+const LOCK_TRIES: usize = 4;
+
+/// Every file the runs from `run_id` on touched, each once.
+fn paths_of(journal: &Journal, runs: &[&Entry]) -> Result<Vec<SafePath>> {
+    let mut paths: Vec<SafePath> = Vec::new();
     for rel in runs.iter().flat_map(|r| r.files.iter().map(|f| &f.path)) {
         let p = journal.root().resolve(rel)?;
-        if !paths
-            .iter()
-            .any(|q: &crate::workspace::paths::SafePath| q.abs == p.abs)
-        {
+        if !paths.iter().any(|q| q.abs == p.abs) {
             paths.push(p);
         }
     }
-    // Every file's lock, in a fixed order, from the reads to the writes (as undo).
-    paths.sort_by(|a, b| a.abs.cmp(&b.abs));
-    let locks: Vec<_> = paths.iter().map(|p| fs::lock_for(&p.abs)).collect();
-    let _guards: Vec<_> = locks
-        .iter()
-        .map(|l| l.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
-        .collect();
-    let _process_locks: Vec<_> = paths
-        .iter()
-        .filter_map(|p| fs::ProcessLock::acquire(&p.abs))
-        .collect();
+    Ok(paths)
+}
+
+/// Take back `run_id` and every later applied run, newest first (docs/DESIGN.md §4): all of
+/// their files or none. The journal gets an `undone` entry per run, newest first, in one
+/// append. The journal is read again once every file's lock is held, so a run committed
+/// between the first read and the locks is one of the runs, not a hand edit.
+pub fn rewind(journal: &Journal, run_id: &str, max_bytes: u64) -> Result<Vec<Entry>> {
+    let entries = journal.entries()?;
+    let mut paths = paths_of(journal, &applied_runs(&entries, Some(run_id))?)?;
+    for _ in 0..LOCK_TRIES {
+        let outcome = fs::with_locks(&paths, || -> Result<_> {
+            let entries = journal.entries()?;
+            let runs = applied_runs(&entries, Some(run_id))?;
+            let wanted = paths_of(journal, &runs)?;
+            if wanted.iter().any(|w| !paths.iter().any(|p| p.abs == w.abs)) {
+                return Ok(Err(wanted));
+            }
+            rewind_locked(journal, &runs, run_id, &wanted, max_bytes).map(Ok)
+        })?;
+        match outcome {
+            Ok(done) => return Ok(done),
+            Err(more) => paths.extend(more),
+        }
+    }
+    Err(Error::new(
+        ErrorCode::FileChanged,
+        format!(
+            "cannot rewind to before run {run_id}: runs kept landing on new files while it \
+             waited for their locks; nothing was written, try again"
+        ),
+    ))
+}
+
+/// [`rewind`] with every file of `runs` locked: read them, take the runs back, write every
+/// file or none, then journal the runs undone (putting the files back if that fails).
+fn rewind_locked(
+    journal: &Journal,
+    runs: &[&Entry],
+    run_id: &str,
+    paths: &[SafePath],
+    max_bytes: u64,
+) -> Result<Vec<Entry>> {
     let mut now = HashMap::new();
-    for p in &paths {
+    for p in paths {
         now.insert(p.rel.clone(), fs::read(p, max_bytes)?);
     }
     let mut states = now.clone();
     let mut modes = HashMap::new();
-    if let Err(refusals) = taken_back(journal, &runs, &mut states, &mut modes) {
+    if let Err(refusals) = taken_back(journal, runs, &mut states, &mut modes) {
         return Err(Error::new(
             ErrorCode::FileChanged,
             format!(
@@ -220,21 +266,25 @@ pub fn rewind(journal: &Journal, run_id: &str, max_bytes: u64) -> Result<Vec<Ent
             ),
         ));
     }
-    for p in &paths {
-        let state = states.get(&p.rel).cloned().flatten();
-        if now.get(&p.rel).cloned().flatten() == state {
-            continue;
-        }
-        match state {
-            Some(bytes) => {
-                fs::write_atomic_locked(p, &bytes, modes.get(&p.rel).copied().flatten())?;
-            }
-            None => fs::remove_locked(p)?,
-        }
-    }
-    let mut done = Vec::with_capacity(runs.len());
-    for run in runs.iter().rev() {
-        let entry = Entry {
+    let plans: Vec<Plan<'_>> = paths
+        .iter()
+        .map(|p| Plan {
+            path: p,
+            now: now.get(&p.rel).cloned().flatten(),
+            to: states.get(&p.rel).cloned().flatten(),
+            mode: modes.get(&p.rel).copied().flatten(),
+        })
+        .collect();
+    let written = all_or_none::write_all(&plans).map_err(|e| {
+        Error::new(
+            e.code,
+            format!("cannot rewind to before run {run_id}: {}", e.message),
+        )
+    })?;
+    let done: Vec<Entry> = runs
+        .iter()
+        .rev()
+        .map(|run| Entry {
             ts: now_secs(),
             run_id: run.run_id.clone(),
             action: Action::Undone,
@@ -247,9 +297,16 @@ pub fn rewind(journal: &Journal, run_id: &str, max_bytes: u64) -> Result<Vec<Ent
             counts: None,
             diff: String::new(),
             left_out: Vec::new(),
-        };
-        journal.append(&entry)?;
-        done.push(entry);
+        })
+        .collect();
+    if let Err(e) = journal.append_all(&done) {
+        return Err(written.put_back(&Error::new(
+            e.code,
+            format!(
+                "cannot rewind to before run {run_id}: the journal could not record it ({})",
+                e.message
+            ),
+        )));
     }
     Ok(done)
 }

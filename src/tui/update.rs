@@ -11,6 +11,7 @@ use super::keymap::{self, Action};
 use super::marks;
 use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, FileView, Row};
+use crate::review::all_or_none;
 use crate::review::proposal::{Decision, FileContent, State};
 use crate::review::queue::Summary;
 
@@ -879,11 +880,12 @@ fn on_rewound(m: &mut Model, r: Result<String, String>) -> Vec<Effect> {
     match r {
         Ok(text) => say(m, text, Tone::Good),
         Err(text) => {
-            say(
-                m,
-                "rewind refused: nothing was written (Esc closes)",
-                Tone::Bad,
-            );
+            let status = if text.contains(all_or_none::NOT_PUT_BACK) {
+                "rewind failed: some files could not be put back (Esc closes)"
+            } else {
+                "rewind refused: nothing changed (Esc closes)"
+            };
+            say(m, status, Tone::Bad);
             m.overlay = Overlay::Message {
                 title: " rewind refused ".into(),
                 text,

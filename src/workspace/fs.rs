@@ -120,6 +120,25 @@ pub(crate) fn lock_for(path: &Path) -> Arc<Mutex<()>> {
     locks.entry(path.to_path_buf()).or_default().clone()
 }
 
+/// Run `f` holding the lock of every file in `paths`, in this process and across processes
+/// ([`ProcessLock`]), taken in one fixed order (their absolute paths sorted) so that two
+/// callers over several files cannot deadlock; released when `f` returns.
+pub(crate) fn with_locks<T>(paths: &[SafePath], f: impl FnOnce() -> T) -> T {
+    let mut order: Vec<&Path> = paths.iter().map(|p| p.abs.as_path()).collect();
+    order.sort();
+    order.dedup();
+    let locks: Vec<_> = order.iter().map(|p| lock_for(p)).collect();
+    let _guards: Vec<_> = locks
+        .iter()
+        .map(|l| l.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+        .collect();
+    let _process_locks: Vec<_> = order
+        .iter()
+        .filter_map(|p| ProcessLock::acquire(p))
+        .collect();
+    f()
+}
+
 /// A lock on one file shared by every patchgate process: an exclusive `flock` on a lock file
 /// named after the file's path in the state directory, released on drop.
 #[derive(Debug)]

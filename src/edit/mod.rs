@@ -93,16 +93,18 @@ pub fn run(format: Format, text: &text::Text, edit: &str, hints: &Hints<'_>) -> 
 }
 
 /// [`verify`] without the lazy merge's decision: the syntax stage, which gives a lazy merge its
-/// [`Merged::margin`] (for `eval --curve`, which reads margins before any threshold).
+/// [`Merged::margin`] under `weights` (for `eval --curve`, which reads margins before any
+/// threshold; [`decide`] then takes the same weights).
 pub fn weigh(
     format: Format,
     text: &text::Text,
     edit: &str,
     hints: &Hints<'_>,
     merged: Merged,
+    weights: &lazy::MarginWeights,
 ) -> Result<Merged> {
     match format {
-        Format::Lazy => lazy::weigh(text.content(), edit, hints, merged),
+        Format::Lazy => lazy::weigh(text.content(), edit, hints, merged, weights),
         Format::Blocks | Format::Replace | Format::Udiff => Ok(merged),
     }
 }

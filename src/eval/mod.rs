@@ -252,7 +252,14 @@ fn run_once(case: &Case, format: Format) -> Run {
     let t = Instant::now();
     let mut margin = None;
     let result = merged.and_then(|(text, merged)| {
-        let merged = edit::weigh(format, &text, &case.edit, &hints, merged)?;
+        let merged = edit::weigh(
+            format,
+            &text,
+            &case.edit,
+            &hints,
+            merged,
+            &edit::lazy::MARGIN,
+        )?;
         margin = merged.margin.clone();
         let bytes = text.encode(&merged.content)?;
         Ok((bytes, text.content().to_string(), merged.content))

@@ -373,13 +373,13 @@ mod tests {
             }),
             ..Merged::default()
         };
-        let weighed = weigh(content, snippet, &hints, merged(Anchor::Repeated)).unwrap();
+        let weighed = weigh(content, snippet, &hints, merged(Anchor::Repeated), &MARGIN).unwrap();
         let e = decide(weighed, &MARGIN).unwrap_err();
         assert_eq!(e.code, ErrorCode::NeedsMoreContext);
         assert!(e.message.contains("more than once"), "{}", e.message);
         assert!(e.message.contains("syntax error at line"), "{}", e.message);
         let sure = merged(Anchor::Unique { lines: 2 });
-        let weighed = weigh(content, snippet, &hints, sure).unwrap();
+        let weighed = weigh(content, snippet, &hints, sure, &MARGIN).unwrap();
         assert!(decide(weighed, &MARGIN).is_ok());
     }
 }

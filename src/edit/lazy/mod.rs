@@ -166,7 +166,10 @@ pub(crate) fn verify(
     hints: &Hints<'_>,
     merged: Merged,
 ) -> Result<Merged> {
-    decide(weigh(content, snippet_text, hints, merged)?, &MARGIN)
+    decide(
+        weigh(content, snippet_text, hints, merged, &MARGIN)?,
+        &MARGIN,
+    )
 }
 
 /// The syntax stage: a merge whose result breaks the file's syntax where the snippet's own
@@ -177,6 +180,7 @@ pub(crate) fn weigh(
     snippet_text: &str,
     hints: &Hints<'_>,
     mut merged: Merged,
+    weights: &MarginWeights,
 ) -> Result<Merged> {
     let syntax = if content.is_empty() {
         evidence::Syntax::Clean
@@ -190,7 +194,7 @@ pub(crate) fn weigh(
     };
     if let Some(mut e) = merged.evidence.take() {
         e.syntax = syntax;
-        merged.margin = Some(e.margin(&MARGIN));
+        merged.margin = Some(e.margin(weights));
     }
     Ok(merged)
 }

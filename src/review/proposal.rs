@@ -744,22 +744,13 @@ impl Proposal {
                 "internal: one content per file expected",
             ));
         }
-        // Lock in a fixed order so two multi-file commits cannot deadlock.
-        let mut order: Vec<usize> = (0..self.files.len()).collect();
-        order.sort_by(|&a, &b| self.files[a].path.abs.cmp(&self.files[b].path.abs));
-        let locks: Vec<_> = order
-            .iter()
-            .map(|&i| fs::lock_for(&self.files[i].path.abs))
-            .collect();
-        let _guards: Vec<_> = locks
-            .iter()
-            .map(|l| l.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
-            .collect();
-        // And across processes (another gate or stdio server on the same files).
-        let _process_locks: Vec<_> = order
-            .iter()
-            .filter_map(|&i| fs::ProcessLock::acquire(&self.files[i].path.abs))
-            .collect();
+        // Every file's lock (in one order, and across processes) while verifying and writing.
+        let paths: Vec<_> = self.files.iter().map(|f| f.path.clone()).collect();
+        fs::with_locks(&paths, || self.write_locked(contents, max_bytes))
+    }
+
+    /// [`Proposal::write`] with every file's lock held.
+    fn write_locked(&self, contents: &[Option<String>], max_bytes: u64) -> Result<Vec<Written>> {
         self.verify_unchanged(max_bytes)?;
         // Encode everything before touching the disk.
         let mut plans: Vec<(usize, Option<Vec<u8>>)> = Vec::with_capacity(self.files.len());

@@ -4,28 +4,16 @@
 //! another process reaches the agent (its next tool result, and `await_review` of the run)
 //! and the review's row.
 
-use std::process::Output;
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::mcp::{Gate, Project, Recorder, call, http};
+use crate::mcp::{Gate, Project, Recorder, call, cli, http};
 
 /// Thirty numbered lines, `line 01` to `line 30`.
 fn numbered() -> String {
     (1..=30).map(|i| format!("line {i:02}\n")).collect()
-}
-
-/// `patchgate ARGS --root ROOT` in the project's state directory.
-fn cli(p: &Project, args: &[&str]) -> Output {
-    crate::support::bin()
-        .args(args)
-        .arg("--root")
-        .arg(&p.root)
-        .env("PATCHGATE_STATE_DIR", &p.state)
-        .output()
-        .unwrap()
 }
 
 /// The index among hunk `hunk`'s displayed lines of `line` (`-TEXT` / `+TEXT` / ` TEXT`) in

@@ -17,6 +17,17 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 
+/// `patchgate ARGS --root ROOT` with the project's state directory, run to its end.
+pub(crate) fn cli(p: &Project, args: &[&str]) -> std::process::Output {
+    crate::support::bin()
+        .args(args)
+        .arg("--root")
+        .arg(&p.root)
+        .env("PATCHGATE_STATE_DIR", &p.state)
+        .output()
+        .unwrap()
+}
+
 /// A project root and a state directory of its own (journal, discovery file, log).
 pub(crate) struct Project {
     _dir: tempfile::TempDir,

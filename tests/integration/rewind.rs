@@ -12,23 +12,12 @@ use std::process::Output;
 
 use serde_json::json;
 
-use crate::mcp::{Gate, Project};
+use crate::mcp::{Gate, Project, cli};
 use crate::tui::{call_tool, gate_in_tmux_with};
 
 /// The file the runs edit: thirty numbered lines.
 fn original() -> String {
     (1..=30).map(|i| format!("line {i}\n")).collect()
-}
-
-/// `patchgate ARGS --root ROOT` with the project's state directory.
-fn cli(p: &Project, args: &[&str]) -> Output {
-    crate::support::bin()
-        .args(args)
-        .arg("--root")
-        .arg(&p.root)
-        .env("PATCHGATE_STATE_DIR", &p.state)
-        .output()
-        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {

@@ -1,8 +1,10 @@
 //! The evidence a lazy merge rests on, as data, and the one decision made of it (docs/DESIGN.md
-//! §5.1, "sure or refuse"): every placed segment says how it is anchored, and the reading check
-//! says whether the result parses as the file did; one function of that evidence, with its
-//! weights in [`MarginWeights`] (part of `costs::Weights`), gives the merge a margin, and a merge below the threshold is
-//! refused `NEEDS_MORE_CONTEXT`, naming its weakest evidence and what to send.
+//! §5.1 6b, "sure or refuse"): every aligned segment says how it is anchored and what it
+//! deletes, the licence check how many lost lines only a block among new lines licenses, and
+//! the reading check whether the result parses as the file did; one function of that
+//! evidence, with its weights in [`MarginWeights`] (part of `costs::Weights`), gives the merge
+//! a margin, and a merge below the threshold is refused `NEEDS_MORE_CONTEXT`, naming its
+//! weakest evidence and what to send.
 
 use super::align::{Edit, Op};
 use super::index::FileIndex;
@@ -35,9 +37,8 @@ pub(crate) enum Syntax {
     /// too: the snippet's own broken code (at this 1-based result line). It costs the margin
     /// nothing: the review's syntax hold shows it to a person.
     Own(usize),
-    /// A new parse error on a closer or another line that says little (`);`, `}`, `end`) —
-    /// or in a file broken already, where which error is new is told less surely: a piece
-    /// most likely placed where it does not fit (at this 1-based result line).
+    /// A new parse error on a closer or another line that says little (`);`, `}`, `end`): a
+    /// piece most likely placed where it does not fit (at this 1-based result line).
     Misfit(usize),
 }
 

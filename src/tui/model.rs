@@ -242,6 +242,11 @@ pub enum Overlay {
         /// The files it restores.
         paths: Vec<String>,
     },
+    /// "Rewind to before this run?"
+    ConfirmRewind {
+        /// The first run taken back (every later applied run goes too).
+        run_id: String,
+    },
     /// A message too long for the status line (any key closes it).
     Message {
         /// Its title.

@@ -690,10 +690,12 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
         (Some("q" | "quit"), _) => quit(m),
         (Some("undo" | "u"), arg) => vec![Effect::Undo(arg.map(str::to_string))],
         // The selected applied review, and every applied run after it.
-        (Some("rewind"), Some(id)) => vec![Effect::Rewind(id.to_string())],
+        // Asked first, as an undo is: it takes back more than one run.
+        (Some("rewind"), Some(id)) => confirm_rewind(m, id.to_string()),
         (Some("rewind"), None) => match m.current() {
             Some(i) if i.summary.state == State::Applied && !i.summary.undone => {
-                vec![Effect::Rewind(i.summary.run_id.clone())]
+                let id = i.summary.run_id.clone();
+                confirm_rewind(m, id)
             }
             _ => {
                 say(
@@ -960,9 +962,10 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
             ),
             None => (Overlay::None, Vec::new()),
         },
-        o @ (Overlay::ConfirmAcceptAll | Overlay::ConfirmUndo { .. } | Overlay::ConfirmQuit) => {
-            on_confirm_key(m, o, key.code)
-        }
+        o @ (Overlay::ConfirmAcceptAll
+        | Overlay::ConfirmUndo { .. }
+        | Overlay::ConfirmRewind { .. }
+        | Overlay::ConfirmQuit) => on_confirm_key(m, o, key.code),
         Overlay::Note {
             run_id,
             accept,
@@ -1030,12 +1033,19 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
     Some(effects)
 }
 
+/// Ask before `:rewind` takes back `run_id` and every later applied run.
+fn confirm_rewind(m: &mut Model, run_id: String) -> Vec<Effect> {
+    m.overlay = Overlay::ConfirmRewind { run_id };
+    Vec::new()
+}
+
 /// A yes / no question: `y` goes ahead, any other key does not.
 fn on_confirm_key(m: &mut Model, overlay: Overlay, code: KeyCode) -> After {
     let yes = matches!(code, KeyCode::Char('y') | KeyCode::Char('Y'));
     let effects = match (overlay, yes) {
         (Overlay::ConfirmAcceptAll, true) => accept_all(m),
         (Overlay::ConfirmUndo { run_id, .. }, true) => vec![Effect::Undo(Some(run_id))],
+        (Overlay::ConfirmRewind { run_id }, true) => vec![Effect::Rewind(run_id)],
         (Overlay::ConfirmQuit, true) => {
             m.quit = true;
             vec![Effect::Quit {
@@ -1046,7 +1056,7 @@ fn on_confirm_key(m: &mut Model, overlay: Overlay, code: KeyCode) -> After {
             say(m, "nothing accepted", Tone::Info);
             Vec::new()
         }
-        (Overlay::ConfirmUndo { .. }, false) => {
+        (Overlay::ConfirmUndo { .. } | Overlay::ConfirmRewind { .. }, false) => {
             say(m, "nothing undone", Tone::Info);
             Vec::new()
         }

@@ -205,6 +205,13 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
             ];
             confirm(f, &p, " undo? ", text);
         }
+        Overlay::ConfirmRewind { run_id } => {
+            let text = vec![
+                Line::from(format!("Take back {run_id} and every later applied run?")),
+                Line::from("Newest first; changes since on other lines stay. (y/n)"),
+            ];
+            confirm(f, &p, " rewind? ", text);
+        }
         Overlay::Message { title, text } => draw_message(f, &p, title, text),
         Overlay::Session {
             title,

@@ -130,7 +130,8 @@ fn a_rewind_that_meets_a_later_change_of_a_runs_lines_writes_nothing() {
     assert!(!log.contains("undone"), "{log}");
 }
 
-/// The TUI's `:rewind` on the selected (first) run: refused, with an overlay naming the run,
+/// The TUI's `:rewind` on the selected (first) run, asked first (`n` takes nothing back):
+/// refused, with an overlay naming the run,
 /// while a hand edit sits on a later run's lines; once that is put back, every run is taken
 /// back, the hand edit elsewhere kept, and the rows show them undone.
 #[test]
@@ -152,6 +153,11 @@ fn the_tuis_rewind_takes_back_the_selected_run_and_the_later_ones() {
     tmux.keys(&[":"]);
     tmux.type_text("rewind");
     tmux.keys(&["Enter"]);
+    // Asked first, as an undo is.
+    tmux.wait_for("the question", 30, |s| {
+        s.contains("and every later applied run?")
+    });
+    tmux.keys(&["y"]);
     let screen = tmux.wait_for("the refusal", 30, |s| s.contains("rewind refused"));
     assert!(screen.contains(&format!("run {second}")), "{screen}");
     assert_eq!(p.read("a.txt"), applied.replace("LINE 8\n", "by hand 8\n"));
@@ -160,9 +166,23 @@ fn the_tuis_rewind_takes_back_the_selected_run_and_the_later_ones() {
         !s.contains("╭ rewind refused")
     });
     p.write("a.txt", &applied);
+    // `n` takes nothing back.
     tmux.keys(&[":"]);
     tmux.type_text(&format!("rewind {first}"));
     tmux.keys(&["Enter"]);
+    tmux.wait_for("the question", 30, |s| {
+        s.contains(&format!("Take back {first} and"))
+    });
+    tmux.keys(&["n"]);
+    tmux.wait_for("nothing taken back", 30, |s| s.contains("nothing undone"));
+    assert_eq!(p.read("a.txt"), applied);
+    tmux.keys(&[":"]);
+    tmux.type_text(&format!("rewind {first}"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the question", 30, |s| {
+        s.contains(&format!("Take back {first} and"))
+    });
+    tmux.keys(&["y"]);
     tmux.wait_for("the rewind", 30, |s| s.contains("rewound: undid"));
     assert_eq!(
         p.read("a.txt"),

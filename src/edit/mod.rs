@@ -140,10 +140,8 @@ pub fn verify(
     hints: &Hints<'_>,
     merged: Merged,
 ) -> Result<Merged> {
-    match format {
-        Format::Lazy => lazy::verify(text.content(), edit, hints, merged),
-        Format::Blocks | Format::Replace | Format::Udiff => Ok(merged),
-    }
+    let weights = &lazy::MARGIN;
+    decide(weigh(format, text, edit, hints, merged, weights)?, weights)
 }
 
 /// What `edit` in `format` shows of the file whose content is `content` (docs/DESIGN.md §4):

@@ -300,7 +300,6 @@ fn big() -> String {
 /// no `undone` entry and says nothing changed.
 #[test]
 fn a_rewind_whose_second_write_fails_puts_the_first_file_back() {
-    use std::os::unix::fs::PermissionsExt;
     let p = Project::new();
     p.write("a.txt", &original());
     p.write("b.txt", &big());
@@ -308,22 +307,7 @@ fn a_rewind_whose_second_write_fails_puts_the_first_file_back() {
     let first = patch(&gate, "a.txt", "line 2\n", "LINE 2\n");
     patch(&gate, "b.txt", "big line 0002", "BIG LINE 0002");
     drop(gate);
-    let a = p.root.join("a.txt");
-    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let (a_before, b_before) = (p.read("a.txt"), p.read("b.txt"));
-    let journal = std::fs::read(journal_file(&p)).unwrap();
-    let out = cli_limited(&p, &["rewind", &first]);
-    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    let why = stderr(&out);
-    assert_eq!(p.read("a.txt"), a_before, "{why}");
-    let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600, "{why}");
-    assert_eq!(p.read("b.txt"), b_before);
-    assert_eq!(std::fs::read(journal_file(&p)).unwrap(), journal);
-    assert!(
-        why.contains("`b.txt`") && why.contains("nothing changed"),
-        "{why}"
-    );
+    a_failed_second_write_puts_the_first_file_back(&p, &["rewind", &first]);
 }
 
 /// `log --diff` when the store's cap dropped one run's copy: the other runs' changes, and a
@@ -357,7 +341,6 @@ fn log_diff_leaves_out_a_run_whose_stored_copy_is_gone() {
 /// exact bytes and mode and no `undone` entry is written.
 #[test]
 fn an_undo_whose_second_write_fails_puts_the_first_file_back() {
-    use std::os::unix::fs::PermissionsExt;
     let p = Project::new();
     p.write("a.txt", &original());
     p.write("b.txt", &big());
@@ -374,18 +357,26 @@ fn an_undo_whose_second_write_fails_puts_the_first_file_back() {
     assert_eq!(answer["status"], "ok", "{answer}");
     let run_id = answer["run_id"].as_str().unwrap().to_string();
     drop(gate);
+    a_failed_second_write_puts_the_first_file_back(&p, &["undo", &run_id]);
+}
+
+/// `patchgate ARGS` (undo or rewind of runs that wrote `a.txt` and then the big `b.txt`) under
+/// a file-size limit that fails the second write: `a.txt` is put back, bytes and mode,
+/// `b.txt` and the journal are untouched, and the refusal says nothing changed.
+fn a_failed_second_write_puts_the_first_file_back(p: &Project, args: &[&str]) {
+    use std::os::unix::fs::PermissionsExt;
     let a = p.root.join("a.txt");
     std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
     let (a_before, b_before) = (p.read("a.txt"), p.read("b.txt"));
-    let journal = std::fs::read(journal_file(&p)).unwrap();
-    let out = cli_limited(&p, &["undo", &run_id]);
+    let journal = std::fs::read(journal_file(p)).unwrap();
+    let out = cli_limited(p, args);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let why = stderr(&out);
     assert_eq!(p.read("a.txt"), a_before, "{why}");
     let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "{why}");
     assert_eq!(p.read("b.txt"), b_before);
-    assert_eq!(std::fs::read(journal_file(&p)).unwrap(), journal);
+    assert_eq!(std::fs::read(journal_file(p)).unwrap(), journal);
     assert!(
         why.contains("`b.txt`") && why.contains("nothing changed"),
         "{why}"

@@ -11,9 +11,43 @@ use super::prepare::SLine;
 use crate::edit::text::Indent;
 use crate::error::{Error, ErrorCode, Result};
 
+/// Which whitespace the snippet indents its lines with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// One kind only (or none): a line of the other kind than the file's is the author's
+    /// habit (a model writing spaces in a file of tabs), converted to the file's.
+    OneKind,
+    /// Lines led by tabs and lines led by spaces alike: the author copies a layout that mixes
+    /// them (C with tab-indented macros among spaces, aligned continuations), and each line's
+    /// whitespace is its own.
+    Mixed,
+}
+
+impl Layout {
+    /// The layout of the snippet's lines.
+    pub(crate) fn of(lines: &[SLine]) -> Layout {
+        let led = |lead: u8| {
+            lines
+                .iter()
+                .filter(|l| !l.blank)
+                .any(|l| l.text.as_bytes().first() == Some(&lead))
+        };
+        let spaced = lines.iter().filter(|l| !l.blank).any(|l| {
+            let ws = &l.text[..l.text.len() - l.text.trim_start_matches([' ', '\t']).len()];
+            ws.len() >= 2 && !ws.contains('\t')
+        });
+        if led(b'\t') && spaced {
+            Layout::Mixed
+        } else {
+            Layout::OneKind
+        }
+    }
+}
+
 /// Re-indent a snippet line by `shift` columns in the file's style; unchanged when the
-/// shift is 0 and the line's whitespace is already the file's kind.
-pub(crate) fn reindent(text: &str, shift: i64, style: Indent) -> Cow<'_, str> {
+/// shift is 0 and the line's whitespace is already the file's kind, or the snippet mixes
+/// both kinds (`Layout::Mixed`: the line's whitespace is its author's).
+pub(crate) fn reindent(text: &str, shift: i64, style: Indent, layout: Layout) -> Cow<'_, str> {
     let code = text.trim_start_matches([' ', '\t']);
     if code.is_empty() {
         // A blank line keeps its bytes unless the whole snippet moves.
@@ -26,10 +60,11 @@ pub(crate) fn reindent(text: &str, shift: i64, style: Indent) -> Cow<'_, str> {
     let ws = &text[..text.len() - code.len()];
     // Whitespace of the other kind only (spaces where the file uses tabs); mixed whitespace
     // is the author's own layout.
-    let mismatched = match style {
-        Indent::Tabs => !ws.contains('\t') && ws.len() >= 2,
-        Indent::Spaces(_) => !ws.contains(' '),
-    };
+    let mismatched = layout == Layout::OneKind
+        && match style {
+            Indent::Tabs => !ws.contains('\t') && ws.len() >= 2,
+            Indent::Spaces(_) => !ws.contains(' '),
+        };
     if shift == 0 && !mismatched {
         return Cow::Borrowed(text);
     }
@@ -61,6 +96,7 @@ pub(crate) fn render<'a>(
         }
     }
     let mut out: Vec<Cow<'a, str>> = Vec::with_capacity(file.len() + lines.len());
+    let layout = Layout::of(lines);
     let mut pos = 0;
     for e in &edits {
         out.extend(
@@ -75,9 +111,11 @@ pub(crate) fn render<'a>(
                 Op::Same { i, .. } if lines[i].blank && between_code(&e.ops, k, lines) => {
                     out.push(Cow::Borrowed(&lines[i].text));
                 }
-                Op::Same { i, j } => out.push(same_line(file, lines, i, j, e.shift, style)),
+                Op::Same { i, j } => {
+                    out.push(same_line(file, lines, (i, j), e.shift, (style, layout)));
+                }
                 Op::Change { i, .. } | Op::Add(i) => {
-                    out.push(reindent(&lines[i].text, e.shift, style));
+                    out.push(reindent(&lines[i].text, e.shift, style, layout));
                 }
                 Op::Keep(j) => out.push(Cow::Borrowed(file.lines[j])),
                 Op::Sep => out.push(Cow::Borrowed("")),
@@ -108,10 +146,9 @@ fn between_code(ops: &[Op], k: usize, lines: &[SLine]) -> bool {
 fn same_line<'a>(
     file: &FileIndex<'a>,
     lines: &'a [SLine],
-    i: usize,
-    j: usize,
+    (i, j): (usize, usize),
     shift: i64,
-    style: Indent,
+    (style, layout): (Indent, Layout),
 ) -> Cow<'a, str> {
     let l = &lines[i];
     let f = file.lines[j];
@@ -124,7 +161,17 @@ fn same_line<'a>(
         };
     }
     if i64::from(l.indent) + shift != i64::from(file.indent(j)) {
-        return reindent(&l.text, shift, style);
+        return reindent(&l.text, shift, style, layout);
+    }
+    let lead = |t: &'a str| &t[..t.len() - t.trim_start_matches([' ', '\t']).len()];
+    if layout == Layout::Mixed && shift == 0 && lead(&l.text) != lead(f) {
+        // A snippet that mixes tabs and spaces copies its layout: a line it indents with the
+        // other kind at the same depth was re-indented by the edit.
+        return Cow::Owned(format!(
+            "{}{}",
+            lead(&l.text),
+            f.trim_start_matches([' ', '\t'])
+        ));
     }
     // Same indentation: the file's bytes, unless the snippet respaced the line's inside
     // (an aligned column, a dropped trailing space) — look-alike characters stay the file's.
@@ -166,11 +213,13 @@ mod tests {
 
     #[test]
     fn reindent_uses_the_files_style() {
-        assert_eq!(reindent("  x = 1", 2, Indent::Spaces(4)), "    x = 1");
-        assert_eq!(reindent("    x()", 0, Indent::Tabs), "\tx()");
-        assert_eq!(reindent("\tx()", 0, Indent::Tabs), "\tx()");
-        assert_eq!(reindent("x", 8, Indent::Tabs), "\t\tx");
-        assert_eq!(reindent("   ", 4, Indent::Spaces(2)), "");
-        assert_eq!(reindent("   ", 0, Indent::Spaces(2)), "   ");
+        let one = Layout::OneKind;
+        assert_eq!(reindent("  x = 1", 2, Indent::Spaces(4), one), "    x = 1");
+        assert_eq!(reindent("    x()", 0, Indent::Tabs, one), "\tx()");
+        assert_eq!(reindent("\tx()", 0, Indent::Tabs, one), "\tx()");
+        assert_eq!(reindent("x", 8, Indent::Tabs, one), "\t\tx");
+        assert_eq!(reindent("   ", 4, Indent::Spaces(2), one), "");
+        assert_eq!(reindent("   ", 0, Indent::Spaces(2), one), "   ");
+        assert_eq!(reindent("\tx()", 0, Indent::Spaces(4), one), "    x()");
     }
 }

@@ -1305,3 +1305,24 @@ fn new_code_after_a_placeholder_inside_a_body_never_lands_in_another_body() {
         "{out}"
     );
 }
+
+/// A C file indented with spaces whose macro bodies are indented with tabs: a snippet that
+/// copies both kinds writes its new tab-indented line with its tab, and a line it re-indents
+/// from spaces to a tab at the same depth is re-indented (a model writing one kind only still
+/// gets the file's kind: `reindent_uses_the_files_style`).
+#[test]
+fn a_snippet_mixing_tabs_and_spaces_keeps_each_lines_own_whitespace() {
+    let file = "#define CHECK(x) \\\n\tdo { \\\n\t\tif (!(x)) abort(); \\\n\t} while (0)\n\nint run(int a) {\n    int b = a;\n    return b;\n}\n";
+    let snippet = "#define CHECK(x) \\\n\tdo { \\\n\t\tif (!(x)) abort(); \\\n\t\tcount++; \\\n\t} while (0)\n\nint run(int a) {\n    int b = a;\n\treturn b;\n}\n";
+    let merged = merge(file, snippet, &hints("x.c")).unwrap();
+    assert_eq!(merged.content, snippet);
+    // One kind only: the new line takes the file's spaces.
+    let snippet =
+        "// ... existing code ...\nint run(int a) {\n\tint b = a;\n\tb++;\n\treturn b;\n}\n";
+    let merged = merge(file, snippet, &hints("x.c")).unwrap();
+    assert!(
+        merged.content.contains("    b++;\n    return b;\n"),
+        "{}",
+        merged.content
+    );
+}

@@ -384,7 +384,7 @@ fn review_in_tui(job: &Job) -> Result<(Submitted, Option<Rejects>)> {
         .collect();
     let run_ids = Arc::new(Mutex::new(Submitted::new()));
     let submitted = run_ids.clone();
-    let said = first_word(job);
+    let said = opening_message(job);
     let rejects = Arc::new(tokio::sync::Mutex::new(None));
     let patch = PatchFile {
         name: job.name.clone(),
@@ -423,6 +423,7 @@ fn review_in_tui(job: &Job) -> Result<(Submitted, Option<Rejects>)> {
     Ok((out, rejects))
 }
 
+/// `m` locked, whether or not a holder panicked (the list stays good either way).
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -475,7 +476,7 @@ fn rej_names(r: &Rejects) -> String {
 
 /// What the TUI says first: the files that do not apply, and how to keep the hunks that do
 /// not (`None` when every hunk applies).
-fn first_word(job: &Job) -> Option<String> {
+fn opening_message(job: &Job) -> Option<String> {
     let bad: Vec<String> = job.failed().iter().map(|c| c.path.clone()).collect();
     let rej = if job.left_out() > 0 {
         "; W writes the hunks that do not apply to .rej files"

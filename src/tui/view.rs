@@ -677,10 +677,10 @@ fn diff_block(m: &Model, item: &Item, p: &Palette) -> Block<'static> {
         " {} · {} · {}{shown}{} ",
         inert_line(&s.tool),
         s.run_id,
-        if item.summary.undone {
-            "undone"
-        } else {
-            s.state.name()
+        match (item.summary.undone, m.reviewing(), s.state) {
+            (true, ..) => "undone",
+            (_, Reviewing::Patch, State::Failed) => "does not apply",
+            _ => s.state.name(),
         },
         s.client
             .as_deref()

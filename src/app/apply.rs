@@ -2,17 +2,19 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, bail};
 
 use patchgate::cli::ApplyArgs;
 use patchgate::edit::patchfile::{self, PatchSet};
+use patchgate::error::Error;
 use patchgate::inert::{inert, inert_line};
-use patchgate::review::apply::{self as patch_apply, Checked};
+use patchgate::review::apply::{self as patch_apply, Checked, Rejects};
 use patchgate::review::policy::Action;
 use patchgate::review::proposal::{Decision, SYNTAX_WARNING, State};
 use patchgate::review::queue::{Gate, Outcome};
-use patchgate::tui::backend::Backend;
+use patchgate::tui::backend::{Backend, PatchFile, RejectWriter};
 use patchgate::tui::update::Msg;
 use patchgate::workspace::config::PolicyName;
 
@@ -96,7 +98,7 @@ fn problems(c: &Checked) -> Vec<String> {
             .collect();
     }
     match &c.result {
-        Err(e) => vec![indented(e)],
+        Err(e) => vec![indented(&e.to_string())],
         Ok(_) => Vec::new(),
     }
 }
@@ -191,8 +193,8 @@ pub(crate) fn apply(args: ApplyArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(1));
     }
-    let submitted = review_in_tui(&job)?;
-    Ok(report(&job, &submitted))
+    let (submitted, rejects) = review_in_tui(&job)?;
+    Ok(report(&job, &submitted, rejects.as_ref()))
 }
 
 /// `--check`: which files apply; nothing is written.
@@ -284,7 +286,6 @@ fn apply_rejecting(job: &Job) -> ExitCode {
             eprintln!("{p}");
         }
     }
-    let mut written = true;
     let rejects = {
         let _guard = job.rt.enter();
         job.rt.block_on(patch_apply::write_rejects(
@@ -293,18 +294,7 @@ fn apply_rejecting(job: &Job) -> ExitCode {
             &job.checked,
         ))
     };
-    for r in rejects.files {
-        match r {
-            Ok(path) => outln!("  wrote  {}", inert_line(&path)),
-            Err(e) => {
-                written = false;
-                eprintln!("patchgate: {}: {}", e.code.as_str(), inert(&e.message));
-            }
-        }
-    }
-    if let Some(id) = rejects.run_id {
-        outln!("  .rej files: run {id} (`patchgate undo {id}` removes them)");
-    }
+    let written = print_rejects(&rejects);
     let left_out = job.left_out();
     let run = run_id.map_or(String::new(), |id| {
         format!(", run {id} (`patchgate undo {id}` reverts it)")
@@ -316,6 +306,25 @@ fn apply_rejecting(job: &Job) -> ExitCode {
         plural(left_out),
     );
     exit(applying == files && left_out == 0 && written)
+}
+
+/// Say which `.rej` files were written (and the run that takes them back) and why any was
+/// not; whether all were.
+fn print_rejects(rejects: &Rejects) -> bool {
+    let mut written = true;
+    for r in &rejects.files {
+        match r {
+            Ok(path) => outln!("  wrote  {}", inert_line(path)),
+            Err(e) => {
+                written = false;
+                eprintln!("patchgate: {}: {}", e.code.as_str(), inert(&e.message));
+            }
+        }
+    }
+    if let Some(id) = &rejects.run_id {
+        outln!("  .rej files: run {id} (`patchgate undo {id}` removes them)");
+    }
+    written
 }
 
 /// Apply every file that applies at once (`--yes`); its run id, or `None` (said why) when
@@ -356,8 +365,9 @@ fn submit(job: &Job) -> Option<String> {
     None
 }
 
-/// The TUI over one review per file that applies; what was submitted for each.
-fn review_in_tui(job: &Job) -> Result<Submitted> {
+/// The TUI over one review per file that applies, and a failed row per file that does not
+/// (saying why); what was submitted for each, and the `.rej` files `W` wrote.
+fn review_in_tui(job: &Job) -> Result<(Submitted, Option<Rejects>)> {
     if !std::io::stdout().is_terminal() || std::fs::File::open("/dev/tty").is_err() {
         bail!(
             "reviewing a patch needs a terminal; use --yes to apply it all or --check to test it"
@@ -367,15 +377,28 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
     let _guard = job.rt.enter();
     let gate = job.gate.clone();
     let requests = patch_apply::requests(&job.set, job.reject);
-    let run_ids = std::sync::Arc::new(std::sync::Mutex::new(Submitted::new()));
+    let refused: Vec<Option<Error>> = job
+        .checked
+        .iter()
+        .map(|c| c.result.as_ref().err().cloned())
+        .collect();
+    let run_ids = Arc::new(Mutex::new(Submitted::new()));
     let submitted = run_ids.clone();
-    let bad_paths: Vec<String> = job.failed().iter().map(|c| c.path.clone()).collect();
+    let said = opening_message(job);
+    let rejects = Arc::new(tokio::sync::Mutex::new(None));
+    let patch = PatchFile {
+        name: job.name.clone(),
+        write_rejects: reject_writer(job, rejects.clone()),
+    };
     let ended = job.rt.block_on(patchgate::tui::run(
-        Backend::patch(gate.clone(), job.name.clone()),
+        Backend::patch(gate.clone(), patch),
         Some(Box::new(move |tx| {
             tokio::spawn(async move {
-                for (path, req) in requests {
-                    if bad_paths.contains(&path) {
+                for ((path, req), refused) in requests.into_iter().zip(refused) {
+                    // A file that does not apply is a row that says why, not a review.
+                    if let Some(e) = refused {
+                        let paths = req.edits.iter().map(|e| e.path.clone()).collect();
+                        gate.record_failure(patch_apply::TOOL, None, paths, &e);
                         continue;
                     }
                     let sent = match gate.submit(req).await {
@@ -385,12 +408,9 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
                             Err(e.message)
                         }
                     };
-                    submitted
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .push((path, sent));
+                    lock(&submitted).push((path, sent));
                 }
-                if let Some(first) = failed_summary(&bad_paths) {
+                if let Some(first) = said {
                     let _ = tx.send(Msg::Done(Err(first)));
                 }
             });
@@ -398,16 +418,87 @@ fn review_in_tui(job: &Job) -> Result<Submitted> {
     ));
     // No one waits for the reviews left pending: they end with this process, not decided.
     ended?;
-    let out = run_ids
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
-    Ok(out)
+    let out = lock(&run_ids).clone();
+    let rejects = job.rt.block_on(rejects.lock()).take();
+    Ok((out, rejects))
+}
+
+/// `m` locked, whether or not a holder panicked (the list stays good either way).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `W` in the TUI: the patch's hunks that do not apply written to `.rej` files, as `apply
+/// --yes --reject` writes them, once (`done` keeps what was written, for the summary).
+fn reject_writer(job: &Job, done: Arc<tokio::sync::Mutex<Option<Rejects>>>) -> RejectWriter {
+    let (gate, set, checked) = (
+        job.gate.clone(),
+        Arc::new(job.set.clone()),
+        Arc::new(job.checked.clone()),
+    );
+    Arc::new(move || {
+        let (gate, set, checked, done) = (gate.clone(), set.clone(), checked.clone(), done.clone());
+        Box::pin(async move {
+            let mut done = done.lock().await;
+            if let Some(r) = done.as_ref().filter(|r| r.run_id.is_some()) {
+                return Err(format!(
+                    "the .rej files are written already: {}",
+                    rej_names(r)
+                ));
+            }
+            let r = patch_apply::write_rejects(&gate, &set, &checked).await;
+            let said = match (&r.run_id, r.files.iter().find_map(|f| f.as_ref().err())) {
+                (_, Some(e)) => Err(format!("{}: {}", e.code.as_str(), e.message)),
+                (Some(id), None) => Ok(format!(
+                    "wrote {} (run {id}; `patchgate undo {id}` removes them)",
+                    rej_names(&r)
+                )),
+                (None, None) => {
+                    Ok("every hunk of the patch applies: no .rej file to write".to_string())
+                }
+            };
+            *done = Some(r);
+            said
+        })
+    })
+}
+
+/// The `.rej` files written, by name.
+fn rej_names(r: &Rejects) -> String {
+    let names: Vec<&str> = r
+        .files
+        .iter()
+        .filter_map(|f| f.as_ref().ok())
+        .map(String::as_str)
+        .collect();
+    names.join(", ")
+}
+
+/// What the TUI says first: the files that do not apply, and how to keep the hunks that do
+/// not (`None` when every hunk applies).
+fn opening_message(job: &Job) -> Option<String> {
+    let bad: Vec<String> = job.failed().iter().map(|c| c.path.clone()).collect();
+    let rej = if job.left_out() > 0 {
+        "; W writes the hunks that do not apply to .rej files"
+    } else {
+        ""
+    };
+    match failed_summary(&bad) {
+        Some(s) => Some(format!("{s}{rej}")),
+        None if job.left_out() > 0 => Some(format!(
+            "{} hunk{} {} not apply{rej}",
+            job.left_out(),
+            plural(job.left_out()),
+            agree(job.left_out(), "does", "do")
+        )),
+        None => None,
+    }
 }
 
 /// After the TUI: every file of the patch, in its order — applied, rejected, or why not,
-/// each error once; exit 1 unless every file and hunk was applied.
-fn report(job: &Job, submitted: &Submitted) -> ExitCode {
+/// each error once —, then the `.rej` files written; exit 1 unless every file and hunk was
+/// applied.
+fn report(job: &Job, submitted: &Submitted, rejects: Option<&Rejects>) -> ExitCode {
     outln!("{} ({}):", job.name, job.set.format.name());
     let mut applied = 0;
     for c in &job.checked {
@@ -430,6 +521,9 @@ fn report(job: &Job, submitted: &Submitted) -> ExitCode {
         for p in problems {
             outln!("{p}");
         }
+    }
+    if let Some(r) = rejects {
+        print_rejects(r);
     }
     let (files, left_out) = (job.files(), job.left_out());
     outln!(
@@ -490,11 +584,9 @@ pub(crate) fn outcome_run_id(o: &patchgate::review::queue::Outcome) -> Option<St
 pub(crate) fn failed_summary(bad: &[String]) -> Option<String> {
     match bad {
         [] => None,
-        [one] => Some(format!(
-            "{one} does not apply (the summary on exit says why)"
-        )),
+        [one] => Some(format!("{one} does not apply (its row says why)")),
         many => Some(format!(
-            "{} files do not apply: {} (the summary on exit says why)",
+            "{} files do not apply: {} (their rows say why)",
             many.len(),
             many.join(", ")
         )),

@@ -14,6 +14,9 @@ pub(crate) fn demo(args: DemoArgs) -> Result<ExitCode> {
     use patchgate::workspace::config::PolicyName;
 
     need_terminal()?;
+    // The scripted agent's calls are data, checked before anything is made.
+    let script = super::demo_agent::Script::embedded()
+        .map_err(|e| anyhow::anyhow!("the demo's script (assets/demo/agent.toml): {e}"))?;
     // Everything the demo keeps lives in its temporary directory: the project, and beside
     // it the state directory (journal, pre-images, locks, log, search index), chosen for
     // this whole process before anything reads it, so the user's own is never touched.
@@ -60,7 +63,7 @@ pub(crate) fn demo(args: DemoArgs) -> Result<ExitCode> {
     let ended = rt.block_on(patchgate::tui::run(
         super::local_backend(&dispatcher, Some(running.addr.to_string())),
         Some(Box::new(move |tx| {
-            super::demo_agent::start_agent(agent, tx, pace)
+            super::demo_agent::start_agent(script, agent, tx, pace)
         })),
     ));
     rt.block_on(async {

@@ -1,11 +1,13 @@
 //! `patchgate demo`: a temporary copy of the embedded project in `assets/demo/` and a scripted
 //! agent that sends it realistic edits through the same tool path as an MCP client — every
-//! tool kind, one that fails and one dry-run — while the TUI shows them for review.
+//! tool kind, one that fails and one dry-run — while the TUI shows them for review. What the
+//! agent sends is data, `assets/demo/agent.toml`, embedded and checked when the demo starts.
 
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -45,192 +47,90 @@ pub(crate) fn materialize(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The agent's calls, in order.
-pub(crate) fn script() -> Vec<(ToolName, Value)> {
-    let mut calls = first_calls();
-    calls.extend(later_calls());
-    calls
+/// The scripted agent's calls, embedded: see the file's own header.
+const AGENT: &str = include_str!("../../assets/demo/agent.toml");
+
+/// `assets/demo/agent.toml` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentFile {
+    call: Vec<CallEntry>,
+    #[serde(default)]
+    revision: Vec<RevisionEntry>,
 }
 
-/// The first call's snippet: `total_value` simplified and a low-stock report added.
-const LOW_STOCK: &str = "\
-// ... existing code ...
-    /// The value of everything in stock, in cents.
-    pub fn total_value(&self) -> u64 {
-        self.items
-            .values()
-            .map(|item| item.price_cents * u64::from(item.quantity))
-            .sum()
-    }
-
-    /// Items with fewer than `threshold` units left, by SKU.
-    pub fn low_stock(&self, threshold: u32) -> Vec<&Item> {
-        let mut low: Vec<&Item> = self
-            .items
-            .values()
-            .filter(|item| item.quantity < threshold)
-            .collect();
-        low.sort_by(|a, b| a.sku.cmp(&b.sku));
-        low
-    }
-}
-";
-
-/// The first four calls: a lazy snippet, a patch, a whole-file write, a batch.
-fn first_calls() -> Vec<(ToolName, Value)> {
-    vec![
-        (
-            ToolName::FastApply,
-            json!({
-                "path": "src/inventory.rs",
-                "instruction": "simplify total_value and add a low-stock report",
-                "edit_snippet": LOW_STOCK,
-            }),
-        ),
-        (
-            ToolName::PatchFile,
-            json!({
-                "target_file": "app/server.py",
-                "search_content": "        sku = self.path.strip(\"/\")\n        item = STOCK.get(sku)\n",
-                "replace_content": "        sku = self.path.strip(\"/\").upper()\n        if not sku.isascii() or len(sku) > 32:\n            self.send_response(400)\n            self.end_headers()\n            return\n        item = STOCK.get(sku)\n"
-            }),
-        ),
-        (
-            ToolName::FileWriteOrEdit,
-            json!({
-                "file_path": "web/cart.ts",
-                "percentage_to_change": 15,
-                "thread_id": "demo",
-                "text_or_search_replace_blocks": "\
-<<<<<<< SEARCH
-  add(line: Line): void {
-    const existing = this.lines.find((l) => l.sku === line.sku);
-=======
-  add(line: Line): void {
-    if (line.quantity <= 0) {
-      throw new Error(`quantity must be positive, got ${line.quantity}`);
-    }
-    const existing = this.lines.find((l) => l.sku === line.sku);
->>>>>>> REPLACE
-<<<<<<< SEARCH
-    let total = 0;
-    for (const l of this.lines) {
-      total += l.quantity * l.priceCents;
-    }
-    return total;
-=======
-    return this.lines.reduce((sum, l) => sum + l.quantity * l.priceCents, 0);
->>>>>>> REPLACE
-<<<<<<< SEARCH
-    return \"$\" + (this.totalCents() / 100).toFixed(2);
-=======
-    return new Intl.NumberFormat(\"en-US\", { style: \"currency\", currency: \"USD\" })
-      .format(this.totalCents() / 100);
->>>>>>> REPLACE
-"
-            }),
-        ),
-        (
-            ToolName::BatchPatchFiles,
-            json!({
-                "patches": [
-                    {
-                        "target_file": "config/settings.toml",
-                        "search_content": "currency = \"USD\"\n",
-                        "replace_content": "currency = \"USD\"\nlow_stock_threshold = 5\n"
-                    },
-                    {
-                        "target_file": "README.md",
-                        "insert_line": -1,
-                        "insert_content": "\n## Configuration\n\n`config/settings.toml` holds the shop's name, currency, API port and the\nstock level below which an item is reported as low.\n"
-                    }
-                ]
-            }),
-        ),
-    ]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallEntry {
+    tool: String,
+    args: Map<String, Value>,
 }
 
-/// The last four calls: patches and a lazy snippet, among them the dry-run and the edit
-/// that does not apply.
-fn later_calls() -> Vec<(ToolName, Value)> {
-    vec![
-        (
-            ToolName::PatchFile,
-            json!({
-                "target_file": "app/server.py",
-                "search_content": "def main(port=8000):",
-                "replace_content": "def main(port=8080):",
-                "dry_run": true
-            }),
-        ),
-        (
-            ToolName::FastApply,
-            json!({
-                "path": "app/test_server.py",
-                "edit_snippet": "\
-import unittest
-
-from server import STOCK
-
-
-class StockTest(unittest.TestCase):
-    def test_every_item_has_a_price(self):
-        for sku, item in STOCK.items():
-            self.assertGreater(item[\"price_cents\"], 0, sku)
-
-
-if __name__ == \"__main__\":
-    unittest.main()
-"
-            }),
-        ),
-        (
-            ToolName::PatchFile,
-            json!({
-                "target_file": "src/main.rs",
-                "patch_content": "\
---- a/src/main.rs
-+++ b/src/main.rs
-@@ -18,4 +18,7 @@ fn main() {
-     });
-     stock.remove(\"TEA-001\", 3).expect(\"in stock\");
-     println!(\"stock value: {} cents\", stock.total_value());
-+    for item in stock.low_stock(15) {
-+        println!(\"low stock: {} ({} left)\", item.name, item.quantity);
-+    }
- }
-"
-            }),
-        ),
-        (
-            ToolName::PatchFile,
-            json!({
-                "target_file": "web/cart.ts",
-                "search_content": "  applyDiscount(code: string): void {",
-                "replace_content": "  applyDiscount(code: string, now = new Date()): void {"
-            }),
-        ),
-    ]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RevisionEntry {
+    /// The call (from 0) it answers when that call is rejected with a note.
+    answers: usize,
+    tool: String,
+    args: Map<String, Value>,
 }
 
-/// The agent's answer when the person rejects its call `k` with a note: the next revision
-/// of that edit (the first call's low-stock report, sorted as a reviewer would ask).
-fn revision(k: usize) -> Option<(ToolName, Value)> {
-    (k == 0).then(|| {
-        (
-            ToolName::FastApply,
-            json!({
-                "path": "src/inventory.rs",
-                "instruction": "simplify total_value and add a low-stock report, fewest units first",
-                "edit_snippet": LOW_STOCK
-                    .replace("left, by SKU.", "left, fewest first (then by SKU).")
-                    .replace(
-                        "a.sku.cmp(&b.sku)",
-                        "a.quantity.cmp(&b.quantity).then_with(|| a.sku.cmp(&b.sku))",
-                    ),
-            }),
-        )
-    })
+/// One call: the tool and its arguments.
+pub(crate) type Call = (ToolName, Map<String, Value>);
+
+/// The scripted agent: its calls in order, and the revisions that answer rejections.
+#[derive(Debug, Clone)]
+pub(crate) struct Script {
+    calls: Vec<Call>,
+    revisions: Vec<(usize, Call)>,
+}
+
+impl Script {
+    /// The embedded script, checked: every tool known, every revision answering a call.
+    pub(crate) fn embedded() -> Result<Script, String> {
+        Script::parse(AGENT)
+    }
+
+    fn parse(text: &str) -> Result<Script, String> {
+        let file: AgentFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let tool = |name: &str| {
+            ToolName::parse(name).ok_or_else(|| format!("`{name}` is not a tool patchgate serves"))
+        };
+        let calls = file
+            .call
+            .into_iter()
+            .map(|c| Ok((tool(&c.tool)?, c.args)))
+            .collect::<Result<Vec<Call>, String>>()?;
+        let revisions = file
+            .revision
+            .into_iter()
+            .map(|r| {
+                if r.answers >= calls.len() {
+                    return Err(format!(
+                        "a revision answers call {}, but there are {} calls (counted from 0)",
+                        r.answers,
+                        calls.len()
+                    ));
+                }
+                Ok((r.answers, (tool(&r.tool)?, r.args)))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Script { calls, revisions })
+    }
+
+    /// The agent's calls, in order.
+    pub(crate) fn calls(&self) -> &[Call] {
+        &self.calls
+    }
+
+    /// The agent's answer when the person rejects its call `k` with a note: the next
+    /// revision of that edit, if it has one.
+    fn revision(&self, k: usize) -> Option<&Call> {
+        self.revisions
+            .iter()
+            .find(|(answers, _)| *answers == k)
+            .map(|(_, call)| call)
+    }
 }
 
 /// Whether the person rejected the call with a note (to be answered by a revision).
@@ -242,13 +142,13 @@ fn rejected_with_note(env: &Envelope) -> bool {
             .is_some_and(|r| !r.note.trim().is_empty())
 }
 
-fn what(tool: ToolName, args: &Value) -> String {
+fn what(tool: ToolName, args: &Map<String, Value>) -> String {
     let path = ["path", "target_file", "file_path"]
         .iter()
-        .find_map(|k| args[*k].as_str())
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
         .map(str::to_string)
         .or_else(|| {
-            args["patches"].as_array().map(|p| {
+            args.get("patches").and_then(Value::as_array).map(|p| {
                 p.iter()
                     .filter_map(|e| e["target_file"].as_str())
                     .collect::<Vec<_>>()
@@ -292,16 +192,23 @@ fn heard(env: &Envelope) -> Result<String, String> {
 
 /// Start the scripted agent: its calls go out `every` apart; what it hears back is sent to
 /// the TUI's status line.
-pub(crate) fn start_agent(dispatcher: Dispatcher, tx: mpsc::UnboundedSender<Msg>, every: Duration) {
+pub(crate) fn start_agent(
+    script: Script,
+    dispatcher: Dispatcher,
+    tx: mpsc::UnboundedSender<Msg>,
+    every: Duration,
+) {
+    let script = std::sync::Arc::new(script);
     tokio::spawn(async move {
         tokio::time::sleep(every / 2).await;
-        for (k, (tool, args)) in script().into_iter().enumerate() {
+        for (k, (tool, args)) in script.calls().iter().cloned().enumerate() {
             let d = dispatcher.clone();
             let tx = tx.clone();
+            let script = script.clone();
             tokio::spawn(async move {
                 let env = call(&d, &tx, tool, args).await;
                 if rejected_with_note(&env)
-                    && let Some((tool, args)) = revision(k)
+                    && let Some((tool, args)) = script.revision(k).cloned()
                 {
                     call(&d, &tx, tool, args).await;
                 }
@@ -316,17 +223,13 @@ async fn call(
     d: &Dispatcher,
     tx: &mpsc::UnboundedSender<Msg>,
     tool: ToolName,
-    args: Value,
+    args: Map<String, Value>,
 ) -> Envelope {
     let label = what(tool, &args);
-    let map = match args {
-        Value::Object(map) => map,
-        _ => serde_json::Map::new(),
-    };
     let env = d
         .run(
             tool,
-            map,
+            args,
             Some("demo-agent".into()),
             CancellationToken::new(),
             &NoProgress,
@@ -369,10 +272,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (root, d) = demo_under_auto(dir.path());
         let mut outcomes = Vec::new();
-        for (tool, args) in script() {
-            let Value::Object(map) = args else { panic!() };
+        for (tool, args) in Script::embedded().unwrap().calls().iter().cloned() {
             let env = d
-                .run(tool, map, None, CancellationToken::new(), &NoProgress)
+                .run(tool, args, None, CancellationToken::new(), &NoProgress)
                 .await;
             outcomes.push((tool, env));
         }
@@ -408,17 +310,66 @@ mod tests {
     /// the file as it was (the rejected edit never landed) and does what the note asked.
     #[tokio::test]
     async fn a_rejected_first_edit_is_answered_by_a_revision_that_applies() {
-        assert!(revision(1).is_none());
+        let script = Script::embedded().unwrap();
+        assert!(script.revision(1).is_none());
         let dir = tempfile::tempdir().unwrap();
         let (root, d) = demo_under_auto(dir.path());
-        let (tool, args) = revision(0).unwrap();
-        let Value::Object(map) = args else { panic!() };
+        let (tool, args) = script.revision(0).cloned().unwrap();
         let env = d
-            .run(tool, map, None, CancellationToken::new(), &NoProgress)
+            .run(tool, args, None, CancellationToken::new(), &NoProgress)
             .await;
         assert_eq!(env.status, Status::Ok, "{env:?}");
         let inv = std::fs::read_to_string(root.join("src/inventory.rs")).unwrap();
         assert!(inv.contains("a.quantity.cmp(&b.quantity)"), "{inv}");
         assert!(inv.contains("pub fn remove"), "{inv}");
+    }
+
+    /// The embedded script parses (a malformed asset fails here, not in a user's demo) and
+    /// drives the demo's calls: every tool kind, on the files the demo shows, in order.
+    #[test]
+    fn the_embedded_script_parses_and_drives_the_demos_calls() {
+        let script = Script::embedded().unwrap();
+        let calls: Vec<String> = script
+            .calls()
+            .iter()
+            .map(|(tool, args)| what(*tool, args))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                "fast_apply src/inventory.rs",
+                "patch_file app/server.py",
+                "FileWriteOrEdit web/cart.ts",
+                "batch_patch_files config/settings.toml, README.md",
+                "patch_file app/server.py",
+                "fast_apply app/test_server.py",
+                "patch_file src/main.rs",
+                "patch_file web/cart.ts",
+            ]
+        );
+        assert_eq!(script.calls()[4].1["dry_run"], Value::Bool(true));
+        let (tool, args) = script.revision(0).unwrap();
+        assert_eq!(what(*tool, args), "fast_apply src/inventory.rs");
+        assert!((1..8).all(|k| script.revision(k).is_none()));
+    }
+
+    /// A script that is not TOML, names a tool patchgate does not serve, has a key it does
+    /// not know, or a revision answering no call is refused with why, never a panic.
+    #[test]
+    fn a_malformed_script_is_refused_with_why() {
+        let call = "[[call]]\ntool = \"patch_file\"\n[call.args]\ntarget_file = \"a\"\n";
+        assert!(Script::parse(call).is_ok());
+        for (bad, says) in [
+            ("[[call]\n".to_string(), ""),
+            (call.replace("patch_file", "rm_rf"), "`rm_rf` is not a tool"),
+            (call.replace("tool =", "tol = 1\ntool ="), "unknown field"),
+            (
+                format!("{call}[[revision]]\nanswers = 1\ntool = \"patch_file\"\nargs = {{}}\n"),
+                "answers call 1, but there are 1 calls",
+            ),
+        ] {
+            let e = Script::parse(&bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }

@@ -24,15 +24,21 @@ pub(crate) fn read_filter(ws: &Workspace, user: &UserConfig) -> Result<Keep> {
     Ok(Arc::new(move |rel: &str| policy.may_read(rel)))
 }
 
-/// Progress on standard error while a terminal shows it.
-fn indexing_progress() -> impl FnMut(usize, usize) {
+/// Progress on standard error while a terminal shows it: `LABEL{done}/{total} files` (the
+/// files the index holds, as the summary counts them), erased once done.
+fn indexing_progress(label: String) -> impl FnMut(usize, usize) {
     let show = std::io::stderr().is_terminal();
+    let mut shown = false;
     move |done, total| {
-        if show && total > 0 {
-            eprint!("\rindexing {done}/{total} files");
-            if done == total {
-                eprint!("\r\x1b[K");
-            }
+        if !show {
+            return;
+        }
+        if done < total {
+            eprint!("\r{label}{done}/{total} files");
+            shown = true;
+        } else if shown {
+            eprint!("\r\x1b[K");
+            shown = false;
         }
     }
 }
@@ -67,7 +73,12 @@ pub(crate) fn search(args: SearchArgs) -> Result<ExitCode> {
         Mode::Search
     };
     let limit = args.limit as usize;
-    let mut answer = searcher.local(mode, &query, limit, &mut indexing_progress())?;
+    let mut answer = searcher.local(
+        mode,
+        &query,
+        limit,
+        &mut indexing_progress("indexing ".into()),
+    )?;
     if args.agentic {
         let model = searcher
             .model()
@@ -170,20 +181,15 @@ pub(crate) fn search_eval(args: SearchEvalArgs) -> Result<ExitCode> {
     if !args.dir.is_dir() {
         bail!("{} is not a directory", args.dir.display());
     }
-    let show_progress = std::io::stderr().is_terminal();
     let mut all = Vec::new();
     for project in eval::projects(&args.dir)? {
         let name = project
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let score = eval::score_project(&project, &mut |done, total| {
-            if show_progress {
-                eprint!("\r{name}: indexing {done}/{total} files");
-                if done == total {
-                    eprint!("\r\x1b[K");
-                }
-            }
-        })?;
+        let score = eval::score_project(
+            &project,
+            &mut indexing_progress(format!("{name}: indexing ")),
+        )?;
         print_project(&score, args.verbose);
         all.push(score);
     }

@@ -7,6 +7,7 @@
 use crate::edit::patchfile::{FileEdit, PatchSet};
 use crate::edit::udiff::{ChangeKind, FilePatch};
 use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::config::PolicyName;
 
 use super::edit::{EditOp, ProposedEdit};
 use super::policy::Action;
@@ -15,7 +16,7 @@ use super::proposal::FileChange;
 use super::queue::{Gate, Outcome, Request};
 
 /// The tool name patch files are reviewed under.
-pub(crate) const TOOL: &str = "apply";
+pub const TOOL: &str = "apply";
 
 /// One file of the patch as a request: (the path to show, the request). With `reject`, a
 /// file's hunks that do not apply are left out ([`EditOp::PatchRejecting`]).
@@ -115,7 +116,7 @@ pub struct Checked {
     /// The file.
     pub path: String,
     /// Hunks (or blocks) in its change, or why it does not apply.
-    pub result: std::result::Result<CheckedOk, String>,
+    pub result: std::result::Result<CheckedOk, Error>,
     /// When checked rejecting: the hunks left out because they do not apply (their index in
     /// the file's patch, and why). A file with every hunk left out and nothing else to
     /// change does not apply (`result` says why) and still lists them.
@@ -156,13 +157,13 @@ pub async fn check(gate: &Gate, set: &PatchSet, reject: bool) -> Vec<Checked> {
                     );
                     if !c.rejected.is_empty() && changes_nothing(&c) {
                         let why: Vec<&str> = rejected.iter().map(|(_, m)| m.as_str()).collect();
-                        failed = Some(format!("NO_MATCH: {}", why.join("\n")));
+                        failed = Some(Error::new(ErrorCode::NoMatch, why.join("\n")));
                     }
                     ok.warnings.extend(c.unseen_warning());
                     ok.warnings.extend(c.warnings);
                 }
                 Err(e) => {
-                    failed = Some(format!("{}: {}", e.code.as_str(), e.message));
+                    failed = Some(e);
                     break;
                 }
             }
@@ -271,10 +272,14 @@ pub async fn write_rejects(gate: &Gate, set: &PatchSet, checked: &[Checked]) -> 
 /// Where `path` (a `.rej` file) is written, relative to the root, once a symlink standing
 /// there is removed: its directory resolved (links inside the root followed, as for any
 /// path), its own name never followed. Refused when the rules deny it or keep it for a person.
+/// The person asked for it (`--yes --reject`, or the TUI's key): the rules are read as under
+/// `auto`, whatever the gate's own default, so both write the same files.
 fn reject_place(gate: &Gate, path: &str) -> Result<String> {
     let root = &gate.workspace().root;
     let place = root.resolve_name(path)?;
-    if gate.policy().action(&place.rel)? != Action::Auto {
+    let mut asked = gate.policy().clone();
+    asked.default = PolicyName::Auto;
+    if asked.action(&place.rel)? != Action::Auto {
         return Err(Error::new(
             ErrorCode::DeniedByRule,
             format!(
@@ -295,7 +300,8 @@ fn reject_place(gate: &Gate, path: &str) -> Result<String> {
     Ok(place.rel)
 }
 
-/// Submit the `.rej` files as one run, accepted at once (`--yes` said so); its run id.
+/// Submit the `.rej` files as one run, accepted at once (the person asked for them); its
+/// run id.
 async fn submit_rejects(gate: &Gate, edits: Vec<ProposedEdit>) -> Result<String> {
     let outcome = gate
         .submit(Request {

@@ -226,25 +226,38 @@ impl Store {
         self.saved.index.retain(|p| seen.contains(p));
         self.saved.skipped.retain(|p, _| seen.contains(p.as_str()));
         let removed = before - self.saved.index.len();
-        let total = stale.len();
-        for (done, f) in stale.iter().enumerate() {
+        // Progress counts the files the index holds after it, as `Refresh::files` (what a
+        // search's summary says) does: those it holds unchanged are done at once, and a file
+        // read that is not text leaves the count.
+        let unchanged = found
+            .iter()
+            .filter(|f| self.saved.index.stamp(&f.rel) == Some((f.mtime_ns, f.size)))
+            .count();
+        let read = stale.len();
+        let (mut done, mut total) = (unchanged, unchanged + read);
+        for f in &stale {
             progress(done, total);
-            self.read_one(f);
+            if self.read_one(f) {
+                done += 1;
+            } else {
+                total -= 1;
+            }
         }
-        if total > 0 || removed > 0 {
-            progress(total, total);
+        if read > 0 || removed > 0 {
+            progress(done, total);
             self.saved.index.finish();
             self.save();
         }
         Refresh {
             files: self.saved.index.len(),
-            read: total,
+            read,
             removed,
             elapsed: started.elapsed(),
         }
     }
 
-    fn read_one(&mut self, f: &Found) {
+    /// Read one file into the index; whether it went in (a file that is not text does not).
+    fn read_one(&mut self, f: &Found) -> bool {
         let text = self
             .root
             .resolve(&f.rel)
@@ -256,12 +269,14 @@ impl Store {
             Some(text) => {
                 self.saved.skipped.remove(&f.rel);
                 self.saved.index.add(&f.rel, f.mtime_ns, f.size, &text);
+                true
             }
             None => {
                 self.saved.index.retain(|p| p != f.rel);
                 self.saved
                     .skipped
                     .insert(f.rel.clone(), (f.mtime_ns, f.size));
+                false
             }
         }
     }
@@ -317,6 +332,34 @@ mod tests {
         let p = dir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
+    }
+
+    /// The progress counts the files the index holds, as `Refresh::files` (the summary a
+    /// search prints) does: a file read that is not text leaves the count, and files
+    /// unchanged since the last refresh are done from the start.
+    #[test]
+    fn progress_counts_the_files_the_index_holds_as_the_summary_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for f in ["a.rs", "b.rs", "c.rs"] {
+            write(d, f, b"fn main() {}\n");
+        }
+        write(d, "logo.png", b"\x89PNG\0\0\0binary");
+        let root = Root::new(d).unwrap();
+        let mut store = Store::in_memory(&root);
+        let mut calls = Vec::new();
+        let r = store.refresh(&|_| true, &mut |done, total| calls.push((done, total)));
+        assert_eq!(r.files, 3);
+        assert_eq!(calls.last(), Some(&(3, 3)), "{calls:?}");
+        assert!(
+            calls.iter().all(|&(done, total)| done <= total),
+            "{calls:?}"
+        );
+        write(d, "b.rs", b"fn main() { run(); }\n");
+        calls.clear();
+        let r = store.refresh(&|_| true, &mut |done, total| calls.push((done, total)));
+        assert_eq!((r.files, r.read), (3, 1));
+        assert_eq!(calls, [(2, 3), (3, 3)]);
     }
 
     #[test]

@@ -118,6 +118,23 @@ fn is_refusal(status: reqwest::StatusCode) -> bool {
     status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN
 }
 
+/// Writes the `.rej` files of the patch under review (the app layer knows the patch): what
+/// to tell the person, or why nothing was written.
+pub type RejectWriter = Arc<
+    dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// A patch file under review (`patchgate apply`): no agent waits for its reviews.
+#[derive(Clone)]
+pub struct PatchFile {
+    /// Its name, for the status bar.
+    pub name: String,
+    /// What the `W` key runs: its hunks that do not apply written to `FILE.rej` files.
+    pub write_rejects: RejectWriter,
+}
+
 /// Counts the agents a gate's server heard from lately.
 pub(crate) type ClientCount = std::sync::Arc<dyn Fn() -> usize + Send + Sync>;
 
@@ -133,7 +150,7 @@ pub enum Backend {
         /// Where agents reach it, if it listens.
         address: Option<String>,
         /// The patch file under review (`patchgate apply`), when that is what it holds.
-        patch: Option<String>,
+        patch: Option<PatchFile>,
     },
     /// A gate reached over HTTP.
     Remote(Remote),
@@ -331,14 +348,24 @@ impl Backend {
         }
     }
 
-    /// The gate in this process holding one review per file of the patch `name`
-    /// (`patchgate apply`): no server, no agents.
-    pub fn patch(gate: Gate, name: String) -> Backend {
+    /// The gate in this process holding one review per file of `patch` (`patchgate
+    /// apply`): no server, no agents.
+    pub fn patch(gate: Gate, patch: PatchFile) -> Backend {
         Backend::Local {
             gate,
             clients: std::sync::Arc::new(|| 0),
             address: None,
-            patch: Some(name),
+            patch: Some(patch),
+        }
+    }
+
+    /// Write the `.rej` files of the patch under review (`W`): what to say, or why not.
+    pub async fn write_rejects(&self) -> Result<String, String> {
+        match self {
+            Backend::Local { patch: Some(p), .. } => (p.write_rejects)().await,
+            _ => {
+                Err("only a patch under review (`patchgate apply`) has .rej files to write".into())
+            }
         }
     }
 
@@ -365,7 +392,7 @@ impl Backend {
                 patch,
             } => Ok(StatusInfo {
                 address: address.clone().unwrap_or_else(|| "not listening".into()),
-                patch: patch.clone(),
+                patch: patch.as_ref().map(|p| p.name.clone()),
                 policy: gate.policy().default.as_str().to_string(),
                 clients: clients(),
             }),

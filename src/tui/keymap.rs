@@ -36,6 +36,8 @@ pub enum Action {
     Command,
     /// Undo the selected applied review (asks first).
     Undo,
+    /// Write a patch's hunks that do not apply to `FILE.rej` files (`patchgate apply`).
+    WriteRejects,
     /// Unified ↔ side by side.
     ToggleMode,
     /// Hide or show whitespace-only changes.
@@ -93,6 +95,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('c') => Action::Commit,
         KeyCode::Char(':') => Action::Command,
         KeyCode::Char('u') => Action::Undo,
+        KeyCode::Char('W') => Action::WriteRejects,
         KeyCode::Char('s') => Action::ToggleMode,
         KeyCode::Char('w') => Action::ToggleWhitespace,
         KeyCode::Char('i') => Action::Interdiff,
@@ -169,13 +172,43 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
+/// What the TUI reviews: agents' edits, or a patch file (`patchgate apply`), where no agent
+/// reads a note and the hunks that do not apply can go to `.rej` files (docs/DESIGN.md §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reviewing {
+    /// Agents' edits.
+    Agents,
+    /// A patch file.
+    Patch,
+}
+
+/// A help entry as it reads when reviewing `what`: a patch has no agent to note, and has
+/// `.rej` files.
+fn entries(
+    reviewing: Reviewing,
+    key: &'static str,
+    what: &'static str,
+) -> Vec<(&'static str, &'static str)> {
+    match (reviewing, key) {
+        (Reviewing::Patch, "m") => Vec::new(),
+        (Reviewing::Patch, "r") => vec![
+            ("r", "reject: the file's change is dropped"),
+            (
+                "W",
+                "write the hunks that do not apply to FILE.rej files (as apply --reject)",
+            ),
+        ],
+        _ => vec![(key, what)],
+    }
+}
+
 /// The help's lines as text: each section's title, its keys, a blank line.
-pub(crate) fn help_text() -> Vec<(String, Option<String>)> {
+pub(crate) fn help_text(reviewing: Reviewing) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     for (section, keys) in HELP {
         out.push((format!(" {section}"), None));
-        for (k, what) in *keys {
-            out.push((format!("   {k:<20}"), Some((*what).to_string())));
+        for (k, what) in keys.iter().flat_map(|(k, w)| entries(reviewing, k, w)) {
+            out.push((format!("   {k:<20}"), Some(what.to_string())));
         }
         out.push((String::new(), None));
     }
@@ -184,9 +217,9 @@ pub(crate) fn help_text() -> Vec<(String, Option<String>)> {
 
 /// The help's rows inside a box `width` columns wide: a description too long for its row
 /// goes on under itself (indented past the keys), not at the box's left edge.
-pub(crate) fn help_lines(width: usize) -> Vec<(String, Option<String>)> {
+pub(crate) fn help_lines(width: usize, reviewing: Reviewing) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
-    for (head, what) in help_text() {
+    for (head, what) in help_text(reviewing) {
         let Some(what) = what else {
             out.push((head, None));
             continue;
@@ -227,12 +260,23 @@ fn wrap_words(text: &str, width: usize) -> Vec<String> {
 }
 
 /// Rows the help takes inside a box `width` columns wide.
-pub(crate) fn help_rows(width: usize) -> usize {
-    help_lines(width.max(1)).len()
+pub(crate) fn help_rows(width: usize, reviewing: Reviewing) -> usize {
+    help_lines(width.max(1), reviewing).len()
 }
 
 /// The key-hint line.
 pub(crate) const HINTS: &str = "j/k move  n/N hunk  space toggle  a accept  m accept+note  r reject  e edit  c commit  s side-by-side  ? help  q quit";
+
+/// The key-hint line reviewing a patch file: no agent's note, no dry runs; `.rej` files.
+pub(crate) const PATCH_HINTS: &str = "j/k move  n/N hunk  space toggle  a accept  r reject  W write .rej  e edit  s side-by-side  ? help  q quit";
+
+/// The key-hint line when reviewing `what`.
+pub(crate) fn hints(reviewing: Reviewing) -> &'static str {
+    match reviewing {
+        Reviewing::Agents => HINTS,
+        Reviewing::Patch => PATCH_HINTS,
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -244,8 +288,8 @@ mod tests {
 
     #[test]
     fn a_long_help_line_goes_on_under_itself_not_at_the_edge() {
-        let lines = help_lines(60);
-        assert_eq!(help_rows(60), lines.len());
+        let lines = help_lines(60, Reviewing::Agents);
+        assert_eq!(help_rows(60, Reviewing::Agents), lines.len());
         let mut continued = 0;
         for (lead, what) in &lines {
             let Some(what) = what else { continue };
@@ -280,6 +324,7 @@ mod tests {
             ('c', Action::Commit),
             (':', Action::Command),
             ('u', Action::Undo),
+            ('W', Action::WriteRejects),
             ('s', Action::ToggleMode),
             ('w', Action::ToggleWhitespace),
             ('i', Action::Interdiff),
@@ -304,5 +349,22 @@ mod tests {
             Some(Action::Quit)
         );
         assert_eq!(action(&key('x')), None);
+    }
+
+    #[test]
+    fn reviewing_a_patch_the_help_has_no_note_for_an_agent_and_names_w() {
+        let text = |r| {
+            help_text(r)
+                .into_iter()
+                .map(|(k, w)| format!("{k}{}\n", w.unwrap_or_default()))
+                .collect::<String>()
+        };
+        let (agents, patch) = (text(Reviewing::Agents), text(Reviewing::Patch));
+        assert!(agents.contains("a note for the agent"), "{agents}");
+        assert!(!agents.contains(".rej"), "{agents}");
+        assert!(!patch.contains("agent"), "{patch}");
+        assert!(patch.contains("FILE.rej"), "{patch}");
+        assert!(!hints(Reviewing::Patch).contains("note"));
+        assert!(hints(Reviewing::Patch).contains("W write .rej"));
     }
 }

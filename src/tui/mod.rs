@@ -328,6 +328,14 @@ fn run_effect(
             ))),
             Err(e) => send(Msg::Done(Err(e))),
         },
+        Effect::WriteRejects => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = b.write_rejects().await;
+                let _ = tx.send(Input::Msg(Msg::Done(r)));
+            });
+        }
         Effect::Notify(text) => notify(&text),
         Effect::Quit { reviewers_gone } => {
             // (A patch's reviews have no one waiting: they stay pending, not decided.)

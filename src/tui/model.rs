@@ -6,6 +6,7 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
 use super::backend::StatusInfo;
+use super::keymap::Reviewing;
 use super::marks::{self, HunkRisk};
 use super::rows::{self, DiffMode, FileView, Row};
 use crate::review::proposal::State;
@@ -439,6 +440,14 @@ impl Model {
             color,
             quit: false,
             refused: None,
+        }
+    }
+
+    /// What this TUI reviews: a patch file when the status bar names one.
+    pub(crate) fn reviewing(&self) -> Reviewing {
+        match self.info.patch {
+            Some(_) => Reviewing::Patch,
+            None => Reviewing::Agents,
         }
     }
 

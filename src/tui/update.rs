@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
 use super::backend::{Change, StatusInfo};
-use super::keymap::{self, Action};
+use super::keymap::{self, Action, Reviewing};
 use super::marks;
 use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, FileView, Row};
@@ -80,6 +80,8 @@ pub enum Effect {
         /// The line (from 0) of the change to open at.
         line: usize,
     },
+    /// Write the patch's hunks that do not apply to `FILE.rej` files (`patchgate apply`).
+    WriteRejects,
     /// Ring the bell and send a desktop notification.
     Notify(String),
     /// Leave; `reviewers_gone` when pending reviews must be answered REVIEWER_GONE.
@@ -360,7 +362,8 @@ fn upsert(m: &mut Model, s: Summary) -> Vec<Effect> {
             );
             m.items.push(Item::new(s));
             let selected_open = looking_at_pending(m) && m.items.len() > 1;
-            if pending {
+            // A patch's files are no news to the person who opened it.
+            if pending && m.reviewing() == Reviewing::Agents {
                 effects.push(Effect::Notify(what));
             }
             if m.items.len() == 1 || (pending && !selected_open) {
@@ -749,7 +752,7 @@ fn help_scroll(m: &mut Model, code: KeyCode) -> bool {
     // The help's box is the screen less a line above and below; its border takes two more.
     let shown = usize::from(m.size.height.saturating_sub(4)).max(1);
     let inner = usize::from(m.size.width.min(76).saturating_sub(2));
-    let max = crate::tui::keymap::help_rows(inner).saturating_sub(shown);
+    let max = crate::tui::keymap::help_rows(inner, m.reviewing()).saturating_sub(shown);
     let page = shown.saturating_sub(1).max(1);
     m.help_scroll = match code {
         KeyCode::Char('j') | KeyCode::Down => m.help_scroll + 1,
@@ -1204,11 +1207,31 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
     match action {
         Action::ToggleHunk => toggle_hunk(m),
         Action::Accept => return Some(accept(m)),
+        // A patch file has no agent to read a note.
+        Action::AcceptWithNote if m.reviewing() == Reviewing::Patch => {
+            say(m, "no agent reads a note here: a accepts", Tone::Info);
+        }
         Action::AcceptWithNote => accept_with_note(m),
+        Action::WriteRejects if m.reviewing() == Reviewing::Patch => {
+            return Some(vec![Effect::WriteRejects]);
+        }
+        Action::WriteRejects => say(
+            m,
+            "W writes a patch's .rej files (patchgate apply); agents' edits have none",
+            Tone::Info,
+        ),
         // Everything at once is asked first.
         Action::AcceptAll if m.pending_count() == 0 => say(m, "no pending review", Tone::Info),
         Action::AcceptAll => m.overlay = Overlay::ConfirmAcceptAll,
         Action::Reject => match m.current() {
+            // No agent to tell why: the file's change is dropped at once.
+            Some(i) if i.is_open() && m.reviewing() == Reviewing::Patch => {
+                return Some(vec![Effect::Decide {
+                    run_id: i.summary.run_id.clone(),
+                    decision: Decision::Reject(String::new()),
+                    note: None,
+                }]);
+            }
             Some(i) if i.is_open() => {
                 m.overlay = Overlay::Note {
                     run_id: i.summary.run_id.clone(),
@@ -1613,6 +1636,28 @@ pub(crate) mod tests {
         }
         assert!(update(&mut m, key('a')).is_empty());
         assert_eq!(m.status.as_ref().unwrap().1, Tone::Bad);
+    }
+
+    /// Reviewing a patch file (`patchgate apply`) no agent waits: `r` drops the change at
+    /// once, `m` offers no note, `W` writes the `.rej` files; with agents `W` does nothing.
+    #[test]
+    fn reviewing_a_patch_r_rejects_at_once_m_has_no_note_and_w_writes_rejects() {
+        let mut m = loaded();
+        assert!(update(&mut m, key('W')).is_empty());
+        m.info.patch = Some("fix.patch".into());
+        assert_eq!(update(&mut m, key('W')), vec![Effect::WriteRejects]);
+        assert!(update(&mut m, key('m')).is_empty());
+        assert!(matches!(m.overlay, Overlay::None));
+        assert!(m.status.as_ref().unwrap().0.contains("a accepts"));
+        assert_eq!(
+            update(&mut m, key('r')),
+            vec![Effect::Decide {
+                run_id: "run1".into(),
+                decision: Decision::Reject(String::new()),
+                note: None
+            }]
+        );
+        assert!(matches!(m.overlay, Overlay::None));
     }
 
     #[test]

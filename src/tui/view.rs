@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::columns::{char_cols, clip, cols};
 use super::highlight::{Key, Side, Spans};
-use super::keymap::HINTS;
+use super::keymap::Reviewing;
 use super::marks::{HunkRisk, row_marks};
 use super::model::{DiffView, Filter, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rowpath::{row_path, truncate};
@@ -384,7 +384,10 @@ fn draw_queue(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
         // The tool first (the run id is in the diff's title too), the age always in sight;
         // a revision says which it is and the note it answers instead of the run id.
         let room = w.saturating_sub(2 + ago.chars().count() + 2);
-        let head = truncate(&format!(" {} {}", inert_line(&s.tool), row_tag(s)), room);
+        let head = truncate(
+            &format!(" {} {}", inert_line(&s.tool), row_tag(s, m.reviewing())),
+            room,
+        );
         let pad = w.saturating_sub(head.chars().count() + 2 + ago.chars().count() + 1);
         lines.push(Line::from(vec![
             Span::styled(format!(" {icon}"), base.patch(icon_style)),
@@ -472,11 +475,21 @@ fn path_line(
 }
 
 /// What a queue row says after the tool: the run id, for a review withdrawn without a
-/// decision `withdrawn: why` (its agent went away or cancelled), or for a revision `vN: the
-/// note it answers` (its first line).
-fn row_tag(s: &crate::review::queue::Summary) -> String {
+/// decision `withdrawn: why` (its agent went away or cancelled), for a revision `vN: the
+/// note it answers` (its first line), for a patch's file that does not apply `does not
+/// apply: why`.
+fn row_tag(s: &crate::review::queue::Summary, reviewing: Reviewing) -> String {
     if let Some(why) = s.agent.as_ref().and_then(|a| a.withdrawn.as_deref()) {
         return format!("withdrawn: {}", inert_line(why));
+    }
+    if let (Reviewing::Patch, Some(failure)) = (reviewing, &s.failure) {
+        let why = failure
+            .split_once(": ")
+            .map_or(failure.as_str(), |(_, m)| m);
+        return format!(
+            "does not apply: {}",
+            inert_line(why.lines().next().unwrap_or_default())
+        );
     }
     match (s.revision, &s.previous_note) {
         (Some(n), Some(note)) => {
@@ -498,7 +511,7 @@ fn draw_diff(f: &mut Frame, m: &Model, area: Rect, hl: &dyn Styler, p: &Palette)
     let inner = block.inner(area);
     f.render_widget(block, area);
     if let Some(failure) = &item.summary.failure {
-        draw_failure(f, failure, inner, p);
+        draw_failure(f, failure, m.reviewing(), inner, p);
         return;
     }
     if let Some((at, text)) = item.interdiff_shown() {
@@ -592,17 +605,26 @@ fn draw_interdiff(
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+/// Above why a patch's file does not apply.
+const PATCH_FAILURE: &str = "This file of the patch does not apply; nothing of it is written \
+     (W writes the hunks that do not apply to FILE.rej). Why:";
+
 /// A failed agent call in the diff pane: what it named and the whole answer the agent got,
-/// wrapped (agents' text made inert).
-fn draw_failure(f: &mut Frame, failure: &str, inner: Rect, p: &Palette) {
+/// wrapped (agents' text made inert); for a patch's file that does not apply, why not.
+fn draw_failure(f: &mut Frame, failure: &str, reviewing: Reviewing, inner: Rect, p: &Palette) {
     let width = (inner.width as usize).saturating_sub(2).max(8);
-    let mut lines = vec![
-        Line::styled(
+    let style = p.fg(Color::Red).add_modifier(Modifier::BOLD);
+    let mut lines: Vec<Line> = match reviewing {
+        Reviewing::Agents => vec![Line::styled(
             " This call failed; nothing was proposed. The agent was told:",
-            p.fg(Color::Red).add_modifier(Modifier::BOLD),
-        ),
-        Line::from(""),
-    ];
+            style,
+        )],
+        Reviewing::Patch => wrap(PATCH_FAILURE, width, usize::MAX)
+            .into_iter()
+            .map(|chunk| Line::styled(format!(" {chunk}"), style))
+            .collect(),
+    };
+    lines.push(Line::from(""));
     let text = inert(failure).into_owned();
     for line in text.lines() {
         for chunk in wrap(line, width, usize::MAX) {
@@ -655,10 +677,10 @@ fn diff_block(m: &Model, item: &Item, p: &Palette) -> Block<'static> {
         " {} · {} · {}{shown}{} ",
         inert_line(&s.tool),
         s.run_id,
-        if item.summary.undone {
-            "undone"
-        } else {
-            s.state.name()
+        match (item.summary.undone, m.reviewing(), s.state) {
+            (true, ..) => "undone",
+            (_, Reviewing::Patch, State::Failed) => "does not apply",
+            _ => s.state.name(),
         },
         s.client
             .as_deref()
@@ -1375,7 +1397,7 @@ fn draw_hints(f: &mut Frame, m: &Model, area: Rect, p: &Palette) {
                 f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
             }
             None => {
-                let hints = fit_hints(HINTS, area.width as usize);
+                let hints = fit_hints(super::keymap::hints(m.reviewing()), area.width as usize);
                 f.render_widget(Paragraph::new(Line::styled(hints, p.dim())), area);
             }
         },
@@ -1401,7 +1423,7 @@ fn fit_hints(all: &str, width: usize) -> String {
 fn draw_help(f: &mut Frame, m: &Model, p: &Palette) {
     let full = f.area();
     let width = 76.min(full.width);
-    let rows = super::keymap::help_rows(usize::from(width.saturating_sub(2)));
+    let rows = super::keymap::help_rows(usize::from(width.saturating_sub(2)), m.reviewing());
     // A line of the screen stays free above and below; past that the help scrolls.
     let height = u16::try_from(rows + 2)
         .unwrap_or(u16::MAX)
@@ -1409,16 +1431,17 @@ fn draw_help(f: &mut Frame, m: &Model, p: &Palette) {
     let area = popup(full, width, height);
     let scrolls = rows + 2 > usize::from(height);
     f.render_widget(Clear, area);
-    let lines: Vec<Line> = super::keymap::help_lines(usize::from(width.saturating_sub(2)))
-        .into_iter()
-        .map(|(head, what)| match what {
-            None => Line::styled(head, p.accent().add_modifier(Modifier::BOLD)),
-            Some(what) => Line::from(vec![
-                Span::styled(head, Style::default().add_modifier(Modifier::BOLD)),
-                Span::raw(what),
-            ]),
-        })
-        .collect();
+    let lines: Vec<Line> =
+        super::keymap::help_lines(usize::from(width.saturating_sub(2)), m.reviewing())
+            .into_iter()
+            .map(|(head, what)| match what {
+                None => Line::styled(head, p.accent().add_modifier(Modifier::BOLD)),
+                Some(what) => Line::from(vec![
+                    Span::styled(head, Style::default().add_modifier(Modifier::BOLD)),
+                    Span::raw(what),
+                ]),
+            })
+            .collect();
     let bottom = if scrolls {
         format!(
             " j/k scroll · {}-{} of {rows} · any other key closes ",

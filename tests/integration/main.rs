@@ -5,6 +5,7 @@ mod account;
 mod agents;
 mod apply_git;
 mod apply_reject;
+mod apply_tui;
 mod cli_merge;
 mod clients;
 mod closed_pipe;

@@ -256,6 +256,10 @@ pub(crate) const WEIGHTS: Weights = Weights {
         among_new_deletion: 0.5,
         among_new_min_lines: 1,
         misfit_syntax: 0.75,
+        // Below the threshold: no right merge of git-history, -wide, model-snippets or the
+        // dev corpora keeps a file line between two lines a segment writes together
+        // (`eval --curve`).
+        kept_between: 0.0,
         threshold: 0.3,
     },
 };

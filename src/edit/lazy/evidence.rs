@@ -51,6 +51,10 @@ pub(crate) struct Segment {
     pub(crate) anchor: Anchor,
     /// The non-blank file lines it deletes or replaces.
     pub(crate) drops: usize,
+    /// Non-blank file lines it keeps between two of its own lines (1-based, the first of them,
+    /// and how many): the snippet writes those two one after the other, the merge leaves the
+    /// file's lines between them — one reading of two (they go, or the snippet skipped them).
+    pub(crate) kept_between: Option<(usize, usize)>,
 }
 
 impl Segment {
@@ -96,6 +100,10 @@ pub struct MarginWeights {
     /// A new parse error on a closer-like line ([`Syntax::Misfit`]): a piece put where it
     /// does not fit.
     pub misfit_syntax: f32,
+    /// A segment keeping file lines between two lines it writes one after the other
+    /// ([`Segment::kept_between`]): the snippet says nothing stands there, the merge keeps
+    /// what does; whether those lines go or were skipped, the snippet does not say.
+    pub kept_between: f32,
     /// Merges with a margin below this are refused.
     pub threshold: f32,
 }
@@ -170,6 +178,7 @@ impl Evidence {
                     at: first.unwrap_or(1),
                     anchor: Anchor::of(file, &e.ops),
                     drops,
+                    kept_between: kept_between(file, lines, &e.ops),
                 }
             })
             .collect();
@@ -182,6 +191,27 @@ impl Evidence {
 
     /// The margin under `w`: the weakest segment's anchor, less what the syntax costs.
     pub(crate) fn margin(&self, w: &MarginWeights) -> Margin {
+        let mut m = self.anchored(w);
+        m.weakest.push_str(
+            ". Show one or two unchanged lines that occur once in the file next to that segment \
+             (or say where it goes in the instruction)",
+        );
+        if let Some((at, n)) = self.anchors.iter().find_map(|s| s.kept_between)
+            && w.kept_between < m.value
+        {
+            m.value = w.kept_between;
+            m.weakest = format!(
+                "the snippet writes two lines one after the other where the file has {n} \
+                 line(s) between them (from line {at}), which it neither shows nor deletes: \
+                 they may go, or the snippet may have skipped them. Show them as they are to \
+                 be, mark them with `-` lines, or put a placeholder between the two lines"
+            );
+        }
+        m
+    }
+
+    /// The margin of the anchors, the deletions among new lines and the syntax.
+    fn anchored(&self, w: &MarginWeights) -> Margin {
         let weakest = self
             .anchors
             .iter()
@@ -208,6 +238,49 @@ impl Evidence {
             value,
             weakest: why,
         }
+    }
+}
+
+/// The first non-blank file line an edit keeps between two non-blank snippet lines that
+/// stand one after the other in the snippet (blank lines aside; a placeholder between them
+/// keeps what lies there), 1-based, and how many such lines it keeps there.
+fn kept_between(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Option<(usize, usize)> {
+    let mut last: Option<usize> = None;
+    let mut kept: Vec<usize> = Vec::new();
+    let mut found: Option<(usize, usize)> = None;
+    for op in ops {
+        match *op {
+            Op::Same { i, .. } | Op::Change { i, .. } | Op::Add(i) if !lines[i].blank => {
+                let together = last.is_some_and(|p| {
+                    lines[i].at == lines[p].at + 1 && i == p + 1 && !floats_down(lines, p)
+                });
+                if together && !kept.is_empty() && found.is_none() {
+                    found = Some((kept[0] + 1, kept.len()));
+                }
+                kept.clear();
+                last = Some(i);
+            }
+            Op::Keep(j) if !file.is_blank(j) => kept.push(j),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// Whether snippet line `p` is a closer (or another line that says nothing) in a run of such
+/// lines that starts right under a placeholder or the snippet's start: it may be any of the
+/// file's like closers further down, and the lines it seems to skip stand under that
+/// placeholder.
+fn floats_down(lines: &[SLine], p: usize) -> bool {
+    let mut k = p;
+    loop {
+        if !(lines[k].trivial || lines[k].blank) {
+            return false;
+        }
+        if k == 0 || lines[k].at != lines[k - 1].at + 1 {
+            return true;
+        }
+        k -= 1;
     }
 }
 
@@ -242,9 +315,7 @@ pub(crate) fn decide(margin: &Margin, w: &MarginWeights) -> Result<()> {
     Err(Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
-            "not sure enough of this reading to write it: {}. Show one or two unchanged lines \
-             that occur once in the file next to that segment (or say where it goes in the \
-             instruction)",
+            "not sure enough of this reading to write it: {}",
             margin.weakest
         ),
     ))
@@ -271,6 +342,7 @@ mod tests {
             at: 2,
             anchor,
             drops: 0,
+            kept_between: None,
         }
     }
 
@@ -347,6 +419,44 @@ mod tests {
         assert!(decide_margin(&e).is_err());
         e.among_new = 0;
         assert!(decide_margin(&e).is_ok());
+    }
+
+    /// Two like calls; the snippet rewrites the second's first argument, but the lines it
+    /// shows around it stand in both, so the reading that keeps the old argument beside the
+    /// new one (the snippet writes `&other,` and `120,` together) is refused, naming the line
+    /// (that reading is what the merge wrote before this evidence: `&other,` then `&state,`).
+    #[test]
+    fn a_segment_keeping_a_file_line_between_two_lines_it_writes_together_is_refused() {
+        let file = "fn a() {\n    let t = start(\n        &state,\n        120,\n        30,\n    );\n}\n\nfn b() {\n    let t = start(\n        &state,\n        120,\n        30,\n    );\n}\n";
+        let snippet = "// ... existing code ...\nfn b() {\n    let other = 1;\n    let t = start(\n        &other,\n        120,\n        30,\n// ... existing code ...\n";
+        let hints = crate::edit::Hints {
+            path: Some("x.rs"),
+            instruction: None,
+        };
+        let e = crate::edit::lazy::merge(file, snippet, &hints).unwrap_err();
+        assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+        assert!(
+            e.message.contains("1 line(s) between them (from line 11)"),
+            "{}",
+            e.message
+        );
+    }
+
+    /// A closer right under a placeholder may be any of the file's like closers further down:
+    /// what it seems to skip stands under the placeholder, and the merge keeps it.
+    #[test]
+    fn a_closer_under_a_placeholder_does_not_count_as_written_together_with_the_next_line() {
+        let file = "fn f() {\n    if a {\n        one();\n    }\n    if b {\n        two();\n    }\n    last();\n}\n";
+        let snippet = "fn f() {\n    if a {\n        // ...\n    }\n    last();\n    more();\n}\n";
+        let hints = crate::edit::Hints {
+            path: Some("x.rs"),
+            instruction: None,
+        };
+        let m = crate::edit::lazy::merge(file, snippet, &hints).unwrap();
+        assert_eq!(
+            m.content,
+            file.replace("    last();\n", "    last();\n    more();\n")
+        );
     }
 
     fn decide_margin(e: &Evidence) -> Result<()> {

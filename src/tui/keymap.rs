@@ -36,6 +36,8 @@ pub enum Action {
     Command,
     /// Undo the selected applied review (asks first).
     Undo,
+    /// Make a rule from the selected review's paths (the rule chooser).
+    Rule,
     /// Unified ↔ side by side.
     ToggleMode,
     /// Hide or show whitespace-only changes.
@@ -93,6 +95,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('c') => Action::Commit,
         KeyCode::Char(':') => Action::Command,
         KeyCode::Char('u') => Action::Undo,
+        KeyCode::Char('R') => Action::Rule,
         KeyCode::Char('s') => Action::ToggleMode,
         KeyCode::Char('w') => Action::ToggleWhitespace,
         KeyCode::Char('i') => Action::Interdiff,
@@ -149,6 +152,7 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
             ("E", "edit it in $EDITOR, then accept"),
             ("c   :commit RUN_ID", "commit a dry-run"),
             ("u", "undo the selected applied review"),
+            ("R", "remember as a rule (file, folder, extension)"),
             (":rewind [RUN_ID]", "undo it and every later run"),
             (
                 ":session [RUN_ID]",
@@ -280,6 +284,7 @@ mod tests {
             ('c', Action::Commit),
             (':', Action::Command),
             ('u', Action::Undo),
+            ('R', Action::Rule),
             ('s', Action::ToggleMode),
             ('w', Action::ToggleWhitespace),
             ('i', Action::Interdiff),

@@ -12,6 +12,7 @@ pub mod marks;
 pub mod model;
 mod rowpath;
 pub mod rows;
+pub mod rulechoice;
 pub mod update;
 pub mod view;
 
@@ -304,6 +305,14 @@ fn run_effect(
             tokio::spawn(async move {
                 let r = b.rewind(run_id).await;
                 let _ = tx.send(Input::Msg(Msg::Rewound(r)));
+            });
+        }
+        Effect::AddRule(rule) => {
+            let b = backend.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = b.add_rule(rule).await;
+                let _ = tx.send(Input::Msg(Msg::Done(r)));
             });
         }
         Effect::ExternalEdit {

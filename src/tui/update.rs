@@ -11,6 +11,7 @@ use super::keymap::{self, Action};
 use super::marks;
 use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, FileView, Row};
+use super::rulechoice::{RuleChoice, Step};
 use crate::review::all_or_none;
 use crate::review::proposal::{Decision, FileContent, State};
 use crate::review::queue::Summary;
@@ -67,6 +68,8 @@ pub enum Effect {
     Undo(Option<String>),
     /// Take back a run and every later one (docs/DESIGN.md §4).
     Rewind(String),
+    /// Add a path rule (docs/DESIGN.md §4, `POST /api/rules`).
+    AddRule(crate::review::rules::NewRule),
     /// Fetch the session's diff from a run on (`None`: every applied run).
     SessionDiff(Option<String>),
     /// Edit content in `$EDITOR`, then accept it.
@@ -1028,6 +1031,14 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
             }
         },
         Overlay::Search(input) => on_search_key(m, input, key),
+        Overlay::Rule(mut choice) => match choice.key(key.code) {
+            Step::Stay => (Overlay::Rule(choice), Vec::new()),
+            Step::Cancel => {
+                say(m, "no rule added", Tone::Info);
+                (Overlay::None, Vec::new())
+            }
+            Step::Add(rule) => (Overlay::None, vec![Effect::AddRule(rule)]),
+        },
     };
     m.overlay = overlay;
     Some(effects)
@@ -1249,10 +1260,31 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
         },
         Action::Commit => return Some(commit_selected(m)),
         Action::Undo => ask_undo(m),
+        Action::Rule => choose_rule(m),
         Action::Quit => return Some(quit(m)),
         _ => return None,
     }
     Some(Vec::new())
+}
+
+/// `R`: the rule chooser over the selected review's paths (agents' edits only: a patch
+/// file's review has no agent a rule could answer).
+fn choose_rule(m: &mut Model) {
+    if m.info.patch.is_some() {
+        say(
+            m,
+            "rules are for agents' edits; a patch file has none",
+            Tone::Info,
+        );
+        return;
+    }
+    let Some(item) = m.current() else {
+        return;
+    };
+    match RuleChoice::new(&item.summary.run_id, &item.summary.paths) {
+        Some(choice) => m.overlay = Overlay::Rule(choice),
+        None => say(m, "this review names no path to make a rule of", Tone::Info),
+    }
 }
 
 /// `space` in hunk mode: include or exclude the hunk under the cursor.
@@ -1949,6 +1981,39 @@ pub(crate) mod tests {
         assert_eq!(m.status, None);
         update(&mut m, Msg::Tick(1));
         assert!(m.status.as_ref().unwrap().0.contains("REVIEW token"));
+    }
+
+    #[test]
+    fn capital_r_opens_the_rule_chooser_enter_adds_the_rule_and_esc_adds_none() {
+        use crate::review::policy::RuleScope;
+        use crate::review::rules::NewRule;
+        use crate::workspace::config::RuleAction;
+        let mut m = loaded();
+        assert!(update(&mut m, key('R')).is_empty());
+        let Overlay::Rule(c) = &m.overlay else {
+            panic!("no chooser: {:?}", m.overlay);
+        };
+        assert_eq!(c.globs, vec!["src/x.rs", "src/**", "**/*.rs"]);
+        assert!(update(&mut m, code(KeyCode::Esc, KeyModifiers::NONE)).is_empty());
+        assert!(matches!(m.overlay, Overlay::None));
+        assert_eq!(
+            m.status.as_ref().map(|s| s.0.as_str()),
+            Some("no rule added")
+        );
+        update(&mut m, key('R'));
+        for k in ['l', 'l', 'j', 'l', 'l'] {
+            assert!(update(&mut m, key(k)).is_empty());
+        }
+        let fx = update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(
+            fx,
+            vec![Effect::AddRule(NewRule {
+                glob: "**/*.rs".into(),
+                action: RuleAction::Deny,
+                scope: RuleScope::Session,
+            })]
+        );
+        assert!(matches!(m.overlay, Overlay::None));
     }
 
     #[test]

@@ -184,6 +184,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn add_to_writes_through_a_symlink_and_keeps_the_mode() {
         use std::os::unix::fs::PermissionsExt;

@@ -599,14 +599,7 @@ async fn rewind(State(st): State<AppState>, Json(body): Json<RewindBody>) -> Res
 }
 
 async fn rules(State(st): State<AppState>) -> Response {
-    let gate = st.dispatcher.gate();
-    let policy = gate.policy();
-    Json(json!({
-        "policy": policy.default.as_str(),
-        "config": crate::workspace::userconfig::path(),
-        "rules": policy.rules(),
-    }))
-    .into_response()
+    Json(st.dispatcher.gate().rules_list()).into_response()
 }
 
 /// `POST /api/rules`: the body read here, so that every malformed one (not JSON, an unknown

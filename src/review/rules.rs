@@ -46,7 +46,56 @@ pub struct RuleAdded {
     pub decided: Vec<DecidedByRule>,
 }
 
+/// Every rule, as `GET /api/rules` and the TUI's `:rules` give them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RulesList {
+    /// The default policy.
+    pub policy: String,
+    /// The user's config file (where a `user` rule goes), when there is a place for one.
+    pub config: Option<std::path::PathBuf>,
+    /// The rules in the order they are consulted ([`Policy::rules`]).
+    pub rules: Vec<RuleInfo>,
+}
+
+impl RulesList {
+    /// One line a rule, `SOURCE ACTION GLOB`, under the policy and the config's place.
+    pub fn text(&self) -> String {
+        let mut out = format!("policy: {}", self.policy);
+        if let Some(file) = &self.config {
+            out.push_str(&format!(" · your config: {}", file.display()));
+        }
+        out.push_str(
+            "\nfirst match wins; a deny anywhere refuses; the repository only tightens\n\n",
+        );
+        for r in &self.rules {
+            let source = serde_json::to_value(r.source).unwrap_or_default();
+            let action = serde_json::to_value(r.action).unwrap_or_default();
+            out.push_str(&format!(
+                "{:<11}{:<6}{}",
+                source.as_str().unwrap_or_default(),
+                action.as_str().unwrap_or_default(),
+                r.glob
+            ));
+            if let Some(why) = &r.ignored {
+                out.push_str(&format!("   (ignored: {why})"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
 impl Gate {
+    /// Every rule with where it comes from, the policy, and the user's config file.
+    pub fn rules_list(&self) -> RulesList {
+        let policy = self.policy();
+        RulesList {
+            policy: policy.default.as_str().to_string(),
+            config: crate::workspace::userconfig::path(),
+            rules: policy.rules(),
+        }
+    }
+
     /// Add `rule` (docs/DESIGN.md §4): checked; a `user` rule written to the user's config
     /// first; then part of this gate's policy, and every pending review it names decided
     /// again ([`Gate::decide_by_rules`]).

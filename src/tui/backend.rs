@@ -14,7 +14,7 @@ use crate::api::types::{
 };
 use crate::review::proposal::{Decision, FileContent};
 use crate::review::queue::{Event, Gate, Outcome, Summary};
-use crate::review::rules::{NewRule, RuleAdded};
+use crate::review::rules::{NewRule, RuleAdded, RulesList};
 
 /// A change the TUI hears about.
 #[derive(Debug, Clone, PartialEq)]
@@ -589,6 +589,17 @@ impl Backend {
             }
         };
         Ok(rule_added_text(&added))
+    }
+
+    /// Every rule with where it comes from (`GET /api/rules`), as lines to read.
+    pub async fn rules(&self) -> Result<String, String> {
+        let list: RulesList = match self {
+            Backend::Local { gate, .. } => gate.rules_list(),
+            Backend::Remote(r) => {
+                serde_json::from_value(r.get("/api/rules").await?).map_err(|e| e.to_string())?
+            }
+        };
+        Ok(list.text())
     }
 
     /// Start listening for changes; they arrive on the returned channel.

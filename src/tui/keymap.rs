@@ -153,6 +153,7 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
             ("c   :commit RUN_ID", "commit a dry-run"),
             ("u", "undo the selected applied review"),
             ("R", "remember as a rule (file, folder, extension)"),
+            (":rules", "every rule and where it comes from"),
             (":rewind [RUN_ID]", "undo it and every later run"),
             (
                 ":session [RUN_ID]",

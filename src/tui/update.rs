@@ -42,6 +42,8 @@ pub enum Msg {
     Rewound(Result<String, String>),
     /// The session's diff from a run (`None`: every applied run), or why there is none.
     Session(Option<String>, Result<String, String>),
+    /// Every rule, as lines to read (`:rules`), or why not.
+    Rules(Result<String, String>),
     /// The gate's facts.
     Info(StatusInfo),
     /// The clock (seconds since the epoch).
@@ -70,6 +72,8 @@ pub enum Effect {
     Rewind(String),
     /// Add a path rule (docs/DESIGN.md §4, `POST /api/rules`).
     AddRule(crate::review::rules::NewRule),
+    /// Fetch every rule and where it comes from (`:rules`).
+    ListRules,
     /// Fetch the session's diff from a run on (`None`: every applied run).
     SessionDiff(Option<String>),
     /// Edit content in `$EDITOR`, then accept it.
@@ -171,6 +175,19 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Rewound(r) => on_rewound(m, r),
         Msg::Session(since, r) => on_session(m, since, r),
+        Msg::Rules(r) => {
+            match r {
+                Ok(text) => {
+                    m.overlay = Overlay::Session {
+                        title: " rules (j/k scroll, any other key closes) ".into(),
+                        text,
+                        scroll: 0,
+                    };
+                }
+                Err(e) => say(m, format!("cannot list the rules: {e}"), Tone::Bad),
+            }
+            Vec::new()
+        }
         Msg::Info(info) => {
             m.info = info;
             Vec::new()
@@ -710,6 +727,7 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
             }
         },
         (Some("session"), since) => vec![Effect::SessionDiff(since.map(str::to_string))],
+        (Some("rules"), _) => vec![Effect::ListRules],
         (Some("help"), _) => {
             m.overlay = Overlay::Help;
             Vec::new()
@@ -719,7 +737,7 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
             say(
                 m,
                 format!(
-                    "unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], rewind [RUN_ID], session [RUN_ID], quit)"
+                    "unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], rewind [RUN_ID], session [RUN_ID], rules, quit)"
                 ),
                 Tone::Bad,
             );
@@ -1981,6 +1999,30 @@ pub(crate) mod tests {
         assert_eq!(m.status, None);
         update(&mut m, Msg::Tick(1));
         assert!(m.status.as_ref().unwrap().0.contains("REVIEW token"));
+    }
+
+    #[test]
+    fn the_rules_command_fetches_the_rules_and_shows_them_in_a_view() {
+        let mut m = loaded();
+        update(&mut m, key(':'));
+        for c in "rules".chars() {
+            update(&mut m, key(c));
+        }
+        let fx = update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(fx, vec![Effect::ListRules]);
+        update(
+            &mut m,
+            Msg::Rules(Ok("policy: gate\nuser  auto  docs/**\n".into())),
+        );
+        assert!(
+            matches!(&m.overlay, Overlay::Session { text, .. } if text.contains("docs/**")),
+            "{:?}",
+            m.overlay
+        );
+        update(&mut m, key('x'));
+        assert!(matches!(m.overlay, Overlay::None));
+        update(&mut m, Msg::Rules(Err("gone".into())));
+        assert!(m.status.as_ref().is_some_and(|s| s.0.contains("gone")));
     }
 
     #[test]

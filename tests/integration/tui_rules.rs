@@ -1,7 +1,7 @@
 //! The TUI's `R` in a real terminal (tmux): on a pending review, the rule chooser offers its
 //! file, folder and extension; the person picks the folder, `auto` and their own config,
 //! presses Enter; the rule is in the user's config and `GET /api/rules`, and the review it
-//! covers is applied. Esc closes the chooser with nothing added.
+//! covers is applied; `:rules` lists it. Esc closes the chooser with nothing added.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -146,6 +146,24 @@ fn r_on_a_review_makes_a_rule_in_the_users_config_and_the_review_is_decided_by_i
         }),
         "{listed}"
     );
+    // `:rules` lists it in the TUI, with where it comes from.
+    tmux.keys(&[":"]);
+    tmux.type_text("rules");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the rules", 10, |s| s.contains("first match wins"));
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("user") && l.contains("auto") && l.contains("src/app/**")),
+        "{screen}"
+    );
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("built-in") && l.contains("deny") && l.contains("**/.git/**")),
+        "{screen}"
+    );
+    tmux.keys(&["q"]);
     // The next edit under it is applied at once.
     let next = edit("run(2);", "run(3);");
     assert_eq!(next["status"], "ok", "{next}");

@@ -42,6 +42,16 @@ pub enum RuleSource {
 }
 
 impl RuleSource {
+    /// The name the review API gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleSource::BuiltIn => "built-in",
+            RuleSource::User => "user",
+            RuleSource::Repository => "repository",
+            RuleSource::Session => "session",
+        }
+    }
+
     /// Where the rule is written, for messages.
     fn place(self) -> &'static str {
         match self {

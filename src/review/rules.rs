@@ -68,12 +68,10 @@ impl RulesList {
             "\nfirst match wins; a deny anywhere refuses; the repository only tightens\n\n",
         );
         for r in &self.rules {
-            let source = serde_json::to_value(r.source).unwrap_or_default();
-            let action = serde_json::to_value(r.action).unwrap_or_default();
             out.push_str(&format!(
                 "{:<11}{:<6}{}",
-                source.as_str().unwrap_or_default(),
-                action.as_str().unwrap_or_default(),
+                r.source.as_str(),
+                r.action.as_str(),
                 r.glob
             ));
             if let Some(why) = &r.ignored {

@@ -157,13 +157,10 @@ fn rule_added_text(added: &RuleAdded) -> String {
         Some(file) => format!("in your config {}", file.display()),
         None => "for this session".to_string(),
     };
-    let action = serde_json::to_value(r.action)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
     let mut text = format!(
-        "rule added: `{}` {action} {kept}",
-        crate::inert::inert_line(&r.glob)
+        "rule added: `{}` {} {kept}",
+        crate::inert::inert_line(&r.glob),
+        r.action.as_str()
     );
     if !added.decided.is_empty() {
         let runs: Vec<String> = added

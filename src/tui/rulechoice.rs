@@ -159,15 +159,6 @@ impl Line {
     }
 }
 
-/// How the chooser names an action.
-pub(crate) fn action_name(a: RuleAction) -> &'static str {
-    match a {
-        RuleAction::Auto => "auto",
-        RuleAction::Gate => "gate",
-        RuleAction::Deny => "deny",
-    }
-}
-
 /// How the chooser names a scope.
 pub(crate) fn scope_name(s: RuleScope) -> &'static str {
     match s {

@@ -913,7 +913,7 @@ fn confirm(f: &mut Frame, p: &Palette, title: &str, text: Vec<Line<'static>>) {
 /// The rule chooser (`R`): the globs one a line, the action and the scope on one line each;
 /// the chosen one `(•)` and bold, the line the arrows change marked `▶`.
 fn draw_rule_choice(f: &mut Frame, p: &Palette, c: &RuleChoice) {
-    use super::rulechoice::{ACTIONS, Line as Which, SCOPES, action_name, scope_name};
+    use super::rulechoice::{ACTIONS, Line as Which, SCOPES, scope_name};
     let pick = |text: String, chosen: bool| {
         let mark = if chosen { "(•) " } else { "( ) " };
         let style = if chosen {
@@ -944,7 +944,7 @@ fn draw_rule_choice(f: &mut Frame, p: &Palette, c: &RuleChoice) {
         ACTIONS
             .iter()
             .enumerate()
-            .map(|(i, a)| pick(action_name(*a).into(), i == c.action)),
+            .map(|(i, a)| pick(a.as_str().into(), i == c.action)),
     );
     lines.push(Line::from(action));
     let mut scope = vec![head(Which::Scope, "keep")];

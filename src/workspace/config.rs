@@ -108,6 +108,17 @@ pub enum RuleAction {
     Deny,
 }
 
+impl RuleAction {
+    /// The name as the config files and the review API spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleAction::Gate => "gate",
+            RuleAction::Auto => "auto",
+            RuleAction::Deny => "deny",
+        }
+    }
+}
+
 /// One `[[rules]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

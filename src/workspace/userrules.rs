@@ -64,7 +64,7 @@ pub fn with_rule(old: Option<&str>, rule: &RuleConfig) -> Result<String, String>
         .map_err(|e| format!("it is not TOML, so it is left as it is: {e}"))?;
     let mut table = toml_edit::Table::new();
     table.insert("glob", toml_edit::value(rule.glob.as_str()));
-    table.insert("action", toml_edit::value(action_name(rule)));
+    table.insert("action", toml_edit::value(rule.action.as_str()));
     match doc.get_mut("rules") {
         None => {
             // Comments after the last key stay above the rule, not below it.
@@ -105,15 +105,6 @@ pub fn with_rule(old: Option<&str>, rule: &RuleConfig) -> Result<String, String>
         return Err("the rule would not read back first".into());
     }
     Ok(new)
-}
-
-fn action_name(rule: &RuleConfig) -> &'static str {
-    use super::config::RuleAction;
-    match rule.action {
-        RuleAction::Auto => "auto",
-        RuleAction::Gate => "gate",
-        RuleAction::Deny => "deny",
-    }
 }
 
 #[cfg(test)]

@@ -313,7 +313,7 @@ pub fn apply(change: &FileChange) -> Result<Outcome, ConfigFileError> {
         Some(bytes) => Some(backup(&file, bytes).map_err(io("copy it aside"))?),
         None => None,
     };
-    write_atomic(&file, new.as_bytes()).map_err(io("write it"))?;
+    crate::workspace::fs::write_user_file(&file, new.as_bytes()).map_err(io("write it"))?;
     Ok(match backup {
         Some(backup) => Outcome::Updated { backup },
         None => Outcome::Created,
@@ -588,24 +588,6 @@ fn backup(file: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
 fn set_private(f: &std::fs::File) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     f.set_permissions(std::fs::Permissions::from_mode(0o600))
-}
-
-/// Write `bytes` to `file` through a temporary file in its directory, renamed over it: a
-/// reader sees the old file or the new one. An existing file's mode is kept; a new one is
-/// readable by the user only (it may hold a token).
-fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    match std::fs::metadata(file) {
-        Ok(m) => tmp.as_file().set_permissions(m.permissions())?,
-        Err(_) => set_private(tmp.as_file())?,
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(file).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@
 //! | `POST /api/undo` | `{run_id?}`: revert an applied edit |
 //! | `POST /api/session` | `{since?}`: `{diff, notes}`, one diff of what the applied runs changed (`log --diff`) |
 //! | `POST /api/rewind` | `{run_id}`: revert that run and every later one, all or nothing (the `undone` entries, newest first) |
+//! | `GET /api/rules` | `{policy, config, rules}`: every path rule with its `source` (`built-in`, `user`, `repository`, `session`) |
+//! | `POST /api/rules` | `{glob, action: auto\|gate\|deny, scope: session\|user}`: add a rule; the pending reviews it names are decided again |
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -596,6 +598,30 @@ async fn rewind(State(st): State<AppState>, Json(body): Json<RewindBody>) -> Res
     }
 }
 
+async fn rules(State(st): State<AppState>) -> Response {
+    Json(st.dispatcher.gate().rules_list()).into_response()
+}
+
+/// `POST /api/rules`: the body read here, so that every malformed one (not JSON, an unknown
+/// field, action or scope, a missing one) is a 400 that says what is wrong.
+async fn add_rule(State(st): State<AppState>, body: axum::body::Bytes) -> Response {
+    let rule: crate::review::rules::NewRule = match serde_json::from_slice(&body) {
+        Ok(rule) => rule,
+        Err(e) => {
+            return api_error(&Error::invalid_input(format!(
+                "a rule is {{\"glob\": GLOB, \"action\": \"auto\"|\"gate\"|\"deny\", \
+                 \"scope\": \"session\"|\"user\"}}: {e}"
+            )));
+        }
+    };
+    let gate = st.dispatcher.gate().clone();
+    match tokio::task::spawn_blocking(move || gate.add_rule(&rule)).await {
+        Ok(Ok(added)) => Json(json!(added)).into_response(),
+        Ok(Err(e)) => api_error(&e),
+        Err(e) => api_error(&Error::new(ErrorCode::FsError, e.to_string())),
+    }
+}
+
 /// Counts an attached reviewer (an open event stream) for as long as it lives; when the last
 /// one leaves and none comes back within a grace period, pending reviews fail with
 /// `REVIEWER_GONE`.
@@ -806,6 +832,7 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> std::io::Result
         .route("/api/undo", post(undo))
         .route("/api/rewind", post(rewind))
         .route("/api/session", post(session))
+        .route("/api/rules", get(rules).post(add_rule))
         .route("/api/events", get(events))
         .route(AGENT_LINK, get(agent_link))
         .layer(DefaultBodyLimit::max(opts.max_body));

@@ -20,6 +20,7 @@ pub mod queue;
 mod revert;
 mod revision;
 pub mod rewind;
+pub mod rules;
 mod shared;
 mod tally;
 

@@ -3,9 +3,13 @@
 //! refuses it (`DENIED_BY_RULE`). The command line and the user's own configuration are
 //! trusted; a repository's `.patchgate.toml` can only tighten what they say. Edits of
 //! `.patchgate.toml` and `.env*` files always wait for a person. `.git/` never gets this far
-//! (paths).
+//! (paths). A reviewer may add trusted rules while the gate runs (for this session, or
+//! remembered in the user's config: [`Policy::add`]); every clone of a policy sees them.
+
+use std::sync::{Arc, RwLock};
 
 use globset::{Glob, GlobMatcher};
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::config::{Config, PolicyName, RuleAction, RuleConfig};
@@ -22,6 +26,91 @@ pub enum Action {
     DryRun,
 }
 
+/// Where a rule comes from (`GET /api/rules` names it; refusals say it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleSource {
+    /// patchgate's own: `.git/` is off limits, the gate's config and `.env*` files wait for
+    /// a person.
+    BuiltIn,
+    /// The user's own config file.
+    User,
+    /// The repository's `.patchgate.toml` (it only tightens).
+    Repository,
+    /// Added by a reviewer for as long as this gate runs.
+    Session,
+}
+
+impl RuleSource {
+    /// The name the review API gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleSource::BuiltIn => "built-in",
+            RuleSource::User => "user",
+            RuleSource::Repository => "repository",
+            RuleSource::Session => "session",
+        }
+    }
+
+    /// Where the rule is written, for messages.
+    fn place(self) -> &'static str {
+        match self {
+            RuleSource::BuiltIn => "patchgate's built-in rules",
+            RuleSource::User => "your patchgate config",
+            RuleSource::Repository => ".patchgate.toml",
+            RuleSource::Session => "this session's rules",
+        }
+    }
+}
+
+/// Where a rule a reviewer adds is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleScope {
+    /// For as long as this gate runs.
+    Session,
+    /// In the user's config file: every gate from now on.
+    User,
+}
+
+impl RuleScope {
+    /// The source a rule of this scope is listed under.
+    pub fn source(self) -> RuleSource {
+        match self {
+            RuleScope::Session => RuleSource::Session,
+            RuleScope::User => RuleSource::User,
+        }
+    }
+}
+
+/// One rule as `GET /api/rules` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleInfo {
+    /// The glob over root-relative paths.
+    pub glob: String,
+    /// What it does.
+    pub action: RuleAction,
+    /// Where it comes from.
+    pub source: RuleSource,
+    /// Why it does not count, when it does not (a repository's `auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<String>,
+}
+
+/// The longest glob a reviewer may add, in bytes.
+pub const MAX_GLOB_BYTES: usize = 1024;
+
+/// The most rules reviewers may add to one running gate.
+pub const MAX_ADDED_RULES: usize = 256;
+
+/// The built-in rules as `GET /api/rules` lists them (enforced by the paths layer and
+/// [`is_protected`], not matched as globs).
+const BUILT_IN: [(&str, RuleAction); 3] = [
+    ("**/.git/**", RuleAction::Deny),
+    ("**/.patchgate.toml", RuleAction::Gate),
+    ("**/.env*", RuleAction::Gate),
+];
+
 /// A compiled path rule.
 #[derive(Debug, Clone)]
 struct Rule {
@@ -29,7 +118,18 @@ struct Rule {
     matcher: GlobMatcher,
     action: RuleAction,
     /// Where it was written, for messages.
-    source: &'static str,
+    source: RuleSource,
+}
+
+impl Rule {
+    fn info(&self, ignored: Option<&str>) -> RuleInfo {
+        RuleInfo {
+            glob: self.glob.clone(),
+            action: self.action,
+            source: self.source,
+            ignored: ignored.map(str::to_string),
+        }
+    }
 }
 
 /// The policy and the path rules.
@@ -39,8 +139,13 @@ pub struct Policy {
     pub default: PolicyName,
     /// Rules that may loosen (the user's own), first match wins.
     trusted: Vec<Rule>,
+    /// Trusted rules a reviewer added while the gate runs, newest first: they come before
+    /// `trusted`. Shared by every clone.
+    added: Arc<RwLock<Vec<Rule>>>,
     /// Rules that may only tighten (the repository's), first match wins.
     repo: Vec<Rule>,
+    /// The repository's rules that would loosen, ignored (listed as such).
+    repo_ignored: Vec<RuleConfig>,
 }
 
 /// How strict a policy is: a repository may move it up, never down. A dry-run is looser than
@@ -53,24 +158,51 @@ fn strictness(p: PolicyName) -> u8 {
     }
 }
 
-fn compile(rules: &[RuleConfig], source: &'static str) -> Result<Vec<Rule>> {
-    rules
-        .iter()
-        .map(|rule| {
-            let glob = Glob::new(&rule.glob).map_err(|e| {
-                Error::invalid_input(format!(
-                    "rule glob `{}` in {source} is invalid: {e}",
-                    rule.glob
-                ))
-            })?;
-            Ok(Rule {
-                glob: rule.glob.clone(),
-                matcher: glob.compile_matcher(),
-                action: rule.action,
-                source,
-            })
-        })
-        .collect()
+fn compile(rules: &[RuleConfig], source: RuleSource) -> Result<Vec<Rule>> {
+    rules.iter().map(|rule| compile_one(rule, source)).collect()
+}
+
+fn compile_one(rule: &RuleConfig, source: RuleSource) -> Result<Rule> {
+    let glob = Glob::new(&rule.glob).map_err(|e| {
+        Error::invalid_input(format!(
+            "rule glob `{}` in {} is invalid: {e}",
+            rule.glob,
+            source.place()
+        ))
+    })?;
+    Ok(Rule {
+        glob: rule.glob.clone(),
+        matcher: glob.compile_matcher(),
+        action: rule.action,
+        source,
+    })
+}
+
+/// Check a glob a reviewer sends (`POST /api/rules`): at most [`MAX_GLOB_BYTES`], no control
+/// character, relative to the root (no leading `/`, no `..`), and a glob globset reads.
+pub fn check_glob(glob: &str) -> Result<()> {
+    let bad = |why: &str| Err(Error::invalid_input(format!("`glob` {why}")));
+    if glob.trim().is_empty() {
+        return bad("is empty");
+    }
+    if glob.len() > MAX_GLOB_BYTES {
+        return bad(&format!(
+            "is {} bytes long, more than {MAX_GLOB_BYTES}",
+            glob.len()
+        ));
+    }
+    if glob.chars().any(char::is_control) {
+        return bad("holds a control character");
+    }
+    if glob.starts_with('/') || glob.split('/').any(|part| part == "..") {
+        return bad(&format!(
+            "`{glob}` must be relative to the root (no leading `/`, no `..`)"
+        ));
+    }
+    if let Err(e) = Glob::new(glob) {
+        return bad(&format!("`{glob}` is not a valid glob: {e}"));
+    }
+    Ok(())
 }
 
 /// Whether an edit of `rel` always waits for a person: the gate's own configuration and
@@ -89,8 +221,10 @@ impl Policy {
     ) -> Result<Policy> {
         Ok(Policy {
             default: override_name.or(config.policy).unwrap_or(fallback),
-            trusted: compile(&config.rules, ".patchgate.toml")?,
+            trusted: compile(&config.rules, RuleSource::Repository)?,
+            added: Arc::default(),
             repo: Vec::new(),
+            repo_ignored: Vec::new(),
         })
     }
 
@@ -116,10 +250,8 @@ impl Policy {
             }
             _ => base,
         };
-        let repo_rules: Vec<RuleConfig> = repo
-            .rules
-            .iter()
-            .filter(|r| {
+        let (repo_rules, repo_ignored): (Vec<RuleConfig>, Vec<RuleConfig>) =
+            repo.rules.iter().cloned().partition(|r| {
                 let loosens = r.action == RuleAction::Auto;
                 if loosens {
                     tracing::warn!(
@@ -129,13 +261,13 @@ impl Policy {
                     );
                 }
                 !loosens
-            })
-            .cloned()
-            .collect();
+            });
         Ok(Policy {
             default,
-            trusted: compile(&user.rules, "your patchgate config")?,
-            repo: compile(&repo_rules, ".patchgate.toml")?,
+            trusted: compile(&user.rules, RuleSource::User)?,
+            added: Arc::default(),
+            repo: compile(&repo_rules, RuleSource::Repository)?,
+            repo_ignored,
         })
     }
 
@@ -144,15 +276,91 @@ impl Policy {
         Policy {
             default,
             trusted: Vec::new(),
+            added: Arc::default(),
             repo: Vec::new(),
+            repo_ignored: Vec::new(),
         }
+    }
+
+    /// Add a trusted rule for this gate, before every other trusted rule (an older added
+    /// one of the same glob goes): `source` says whether it is this session's or was also
+    /// written to the user's config. Refused past [`MAX_ADDED_RULES`].
+    pub fn add(&self, rule: &RuleConfig, source: RuleSource) -> Result<()> {
+        check_glob(&rule.glob)?;
+        let compiled = compile_one(rule, source)?;
+        let mut added = self
+            .added
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        added.retain(|r| r.glob != rule.glob);
+        if added.len() >= MAX_ADDED_RULES {
+            return Err(Error::invalid_input(format!(
+                "this gate holds {MAX_ADDED_RULES} added rules already; restart it to begin \
+                 again (rules added to your config stay)"
+            )));
+        }
+        added.insert(0, compiled);
+        Ok(())
+    }
+
+    /// What names the root-relative paths `glob` covers (nothing, for an invalid one).
+    pub fn matcher(glob: &str) -> impl Fn(&str) -> bool + use<> {
+        let m = Glob::new(glob).ok().map(|g| g.compile_matcher());
+        move |rel: &str| m.as_ref().is_some_and(|m| m.is_match(rel))
+    }
+
+    /// Every rule, with where it comes from, in the order they are consulted: the built-in
+    /// ones (always), the trusted ones (added ones newest first, then the user's config;
+    /// first match wins), then the repository's (they only tighten; an `auto` there is
+    /// listed as ignored).
+    pub fn rules(&self) -> Vec<RuleInfo> {
+        let mut out: Vec<RuleInfo> = BUILT_IN
+            .iter()
+            .map(|&(glob, action)| RuleInfo {
+                glob: glob.to_string(),
+                action,
+                source: RuleSource::BuiltIn,
+                ignored: None,
+            })
+            .collect();
+        let added = self
+            .added
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        out.extend(added.iter().map(|r| r.info(None)));
+        out.extend(self.trusted.iter().map(|r| {
+            let shadowed = added.iter().any(|a| a.glob == r.glob);
+            r.info(shadowed.then_some("a rule of the same glob added since comes first"))
+        }));
+        out.extend(self.repo.iter().map(|r| r.info(None)));
+        out.extend(self.repo_ignored.iter().map(|r| RuleInfo {
+            glob: r.glob.clone(),
+            action: r.action,
+            source: RuleSource::Repository,
+            ignored: Some("a repository's rule cannot loosen the gate".into()),
+        }));
+        out
+    }
+
+    /// The first trusted rule that names `rel`: an added one, else the config's.
+    fn trusted_for(&self, rel: &str) -> Option<Rule> {
+        let added = self
+            .added
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        added
+            .iter()
+            .chain(&self.trusted)
+            .find(|r| r.matcher.is_match(rel))
+            .cloned()
     }
 
     /// The action for a root-relative path: the trusted rules' (or the default), tightened
     /// by the repository's rules; a `deny` anywhere refuses. A `dry-run` policy keeps every
     /// edit a dry-run whatever the rules say; protected files always wait for a person.
     pub fn action(&self, rel: &str) -> Result<Action> {
-        let trusted = self.trusted.iter().find(|r| r.matcher.is_match(rel));
+        let trusted = self.trusted_for(rel);
+        let trusted = trusted.as_ref();
         let repo = self.repo.iter().find(|r| r.matcher.is_match(rel));
         for r in [trusted, repo].into_iter().flatten() {
             if r.action == RuleAction::Deny {
@@ -160,7 +368,8 @@ impl Policy {
                     ErrorCode::DeniedByRule,
                     format!(
                         "`{rel}` may not be edited: the rule `{}` in {} denies it",
-                        r.glob, r.source
+                        r.glob,
+                        r.source.place()
                     ),
                 ));
             }
@@ -318,6 +527,66 @@ mod tests {
             ] {
                 assert_eq!(p.action(rel).unwrap(), Action::Gate, "{rel}");
             }
+        }
+    }
+
+    #[test]
+    fn an_added_rule_comes_first_but_a_repository_still_only_tightens() {
+        let user = UserConfig::parse("[[rules]]\nglob = \"src/**\"\naction = \"gate\"\n").unwrap();
+        let repo = Config::parse(
+            "[[rules]]\nglob = \"src/money/**\"\naction = \"gate\"\n[[rules]]\nglob = \"**\"\naction = \"auto\"\n",
+        )
+        .unwrap();
+        let p = Policy::layered(&user, &repo, None, PolicyName::Gate).unwrap();
+        let seen_by_a_clone = p.clone();
+        assert_eq!(p.action("src/a.rs").unwrap(), Action::Gate);
+        let auto = RuleConfig {
+            glob: "src/**".into(),
+            action: RuleAction::Auto,
+        };
+        p.add(&auto, RuleSource::Session).unwrap();
+        // Before the user's own `gate` of the same paths, in every clone.
+        assert_eq!(seen_by_a_clone.action("src/a.rs").unwrap(), Action::Auto);
+        // Not past the repository's `gate`, nor the built-in holds.
+        assert_eq!(p.action("src/money/a.rs").unwrap(), Action::Gate);
+        assert_eq!(p.action("src/.env").unwrap(), Action::Gate);
+        // A newer rule of the same glob replaces it.
+        let deny = RuleConfig {
+            glob: "src/**".into(),
+            action: RuleAction::Deny,
+        };
+        p.add(&deny, RuleSource::User).unwrap();
+        let e = p.action("src/a.rs").unwrap_err();
+        assert!(
+            e.message.contains("`src/**` in your patchgate config"),
+            "{e:?}"
+        );
+        let listed: Vec<(String, RuleSource, bool)> = p
+            .rules()
+            .into_iter()
+            .map(|r| (r.glob, r.source, r.ignored.is_some()))
+            .collect();
+        assert_eq!(
+            listed[3..],
+            [
+                ("src/**".to_string(), RuleSource::User, false),
+                ("src/**".to_string(), RuleSource::User, true),
+                ("src/money/**".to_string(), RuleSource::Repository, false),
+                ("**".to_string(), RuleSource::Repository, true),
+            ]
+        );
+        assert!(listed[..3].iter().all(|r| r.1 == RuleSource::BuiltIn));
+    }
+
+    #[test]
+    fn a_glob_a_reviewer_sends_is_checked() {
+        for bad in ["", " ", "/etc/**", "../x", "a/../b", "a[", "a\u{7}b"] {
+            let e = check_glob(bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidInput, "{bad:?}");
+        }
+        assert!(check_glob(&"a".repeat(MAX_GLOB_BYTES + 1)).is_err());
+        for good in ["docs/**", "**/*.rs", "a.txt", "src/[ab].rs"] {
+            check_glob(good).unwrap();
         }
     }
 }

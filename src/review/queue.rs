@@ -1031,6 +1031,51 @@ impl Gate {
         self.emit(Event::New(run_id));
     }
 
+    /// Decide pending review `run_id` again under the policy as it is now, after a reviewer
+    /// added a rule that names one of its paths (docs/DESIGN.md §4): a `deny` rejects it with
+    /// the refusal (which names the rule) as its note; an `auto` applies it as the policy
+    /// would have, the same holds standing (the hook's answer, a protected path, a new syntax
+    /// error or unseen deletions keep it waiting); anything else leaves it pending. `None`
+    /// when it stays as it was (or is no longer pending, or `covers` names none of its
+    /// paths).
+    pub(crate) fn decide_by_rules(
+        &self,
+        run_id: &str,
+        covers: impl Fn(&str) -> bool,
+    ) -> Option<Result<Outcome>> {
+        let (paths, hook, held) = {
+            let slots = self.slots();
+            let slot = slots.map.get(run_id)?;
+            if slot.proposal.state != State::Pending || slot.deciding {
+                return None;
+            }
+            let p = &slot.proposal;
+            let paths = p.paths();
+            if !paths.iter().any(|rel| covers(rel)) {
+                return None;
+            }
+            (paths, p.hook, held_for(&p.files).is_some())
+        };
+        match self
+            .inner
+            .policy
+            .action_for_all(paths.iter().map(String::as_str))
+        {
+            Err(refusal) => {
+                Some(self.decide_inner(run_id, Decision::Reject(refusal.message), None, false))
+            }
+            Ok(Action::Auto) => {
+                let action = match hook {
+                    Some(said) => self.with_hook_said(Action::Auto, said, &paths),
+                    None => Action::Auto,
+                };
+                (action == Action::Auto && !held)
+                    .then(|| self.decide_inner(run_id, Decision::Accept, None, false))
+            }
+            Ok(_) => None,
+        }
+    }
+
     /// Where a run stands now, as the waiting agent would hear it.
     pub fn status(&self, run_id: &str) -> Outcome {
         let slots = self.slots();

@@ -14,6 +14,7 @@ use crate::api::types::{
 };
 use crate::review::proposal::{Decision, FileContent};
 use crate::review::queue::{Event, Gate, Outcome, Summary};
+use crate::review::rules::{NewRule, RuleAdded, RulesList};
 
 /// A change the TUI hears about.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,6 +165,29 @@ fn describe(o: &Outcome) -> Result<String, String> {
         Outcome::DryRun(s) => Ok(format!("{} is a dry-run", s.run_id)),
         Outcome::Failed(_, e) => Err(format!("{}: {}", e.code, e.message)),
     }
+}
+
+/// "rule added: `src/**` auto (your config FILE) · decided: abc123 applied".
+fn rule_added_text(added: &RuleAdded) -> String {
+    let r = &added.rule;
+    let kept = match &added.config {
+        Some(file) => format!("in your config {}", file.display()),
+        None => "for this session".to_string(),
+    };
+    let mut text = format!(
+        "rule added: `{}` {} {kept}",
+        crate::inert::inert_line(&r.glob),
+        r.action.as_str()
+    );
+    if !added.decided.is_empty() {
+        let runs: Vec<String> = added
+            .decided
+            .iter()
+            .map(|d| format!("{} {}", d.run_id, d.state))
+            .collect();
+        text.push_str(&format!(" · decided: {}", runs.join(", ")));
+    }
+    text
 }
 
 fn envelope_text(v: &Value) -> Result<String, String> {
@@ -569,6 +593,37 @@ impl Backend {
         let mut text: String = notes.iter().map(|n| format!("note: {n}\n")).collect();
         text.push_str(&diff);
         Ok(text)
+    }
+
+    /// Add a path rule (docs/DESIGN.md §4, `POST /api/rules`): what to say — the rule, where
+    /// it is kept, the pending reviews it decided.
+    pub async fn add_rule(&self, rule: NewRule) -> Result<String, String> {
+        let added: RuleAdded = match self {
+            Backend::Local { gate, .. } => {
+                let gate = gate.clone();
+                tokio::task::spawn_blocking(move || gate.add_rule(&rule))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| format!("{}: {}", e.code, e.message))?
+            }
+            Backend::Remote(r) => {
+                let body = serde_json::to_value(&rule).map_err(|e| e.to_string())?;
+                serde_json::from_value(r.post("/api/rules", body).await?)
+                    .map_err(|e| e.to_string())?
+            }
+        };
+        Ok(rule_added_text(&added))
+    }
+
+    /// Every rule with where it comes from (`GET /api/rules`), as lines to read.
+    pub async fn rules(&self) -> Result<String, String> {
+        let list: RulesList = match self {
+            Backend::Local { gate, .. } => gate.rules_list(),
+            Backend::Remote(r) => {
+                serde_json::from_value(r.get("/api/rules").await?).map_err(|e| e.to_string())?
+            }
+        };
+        Ok(list.text())
     }
 
     /// Start listening for changes; they arrive on the returned channel.

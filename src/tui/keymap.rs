@@ -38,6 +38,8 @@ pub enum Action {
     Undo,
     /// Write a patch's hunks that do not apply to `FILE.rej` files (`patchgate apply`).
     WriteRejects,
+    /// Make a rule from the selected review's paths (the rule chooser).
+    Rule,
     /// Unified ↔ side by side.
     ToggleMode,
     /// Hide or show whitespace-only changes.
@@ -96,6 +98,7 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char(':') => Action::Command,
         KeyCode::Char('u') => Action::Undo,
         KeyCode::Char('W') => Action::WriteRejects,
+        KeyCode::Char('R') => Action::Rule,
         KeyCode::Char('s') => Action::ToggleMode,
         KeyCode::Char('w') => Action::ToggleWhitespace,
         KeyCode::Char('i') => Action::Interdiff,
@@ -152,6 +155,8 @@ pub(crate) const HELP: &[(&str, &[(&str, &str)])] = &[
             ("E", "edit it in $EDITOR, then accept"),
             ("c   :commit RUN_ID", "commit a dry-run"),
             ("u", "undo the selected applied review"),
+            ("R", "remember as a rule (file, folder, extension)"),
+            (":rules", "every rule and where it comes from"),
             (":rewind [RUN_ID]", "undo it and every later run"),
             (
                 ":session [RUN_ID]",
@@ -325,6 +330,7 @@ mod tests {
             (':', Action::Command),
             ('u', Action::Undo),
             ('W', Action::WriteRejects),
+            ('R', Action::Rule),
             ('s', Action::ToggleMode),
             ('w', Action::ToggleWhitespace),
             ('i', Action::Interdiff),

@@ -12,6 +12,7 @@ pub mod marks;
 pub mod model;
 mod rowpath;
 pub mod rows;
+pub mod rulechoice;
 pub mod update;
 pub mod view;
 
@@ -245,6 +246,20 @@ fn at_line(program: &str, line: usize) -> Option<String> {
     TAKE_PLUS.contains(&name).then(|| format!("+{}", line + 1))
 }
 
+/// Run `work` with the backend off the TUI's loop; the message it ends with comes back on
+/// `tx`.
+fn spawn_msg<F, Fut>(backend: &Backend, tx: &mpsc::UnboundedSender<Input>, work: F)
+where
+    F: FnOnce(Backend) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Msg> + Send + 'static,
+{
+    let (b, tx) = (backend.clone(), tx.clone());
+    tokio::spawn(async move {
+        let msg = work(b).await;
+        let _ = tx.send(Input::Msg(msg));
+    });
+}
+
 fn run_effect(
     effect: Effect,
     backend: &Backend,
@@ -305,6 +320,14 @@ fn run_effect(
                 let r = b.rewind(run_id).await;
                 let _ = tx.send(Input::Msg(Msg::Rewound(r)));
             });
+        }
+        Effect::ListRules => spawn_msg(backend, tx, |b| async move { Msg::Rules(b.rules().await) }),
+        Effect::AddRule(rule) => {
+            spawn_msg(
+                backend,
+                tx,
+                |b| async move { Msg::Done(b.add_rule(rule).await) },
+            );
         }
         Effect::ExternalEdit {
             run_id,

@@ -243,6 +243,8 @@ pub enum Overlay {
         /// The files it restores.
         paths: Vec<String>,
     },
+    /// `R`: a rule made from the selected review's paths.
+    Rule(super::rulechoice::RuleChoice),
     /// "Rewind to before this run?"
     ConfirmRewind {
         /// The first run taken back (every later applied run goes too).

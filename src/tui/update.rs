@@ -11,6 +11,7 @@ use super::keymap::{self, Action, Reviewing};
 use super::marks;
 use super::model::{DiffView, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rows::{DiffMode, FileView, Row};
+use super::rulechoice::{RuleChoice, Step};
 use crate::review::all_or_none;
 use crate::review::proposal::{Decision, FileContent, State};
 use crate::review::queue::Summary;
@@ -41,6 +42,8 @@ pub enum Msg {
     Rewound(Result<String, String>),
     /// The session's diff from a run (`None`: every applied run), or why there is none.
     Session(Option<String>, Result<String, String>),
+    /// Every rule, as lines to read (`:rules`), or why not.
+    Rules(Result<String, String>),
     /// The gate's facts.
     Info(StatusInfo),
     /// The clock (seconds since the epoch).
@@ -67,6 +70,10 @@ pub enum Effect {
     Undo(Option<String>),
     /// Take back a run and every later one (docs/DESIGN.md §4).
     Rewind(String),
+    /// Add a path rule (docs/DESIGN.md §4, `POST /api/rules`).
+    AddRule(crate::review::rules::NewRule),
+    /// Fetch every rule and where it comes from (`:rules`).
+    ListRules,
     /// Fetch the session's diff from a run on (`None`: every applied run).
     SessionDiff(Option<String>),
     /// Edit content in `$EDITOR`, then accept it.
@@ -170,6 +177,19 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Rewound(r) => on_rewound(m, r),
         Msg::Session(since, r) => on_session(m, since, r),
+        Msg::Rules(r) => {
+            match r {
+                Ok(text) => {
+                    m.overlay = Overlay::Session {
+                        title: " rules (j/k scroll, any other key closes) ".into(),
+                        text,
+                        scroll: 0,
+                    };
+                }
+                Err(e) => say(m, format!("cannot list the rules: {e}"), Tone::Bad),
+            }
+            Vec::new()
+        }
         Msg::Info(info) => {
             m.info = info;
             Vec::new()
@@ -710,6 +730,7 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
             }
         },
         (Some("session"), since) => vec![Effect::SessionDiff(since.map(str::to_string))],
+        (Some("rules"), _) => vec![Effect::ListRules],
         (Some("help"), _) => {
             m.overlay = Overlay::Help;
             Vec::new()
@@ -719,7 +740,7 @@ fn run_command(m: &mut Model, line: &str) -> Vec<Effect> {
             say(
                 m,
                 format!(
-                    "unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], rewind [RUN_ID], session [RUN_ID], quit)"
+                    "unknown command `{other}` (commands: commit RUN_ID, undo [RUN_ID], rewind [RUN_ID], session [RUN_ID], rules, quit)"
                 ),
                 Tone::Bad,
             );
@@ -1031,6 +1052,14 @@ fn on_overlay_key(m: &mut Model, key: KeyEvent) -> Option<Vec<Effect>> {
             }
         },
         Overlay::Search(input) => on_search_key(m, input, key),
+        Overlay::Rule(mut choice) => match choice.key(key.code) {
+            Step::Stay => (Overlay::Rule(choice), Vec::new()),
+            Step::Cancel => {
+                say(m, "no rule added", Tone::Info);
+                (Overlay::None, Vec::new())
+            }
+            Step::Add(rule) => (Overlay::None, vec![Effect::AddRule(rule)]),
+        },
     };
     m.overlay = overlay;
     Some(effects)
@@ -1272,10 +1301,31 @@ fn on_decide(m: &mut Model, action: Action) -> Option<Vec<Effect>> {
         },
         Action::Commit => return Some(commit_selected(m)),
         Action::Undo => ask_undo(m),
+        Action::Rule => choose_rule(m),
         Action::Quit => return Some(quit(m)),
         _ => return None,
     }
     Some(Vec::new())
+}
+
+/// `R`: the rule chooser over the selected review's paths (agents' edits only: a patch
+/// file's review has no agent a rule could answer).
+fn choose_rule(m: &mut Model) {
+    if m.info.patch.is_some() {
+        say(
+            m,
+            "rules are for agents' edits; a patch file has none",
+            Tone::Info,
+        );
+        return;
+    }
+    let Some(item) = m.current() else {
+        return;
+    };
+    match RuleChoice::new(&item.summary.run_id, &item.summary.paths) {
+        Some(choice) => m.overlay = Overlay::Rule(choice),
+        None => say(m, "this review names no path to make a rule of", Tone::Info),
+    }
 }
 
 /// `space` in hunk mode: include or exclude the hunk under the cursor.
@@ -1994,6 +2044,63 @@ pub(crate) mod tests {
         assert_eq!(m.status, None);
         update(&mut m, Msg::Tick(1));
         assert!(m.status.as_ref().unwrap().0.contains("REVIEW token"));
+    }
+
+    #[test]
+    fn the_rules_command_fetches_the_rules_and_shows_them_in_a_view() {
+        let mut m = loaded();
+        update(&mut m, key(':'));
+        for c in "rules".chars() {
+            update(&mut m, key(c));
+        }
+        let fx = update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(fx, vec![Effect::ListRules]);
+        update(
+            &mut m,
+            Msg::Rules(Ok("policy: gate\nuser  auto  docs/**\n".into())),
+        );
+        assert!(
+            matches!(&m.overlay, Overlay::Session { text, .. } if text.contains("docs/**")),
+            "{:?}",
+            m.overlay
+        );
+        update(&mut m, key('x'));
+        assert!(matches!(m.overlay, Overlay::None));
+        update(&mut m, Msg::Rules(Err("gone".into())));
+        assert!(m.status.as_ref().is_some_and(|s| s.0.contains("gone")));
+    }
+
+    #[test]
+    fn capital_r_opens_the_rule_chooser_enter_adds_the_rule_and_esc_adds_none() {
+        use crate::review::policy::RuleScope;
+        use crate::review::rules::NewRule;
+        use crate::workspace::config::RuleAction;
+        let mut m = loaded();
+        assert!(update(&mut m, key('R')).is_empty());
+        let Overlay::Rule(c) = &m.overlay else {
+            panic!("no chooser: {:?}", m.overlay);
+        };
+        assert_eq!(c.globs, vec!["src/x.rs", "src/**", "**/*.rs"]);
+        assert!(update(&mut m, code(KeyCode::Esc, KeyModifiers::NONE)).is_empty());
+        assert!(matches!(m.overlay, Overlay::None));
+        assert_eq!(
+            m.status.as_ref().map(|s| s.0.as_str()),
+            Some("no rule added")
+        );
+        update(&mut m, key('R'));
+        for k in ['l', 'l', 'j', 'l', 'l'] {
+            assert!(update(&mut m, key(k)).is_empty());
+        }
+        let fx = update(&mut m, code(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(
+            fx,
+            vec![Effect::AddRule(NewRule {
+                glob: "**/*.rs".into(),
+                action: RuleAction::Deny,
+                scope: RuleScope::Session,
+            })]
+        );
+        assert!(matches!(m.overlay, Overlay::None));
     }
 
     #[test]

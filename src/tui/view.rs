@@ -17,6 +17,7 @@ use super::marks::{HunkRisk, row_marks};
 use super::model::{DiffView, Filter, Focus, ITEM_HEIGHT, Item, Model, Overlay, Tone};
 use super::rowpath::{row_path, truncate};
 use super::rows::{DiffMode, Row, emphasis};
+use super::rulechoice::RuleChoice;
 use crate::diff::{DiffLine, Tag};
 use crate::inert::{inert, inert_line};
 use crate::review::proposal::State;
@@ -219,6 +220,7 @@ pub fn draw(f: &mut Frame, m: &Model, hl: &dyn Styler) {
             scroll,
         } => draw_session(f, &p, title, text, *scroll),
         Overlay::ConfirmQuit => confirm(f, &p, " quit? ", quit_question(m)),
+        Overlay::Rule(choice) => draw_rule_choice(f, &p, choice),
         _ => {}
     }
 }
@@ -925,6 +927,72 @@ fn confirm(f: &mut Frame, p: &Palette, title: &str, text: Vec<Line<'static>>) {
                 .border_type(BorderType::Rounded)
                 .border_style(p.fg(Color::Yellow))
                 .title(title.to_string()),
+        ),
+        area,
+    );
+}
+
+/// The rule chooser (`R`): the globs one a line, the action and the scope on one line each;
+/// the chosen one `(•)` and bold, the line the arrows change marked `▶`.
+fn draw_rule_choice(f: &mut Frame, p: &Palette, c: &RuleChoice) {
+    use super::rulechoice::{ACTIONS, Line as Which, SCOPES, scope_name};
+    let pick = |text: String, chosen: bool| {
+        let mark = if chosen { "(•) " } else { "( ) " };
+        let style = if chosen {
+            p.accent().add_modifier(Modifier::BOLD)
+        } else {
+            Style::default()
+        };
+        Span::styled(format!("{mark}{text}  "), style)
+    };
+    let head = |which: Which, label: &str| {
+        let mark = if c.line == which { "▶ " } else { "  " };
+        Span::styled(format!("{mark}{label:<7}"), p.accent())
+    };
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    for (i, glob) in c.globs.iter().enumerate() {
+        let label = if i == 0 {
+            head(Which::Glob, "glob")
+        } else {
+            Span::raw(" ".repeat(9))
+        };
+        lines.push(Line::from(vec![
+            label,
+            pick(inert_line(glob).into_owned(), i == c.glob),
+        ]));
+    }
+    let mut action = vec![head(Which::Action, "action")];
+    action.extend(
+        ACTIONS
+            .iter()
+            .enumerate()
+            .map(|(i, a)| pick(a.as_str().into(), i == c.action)),
+    );
+    lines.push(Line::from(action));
+    let mut scope = vec![head(Which::Scope, "keep")];
+    scope.extend(
+        SCOPES
+            .iter()
+            .enumerate()
+            .map(|(i, s)| pick(scope_name(*s).into(), i == c.scope)),
+    );
+    lines.push(Line::from(scope));
+    lines.push(Line::from(Span::styled(
+        " ↑/↓ line · ←/→ choose · Enter adds the rule · Esc cancels",
+        p.dim(),
+    )));
+    let height = u16::try_from(lines.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(2);
+    let area = popup(f.area(), 76.min(f.area().width), height);
+    f.render_widget(Clear, area);
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .border_style(p.fg(Color::Yellow))
+                .title(format!(" remember as a rule ({}) ", c.run_id)),
         ),
         area,
     );

@@ -108,6 +108,17 @@ pub enum RuleAction {
     Deny,
 }
 
+impl RuleAction {
+    /// The name as the config files and the review API spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleAction::Gate => "gate",
+            RuleAction::Auto => "auto",
+            RuleAction::Deny => "deny",
+        }
+    }
+}
+
 /// One `[[rules]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -262,7 +273,7 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// The text of the regular file at `path`, at most [`MAX_CONFIG_BYTES`]: a FIFO, a device or
 /// an endless file in its place is refused, never waited on or read without end (opened
 /// without blocking, so a FIFO swapped in after the check cannot hang the read either).
-fn read_bounded(path: &Path) -> std::io::Result<String> {
+pub(crate) fn read_bounded(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);

@@ -110,6 +110,38 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// Write `bytes` to one of the user's own files outside every root (a client's
+/// configuration, patchgate's user config) through a temporary file in its directory:
+/// written, fsynced, renamed over it, and the directory fsynced, so a crash leaves the old
+/// file or the new one. An existing file's mode is kept; a new one is readable by the user
+/// only (it may hold a token). Missing directories are made.
+pub(crate) fn write_user_file(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    match std::fs::metadata(file) {
+        Ok(m) => tmp.as_file().set_permissions(m.permissions())?,
+        #[cfg(unix)]
+        Err(_) => {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        #[cfg(not(unix))]
+        Err(_) => {}
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(file).map_err(|e| e.error)?;
+    // The rename itself is durable once the directory is.
+    #[cfg(unix)]
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
 /// A per-file lock: one writer per file at a time within this process.
 pub(crate) fn lock_for(path: &Path) -> Arc<Mutex<()>> {
     static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();

@@ -16,6 +16,7 @@ pub mod rootlock;
 pub mod secrets;
 pub mod state;
 pub mod userconfig;
+pub mod userrules;
 
 use std::path::Path;
 

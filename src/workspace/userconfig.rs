@@ -2,6 +2,8 @@
 //! `$XDG_CONFIG_HOME/patchgate/config.toml`, else `~/.config/patchgate/config.toml`. It is
 //! trusted where a repository's `.patchgate.toml` is not: only here may a policy or a rule
 //! loosen the gate, and only here is the model fallback (its endpoint and key) configured.
+//! A reviewer's `user` rule (`POST /api/rules`, the TUI's `R`) is merged into the file by
+//! [`super::userrules`].
 //!
 //! ```toml
 //! policy = "gate"                 # the default when the command line gives none

@@ -16,6 +16,7 @@ use super::edit::ProposedEdit;
 use super::fallback::Fallback;
 use super::intent::Intent;
 use super::journal::{Entry, Journal};
+use super::pending::PendingStore;
 use super::policy::{Action, Policy};
 use super::proposal::{Decision, FileChange, Proposal, Review, RunId, State};
 use super::revision;
@@ -177,7 +178,13 @@ impl Summary {
             revision: p.revision.as_ref().map(|r| r.number),
             previous_note: p.revision.as_ref().map(|r| r.note.clone()),
             interdiff: p.revision.as_ref().map(|r| r.interdiff.clone()),
-            agent: AgentMark::of(p.agent.as_ref(), p.withdrawn.as_deref()),
+            agent: AgentMark::of(p.agent.as_ref(), p.withdrawn.as_deref()).or_else(|| {
+                // A review from before a restart: the agent that sent it is not connected.
+                p.restored.then_some(AgentMark {
+                    connected: Some(false),
+                    withdrawn: None,
+                })
+            }),
         }
     }
 }
@@ -368,6 +375,9 @@ struct Inner {
     agents: Agents,
     /// The user's policy hook, if any (docs/DESIGN.md §4).
     hook: Option<super::hook::Hook>,
+    /// Where the open reviews are kept across a restart, once the gate holds its root
+    /// ([`Gate::keep_open_reviews`]).
+    store: std::sync::OnceLock<PendingStore>,
 }
 
 /// How often the journal is looked at for undos other processes made (`patchgate undo`).
@@ -453,6 +463,7 @@ impl Gate {
                 churned: std::sync::atomic::AtomicBool::new(false),
                 agents: Agents::default(),
                 hook: None,
+                store: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -596,6 +607,79 @@ impl Gate {
             inner.hook = hook;
         }
         self
+    }
+
+    /// Keep this gate's open reviews (pending, and dry-runs within their TTL) across a
+    /// restart in the state directory, and take back those a gate on the root left there
+    /// (docs/DESIGN.md §4): only a gate that holds its root (the lock is the proof) does, so
+    /// no other process reads or writes them meanwhile. Once per gate; returns how many came
+    /// back.
+    pub fn keep_open_reviews(&self, _held: &crate::workspace::rootlock::RootLock) -> usize {
+        let store = PendingStore::beside(&self.inner.journal);
+        if self.inner.store.set(store).is_err() {
+            return 0;
+        }
+        let Some(store) = self.inner.store.get() else {
+            return 0;
+        };
+        let found = store.load(&self.inner.ws, &self.inner.policy, &self.inner.journal);
+        let mut back = 0;
+        for p in found {
+            let run_id = p.run_id.clone();
+            if self.take_back(p) {
+                back += 1;
+                self.emit(Event::New(run_id));
+            } else {
+                store.forget(&run_id);
+            }
+        }
+        if back > 0 {
+            tracing::info!("{back} open reviews restored from before the gate started");
+        }
+        back
+    }
+
+    /// Put restored review `p` in the queue within its caps (a client's count, the bytes);
+    /// `false` (logged) when it does not fit.
+    fn take_back(&self, p: Proposal) -> bool {
+        let held = Held::of(&p);
+        let mut slots = self.slots();
+        let client = p.client.clone();
+        let fits = slots.tally.count(client.as_deref()) < MAX_OPEN_PER_CLIENT
+            && slots.tally.bytes() + slots.tally.cost(&held) <= self.inner.open_bytes_cap
+            && !slots.map.contains_key(&p.run_id);
+        if !fits {
+            tracing::warn!(
+                "run {}: not restored: past the open proposals' caps",
+                p.run_id
+            );
+            return false;
+        }
+        slots.tally.take_place(client.as_deref());
+        slots.tally.add(&held);
+        slots.push(p, held);
+        true
+    }
+
+    /// Bring the stored copy of `run_id` in line with the queue (stored while open, else
+    /// removed), when the gate keeps its reviews across a restart.
+    fn store(&self, run_id: &str) {
+        if let Some(store) = self.inner.store.get() {
+            store.sync(run_id, || {
+                let slots = self.slots();
+                let slot = slots.map.get(run_id)?;
+                slot.proposal.state.is_open().then(|| slot.proposal.clone())
+            });
+        }
+    }
+
+    /// [`Gate::store`] off the async runtime (it writes and syncs a file).
+    async fn store_off_runtime(&self, run_id: &str) {
+        if self.inner.store.get().is_none() {
+            return;
+        }
+        let (gate, run_id) = (self.clone(), run_id.to_string());
+        let _ = off_runtime("storing the review", move || gate.store(&run_id)).await;
     }
 
     /// The workspace.
@@ -940,11 +1024,17 @@ impl Gate {
             let proposal = proposal.into_dry_run(ttl);
             let summary = Summary::of(&proposal);
             self.insert_open(proposal, place)?;
+            self.store_off_runtime(&summary.run_id).await;
             self.emit(Event::New(summary.run_id.clone()));
             return Ok(Outcome::DryRun(summary));
         }
         let run_id = proposal.run_id.clone();
         self.insert_open(proposal, place)?;
+        // A review is kept across a restart before anyone hears of it (one written at once
+        // is stored only if it stays open: a rebase stores it then).
+        if action != Action::Auto {
+            self.store_off_runtime(&run_id).await;
+        }
         self.emit(Event::New(run_id.clone()));
         // An agent that went away while its edit was computed waits for nothing.
         if origin.agent.as_ref().is_some_and(|a| !a.connected()) {
@@ -1121,6 +1211,7 @@ impl Gate {
             slot.outcome.send_replace(Some(o.clone()));
             o
         };
+        self.store(run_id);
         self.emit(Event::Decided(run_id.to_string()));
         result
     }
@@ -1302,6 +1393,7 @@ impl Gate {
             slot.proposal.state = state;
             slot.deciding = false;
         });
+        self.store(run_id);
         self.emit(Event::Updated(run_id.to_string()));
         self.claim_given_back(run_id);
         // Told to the person deciding, not to the agent: what changed, and that the
@@ -1415,6 +1507,7 @@ impl Gate {
                     }
                 }
             }
+            self.store(run_id);
             self.emit(Event::Updated(run_id.to_string()));
             return Ok(self.status(run_id));
         }

@@ -110,6 +110,14 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// Make the entries of `dir` durable (a file just renamed into it or removed from it): a
+/// crash after this leaves them as they are now. Best effort: a failure is not reported.
+pub(crate) fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
 /// A per-file lock: one writer per file at a time within this process.
 pub(crate) fn lock_for(path: &Path) -> Arc<Mutex<()>> {
     static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();

@@ -24,6 +24,7 @@ mod mcp_python;
 mod names;
 mod queue_view;
 mod readme;
+mod restart;
 mod revisions;
 mod rewind;
 mod search;

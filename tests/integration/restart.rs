@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::mcp::{Client, Gate, Project, Recorder, call, http};
+use crate::mcp::{Client, Gate, Project, Recorder, call, http, stdio};
 
 /// An edit of `file` replacing `from` by `to`, sent by a fresh agent that stays connected
 /// (its connection is what the gate's death takes away): the agent and its review's run id.
@@ -104,6 +104,65 @@ async fn a_review_pending_when_the_gate_is_killed_is_decided_on_the_next_one() {
     let gate = Gate::start(&p, &["--policy", "gate"]);
     assert!(gate.pending().await.is_empty());
     assert_eq!(std::fs::read_dir(store_dir(&p)).unwrap().count(), 0);
+}
+
+/// An agent over stdio whose gate is killed while it waits (after its first progress report,
+/// ~10 s): its call ends saying the review
+/// is kept and how to hear of it (not "send the edit again"); its stdio server finds the
+/// restarted gate, and its `await_review` with the run id gets the reviewer's decision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_over_stdio_hears_the_decision_from_the_restarted_gate() {
+    let p = Project::new();
+    p.write("src/x.rs", "fn x() -> u32 {\n    1\n}\n");
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let rec = Recorder::default();
+    let agent = stdio(&p, &[], rec.clone()).await;
+    let waiting = call(
+        &agent,
+        "patch_file",
+        json!({"target_file": "src/x.rs", "search_content": "    1", "replace_content": "    2"}),
+    );
+    let kill = async move {
+        // Its first progress report: the gate answered `pending`, the agent waits on it.
+        while rec.progress.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        drop(gate); // SIGKILL
+    };
+    let (lost, ()) = tokio::join!(waiting, kill);
+    assert_eq!(lost["code"], "REVIEWER_GONE", "{lost}");
+    let run = lost["run_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{lost}"))
+        .to_string();
+    let message = lost["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("call await_review with run_id \"{run}\"")),
+        "{message}"
+    );
+    assert!(!message.contains("— send the edit again"), "{message}");
+
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    assert_eq!(gate.pending().await, vec![run.clone()]);
+    let wait = call(
+        &agent,
+        "await_review",
+        json!({"run_id": run, "timeout_s": 60}),
+    );
+    let accept = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        gate.decide(
+            &run,
+            json!({"decision": "accept", "note": "after the restart"}),
+        )
+        .await
+    };
+    let (v, decided) = tokio::join!(wait, accept);
+    assert_eq!(decided["status"], "ok", "{decided}");
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(v["review"]["note"], "after the restart", "{v}");
+    assert_eq!(p.read("src/x.rs"), "fn x() -> u32 {\n    2\n}\n");
+    agent.cancel().await.unwrap();
 }
 
 /// A dry-run kept within its TTL is committed by its run id on the next gate; one whose TTL
@@ -302,4 +361,82 @@ async fn a_review_whose_file_changed_while_the_gate_was_down_is_rebased_not_writ
         .api(reqwest::Method::GET, &format!("/api/reviews/{run_g}"), None)
         .await;
     assert_eq!(review["state"], "failed", "{review}");
+}
+
+/// The gate's TUI over `p` in a terminal of its own under `dir`, listening.
+fn tui_gate(p: &Project, dir: &Path) -> crate::tmux::Tmux {
+    std::fs::create_dir_all(dir).unwrap();
+    let state = p.state.display().to_string();
+    let log = p.state.join("patchgate.log").display().to_string();
+    let root = p.root.display().to_string();
+    crate::tmux::Tmux::start(
+        dir,
+        140,
+        40,
+        &[
+            ("PATCHGATE_STATE_DIR", &state),
+            ("PATCHGATE_LOG", &log),
+            ("PATCHGATE_CONFIG", "/nonexistent/patchgate.toml"),
+        ],
+        Path::new(env!("CARGO_BIN_EXE_patchgate")),
+        &["--listen", "127.0.0.1:0", "--root", &root],
+    )
+}
+
+/// The discovery entry of the gate with process id other than `not`, once written.
+fn discovery(p: &Project, not: Option<u64>) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(bytes) = std::fs::read(p.state.join("reviewer.json"))
+            && let Ok(v) = serde_json::from_slice::<Value>(&bytes)
+            && v["pid"].as_u64() != not
+        {
+            return v;
+        }
+        assert!(std::time::Instant::now() < deadline, "no discovery entry");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The same in the TUI: the gate with its TUI is killed with a review pending; started
+/// again, its queue shows the review (its agent gone: `⊘`) and `a` writes it.
+#[test]
+fn a_review_pending_when_the_tui_gate_is_killed_is_accepted_in_the_next_ones_tui() {
+    let p = Project::new();
+    p.write("src/x.rs", "fn x() -> u32 {\n    1\n}\n");
+    let tmux = tui_gate(&p, &p.state.join("t1"));
+    let first = discovery(&p, None);
+    let v = crate::tui::call_tool(
+        first["mcp_url"].as_str().unwrap(),
+        first["token"].as_str().unwrap(),
+        "patch_file",
+        json!({"target_file": "src/x.rs", "search_content": "    1", "replace_content": "    2"}),
+    );
+    assert_eq!(v["status"], "pending", "{v}");
+    tmux.wait_for("the review", 30, |s| {
+        s.contains("patch_file") && s.contains("src/x.rs +1 -1")
+    });
+    let pid = first["pid"].as_u64().unwrap();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    tmux.wait_for("the gate to die", 10, |_| tmux.exited());
+    drop(tmux);
+
+    let tmux = tui_gate(&p, &p.state.join("t2"));
+    discovery(&p, first["pid"].as_u64());
+    let screen = tmux.wait_for("the restored review", 30, |s| {
+        s.contains("patch_file") && s.contains("src/x.rs +1 -1")
+    });
+    assert!(screen.contains("⊘ script"), "{screen}");
+    assert_eq!(p.read("src/x.rs"), "fn x() -> u32 {\n    1\n}\n");
+    tmux.keys(&["a"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while p.read("src/x.rs") != "fn x() -> u32 {\n    2\n}\n" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not written; the screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

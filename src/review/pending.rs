@@ -110,6 +110,9 @@ struct Index {
 #[derive(Debug)]
 pub(crate) struct PendingStore {
     dir: PathBuf,
+    /// How many reviews, and how many bytes, it keeps at most ([`MAX_STORED`],
+    /// [`MAX_STORED_BYTES`]).
+    bounds: (usize, u64),
     /// Held while a review's file is brought in line with the queue, so the last look wins.
     index: Mutex<Index>,
 }
@@ -123,7 +126,25 @@ impl PendingStore {
     pub(crate) fn beside(journal: &Journal) -> PendingStore {
         PendingStore {
             dir: journal.path().with_extension("pending"),
+            bounds: (MAX_STORED, MAX_STORED_BYTES),
             index: Mutex::new(Index::default()),
+        }
+    }
+
+    /// The store kept within `count` reviews and `bytes` instead (tests).
+    #[cfg(test)]
+    fn within(mut self, count: usize, bytes: u64) -> PendingStore {
+        self.bounds = (count, bytes);
+        self
+    }
+
+    /// Its bounds for a review in `state`: (count, bytes); a dry-run's are half a pending
+    /// review's.
+    fn caps(&self, state: State) -> (usize, u64) {
+        let (count, bytes) = self.bounds;
+        match state {
+            State::Pending => (count, bytes),
+            _ => (count / 2, bytes / 2),
         }
     }
 
@@ -157,7 +178,7 @@ impl PendingStore {
             }
         };
         let len = bytes.len() as u64;
-        let (count_cap, bytes_cap) = caps(p.state);
+        let (count_cap, bytes_cap) = self.caps(p.state);
         let had = index.sizes.get(&p.run_id).copied();
         let count = index.sizes.len() + usize::from(had.is_none());
         let total = index.total - had.unwrap_or(0) + len;
@@ -236,7 +257,7 @@ impl PendingStore {
                 }
                 continue;
             };
-            let bytes = match private::read_own_file(&path, MAX_STORED_BYTES) {
+            let bytes = match private::read_own_file(&path, self.bounds.1) {
                 Ok(b) => b,
                 Err(e) => {
                     tracing::warn!("pending store: review ignored: {e}");
@@ -259,7 +280,7 @@ impl PendingStore {
         let mut index = self.index();
         let mut out = Vec::with_capacity(found.len());
         for (p, len) in found {
-            let (count_cap, bytes_cap) = caps(p.state);
+            let (count_cap, bytes_cap) = self.caps(p.state);
             if index.sizes.len() >= count_cap || index.total + len > bytes_cap {
                 tracing::warn!(
                     "pending store: run {} not restored: past the store's bounds",
@@ -296,14 +317,6 @@ impl PendingStore {
             }
             keep
         });
-    }
-}
-
-/// The store's caps for a review in `state`: (count, bytes).
-fn caps(state: State) -> (usize, u64) {
-    match state {
-        State::Pending => (MAX_STORED, MAX_STORED_BYTES),
-        _ => (MAX_STORED / 2, MAX_STORED_BYTES / 2),
     }
 }
 
@@ -518,4 +531,91 @@ fn restore_file(f: StoredFile, ws: &Workspace) -> Result<FileChange, String> {
     change.unseen_lines = Arc::from(f.unseen_lines);
     change.check_syntax();
     Ok(change)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::workspace::config::{Config, PolicyName};
+
+    /// A workspace with `x.txt`, its journal, and the store beside it within 2 reviews.
+    fn setup() -> (tempfile::TempDir, Workspace, Policy, Journal, PendingStore) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("x.txt"), "one\n").unwrap();
+        let ws = Workspace::new(&root, Config::default()).unwrap();
+        let policy = Policy::simple(PolicyName::Gate);
+        let journal = Journal::at(tmp.path().join("state/journal/r.jsonl"), &ws.root);
+        let store = PendingStore::beside(&journal).within(2, 1 << 20);
+        (tmp, ws, policy, journal, store)
+    }
+
+    fn review(ws: &Workspace, new: &str) -> Proposal {
+        let path = ws.root.resolve("x.txt").unwrap();
+        let text = Text::decode(b"one\n").unwrap();
+        let change = FileChange::new(path, Some(b"one\n".to_vec()), text, new.into(), vec![]);
+        Proposal::new("patch_file", Some("agent".into()), vec![change]).unwrap()
+    }
+
+    fn stored_runs(store: &PendingStore) -> Vec<String> {
+        let mut runs: Vec<String> = std::fs::read_dir(&store.dir)
+            .unwrap()
+            .map(|e| {
+                e.unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .replace(".json", "")
+            })
+            .collect();
+        runs.sort();
+        runs
+    }
+
+    #[test]
+    fn the_store_keeps_open_reviews_within_its_bounds_and_loads_them_back() {
+        let (_tmp, ws, policy, journal, store) = setup();
+        let reviews: Vec<Proposal> = (0..3).map(|i| review(&ws, &format!("{i}\n"))).collect();
+        for p in &reviews {
+            store.sync(&p.run_id, || Some(p.clone()));
+        }
+        // The third is past the count: not kept (the first two are).
+        let mut kept = vec![reviews[0].run_id.clone(), reviews[1].run_id.clone()];
+        kept.sort();
+        assert_eq!(stored_runs(&store), kept);
+        // A dry-run only within half the bounds: with one review stored, none more.
+        store.sync(&reviews[1].run_id, || None);
+        let dry = review(&ws, "dry\n").into_dry_run(Duration::from_secs(60));
+        store.sync(&dry.run_id, || Some(dry.clone()));
+        assert_eq!(stored_runs(&store), [reviews[0].run_id.clone()]);
+        // Past the bytes: not kept either.
+        let big = review(&ws, &"x".repeat(1 << 20));
+        store.sync(&big.run_id, || Some(big.clone()));
+        assert_eq!(stored_runs(&store), [reviews[0].run_id.clone()]);
+
+        let again = PendingStore::beside(&journal).within(2, 1 << 20);
+        let back = again.load(&ws, &policy, &journal);
+        assert_eq!(back.len(), 1);
+        let p = &back[0];
+        assert_eq!(p.run_id, reviews[0].run_id);
+        assert!(p.restored && p.state == State::Pending);
+        assert_eq!(p.files[0].new, "0\n");
+        assert_eq!(p.files[0].old(), "one\n");
+        assert_eq!(p.client.as_deref(), Some("agent"));
+    }
+
+    #[test]
+    fn a_stored_review_with_lines_that_are_not_the_files_is_removed() {
+        let (_tmp, ws, policy, journal, store) = setup();
+        let p = review(&ws, "two\n");
+        store.sync(&p.run_id, || Some(p.clone()));
+        let file = store.dir.join(format!("{}.json", p.run_id));
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        v["files"][0]["unseen_lines"] = serde_json::json!([0, 7]);
+        std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+        let again = PendingStore::beside(&journal);
+        assert!(again.load(&ws, &policy, &journal).is_empty());
+        assert!(!file.exists(), "a damaged review of this user's is removed");
+    }
 }

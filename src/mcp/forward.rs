@@ -175,7 +175,9 @@ fn lost_while_waiting(e: Error, base: &str, run_id: &str) -> Error {
 fn run_not_found(run_id: &str) -> Error {
     Error::new(
         ErrorCode::RunNotFound,
-        format!("no dry-run or review with run id `{run_id}` (run ids last for this session only)"),
+        format!(
+            "no dry-run or review with run id `{run_id}` (a run id lasts while its gate runs, an open review's across a restart)"
+        ),
     )
 }
 

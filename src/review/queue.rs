@@ -1759,7 +1759,9 @@ fn held_for(files: &[FileChange]) -> Option<(usize, String)> {
 fn not_found(run_id: &str) -> Error {
     Error::new(
         ErrorCode::RunNotFound,
-        format!("no dry-run or review with run id `{run_id}` (run ids last for this session only)"),
+        format!(
+            "no dry-run or review with run id `{run_id}` (a run id lasts while its gate runs, an open review's across a restart)"
+        ),
     )
 }
 

@@ -106,6 +106,70 @@ struct Index {
     total: u64,
 }
 
+/// A review to store, and who waits for it to be stored.
+type Write = (RunId, Option<tokio::sync::oneshot::Sender<()>>);
+
+/// What the queue holds of a review now: `None` when the gate is gone (nothing is changed),
+/// `Some(None)` when the review is closed or forgotten, `Some(Some(p))` while it is open.
+pub(crate) type Look = Option<Option<Proposal>>;
+
+/// The store with the one thread that writes it: writes wait in line there, never on the
+/// runtime's blocking threads (a burst of dry-runs would otherwise hold them all, waiting
+/// for the disk, while edits wait for their syntax checks).
+pub(crate) struct Keeper {
+    store: Arc<PendingStore>,
+    line: std::sync::mpsc::Sender<Write>,
+}
+
+impl Keeper {
+    /// Start the writer of `store`; `look` tells it what the queue holds of a review when its
+    /// turn comes (so the last write of a review is of its last state).
+    pub(crate) fn start(
+        store: PendingStore,
+        look: impl Fn(&str) -> Look + Send + 'static,
+    ) -> std::io::Result<Keeper> {
+        let store = Arc::new(store);
+        let (line, writes) = std::sync::mpsc::channel::<Write>();
+        let writer = Arc::clone(&store);
+        std::thread::Builder::new()
+            .name("patchgate-pending-store".into())
+            .spawn(move || {
+                // Ends when the gate (holding the sender) is gone.
+                while let Ok((run_id, done)) = writes.recv() {
+                    writer.sync(&run_id, || look(&run_id));
+                    if let Some(done) = done {
+                        let _ = done.send(());
+                    }
+                }
+            })?;
+        Ok(Keeper { store, line })
+    }
+
+    /// The store.
+    pub(crate) fn store(&self) -> &PendingStore {
+        &self.store
+    }
+
+    /// Store `run_id` as the queue holds it when its turn comes; not waited for.
+    pub(crate) fn later(&self, run_id: &str) {
+        let _ = self.line.send((run_id.to_string(), None));
+    }
+
+    /// Store `run_id` as the queue holds it when its turn comes, and wait for that.
+    pub(crate) async fn now(&self, run_id: &str) {
+        let (done, stored) = tokio::sync::oneshot::channel();
+        if self.line.send((run_id.to_string(), Some(done))).is_ok() {
+            let _ = stored.await;
+        }
+    }
+
+    /// Remove closed review `run_id` at once (here: a removal never waits for the writer's
+    /// line, only for the write under way), as `look` finds it.
+    pub(crate) fn closed(&self, run_id: &str, look: impl FnOnce() -> Look) {
+        self.store.sync(run_id, look);
+    }
+}
+
 /// The pending store of one root.
 #[derive(Debug)]
 pub(crate) struct PendingStore {
@@ -158,14 +222,15 @@ impl PendingStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Bring `run_id`'s file in line with the queue: `now` gives the review while it is open
-    /// (it is stored), else `None` (its file goes). Under the store's lock, so whichever call
-    /// comes last stores what the queue holds last.
-    pub(crate) fn sync(&self, run_id: &str, now: impl FnOnce() -> Option<Proposal>) {
+    /// Bring `run_id`'s file in line with the queue as `look` finds it (stored while open,
+    /// else its file goes; nothing when the gate is gone). Under the store's lock, so
+    /// whichever call comes last stores what the queue holds last.
+    fn sync(&self, run_id: &str, look: impl FnOnce() -> Look) {
         let mut index = self.index();
-        match now() {
-            Some(p) => self.save(&mut index, &p),
-            None => self.remove(&mut index, run_id),
+        match look() {
+            Some(Some(p)) => self.save(&mut index, &p),
+            Some(None) => self.remove(&mut index, run_id),
+            None => {}
         }
     }
 
@@ -577,20 +642,20 @@ mod tests {
         let (_tmp, ws, policy, journal, store) = setup();
         let reviews: Vec<Proposal> = (0..3).map(|i| review(&ws, &format!("{i}\n"))).collect();
         for p in &reviews {
-            store.sync(&p.run_id, || Some(p.clone()));
+            store.sync(&p.run_id, || Some(Some(p.clone())));
         }
         // The third is past the count: not kept (the first two are).
         let mut kept = vec![reviews[0].run_id.clone(), reviews[1].run_id.clone()];
         kept.sort();
         assert_eq!(stored_runs(&store), kept);
         // A dry-run only within half the bounds: with one review stored, none more.
-        store.sync(&reviews[1].run_id, || None);
+        store.sync(&reviews[1].run_id, || Some(None));
         let dry = review(&ws, "dry\n").into_dry_run(Duration::from_secs(60));
-        store.sync(&dry.run_id, || Some(dry.clone()));
+        store.sync(&dry.run_id, || Some(Some(dry.clone())));
         assert_eq!(stored_runs(&store), [reviews[0].run_id.clone()]);
         // Past the bytes: not kept either.
         let big = review(&ws, &"x".repeat(1 << 20));
-        store.sync(&big.run_id, || Some(big.clone()));
+        store.sync(&big.run_id, || Some(Some(big.clone())));
         assert_eq!(stored_runs(&store), [reviews[0].run_id.clone()]);
 
         let again = PendingStore::beside(&journal).within(2, 1 << 20);
@@ -608,7 +673,7 @@ mod tests {
     fn a_stored_review_with_lines_that_are_not_the_files_is_removed() {
         let (_tmp, ws, policy, journal, store) = setup();
         let p = review(&ws, "two\n");
-        store.sync(&p.run_id, || Some(p.clone()));
+        store.sync(&p.run_id, || Some(Some(p.clone())));
         let file = store.dir.join(format!("{}.json", p.run_id));
         let mut v: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();

@@ -16,7 +16,7 @@ use super::edit::ProposedEdit;
 use super::fallback::Fallback;
 use super::intent::Intent;
 use super::journal::{Entry, Journal};
-use super::pending::PendingStore;
+use super::pending::{Keeper, Look, PendingStore};
 use super::policy::{Action, Policy};
 use super::proposal::{Decision, FileChange, Proposal, Review, RunId, State};
 use super::revision;
@@ -377,7 +377,7 @@ struct Inner {
     hook: Option<super::hook::Hook>,
     /// Where the open reviews are kept across a restart, once the gate holds its root
     /// ([`Gate::keep_open_reviews`]).
-    store: std::sync::OnceLock<PendingStore>,
+    store: std::sync::OnceLock<Keeper>,
 }
 
 /// How often the journal is looked at for undos other processes made (`patchgate undo`).
@@ -615,11 +615,19 @@ impl Gate {
     /// no other process reads or writes them meanwhile. Once per gate; returns how many came
     /// back.
     pub fn keep_open_reviews(&self, _held: &crate::workspace::rootlock::RootLock) -> usize {
-        let store = PendingStore::beside(&self.inner.journal);
-        if self.inner.store.set(store).is_err() {
+        let weak = Arc::downgrade(&self.inner);
+        let look = move |run_id: &str| weak.upgrade().map(|inner| Gate { inner }.look(run_id));
+        let keeper = match Keeper::start(PendingStore::beside(&self.inner.journal), look) {
+            Ok(k) => k,
+            Err(e) => {
+                tracing::warn!("open reviews are not kept across a restart: {e}");
+                return 0;
+            }
+        };
+        if self.inner.store.set(keeper).is_err() {
             return 0;
         }
-        let Some(store) = self.inner.store.get() else {
+        let Some(store) = self.inner.store.get().map(Keeper::store) else {
             return 0;
         };
         let found = store.load(&self.inner.ws, &self.inner.policy, &self.inner.journal);
@@ -661,25 +669,33 @@ impl Gate {
         true
     }
 
-    /// Bring the stored copy of `run_id` in line with the queue (stored while open, else
-    /// removed), when the gate keeps its reviews across a restart.
+    /// Review `run_id` as the pending store keeps it: a copy while it is open.
+    fn look(&self, run_id: &str) -> Option<Proposal> {
+        let slots = self.slots();
+        let slot = slots.map.get(run_id)?;
+        slot.proposal.state.is_open().then(|| slot.proposal.clone())
+    }
+
+    /// Store open review `run_id` anew (it changed), when the gate keeps its reviews across
+    /// a restart: in the store's line, not waited for.
     fn store(&self, run_id: &str) {
-        if let Some(store) = self.inner.store.get() {
-            store.sync(run_id, || {
-                let slots = self.slots();
-                let slot = slots.map.get(run_id)?;
-                slot.proposal.state.is_open().then(|| slot.proposal.clone())
-            });
+        if let Some(keeper) = self.inner.store.get() {
+            keeper.later(run_id);
         }
     }
 
-    /// [`Gate::store`] off the async runtime (it writes and syncs a file).
-    async fn store_off_runtime(&self, run_id: &str) {
-        if self.inner.store.get().is_none() {
-            return;
+    /// [`Gate::store`], waited for (before a review is announced).
+    async fn store_waited(&self, run_id: &str) {
+        if let Some(keeper) = self.inner.store.get() {
+            keeper.now(run_id).await;
         }
-        let (gate, run_id) = (self.clone(), run_id.to_string());
-        let _ = off_runtime("storing the review", move || gate.store(&run_id)).await;
+    }
+
+    /// Remove closed review `run_id` from the store at once.
+    fn unstore(&self, run_id: &str) {
+        if let Some(keeper) = self.inner.store.get() {
+            keeper.closed(run_id, || -> Look { Some(self.look(run_id)) });
+        }
     }
 
     /// The workspace.
@@ -1024,7 +1040,9 @@ impl Gate {
             let proposal = proposal.into_dry_run(ttl);
             let summary = Summary::of(&proposal);
             self.insert_open(proposal, place)?;
-            self.store_off_runtime(&summary.run_id).await;
+            // Kept across a restart too, but its agent does not wait for the disk: a burst of
+            // dry-runs is answered as fast as it is computed.
+            self.store(&summary.run_id);
             self.emit(Event::New(summary.run_id.clone()));
             return Ok(Outcome::DryRun(summary));
         }
@@ -1033,7 +1051,7 @@ impl Gate {
         // A review is kept across a restart before anyone hears of it (one written at once
         // is stored only if it stays open: a rebase stores it then).
         if action != Action::Auto {
-            self.store_off_runtime(&run_id).await;
+            self.store_waited(&run_id).await;
         }
         self.emit(Event::New(run_id.clone()));
         // An agent that went away while its edit was computed waits for nothing.
@@ -1211,7 +1229,7 @@ impl Gate {
             slot.outcome.send_replace(Some(o.clone()));
             o
         };
-        self.store(run_id);
+        self.unstore(run_id);
         self.emit(Event::Decided(run_id.to_string()));
         result
     }

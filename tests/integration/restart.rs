@@ -184,6 +184,26 @@ async fn a_dry_run_survives_a_restart_within_its_ttl() {
     let a = dry("a.txt", "alpha", "ALPHA").await;
     assert_eq!(a["dry_run"], true, "{a}");
     let b = dry("b.txt", "beta", "BETA").await;
+    // A dry-run's agent does not wait for the disk: wait here until both are kept.
+    let kept = |v: &Value| {
+        let run = v["run_id"].as_str().unwrap().to_string();
+        move |p: &Project| {
+            std::fs::read_dir(p.state.join("journal"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|d| d.path().join(format!("{run}.json")).exists())
+        }
+    };
+    let (a_kept, b_kept) = (kept(&a), kept(&b));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !(a_kept(&p) && b_kept(&p)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the dry-runs were not stored"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     drop(gate);
     // b's TTL ran out while the gate was down.
     let b_file = store_dir(&p).join(format!("{}.json", b["run_id"].as_str().unwrap()));

@@ -165,6 +165,26 @@ async fn an_agent_over_stdio_hears_the_decision_from_the_restarted_gate() {
     agent.cancel().await.unwrap();
 }
 
+/// A gate stopped on purpose (Ctrl-C) answers its waiting agents `REVIEWER_GONE`: those
+/// reviews are closed, and the next gate does not bring them back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_its_agent_was_told_is_gone_does_not_come_back() {
+    let p = Project::new();
+    p.write("x.txt", "one\n");
+    let mut gate = Gate::start(&p, &["--policy", "gate", "--review-timeout", "1"]);
+    let (_agent, run) = edit(&gate, "x.txt", "one", "two").await;
+    assert_eq!(std::fs::read_dir(store_dir(&p)).unwrap().count(), 1);
+    gate.interrupt();
+    drop(gate);
+    assert_eq!(
+        std::fs::read_dir(store_dir(&p)).unwrap().count(),
+        0,
+        "run {run}"
+    );
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    assert!(gate.pending().await.is_empty());
+}
+
 /// A dry-run kept within its TTL is committed by its run id on the next gate; one whose TTL
 /// ran out while no gate ran is not found there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -307,6 +307,8 @@ impl PendingStore {
         };
         let now = SystemTime::now();
         let mut found: Vec<(Proposal, u64)> = Vec::new();
+        // What is read is held within the bounds too, however many files lie there.
+        let mut read: u64 = 0;
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -322,13 +324,19 @@ impl PendingStore {
                 }
                 continue;
             };
-            let bytes = match private::read_own_file(&path, self.bounds.1) {
+            if found.len() >= self.bounds.0 {
+                tracing::warn!("pending store: run {run_id} not restored: past the store's bounds");
+                self.drop_file(run_id);
+                continue;
+            }
+            let bytes = match private::read_own_file(&path, self.bounds.1 - read) {
                 Ok(b) => b,
                 Err(e) => {
                     tracing::warn!("pending store: review ignored: {e}");
                     continue;
                 }
             };
+            read += bytes.len() as u64;
             let restored = serde_json::from_slice::<Stored>(&bytes)
                 .map_err(|e| format!("not a stored review ({e})"))
                 .and_then(|s| restore(s, run_id, ws, policy, now));

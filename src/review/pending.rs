@@ -580,7 +580,8 @@ fn restore_file(f: StoredFile, ws: &Workspace) -> Result<FileChange, String> {
     let mut warnings: Vec<String> = f
         .warnings
         .into_iter()
-        .filter(|w| !w.starts_with(proposal::SYNTAX_WARNING))
+        // Both are made again here, as things stand now.
+        .filter(|w| !w.starts_with(proposal::SYNTAX_WARNING) && w != CHANGED_WHILE_DOWN)
         .take(MAX_WARNINGS)
         .map(|mut w| {
             proposal::cut_to(&mut w, MAX_WARNING_BYTES, " …");
@@ -675,6 +676,33 @@ mod tests {
         assert_eq!(p.files[0].new, "0\n");
         assert_eq!(p.files[0].old(), "one\n");
         assert_eq!(p.client.as_deref(), Some("agent"));
+    }
+
+    #[test]
+    fn a_file_changed_while_no_gate_ran_is_said_once_however_often_it_restarts() {
+        let (_tmp, ws, policy, journal, store) = setup();
+        let p = review(&ws, "two\n");
+        store.sync(&p.run_id, || Some(Some(p.clone())));
+        std::fs::write(ws.root.path().join("x.txt"), "one by hand\n").unwrap();
+        let mut back = p;
+        for _ in 0..3 {
+            let again = PendingStore::beside(&journal);
+            let mut loaded = again.load(&ws, &policy, &journal);
+            assert_eq!(loaded.len(), 1);
+            back = loaded.remove(0);
+            again.sync(&back.run_id, || Some(Some(back.clone())));
+        }
+        let said = back.files[0]
+            .warnings
+            .iter()
+            .filter(|w| *w == CHANGED_WHILE_DOWN)
+            .count();
+        assert_eq!(said, 1, "{:?}", back.files[0].warnings);
+        assert_eq!(
+            back.files[0].old(),
+            "one\n",
+            "proposed on what the file held then"
+        );
     }
 
     #[test]

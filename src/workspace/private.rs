@@ -1,7 +1,8 @@
 //! Directories private to this user: created mode 0700, and an existing one trusted only when
 //! it is a real directory (not a link), owned by this user, and writable by nobody else. The
-//! state directory, the runtime note directory and the batch intents live in such places;
-//! anything another user could have planted there is never believed.
+//! state directory, the runtime note directory, the batch intents and the stored reviews live
+//! in such places; anything another user could have planted there is never believed, and a
+//! file there is read only when it is this user's own that nobody else can write.
 
 use std::io;
 use std::path::Path;

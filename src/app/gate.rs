@@ -118,6 +118,9 @@ pub(crate) async fn listen(
         service::Reviewers::Attachable,
         None,
     );
+    // The reviews a gate killed on this root left pending are pending again before any
+    // agent or reviewer can reach this one.
+    gate.keep_open_reviews(&root_lock);
     let opts = gate_http_options(gate, addr, token, allow_host, review_timeout)?;
     let (token, review_token) = (opts.token.clone(), opts.review_token.clone());
     let running = http::start(dispatcher.clone(), opts)

@@ -152,11 +152,32 @@ fn gone(base: &str, e: impl std::fmt::Display) -> Error {
     )
 }
 
+/// What a wait tells the agent when the gate stopped answering (`REVIEWER_GONE`: it was
+/// killed, or its machine went down): the review is not lost with the call, as a gate
+/// killed keeps its pending reviews in its state directory (docs/DESIGN.md §4); another
+/// error is told as it is.
+fn lost_while_waiting(e: Error, base: &str, run_id: &str) -> Error {
+    if e.code != ErrorCode::ReviewerGone {
+        return e;
+    }
+    Error::new(
+        ErrorCode::ReviewerGone,
+        format!(
+            "the patchgate gate at {base} stopped answering while run {run_id} waited for a \
+             person; nothing was written yet. A gate that was killed keeps its pending reviews: \
+             once it runs again, call await_review with run_id \"{run_id}\" to hear the \
+             decision (send the edit again only if that answers RUN_NOT_FOUND)"
+        ),
+    )
+}
+
 /// The answer for a run this server may not see, word for word the gate's for an unknown run.
 fn run_not_found(run_id: &str) -> Error {
     Error::new(
         ErrorCode::RunNotFound,
-        format!("no dry-run or review with run id `{run_id}` (run ids last for this session only)"),
+        format!(
+            "no dry-run or review with run id `{run_id}` (a run id lasts while its gate runs, an open review's across a restart)"
+        ),
     )
 }
 
@@ -331,7 +352,7 @@ impl Forwarder {
         )
         .await
         .unwrap_or_else(|e| {
-            let mut env = Envelope::error(&e, &[], false);
+            let mut env = Envelope::error(&lost_while_waiting(e, &self.base, run_id), &[], false);
             env.run_id = Some(run_id.to_string());
             env
         })

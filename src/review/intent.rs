@@ -5,7 +5,7 @@
 //! goes); not journaled, every file that holds what the batch wrote gets its pre-image back,
 //! so each batch is all or nothing whatever moment the process died.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -92,7 +92,7 @@ impl Intent {
         let json = serde_json::to_vec(&record).map_err(|e| Error::invalid_input(e.to_string()))?;
         let path = dir.join(format!("{}.json", proposal.run_id));
         fs::write_private(&path, &json).map_err(|e| io("store", &e))?;
-        sync_dir(&dir);
+        fs::sync_dir(&dir);
         Ok(Intent { path: Some(path) })
     }
 
@@ -101,15 +101,9 @@ impl Intent {
         if let Some(p) = &self.path {
             let _ = std::fs::remove_file(p);
             if let Some(d) = p.parent() {
-                sync_dir(d);
+                fs::sync_dir(d);
             }
         }
-    }
-}
-
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
     }
 }
 
@@ -119,17 +113,9 @@ pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
     let dir = dir_of(journal);
     // Intents are believed only from a directory nobody but this user could have written
     // to, and only from regular files of this user's (a FIFO would hang the start).
-    let trusted = [Some(dir.as_path()), dir.parent()]
-        .into_iter()
-        .flatten()
-        .all(|d| match private::check_inside(d) {
-            Ok(()) => true,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
-            Err(e) => {
-                tracing::warn!("batch intents not replayed: {e}");
-                false
-            }
-        });
+    let trusted = private::check_store(&dir)
+        .map_err(|e| tracing::warn!("batch intents not replayed: {e}"))
+        .is_ok();
     let Ok(entries) = std::fs::read_dir(&dir)
         .map_err(|_| ())
         .and_then(|e| if trusted { Ok(e) } else { Err(()) })
@@ -179,7 +165,7 @@ pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
         }
         let _ = std::fs::remove_file(&path);
     }
-    sync_dir(&dir);
+    fs::sync_dir(&dir);
     rolled_back
 }
 

@@ -13,6 +13,7 @@ mod hook_program;
 pub mod intent;
 pub mod journal;
 mod merge3;
+mod pending;
 pub mod policy;
 pub mod preimages;
 pub mod proposal;

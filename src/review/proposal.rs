@@ -27,16 +27,24 @@ pub const SYNTAX_WARNING: &str = "syntax: ";
 /// The identifier of a proposal: short and unguessable.
 pub(crate) type RunId = String;
 
+/// The characters of a run id, and how many it has.
+const RUN_ID_ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+const RUN_ID_LEN: usize = 12;
+
 /// A new run id: 12 characters of base-32 (60 random bits); an error when the OS random
 /// source fails (an id anyone could guess would let them decide the review).
 pub(crate) fn new_run_id() -> Result<RunId> {
-    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
-    let bytes = random::bytes::<12>()
+    let bytes = random::bytes::<RUN_ID_LEN>()
         .map_err(|e| Error::new(ErrorCode::FsError, format!("cannot make a run id: {e}")))?;
     Ok(bytes
         .iter()
-        .map(|b| ALPHABET[(*b as usize) % ALPHABET.len()] as char)
+        .map(|b| RUN_ID_ALPHABET[(*b as usize) % RUN_ID_ALPHABET.len()] as char)
         .collect())
+}
+
+/// Whether `s` is a run id as [`new_run_id`] makes them (a stored review's name is checked).
+pub(crate) fn is_run_id(s: &str) -> bool {
+    s.len() == RUN_ID_LEN && s.bytes().all(|b| RUN_ID_ALPHABET.contains(&b))
 }
 
 /// One file of a proposal.
@@ -354,6 +362,9 @@ pub struct Proposal {
     pub withdrawn: Option<String>,
     /// What the policy hook said of it, for a dry run's commit (docs/DESIGN.md §4).
     pub hook: Option<HookSaid>,
+    /// It was taken back from the pending store when the gate started (docs/DESIGN.md §4):
+    /// the agent that sent it was connected to a gate that is gone.
+    pub restored: bool,
 }
 
 /// What the policy hook said of an edit it did not deny.
@@ -398,7 +409,7 @@ const FAILURE_PATH_BYTES: usize = 512;
 
 /// Cut `s` to at most `bytes` bytes (at a character's edge), marked with `mark`, when it is
 /// longer.
-fn cut_to(s: &mut String, bytes: usize, mark: &str) {
+pub(crate) fn cut_to(s: &mut String, bytes: usize, mark: &str) {
     if s.len() > bytes {
         let cut = (0..=bytes)
             .rev()
@@ -453,6 +464,7 @@ impl Proposal {
             agent: None,
             withdrawn: None,
             hook: None,
+            restored: false,
         })
     }
 

@@ -16,6 +16,7 @@ use super::edit::ProposedEdit;
 use super::fallback::Fallback;
 use super::intent::Intent;
 use super::journal::{Entry, Journal};
+use super::pending::{Keeper, Look, PendingStore};
 use super::policy::{Action, Policy};
 use super::proposal::{Decision, FileChange, Proposal, Review, RunId, State};
 use super::revision;
@@ -177,7 +178,13 @@ impl Summary {
             revision: p.revision.as_ref().map(|r| r.number),
             previous_note: p.revision.as_ref().map(|r| r.note.clone()),
             interdiff: p.revision.as_ref().map(|r| r.interdiff.clone()),
-            agent: AgentMark::of(p.agent.as_ref(), p.withdrawn.as_deref()),
+            agent: AgentMark::of(p.agent.as_ref(), p.withdrawn.as_deref()).or_else(|| {
+                // A review from before a restart: the agent that sent it is not connected.
+                p.restored.then_some(AgentMark {
+                    connected: Some(false),
+                    withdrawn: None,
+                })
+            }),
         }
     }
 }
@@ -368,6 +375,9 @@ struct Inner {
     agents: Agents,
     /// The user's policy hook, if any (docs/DESIGN.md §4).
     hook: Option<super::hook::Hook>,
+    /// Where the open reviews are kept across a restart, once the gate holds its root
+    /// ([`Gate::keep_open_reviews`]).
+    store: std::sync::OnceLock<Keeper>,
 }
 
 /// How often the journal is looked at for undos other processes made (`patchgate undo`).
@@ -453,6 +463,7 @@ impl Gate {
                 churned: std::sync::atomic::AtomicBool::new(false),
                 agents: Agents::default(),
                 hook: None,
+                store: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -596,6 +607,95 @@ impl Gate {
             inner.hook = hook;
         }
         self
+    }
+
+    /// Keep this gate's open reviews (pending, and dry-runs within their TTL) across a
+    /// restart in the state directory, and take back those a gate on the root left there
+    /// (docs/DESIGN.md §4): only a gate that holds its root (the lock is the proof) does, so
+    /// no other process reads or writes them meanwhile. Once per gate; returns how many came
+    /// back.
+    pub fn keep_open_reviews(&self, _held: &crate::workspace::rootlock::RootLock) -> usize {
+        let weak = Arc::downgrade(&self.inner);
+        let look = move |run_id: &str| weak.upgrade().map(|inner| Gate { inner }.look(run_id));
+        let keeper = match Keeper::start(PendingStore::beside(&self.inner.journal), look) {
+            Ok(k) => k,
+            Err(e) => {
+                tracing::warn!("open reviews are not kept across a restart: {e}");
+                return 0;
+            }
+        };
+        if self.inner.store.set(keeper).is_err() {
+            return 0;
+        }
+        let Some(store) = self.inner.store.get().map(Keeper::store) else {
+            return 0;
+        };
+        let found = store.load(&self.inner.ws, &self.inner.policy, &self.inner.journal);
+        let mut back = 0;
+        for p in found {
+            let run_id = p.run_id.clone();
+            if self.take_back(p) {
+                back += 1;
+                self.emit(Event::New(run_id));
+            } else {
+                store.forget(&run_id);
+            }
+        }
+        if back > 0 {
+            tracing::info!("{back} open reviews restored from before the gate started");
+        }
+        back
+    }
+
+    /// Put restored review `p` in the queue within its caps (a client's count, the bytes);
+    /// `false` (logged) when it does not fit.
+    fn take_back(&self, p: Proposal) -> bool {
+        let held = Held::of(&p);
+        let mut slots = self.slots();
+        let client = p.client.clone();
+        let fits = slots.tally.count(client.as_deref()) < MAX_OPEN_PER_CLIENT
+            && slots.tally.bytes() + slots.tally.cost(&held) <= self.inner.open_bytes_cap
+            && !slots.map.contains_key(&p.run_id);
+        if !fits {
+            tracing::warn!(
+                "run {}: not restored: past the open proposals' caps",
+                p.run_id
+            );
+            return false;
+        }
+        slots.tally.take_place(client.as_deref());
+        slots.tally.add(&held);
+        slots.push(p, held);
+        true
+    }
+
+    /// Review `run_id` as the pending store keeps it: a copy while it is open.
+    fn look(&self, run_id: &str) -> Option<Proposal> {
+        let slots = self.slots();
+        let slot = slots.map.get(run_id)?;
+        slot.proposal.state.is_open().then(|| slot.proposal.clone())
+    }
+
+    /// Store open review `run_id` anew (it changed), when the gate keeps its reviews across
+    /// a restart: in the store's line, not waited for.
+    fn store(&self, run_id: &str) {
+        if let Some(keeper) = self.inner.store.get() {
+            keeper.later(run_id);
+        }
+    }
+
+    /// [`Gate::store`], waited for (before a review is announced).
+    async fn store_waited(&self, run_id: &str) {
+        if let Some(keeper) = self.inner.store.get() {
+            keeper.now(run_id).await;
+        }
+    }
+
+    /// Remove closed review `run_id` from the store at once.
+    fn unstore(&self, run_id: &str) {
+        if let Some(keeper) = self.inner.store.get() {
+            keeper.closed(run_id, || -> Look { Some(self.look(run_id)) });
+        }
     }
 
     /// The workspace.
@@ -940,11 +1040,19 @@ impl Gate {
             let proposal = proposal.into_dry_run(ttl);
             let summary = Summary::of(&proposal);
             self.insert_open(proposal, place)?;
+            // Kept across a restart too, but its agent does not wait for the disk: a burst of
+            // dry-runs is answered as fast as it is computed.
+            self.store(&summary.run_id);
             self.emit(Event::New(summary.run_id.clone()));
             return Ok(Outcome::DryRun(summary));
         }
         let run_id = proposal.run_id.clone();
         self.insert_open(proposal, place)?;
+        // A review is kept across a restart before anyone hears of it (one written at once
+        // is stored only if it stays open: a rebase stores it then).
+        if action != Action::Auto {
+            self.store_waited(&run_id).await;
+        }
         self.emit(Event::New(run_id.clone()));
         // An agent that went away while its edit was computed waits for nothing.
         if origin.agent.as_ref().is_some_and(|a| !a.connected()) {
@@ -1166,6 +1274,7 @@ impl Gate {
             slot.outcome.send_replace(Some(o.clone()));
             o
         };
+        self.unstore(run_id);
         self.emit(Event::Decided(run_id.to_string()));
         result
     }
@@ -1347,6 +1456,7 @@ impl Gate {
             slot.proposal.state = state;
             slot.deciding = false;
         });
+        self.store(run_id);
         self.emit(Event::Updated(run_id.to_string()));
         self.claim_given_back(run_id);
         // Told to the person deciding, not to the agent: what changed, and that the
@@ -1460,6 +1570,7 @@ impl Gate {
                     }
                 }
             }
+            self.store(run_id);
             self.emit(Event::Updated(run_id.to_string()));
             return Ok(self.status(run_id));
         }
@@ -1711,7 +1822,9 @@ fn held_for(files: &[FileChange]) -> Option<(usize, String)> {
 fn not_found(run_id: &str) -> Error {
     Error::new(
         ErrorCode::RunNotFound,
-        format!("no dry-run or review with run id `{run_id}` (run ids last for this session only)"),
+        format!(
+            "no dry-run or review with run id `{run_id}` (a run id lasts while its gate runs, an open review's across a restart)"
+        ),
     )
 }
 

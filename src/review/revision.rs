@@ -183,7 +183,7 @@ fn map_line(at: usize, between: &[Change], end: bool) -> usize {
 pub(crate) fn check_declared(declared: Option<&Proposal>, id: &str, new: &Proposal) -> Result<()> {
     let Some(prev) = declared else {
         return Err(Error::invalid_input(format!(
-            "revision_of: no review with run id `{id}` (run ids last for this session only); \
+            "revision_of: no review with run id `{id}` (decided reviews are remembered while their gate runs, not across a restart); \
              leave revision_of out to send the edit on its own"
         )));
     };

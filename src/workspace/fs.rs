@@ -136,10 +136,16 @@ pub(crate) fn write_user_file(file: &Path, bytes: &[u8]) -> std::io::Result<()> 
     tmp.persist(file).map_err(|e| e.error)?;
     // The rename itself is durable once the directory is.
     #[cfg(unix)]
+    sync_dir(dir);
+    Ok(())
+}
+
+/// Make the entries of `dir` durable (a file just renamed into it or removed from it): a
+/// crash after this leaves them as they are now. Best effort: a failure is not reported.
+pub(crate) fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
-    Ok(())
 }
 
 /// A per-file lock: one writer per file at a time within this process.

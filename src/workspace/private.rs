@@ -1,7 +1,8 @@
 //! Directories private to this user: created mode 0700, and an existing one trusted only when
 //! it is a real directory (not a link), owned by this user, and writable by nobody else. The
-//! state directory, the runtime note directory and the batch intents live in such places;
-//! anything another user could have planted there is never believed.
+//! state directory, the runtime note directory, the batch intents and the stored reviews live
+//! in such places; anything another user could have planted there is never believed, and a
+//! file there is read only when it is this user's own that nobody else can write.
 
 use std::io;
 use std::path::Path;
@@ -74,6 +75,20 @@ pub(crate) fn check_inside(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Check that state may be believed from `dir` (a store inside the private state directory,
+/// such as the batch intents): it and the directory holding it are real directories of this
+/// user's that not everybody can write ([`check_inside`]); a missing one holds nothing yet.
+pub(crate) fn check_store(dir: &Path) -> io::Result<()> {
+    for d in [Some(dir), dir.parent()].into_iter().flatten() {
+        match check_inside(d) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// The metadata of `dir` when it is a real directory (not a link to one, nor a file).
 fn real_dir(dir: &Path) -> io::Result<std::fs::Metadata> {
     let m = std::fs::symlink_metadata(dir)?;
@@ -127,6 +142,68 @@ pub(crate) fn is_own_file(path: &Path) -> bool {
     {
         m.is_file()
     }
+}
+
+/// The bytes of `path` when it is a regular file of this user's that nobody else can write,
+/// of at most `max` bytes: opened without following a link (nor waiting on a FIFO) and
+/// checked on the file opened, so nothing can be swapped in between. The error says what is
+/// wrong (a link, another user's file, one others can write, one too large).
+pub(crate) fn read_own_file(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    #[cfg(unix)]
+    let file = {
+        use rustix::fs::{Mode, OFlags};
+        use std::os::unix::fs::MetadataExt;
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| {
+            if e == rustix::io::Errno::LOOP {
+                io::Error::other(format!("{} is a symbolic link", path.display()))
+            } else {
+                io::Error::from(e)
+            }
+        })?;
+        let file = std::fs::File::from(fd);
+        let m = file.metadata()?;
+        let wrong = if !m.is_file() {
+            Some("is not a regular file".to_string())
+        } else if m.uid() != uid() {
+            Some(format!(
+                "belongs to user {}, not to this user ({})",
+                m.uid(),
+                uid()
+            ))
+        } else if m.mode() & 0o022 != 0 {
+            Some(format!(
+                "can be written by other users (mode {:o})",
+                m.mode() & 0o777
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = wrong {
+            return Err(io::Error::other(format!("{} {why}", path.display())));
+        }
+        file
+    };
+    #[cfg(not(unix))]
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len > max {
+        return Err(io::Error::other(format!(
+            "{} is {len} bytes, over the {max}-byte limit",
+            path.display()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    // Never more than the cap, even if the file grows meanwhile.
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(io::Error::other(format!(
+            "{} grew over the {max}-byte limit while read",
+            path.display()
+        )));
+    }
+    Ok(bytes)
 }
 
 #[cfg(all(test, unix))]

@@ -25,6 +25,7 @@ mod mcp_python;
 mod names;
 mod queue_view;
 mod readme;
+mod restart;
 mod revisions;
 mod rewind;
 mod rules;

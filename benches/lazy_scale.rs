@@ -1,7 +1,10 @@
 //! How the lazy merge grows with its input: time and peak memory for one edited region at
 //! 4 KB, 40 KB, 400 KB and 4 MB, a 2,000-line snippet on 4 MB, and a 3 MB snippet on a 3 MB
 //! file (answered within 10 s under 1 GiB, or with `FILE_TOO_LARGE`). Prints one line per
-//! case and the growth exponent of time against file size; exits non-zero when a bound is
+//! case and the growth exponent of time against file size. A one-region case is timed twice:
+//! at first sight (the parses forgotten: one full parse of the file included, beside the
+//! time of that bare parse) and steady (the file's tree kept, each run's snippet another, so
+//! each result is new and parsed from the file's tree). Exits non-zero when a bound is
 //! broken: a merge refused, the exponent over 1.5, a peak over 400 bytes a byte of input, the
 //! 3 MB case over its time or memory. Run with `cargo bench --bench lazy_scale`; `-- --quick`
 //! (CI, a debug build) runs 4 KB to 400 KB (the whole-file case at 40 KB) and the same
@@ -16,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use patchgate::edit::{Hints, lazy};
 use patchgate::error::ErrorCode;
+use patchgate::syntax::{self, Lang, forget_parses, parse::parse};
 
 #[global_allocator]
 static ALLOC: counting::Counting = counting::Counting;
@@ -37,11 +41,12 @@ fn function(i: usize, tweak: &str) -> String {
     )
 }
 
-/// One changed function in the middle of an `n`-function file, between placeholders.
-fn one_region(n: usize) -> String {
+/// One changed function in the middle of an `n`-function file, between placeholders; `k`
+/// tells one run's change from another's.
+fn one_region(n: usize, k: usize) -> String {
     let b = n / 2;
     format!(
-        "// ... existing code ...\npub fn compute_{b}(input: u64, table: &HashMap<u64, u64>) -> u64 {{\n    let base = input.wrapping_mul({b}).rotate_left(1);\n    match table.get(&base) {{\n// ... existing code ...\n"
+        "// ... existing code ...\npub fn compute_{b}(input: u64, table: &HashMap<u64, u64>) -> u64 {{\n    let base = input.wrapping_mul({b}).rotate_left({k});\n    match table.get(&base) {{\n// ... existing code ...\n"
     )
 }
 
@@ -66,7 +71,13 @@ struct Measured {
     outcome: Result<(), ErrorCode>,
 }
 
-fn measure(file: &str, snippet: &str, runs: usize) -> Measured {
+/// The median of `runs` merges of run `k`'s snippet into `file`, each after `before(k)`.
+fn measure(
+    file: &str,
+    snippet: impl Fn(usize) -> String,
+    runs: usize,
+    before: impl Fn(usize),
+) -> Measured {
     let hints = Hints {
         path: Some("src/lib.rs"),
         instruction: None,
@@ -74,9 +85,11 @@ fn measure(file: &str, snippet: &str, runs: usize) -> Measured {
     let mut times = Vec::with_capacity(runs);
     let mut outcome = Ok(());
     let base = counting::start_peak();
-    for _ in 0..runs {
+    for k in 0..runs {
+        let snippet = snippet(k);
+        before(k);
         let start = Instant::now();
-        let r = lazy::merge(black_box(file), black_box(snippet), &hints);
+        let r = lazy::merge(black_box(file), black_box(&snippet), &hints);
         times.push(start.elapsed());
         outcome = r.map(|_| ()).map_err(|e| e.code);
     }
@@ -129,7 +142,19 @@ fn main() -> ExitCode {
     for &(label, bytes, runs) in sizes {
         let file = source(bytes);
         let n = file.matches("pub fn compute_").count();
-        let m = measure(&file, &one_region(n), runs);
+        first_sight(label, &file, n, runs);
+        // Steady: the file's tree kept (parsed before the first run), each result new.
+        let m = measure(
+            &file,
+            |k| one_region(n, k + 1),
+            runs,
+            |k| {
+                if k == 0 {
+                    forget_parses();
+                    let _ = syntax::check::errors_of(Lang::Rust, &file);
+                }
+            },
+        );
         report(&format!("one region, {label}"), &m);
         ok &= m.outcome.is_ok();
         ok &= within_peak(&m, file.len());
@@ -149,7 +174,12 @@ fn main() -> ExitCode {
     let file = source(big);
     let n = file.matches("pub fn compute_").count();
     let snippet = many_regions(n, if quick { 200 } else { 2000 });
-    let m = measure(&file, &snippet, if quick { 1 } else { 3 });
+    let m = measure(
+        &file,
+        |_| snippet.clone(),
+        if quick { 1 } else { 3 },
+        |_| (),
+    );
     report(
         &format!(
             "{}-line snippet, {}",
@@ -166,7 +196,7 @@ fn main() -> ExitCode {
     let whole = if quick { 40 << 10 } else { 3 << 20 };
     let file = source(whole);
     let snippet = source(whole).replace("wrapping_mul(", "wrapping_add(");
-    let m = measure(&file, &snippet, 1);
+    let m = measure(&file, |_| snippet.clone(), 1, |_| ());
     report(&format!("{}KB snippet, same file", whole >> 10), &m);
     let in_time = quick || m.median < Duration::from_secs(10);
     let bounded = in_time && m.peak < (1 << 30) && within_peak(&m, 2 * whole);
@@ -178,6 +208,34 @@ fn main() -> ExitCode {
         ExitCode::FAILURE
     }
 }
+
+/// The first-sight time of one region in `file` (the parses forgotten before each run: one
+/// full parse included) beside one bare parse of the file, and their ratio.
+fn first_sight(label: &str, file: &str, n: usize, runs: usize) {
+    let runs = runs.clamp(1, FIRST_SIGHT_RUNS);
+    let m = measure(file, |k| one_region(n, k), runs, |_| forget_parses());
+    let mut bare: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            let tree = parse(Lang::Rust, black_box(file), None);
+            let took = start.elapsed();
+            drop(tree);
+            took
+        })
+        .collect();
+    bare.sort();
+    let bare = bare[bare.len() / 2];
+    println!(
+        "{:<28} median {:>10.1} µs   bare parse {:>10.1} µs   ratio {:.2}",
+        format!("first sight, {label}"),
+        m.median.as_secs_f64() * 1e6,
+        bare.as_secs_f64() * 1e6,
+        m.median.as_secs_f64() / bare.as_secs_f64().max(1e-9)
+    );
+}
+
+/// At most this many first-sight runs per size (each parses the whole file).
+const FIRST_SIGHT_RUNS: usize = 10;
 
 /// Whether `m` peaked within [`MAX_PEAK_PER_BYTE`] of `bytes` of input (said when not).
 fn within_peak(m: &Measured, bytes: usize) -> bool {

@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::ops::ControlFlow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use regex::Regex;
@@ -19,6 +19,7 @@ use tree_sitter::{
 };
 
 use super::Lang;
+use super::memory::memory;
 use super::parse::{PARSE_DEADLINE, parse};
 
 /// At most this many definitions are read from one text.
@@ -172,22 +173,30 @@ pub fn has_tags(lang: Lang) -> bool {
 /// The definitions of `text` as `lang`, in order of `header` (ties: outer first, i.e. larger
 /// extent first); `None` when the language has no tags query built in, or the text was not
 /// parsed (too large, too slow, no grammar). The parse is the one the syntax check keeps for
-/// the text, if any, and is kept for it.
+/// the text, if any, and is kept for it, with the definitions read from it.
 pub fn defs(lang: Lang, text: &str) -> Option<Vec<Def>> {
-    let tags = tags(lang)?;
-    let tree = super::check::tree(lang, text)?;
-    defs_in(tags, &tree, text)
+    remembered(lang, text, false)
 }
 
 /// [`defs`] of a text that parses without errors; `None` too when it has some (a broken
 /// text's tree misplaces what follows the error). One parse, the remembered one.
 pub fn defs_if_clean(lang: Lang, text: &str) -> Option<Vec<Def>> {
+    remembered(lang, text, true)
+}
+
+/// [`defs`] (of a text without errors when `clean`), read once per remembered text.
+fn remembered(lang: Lang, text: &str, clean: bool) -> Option<Vec<Def>> {
     let tags = tags(lang)?;
     let tree = super::check::tree(lang, text)?;
-    if tree.root_node().has_error() {
+    if clean && tree.root_node().has_error() {
         return None;
     }
-    defs_in(tags, &tree, text)
+    if let Some(found) = memory().defs(lang, text) {
+        return found.map(|d| d.to_vec());
+    }
+    let found = defs_in(tags, &tree, text).map(Arc::new);
+    memory().put_defs(lang, text, found.clone());
+    found.map(|d| d.to_vec())
 }
 
 /// [`defs`] from a parse of its own that is kept nowhere (for reading many files once).

@@ -93,6 +93,19 @@ impl Parse {
             permit: None,
         }
     }
+
+    /// The same tree, now kept by a memory that counts it: its share of the parse budget is
+    /// given back at once, and no memory to the system (the tree lives on).
+    pub(crate) fn into_kept(mut self) -> Parse {
+        let tree = self.tree.take();
+        drop(self.permit.take());
+        Parse { tree, permit: None }
+    }
+
+    /// Whether the tree is bounded by a memory that keeps it (it holds no budget).
+    pub(crate) fn is_kept(&self) -> bool {
+        self.permit.is_none()
+    }
 }
 
 impl Deref for Parse {
@@ -290,27 +303,18 @@ fn with_parser<T>(
 }
 
 /// The one edit that turns `old` into `new`: everything between their common prefix and
-/// their common suffix (whole characters).
-fn edit_between(old: &str, new: &str) -> InputEdit {
-    let prefix = old
-        .char_indices()
-        .zip(new.chars())
-        .find(|((_, a), b)| a != b)
-        .map_or(old.len().min(new.len()), |((i, _), _)| i);
-    let max_suffix = old.len().min(new.len()) - prefix;
-    let suffix = old[prefix..]
-        .chars()
-        .rev()
-        .zip(new[prefix..].chars().rev())
-        .take_while(|(a, b)| a == b)
-        .map(|(a, _)| a.len_utf8())
-        .scan(0, |n, l| {
-            *n += l;
-            Some(*n)
-        })
-        .take_while(|n| *n <= max_suffix)
-        .last()
-        .unwrap_or(0);
+/// their common suffix (whole characters), found by comparing blocks of bytes.
+pub(crate) fn edit_between(old: &str, new: &str) -> InputEdit {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = common_prefix(a, b);
+    while !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
+        prefix -= 1;
+    }
+    let max_suffix = a.len().min(b.len()) - prefix;
+    let mut suffix = common_suffix(&a[prefix..], &b[prefix..]).min(max_suffix);
+    while !(old.is_char_boundary(a.len() - suffix) && new.is_char_boundary(b.len() - suffix)) {
+        suffix -= 1;
+    }
     InputEdit {
         start_byte: prefix,
         old_end_byte: old.len() - suffix,
@@ -319,6 +323,43 @@ fn edit_between(old: &str, new: &str) -> InputEdit {
         old_end_position: point_at(old, old.len() - suffix),
         new_end_position: point_at(new, new.len() - suffix),
     }
+}
+
+/// Bytes compared at once while looking for where two texts part (a block compares at
+/// memory speed; the byte is then found inside the block that differs).
+const BLOCK: usize = 256;
+
+/// The length of the common prefix of `a` and `b`, in bytes.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut at = 0;
+    while at + BLOCK <= n && a[at..at + BLOCK] == b[at..at + BLOCK] {
+        at += BLOCK;
+    }
+    at + a[at..n]
+        .iter()
+        .zip(&b[at..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// The length of the common suffix of `a` and `b`, in bytes.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (mut ea, mut eb) = (a.len(), b.len());
+    let mut done = 0;
+    while done + BLOCK <= n && a[ea - BLOCK..ea] == b[eb - BLOCK..eb] {
+        ea -= BLOCK;
+        eb -= BLOCK;
+        done += BLOCK;
+    }
+    done + a[..ea]
+        .iter()
+        .rev()
+        .zip(b[..eb].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+        .min(n - done)
 }
 
 /// The tree-sitter point (row, byte column) of byte `at` of `text`.
@@ -469,6 +510,47 @@ mod tests {
         );
         drop(tree);
         assert!(OWN.take(text.len()).is_ok());
+    }
+
+    /// The edit found spans exactly what differs, on whole characters, also where the texts
+    /// part inside a block of bytes compared at once or inside a character.
+    #[test]
+    fn the_edit_between_two_texts_is_what_differs() {
+        let long = "a".repeat(3 * BLOCK + 7);
+        let cases = [
+            ("", "x"),
+            ("same", "same"),
+            ("é", "è"),
+            ("aéb", "aèb"),
+            ("abc", "abXbc"),
+            ("xxxx", "xx"),
+        ];
+        let mixed = [
+            (format!("{long}é{long}"), format!("{long}è{long}")),
+            (format!("{long}{long}"), format!("{long}\nz{long}")),
+            (format!("{long}\n{long}"), long.clone()),
+        ];
+        for (old, new) in cases
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .chain(mixed)
+        {
+            let e = edit_between(&old, &new);
+            assert_eq!(old[..e.start_byte], new[..e.start_byte], "{old:?} {new:?}");
+            assert_eq!(
+                old[e.old_end_byte..],
+                new[e.new_end_byte..],
+                "{old:?} {new:?}"
+            );
+            assert!(e.start_byte <= e.old_end_byte && e.start_byte <= e.new_end_byte);
+            let changed = (e.old_end_byte - e.start_byte) + (e.new_end_byte - e.start_byte);
+            assert_eq!(changed == 0, old == new, "{old:?} {new:?}");
+            assert_eq!(e.new_end_position, point_at(&new, e.new_end_byte));
+        }
+        // Where a one-character change sits in a long text: that character and no more.
+        let (old, new) = (format!("{long}é{long}"), format!("{long}è{long}"));
+        let e = edit_between(&old, &new);
+        assert_eq!((e.start_byte, e.old_end_byte), (long.len(), long.len() + 2));
     }
 
     #[test]

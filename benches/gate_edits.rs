@@ -1,0 +1,151 @@
+//! Successive edits of one file through a gate: an in-process gate under `auto` (every edit
+//! merged, checked, written atomically and journaled, fsyncs included), one client over the
+//! review API (`POST /api/tools/patch_file` and `/api/tools/fast_apply`), 12 edits in a row
+//! of one Rust file of 40 KB and of 400 KB, each changing another function. Prints the
+//! first edit's time (the file seen for the first time: one full parse) and the median of
+//! the 12 (the tree of each written result kept for the next edit).
+//!
+//! `cargo bench --bench gate_edits` (`-- --edits N` to change the count).
+
+use std::time::{Duration, Instant};
+
+use patchgate::mcp::http::{HttpOptions, Running, start};
+use patchgate::mcp::serve::Limits;
+use patchgate::mcp::service::{Dispatcher, Reviewers};
+use patchgate::review::journal::Journal;
+use patchgate::review::policy::Policy;
+use patchgate::review::queue::Gate;
+use patchgate::workspace::Workspace;
+use patchgate::workspace::config::{Config, PolicyName};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "bench-token";
+
+/// The edits of each run unless `--edits N`.
+const EDITS: usize = 12;
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One function of the file, `tweak` appended to its first statement.
+fn function(i: usize, tweak: &str) -> String {
+    format!(
+        "/// Computes value number {i}.\npub fn compute_{i}(input: u64, table: &HashMap<u64, u64>) -> u64 {{\n    let base = input.wrapping_mul({i}){tweak};\n    match table.get(&base) {{\n        Some(v) => v + {i},\n        None => base ^ 0x{i:x},\n    }}\n}}\n\n"
+    )
+}
+
+/// A Rust source file of about `bytes` bytes, every function distinct; and its count.
+fn source(bytes: usize) -> (String, usize) {
+    let mut s = String::from("use std::collections::HashMap;\n\n");
+    let mut n = 0;
+    while s.len() < bytes {
+        s.push_str(&function(n, ""));
+        n += 1;
+    }
+    (s, n)
+}
+
+/// The arguments of edit `k` (changing function `f`) for `tool`.
+fn arguments(tool: &str, f: usize, k: usize) -> Value {
+    let line = format!("    let base = input.wrapping_mul({f});");
+    let changed = format!("    let base = input.wrapping_mul({f}).rotate_left({k});");
+    match tool {
+        "patch_file" => json!({
+            "target_file": "src/lib.rs",
+            "search_content": line,
+            "replace_content": changed,
+        }),
+        _ => json!({
+            "path": "src/lib.rs",
+            "edit_snippet": format!(
+                "// ... existing code ...\npub fn compute_{f}(input: u64, table: &HashMap<u64, u64>) -> u64 {{\n{changed}\n    match table.get(&base) {{\n// ... existing code ...\n"
+            ),
+        }),
+    }
+}
+
+async fn gate(dir: &std::path::Path) -> Running {
+    let ws = Workspace::new(dir, Config::default()).unwrap();
+    let journal = Journal::at(dir.join("../journal.jsonl"), &ws.root);
+    let gate = Gate::new(ws, Policy::simple(PolicyName::Auto), journal, None);
+    let d = Dispatcher::new(gate, Duration::from_secs(60), Reviewers::Attachable, None);
+    start(
+        d,
+        HttpOptions {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            token: Some(TOKEN.into()),
+            review_token: "reviewer".into(),
+            extra_hosts: Vec::new(),
+            max_body: 8 << 20,
+            session_keep_alive: Duration::from_secs(600),
+            limits: Limits::default(),
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// `edits` edits of a fresh file of `bytes` bytes through `tool`: each edit's time.
+async fn run(tool: &str, bytes: usize, edits: usize) -> Vec<Duration> {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    let (content, n) = source(bytes);
+    std::fs::write(work.join("src/lib.rs"), &content).unwrap();
+    let running = gate(&work).await;
+    let http = reqwest::Client::new();
+    let mut times = Vec::with_capacity(edits);
+    for k in 0..edits {
+        let f = (k * 7919 + n / 2) % n;
+        let body = json!({"arguments": arguments(tool, f, k + 1), "client": "bench"});
+        let start = Instant::now();
+        let resp = http
+            .post(format!("{}/api/tools/{tool}", running.url))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        let v: Value = resp.json().await.expect("envelope");
+        times.push(start.elapsed());
+        assert_eq!(v["status"], "ok", "{tool} edit {k}: {v}");
+    }
+    // Every edit landed.
+    let now = std::fs::read_to_string(work.join("src/lib.rs")).unwrap();
+    assert_eq!(now.matches(".rotate_left(").count(), edits, "{tool}");
+    running.shutdown().await;
+    times
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let edits = arg("--edits", EDITS);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for (label, bytes) in [("40KB", 40 << 10), ("400KB", 400 << 10)] {
+        for tool in ["patch_file", "fast_apply"] {
+            let times = rt.block_on(run(tool, bytes, edits));
+            let first = times[0];
+            let mut sorted = times.clone();
+            sorted.sort();
+            println!(
+                "{label:<6} {tool:<11} {edits} edits: median {:>8.2} ms   first {:>8.2} ms   max {:>8.2} ms",
+                ms(sorted[sorted.len() / 2]),
+                ms(first),
+                ms(sorted[sorted.len() - 1]),
+            );
+        }
+    }
+}

@@ -3,8 +3,9 @@
 //! and symlinks are not followed), files over [`MAX_FILE_BYTES`] and binaries are skipped,
 //! secrets (`.env*`, keys, credential stores, `.git`) are never indexed whatever the ignore
 //! files whitelist, and only files whose modification time or size changed are read again. The index is kept
-//! in the state directory in a compact binary form (postcard), written atomically, so a killed
-//! process leaves the last whole index.
+//! in the state directory in the layout of [`disk`], written atomically, so a killed process
+//! leaves the last whole index; a process answering one query reads a fresh one on demand
+//! ([`Store::answer_saved`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -320,12 +320,16 @@ impl<'a> Opened<'a> {
         if whole { Ok(entries) } else { Err(Damaged) }
     }
 
-    /// A file's units, as many as its head says, each running forward.
+    /// A file's units, as many as its head says, each running forward within the file.
     fn units(&self, f: usize) -> Result<Vec<SavedUnit>, Damaged> {
         let head = self.head.files.get(f).ok_or(Damaged)?;
         let units: Vec<SavedUnit> =
             postcard::from_bytes(&self.block(&head.units)?).map_err(|_| Damaged)?;
-        let forward = units.iter().all(|u| u.start <= u.end);
+        // Within the file, as [`Index::is_whole`] has them (a unit may end on the line after
+        // its last break): a line past the last could overflow a range.
+        let forward = units
+            .iter()
+            .all(|u| u.start <= u.end && u.end < u32::MAX && u.end <= head.lines.saturating_add(1));
         if units.len() != head.unit_lens.len() || !forward {
             return Err(Damaged);
         }

@@ -467,6 +467,14 @@ mod tests {
                 "a unit past the units",
                 forged(&|ix| ix.files_mut()[0].units.clear()),
             ),
+            (
+                "a unit on line 2^32 - 1",
+                forged(&|ix| {
+                    for u in &mut ix.files_mut()[0].units {
+                        (u.start, u.end) = (u32::MAX, u32::MAX);
+                    }
+                }),
+            ),
         ]
     }
 

@@ -65,7 +65,7 @@ fn print_answer(answer: &Answer) {
 pub(crate) fn search(args: SearchArgs) -> Result<ExitCode> {
     let ws = Workspace::load(&args.root)?;
     let user = UserConfig::load()?;
-    let searcher = Searcher::for_root(&ws.root, read_filter(&ws, &user)?, &user)?;
+    let searcher = Searcher::for_root(&ws.root, read_filter(&ws, &user)?, &user)?.answering_once();
     let query = args.query.join(" ");
     let mode = if args.retrieval {
         Mode::Retrieval

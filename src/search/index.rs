@@ -171,6 +171,9 @@ pub struct Index {
     /// Per term: (file, count).
     #[serde(skip)]
     postings: Vec<Vec<(u32, u32)>>,
+    /// Per term: (file, unit, count).
+    #[serde(skip)]
+    unit_postings: Vec<Vec<(u32, u32, u32)>>,
     #[serde(skip)]
     avg_len: f64,
     /// Per defined name's whole term: (file, unit) of each definition.
@@ -379,6 +382,7 @@ impl Index {
         }
         self.index_paths();
         let mut postings = vec![Vec::new(); self.words.len()];
+        let mut unit_postings = vec![Vec::new(); self.words.len()];
         let mut total = 0u64;
         self.defs.clear();
         for (i, f) in self.files.iter().enumerate() {
@@ -387,12 +391,16 @@ impl Index {
                 if let Some(t) = u.name_term {
                     self.defs.entry(t).or_default().push((i as u32, k as u32));
                 }
+                for &(t, n) in &u.terms {
+                    unit_postings[t as usize].push((i as u32, k as u32, n));
+                }
             }
             for &(t, n) in &f.terms {
                 postings[t as usize].push((i as u32, n));
             }
         }
         self.postings = postings;
+        self.unit_postings = unit_postings;
         self.avg_len = if self.files.is_empty() {
             1.0
         } else {
@@ -405,6 +413,28 @@ impl Index {
         self.postings
             .get(term as usize)
             .map_or(&[][..], Vec::as_slice)
+    }
+
+    /// The units that hold a term, with its count in each.
+    pub(crate) fn unit_postings(&self, term: u32) -> &[(u32, u32, u32)] {
+        self.unit_postings
+            .get(term as usize)
+            .map_or(&[][..], Vec::as_slice)
+    }
+
+    /// The words, by term id.
+    pub(crate) fn words(&self) -> &[String] {
+        &self.words
+    }
+
+    /// An index of `words` (by term id) and `files`, as a saved one is read back: check it
+    /// with [`Index::is_whole`], then [`Index::finish`] it.
+    pub(crate) fn from_parts(words: Vec<String>, files: Vec<FileEntry>) -> Index {
+        Index {
+            words,
+            files,
+            ..Index::default()
+        }
     }
 
     /// The inverse document frequency of a term (BM25's, never negative).

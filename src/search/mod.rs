@@ -6,11 +6,13 @@
 //! [`explore`]). Depends on the engines' outline and the workspace; knows nothing of MCP.
 
 pub mod agent;
+pub(crate) mod disk;
 pub mod eval;
 pub mod explore;
 pub mod index;
 pub mod rank;
 pub mod retrieval;
+pub(crate) mod source;
 pub mod store;
 pub(crate) mod tokens;
 pub(crate) mod units;
@@ -157,6 +159,8 @@ pub struct Searcher {
     store: Mutex<Store>,
     keep: Keep,
     model: Option<SearchModel>,
+    /// Whether a fresh saved index answers read on demand ([`Searcher::answering_once`]).
+    once: bool,
 }
 
 impl Searcher {
@@ -167,7 +171,17 @@ impl Searcher {
             store: Mutex::new(store),
             keep,
             model,
+            once: false,
         }
+    }
+
+    /// This searcher for a process that answers one query (the command line): a search
+    /// (not a retrieval) on a fresh saved index is answered from it read on demand, its
+    /// heads and the query's pages only, not read whole (docs/DESIGN.md §4). A long-lived
+    /// server keeps the index in memory instead.
+    pub fn answering_once(mut self) -> Searcher {
+        self.once = true;
+        self
     }
 
     /// The searcher of `root` as the user configured it: the index kept in the state
@@ -215,6 +229,12 @@ impl Searcher {
         progress: &mut dyn FnMut(usize, usize),
     ) -> crate::error::Result<Answer> {
         let query = check_query(query)?;
+        if self.once && mode == Mode::Search {
+            let keep = |p: &str| (self.keep)(p);
+            if let Some((hits, indexed)) = self.store().answer_saved(&keep, query, limit) {
+                return Ok(local_answer(query, hits, indexed));
+            }
+        }
         self.refresh(progress);
         let store = self.store();
         let keep = |p: &str| (self.keep)(p);
@@ -230,7 +250,12 @@ impl Searcher {
     /// The exploration tools over the files indexed now (blocking while another search
     /// refreshes the index).
     pub fn explorer(&self) -> Explorer {
-        let store = self.store();
+        let mut store = self.store();
+        if !store.is_loaded() {
+            // The answer came from the saved index read on demand: the files are read now.
+            let keep = self.keep.clone();
+            store.refresh(&move |p| keep(p), &mut |_, _| {});
+        }
         let files = store.index().paths().map(str::to_string).collect();
         Explorer::new(store.root().clone(), files, self.keep.clone())
     }

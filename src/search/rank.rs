@@ -5,7 +5,10 @@
 //! [`RERANK_DEPTH`] files again by the share of the query's weight their path holds. Each
 //! hit's line ranges are its best-scoring units.
 
-use super::index::{FileEntry, Index, Kind};
+use std::collections::HashMap;
+
+use super::index::{Index, Kind};
+use super::source::{Damaged, Posted, Source, Span};
 use super::tokens;
 
 /// BM25's term-frequency saturation.
@@ -31,13 +34,24 @@ const MAX_RANGES: usize = 3;
 /// The most lines of a file reported when no unit matches.
 const HEAD_LINES: u32 = 60;
 
-/// One query term, with how much it counts.
+/// One query term, with how much it counts and where it is.
 #[derive(Debug, Clone)]
 pub(crate) struct QueryTerm {
     /// The term id.
     pub id: u32,
     /// Its weight: 1 for a word, more for an exact identifier of several parts.
     pub weight: f64,
+    /// Its inverse document frequency.
+    pub idf: f64,
+    /// Its postings.
+    pub posted: Posted,
+}
+
+impl QueryTerm {
+    /// How much the term counts: its idf by its weight.
+    fn worth(&self) -> f64 {
+        self.idf * self.weight
+    }
 }
 
 /// A ranked file.
@@ -54,8 +68,9 @@ pub struct Hit {
 }
 
 /// The query's terms known to the index.
-pub(crate) fn query_terms(index: &Index, query: &str) -> Vec<QueryTerm> {
+pub(crate) fn query_terms(src: &dyn Source, query: &str) -> Result<Vec<QueryTerm>, Damaged> {
     let mut out: Vec<QueryTerm> = Vec::new();
+    let n = src.file_count() as f64;
     for id in tokens::identifiers(query) {
         let lower = id.to_lowercase();
         if tokens::is_stopword(&lower) {
@@ -65,14 +80,24 @@ pub(crate) fn query_terms(index: &Index, query: &str) -> Vec<QueryTerm> {
         tokens::identifier_terms(id, &mut terms);
         for t in terms {
             let weight = if t.starts_with('=') { 2.0 } else { 1.0 };
-            let Some(tid) = index.term(&t) else { continue };
-            match out.iter_mut().find(|q| q.id == tid) {
+            let Some(posted) = src.posted(&t)? else {
+                continue;
+            };
+            match out.iter_mut().find(|q| q.id == posted.id) {
                 Some(q) => q.weight = q.weight.max(weight),
-                None => out.push(QueryTerm { id: tid, weight }),
+                None => {
+                    let df = posted.files.len() as f64;
+                    out.push(QueryTerm {
+                        id: posted.id,
+                        weight,
+                        idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
+                        posted,
+                    });
+                }
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The prior of a kind of file.
@@ -90,75 +115,91 @@ fn saturate(tf: f64, len: f64, avg: f64) -> f64 {
     tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg))
 }
 
+/// The mean length of a unit, for its BM25.
+const UNIT_AVG_LEN: f64 = 60.0;
+
 /// Files ranked for `query`, best first, at most `limit`; files `keep` refuses are left out.
 pub fn rank(index: &Index, query: &str, limit: usize, keep: &dyn Fn(&str) -> bool) -> Vec<Hit> {
-    let q = query_terms(index, query);
-    if q.is_empty() || index.is_empty() {
-        return Vec::new();
+    // The index in memory is never damaged.
+    rank_in(index, query, limit, keep).unwrap_or_default()
+}
+
+/// [`rank`] over any source: the saved index read on demand, or the one in memory.
+pub(crate) fn rank_in(
+    src: &dyn Source,
+    query: &str,
+    limit: usize,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Hit>, Damaged> {
+    let q = query_terms(src, query)?;
+    let count = src.file_count();
+    if q.is_empty() || count == 0 {
+        return Ok(Vec::new());
     }
-    let files = index.files();
-    let mut scores = vec![0.0f64; files.len()];
-    let avg = index.avg_len();
+    let mut scores = vec![0.0f64; count];
+    let avg = src.avg_len();
     for t in &q {
-        let idf = index.idf(t.id) * t.weight;
-        for &(f, tf) in index.postings(t.id) {
-            let len = f64::from(files[f as usize].len);
-            scores[f as usize] += idf * saturate(f64::from(tf), len, avg);
+        for &(f, tf) in &t.posted.files {
+            let len = f64::from(src.terms_len(f as usize));
+            scores[f as usize] += t.worth() * saturate(f64::from(tf), len, avg);
         }
     }
-    for (i, f) in files.iter().enumerate() {
+    for (i, score) in scores.iter_mut().enumerate() {
         let mut extra = 0.0;
         for t in &q {
-            let idf = index.idf(t.id) * t.weight;
-            if f.path_terms.binary_search(&t.id).is_ok() {
-                extra += PATH_WEIGHT * idf;
+            if src.path_terms(i).binary_search(&t.id).is_ok() {
+                extra += PATH_WEIGHT * t.worth();
             }
-            if f.def_terms.binary_search(&t.id).is_ok() {
-                extra += DEF_WEIGHT * idf;
+            if src.def_terms(i).binary_search(&t.id).is_ok() {
+                extra += DEF_WEIGHT * t.worth();
             }
         }
-        scores[i] += extra;
+        *score += extra;
     }
     let by_score = |scores: &[f64], a: &usize, b: &usize| {
         scores[*b]
             .total_cmp(&scores[*a])
-            .then_with(|| files[*a].path.cmp(&files[*b].path))
+            .then_with(|| src.path(*a).cmp(src.path(*b)))
     };
-    let mut order: Vec<usize> = (0..files.len())
-        .filter(|&i| scores[i] > 0.0 && keep(&files[i].path))
+    let mut order: Vec<usize> = (0..count)
+        .filter(|&i| scores[i] > 0.0 && keep(src.path(i)))
         .collect();
     // Proximity, for the leading candidates only (a common word matches most files): the
     // query's terms together in one definition count again.
     let candidates = (limit * 4).max(MIN_CANDIDATES);
-    let prior_score = |i: usize| scores[i] * prior(files[i].kind);
+    let prior_score = |i: usize| scores[i] * prior(src.kind(i));
     order.sort_by(|a, b| {
         prior_score(*b)
             .total_cmp(&prior_score(*a))
             .then_with(|| by_score(&scores, a, b))
     });
     order.truncate(candidates);
+    let mut wanted = vec![false; count];
     for &i in &order {
-        let best_unit = files[i]
-            .units
-            .iter()
-            .map(|u| unit_score(index, u, &q))
-            .fold(0.0, f64::max);
-        scores[i] = (scores[i] + UNIT_WEIGHT * best_unit) * prior(files[i].kind);
+        wanted[i] = true;
+    }
+    let units = unit_scores(src, &q, &wanted);
+    for &i in &order {
+        let best_unit = units
+            .get(&(i as u32))
+            .map_or(0.0, |us| us.iter().map(|&(_, s)| s).fold(0.0, f64::max));
+        scores[i] = (scores[i] + UNIT_WEIGHT * best_unit) * prior(src.kind(i));
     }
     order.sort_by(|a, b| by_score(&scores, a, b));
-    rerank(index, &q, &mut scores, &order);
+    rerank(src, &q, &mut scores, &order);
     order.sort_by(|a, b| by_score(&scores, a, b));
     order.truncate(limit);
     order
         .into_iter()
         .map(|i| {
-            let (ranges, names) = best_units(index, &files[i], &q);
-            Hit {
-                path: files[i].path.clone(),
+            let scored = units.get(&(i as u32)).map_or(&[][..], Vec::as_slice);
+            let (ranges, names) = best_units(src.lines(i), &src.spans(i)?, scored);
+            Ok(Hit {
+                path: src.path(i).to_string(),
                 score: scores[i],
                 ranges,
                 names,
-            }
+            })
         })
         .collect()
 }
@@ -166,52 +207,61 @@ pub fn rank(index: &Index, query: &str, limit: usize, keep: &dyn Fn(&str) -> boo
 /// The second stage: each of the leading [`RERANK_DEPTH`] files (`order`, best first) times
 /// one plus [`PATH_SHARE_WEIGHT`] times the share of the query's weight (idf by weight) its
 /// path's terms hold.
-fn rerank(index: &Index, q: &[QueryTerm], scores: &mut [f64], order: &[usize]) {
-    let weight = |t: &QueryTerm| index.idf(t.id) * t.weight;
-    let total: f64 = q.iter().map(weight).sum();
+fn rerank(src: &dyn Source, q: &[QueryTerm], scores: &mut [f64], order: &[usize]) {
+    let total: f64 = q.iter().map(QueryTerm::worth).sum();
     if total <= 0.0 {
         return;
     }
-    let files = index.files();
     for &i in order.iter().take(RERANK_DEPTH) {
         let in_path: f64 = q
             .iter()
-            .filter(|t| files[i].path_terms.binary_search(&t.id).is_ok())
-            .map(weight)
+            .filter(|t| src.path_terms(i).binary_search(&t.id).is_ok())
+            .map(QueryTerm::worth)
             .sum();
         scores[i] *= 1.0 + PATH_SHARE_WEIGHT * in_path / total;
     }
 }
 
-/// The score of one unit for the query.
-fn unit_score(index: &Index, unit: &super::index::UnitEntry, q: &[QueryTerm]) -> f64 {
-    let avg = 60.0;
-    let mut s = 0.0;
+/// The score of every unit of the `wanted` files holding a query term, per file: (unit,
+/// score), unordered (a unit's terms add up in the query's order).
+fn unit_scores(
+    src: &dyn Source,
+    q: &[QueryTerm],
+    wanted: &[bool],
+) -> HashMap<u32, Vec<(u32, f64)>> {
+    let mut by_unit: HashMap<(u32, u32), f64> = HashMap::new();
     for t in q {
-        if let Ok(k) = unit.terms.binary_search_by_key(&t.id, |&(id, _)| id) {
-            let tf = f64::from(unit.terms[k].1);
-            s += index.idf(t.id) * t.weight * saturate(tf, f64::from(unit.len), avg);
+        for &(f, u, tf) in &t.posted.units {
+            if !wanted[f as usize] {
+                continue;
+            }
+            let len = f64::from(src.unit_len(f as usize, u as usize));
+            *by_unit.entry((f, u)).or_insert(0.0) +=
+                t.worth() * saturate(f64::from(tf), len, UNIT_AVG_LEN);
         }
     }
-    s
+    let mut out: HashMap<u32, Vec<(u32, f64)>> = HashMap::new();
+    for ((f, u), s) in by_unit {
+        out.entry(f).or_default().push((u, s));
+    }
+    out
 }
 
-/// A file's best units for the query: up to [`MAX_RANGES`] units, no two nested, as 1-based
-/// inclusive ranges in line order (the file's head when none matches).
-fn best_units(index: &Index, file: &FileEntry, q: &[QueryTerm]) -> (Vec<[u32; 2]>, Vec<String>) {
-    let mut scored: Vec<(f64, usize)> = file
-        .units
+/// A file's best units for the query (`scored`: (unit, score)): up to [`MAX_RANGES`] units,
+/// no two nested, as 1-based inclusive ranges in line order (the file's head when none
+/// matches).
+fn best_units(lines: u32, spans: &[Span], scored: &[(u32, f64)]) -> (Vec<[u32; 2]>, Vec<String>) {
+    let mut scored: Vec<(f64, usize)> = scored
         .iter()
-        .enumerate()
-        .map(|(i, u)| (unit_score(index, u, q), i))
-        .filter(|(s, _)| *s > 0.0)
+        .map(|&(u, s)| (s, u as usize))
+        .filter(|&(s, u)| s > 0.0 && u < spans.len())
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut picked: Vec<usize> = Vec::new();
     for (_, i) in scored {
-        let u = &file.units[i];
+        let u = &spans[i];
         let overlaps = picked.iter().any(|&p| {
-            let v = &file.units[p];
+            let v = &spans[p];
             u.start < v.end && v.start < u.end
         });
         if !overlaps {
@@ -222,21 +272,16 @@ fn best_units(index: &Index, file: &FileEntry, q: &[QueryTerm]) -> (Vec<[u32; 2]
         }
     }
     if picked.is_empty() {
-        return (vec![[1, file.lines.clamp(1, HEAD_LINES)]], Vec::new());
+        return (vec![[1, lines.clamp(1, HEAD_LINES)]], Vec::new());
     }
-    picked.sort_by_key(|&i| file.units[i].start);
+    picked.sort_by_key(|&i| spans[i].start);
     let ranges = picked
         .iter()
-        .map(|&i| {
-            [
-                file.units[i].start + 1,
-                file.units[i].end.max(file.units[i].start + 1),
-            ]
-        })
+        .map(|&i| [spans[i].start + 1, spans[i].end.max(spans[i].start + 1)])
         .collect();
     let mut names: Vec<String> = Vec::new();
     for &i in &picked {
-        if let Some(n) = &file.units[i].name
+        if let Some(n) = &spans[i].name
             && !names.contains(n)
         {
             names.push(n.clone());

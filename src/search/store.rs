@@ -3,18 +3,18 @@
 //! and symlinks are not followed), files over [`MAX_FILE_BYTES`] and binaries are skipped,
 //! secrets (`.env*`, keys, credential stores, `.git`) are never indexed whatever the ignore
 //! files whitelist, and only files whose modification time or size changed are read again. The index is kept
-//! in the state directory in a compact binary form (postcard), written atomically, so a killed
-//! process leaves the last whole index.
+//! in the state directory in the layout of [`disk`], written atomically, so a killed process
+//! leaves the last whole index; a process answering one query reads a fresh one on demand
+//! ([`Store::answer_saved`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-
+use super::disk::{self, Lazy};
 use super::index::Index;
-use crate::error::{Error, ErrorCode, Result};
+use super::rank::{self, Hit};
+use crate::error::Result;
 use crate::workspace::fs;
 use crate::workspace::io_error::io_error;
 use crate::workspace::paths::Root;
@@ -25,7 +25,7 @@ use crate::workspace::state;
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Bump when the index's format or analysis changes: an older file is rebuilt.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// A file the walk found.
 #[derive(Debug, Clone)]
@@ -35,8 +35,8 @@ struct Found {
     size: u64,
 }
 
-/// What the store keeps on disk.
-#[derive(Debug, Default, Serialize, Deserialize)]
+/// What the store keeps on disk (laid out by [`disk`]).
+#[derive(Default)]
 struct Saved {
     format: u32,
     root: PathBuf,
@@ -131,23 +131,21 @@ fn text_of(bytes: &[u8]) -> Option<String> {
     Some(String::from_utf8_lossy(bytes).into_owned())
 }
 
-/// The bytes kept on disk for `saved`: its encoding, then the SHA-256 of that encoding, so a
-/// damaged file (a flipped byte, a torn write) is noticed and rebuilt, never trusted.
-fn encode(saved: &Saved) -> Result<Vec<u8>> {
-    let mut bytes =
-        postcard::to_stdvec(saved).map_err(|e| Error::new(ErrorCode::FsError, e.to_string()))?;
-    let digest: [u8; 32] = Sha256::digest(&bytes).into();
-    bytes.extend_from_slice(&digest);
-    Ok(bytes)
+/// The bytes kept on disk for `saved` (see [`disk`]: each block with its SHA-256, so a
+/// damaged file, a flipped byte or a torn write, is noticed and rebuilt, never trusted).
+fn encode(saved: &Saved) -> Vec<u8> {
+    disk::encode(saved.format, &saved.root, &saved.index, &saved.skipped)
 }
 
 /// What [`encode`] wrote, when it is whole.
 fn decode(bytes: &[u8]) -> Option<Saved> {
-    let (body, digest) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
-    if Sha256::digest(body).as_slice() != digest {
-        return None;
-    }
-    postcard::from_bytes(body).ok()
+    let whole = disk::decode(bytes)?;
+    Some(Saved {
+        format: whole.format,
+        root: whole.root,
+        index: whole.index,
+        skipped: whole.skipped,
+    })
 }
 
 fn load(file: &Path, root: &Path) -> Option<Saved> {
@@ -190,9 +188,40 @@ impl Store {
         &self.root
     }
 
+    /// Whether the kept index was read (by a refresh; [`Store::answer_saved`] reads it on
+    /// demand only).
+    pub fn is_loaded(&self) -> bool {
+        self.loaded
+    }
+
     /// The index (as of the last refresh).
     pub fn index(&self) -> &Index {
         &self.saved.index
+    }
+
+    /// The hits for `query` straight from the saved index, read on demand, when this store
+    /// has not read it yet and it is fresh (the walk finds exactly the files it holds, with
+    /// their stamps); `None` when it must be read whole and brought up to date first (also
+    /// when a block of it is damaged: the refresh then rebuilds it). With the number of
+    /// files indexed.
+    pub fn answer_saved(
+        &mut self,
+        keep: &dyn Fn(&str) -> bool,
+        query: &str,
+        limit: usize,
+    ) -> Option<(Vec<Hit>, usize)> {
+        if self.loaded {
+            return None;
+        }
+        let file = self.file.as_deref()?;
+        let lazy = Lazy::open(file, FORMAT, self.root.path())?;
+        let found = walk(self.root.path(), keep);
+        if !lazy.is_fresh(found.iter().map(|f| (f.rel.as_str(), f.mtime_ns, f.size))) {
+            return None;
+        }
+        let hits = rank::rank_in(&lazy, query, limit, keep).ok()?;
+        touch(file);
+        Some((hits, super::source::Source::file_count(&lazy)))
     }
 
     /// Bring the index up to date with the files `keep` allows: read new and changed files,
@@ -205,11 +234,7 @@ impl Store {
                 && let Some(saved) = load(f, self.root.path())
             {
                 self.saved = saved;
-                // In use: not for pruning, even when nothing changes.
-                let _ = std::fs::File::options()
-                    .write(true)
-                    .open(f)
-                    .and_then(|file| file.set_modified(std::time::SystemTime::now()));
+                touch(f);
             }
         }
         let found = walk(self.root.path(), keep);
@@ -286,7 +311,7 @@ impl Store {
     fn save(&self) {
         let Some(file) = &self.file else { return };
         let written = (|| -> Result<()> {
-            let bytes = encode(&self.saved)?;
+            let bytes = encode(&self.saved);
             if let Some(dir) = file.parent() {
                 std::fs::create_dir_all(dir).map_err(|e| io_error("search", "create", &e))?;
             }
@@ -299,6 +324,14 @@ impl Store {
             prune(dir, UNUSED_FOR);
         }
     }
+}
+
+/// Mark the index in `file` in use: not for pruning, even when nothing changes.
+fn touch(file: &Path) {
+    let _ = std::fs::File::options()
+        .write(true)
+        .open(file)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()));
 }
 
 /// How long an index nobody used lives on (its root is probably gone).
@@ -327,6 +360,7 @@ fn prune(dir: &Path, age: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::{Digest, Sha256};
 
     fn write(dir: &Path, rel: &str, text: &[u8]) {
         let p = dir.join(rel);
@@ -392,7 +426,7 @@ mod tests {
         let root = Root::new(d).unwrap();
         let mut store = Store::in_memory(&root);
         store.refresh(&|_| true, &mut |_, _| {});
-        let bytes = encode(&store.saved).unwrap();
+        let bytes = encode(&store.saved);
         assert!(decode(&bytes).is_some());
         for at in 0..bytes.len() {
             let mut flipped = bytes.clone();
@@ -406,63 +440,84 @@ mod tests {
         assert!(decode(&[]).is_none());
     }
 
-    /// `body` as [`encode`] keeps it: the bytes, then their SHA-256 (which anyone can make).
-    fn with_digest(mut body: Vec<u8>) -> Vec<u8> {
-        let digest: [u8; 32] = Sha256::digest(&body).into();
-        body.extend_from_slice(&digest);
-        body
+    /// A saved index whose prefix and head `head` are right (format and digest) and whose
+    /// body is empty.
+    fn with_head(format: u32, head: &[u8]) -> Vec<u8> {
+        let mut h = Sha256::new();
+        h.update(format.to_le_bytes());
+        h.update(head);
+        let mut out = b"PGSI".to_vec();
+        out.extend_from_slice(&format.to_le_bytes());
+        out.extend_from_slice(&(head.len() as u64).to_le_bytes());
+        out.extend_from_slice(&h.finalize());
+        out.extend_from_slice(head);
+        out
     }
 
     /// Ways the kept index file is found damaged or forged: torn, flipped, of another format
-    /// or root, with a length field of 2^64 - 1, or naming words it does not have. The other
-    /// formats and root hold a lie (other text under the real files' stamps) with a right
-    /// digest: only the checks after the digest keep it out.
+    /// or root, with a length field of 2^64 - 1, naming words it does not have or units a
+    /// file does not have. The other formats and root hold a lie (other text under the real
+    /// files' stamps) with right digests: only the checks after the digests keep it out.
     fn damaged_files(good: &[u8], root: &Path) -> Vec<(&'static str, Vec<u8>)> {
-        let saved = decode(good).unwrap();
         let found = walk(root, &|_| true);
         let lie = |format: u32, root: PathBuf| {
             let mut index = Index::new();
             for f in &found {
                 index.add(&f.rel, f.mtime_ns, f.size, "def zeta_lie():\n    pass\n");
             }
-            let saved = Saved {
-                format,
-                root,
-                index,
-                ..Saved::default()
-            };
-            postcard::to_stdvec(&saved).unwrap()
+            index.finish();
+            disk::encode(format, &root, &index, &HashMap::new())
         };
-        let mut huge = postcard::to_stdvec(&(FORMAT, root)).unwrap();
+        let forged = |damage: &dyn Fn(&mut Index)| {
+            let mut saved = decode(good).unwrap();
+            saved.index.finish();
+            damage(&mut saved.index);
+            encode(&saved)
+        };
+        let mut huge = postcard::to_stdvec(&(root, 1u8, 1.0f64, 0u8)).unwrap();
         huge.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
         huge.extend_from_slice(b"alpha");
-        let mut past_words = saved;
-        past_words.index.files_mut()[0].terms.push((u32::MAX, 1));
+        let mut huge_head = with_head(FORMAT, b"alpha");
+        huge_head[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
         let mut flipped_head = good.to_vec();
         flipped_head[0] ^= 0x01;
+        let mut flipped_format = good.to_vec();
+        flipped_format[4] ^= 0x01;
         let mut flipped_middle = good.to_vec();
         flipped_middle[good.len() / 2] ^= 0x40;
-        let mut flipped_digest = good.to_vec();
-        flipped_digest[good.len() - 1] ^= 0x80;
+        let mut flipped_last = good.to_vec();
+        flipped_last[good.len() - 1] ^= 0x80;
         let other_root = root.join("elsewhere");
         vec![
             ("empty", Vec::new()),
             ("torn in half", good[..good.len() / 2].to_vec()),
             ("one byte short", good[..good.len() - 1].to_vec()),
+            ("one byte long", [good, b"x"].concat()),
             ("a flipped first byte", flipped_head),
+            ("a flipped format byte", flipped_format),
             ("a flipped middle byte", flipped_middle),
-            ("a flipped digest byte", flipped_digest),
+            ("a flipped last byte", flipped_last),
+            ("an older format", lie(FORMAT - 1, root.to_path_buf())),
+            ("a newer format", lie(FORMAT + 1, root.to_path_buf())),
+            ("another root", lie(FORMAT, other_root)),
+            ("a 2^64 head length", huge_head),
+            ("a 2^64 vector length", with_head(FORMAT, &huge)),
             (
-                "an older format",
-                with_digest(lie(FORMAT - 1, root.to_path_buf())),
+                "a word past the words",
+                forged(&|ix| ix.files_mut()[0].path_terms.push(u32::MAX)),
             ),
             (
-                "a newer format",
-                with_digest(lie(FORMAT + 1, root.to_path_buf())),
+                "a unit past the units",
+                forged(&|ix| ix.files_mut()[0].units.clear()),
             ),
-            ("another root", with_digest(lie(FORMAT, other_root))),
-            ("a 2^64 length", with_digest(huge)),
-            ("a word past the words", encode(&past_words).unwrap()),
+            (
+                "a unit on line 2^32 - 1",
+                forged(&|ix| {
+                    for u in &mut ix.files_mut()[0].units {
+                        (u.start, u.end) = (u32::MAX, u32::MAX);
+                    }
+                }),
+            ),
         ]
     }
 
@@ -494,9 +549,15 @@ mod tests {
             .find(|(what, _)| *what == "an older format")
             .unwrap()
             .1;
-        assert!(decode(older).is_some(), "the lie's digest is right");
+        assert!(decode(older).is_some(), "the lie's digests are right");
         for (what, bytes) in cases {
             std::fs::write(&file, &bytes).unwrap();
+            // Read on demand, the file answers right or not at all.
+            let lazy = open().answer_saved(&|_| true, "alpha zeta_lie", 5);
+            if let Some((hits, _)) = lazy {
+                let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+                assert_eq!(paths, ["a.py"], "{what}: answered from a damaged file");
+            }
             let mut store = open();
             let r = store.refresh(&|_| true, &mut |_, _| {});
             assert_eq!((r.files, r.read), (2, 2), "{what}: not rebuilt");
@@ -509,6 +570,44 @@ mod tests {
             assert_eq!(again.index.paths().collect::<Vec<_>>(), ["a.py", "b.go"]);
             assert!(again.index.term("alpha").is_some(), "{what}");
         }
+    }
+
+    /// A fresh saved index answers without being read whole; a changed file, or a file the
+    /// filter now refuses, sends the query to the refresh.
+    #[test]
+    fn a_fresh_saved_index_answers_read_on_demand() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "a.py", b"def alpha():\n    return beta()\n");
+        write(d, "b.py", b"def beta():\n    pass\n");
+        let root = Root::new(d).unwrap();
+        let file = state.path().join("ix.index");
+        let open = || Store {
+            file: Some(file.clone()),
+            loaded: false,
+            ..Store::in_memory(&root)
+        };
+        assert!(
+            open().answer_saved(&|_| true, "alpha", 5).is_none(),
+            "none saved"
+        );
+        let mut first = open();
+        first.refresh(&|_| true, &mut |_, _| {});
+        let want = rank::rank(first.index(), "alpha beta", 5, &|_| true);
+        let mut lazy = open();
+        let (hits, indexed) = lazy.answer_saved(&|_| true, "alpha beta", 5).unwrap();
+        assert!(!lazy.is_loaded(), "read whole");
+        assert_eq!(indexed, 2);
+        let paths = |h: &[Hit]| h.iter().map(|h| h.path.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&hits), paths(&want));
+        assert_eq!(hits[0].ranges, want[0].ranges);
+        assert!(open().answer_saved(&|p| p != "b.py", "beta", 5).is_none());
+        write(d, "b.py", b"def beta_changed():\n    pass\n");
+        assert!(
+            open().answer_saved(&|_| true, "beta", 5).is_none(),
+            "b.py changed"
+        );
     }
 
     #[test]

@@ -361,6 +361,68 @@ fn search_on_the_command_line() {
     assert_eq!(outside.status.code(), Some(2));
 }
 
+/// A query on a fresh saved index is answered from it read on demand (docs/DESIGN.md §4):
+/// the same answer as the one that built it, the ignore files and deny rules still holding;
+/// a changed file, a changed deny rule or a damaged index is noticed and answered right.
+#[test]
+fn the_command_line_answers_from_the_saved_index_and_notices_changes() {
+    let p = project();
+    let run = |query: &str| {
+        let out = bin()
+            .args(["search", "--root"])
+            .arg(&p.root)
+            .arg("--")
+            .arg(query)
+            .env("PATCHGATE_STATE_DIR", &p.state)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let built = run("save session cookie");
+    assert!(built.starts_with("  1. app/session.py  "), "{built}");
+    let index = std::fs::read_dir(p.state.join("search"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|f| f.extension().is_some_and(|e| e == "index"))
+        .expect("the index is kept");
+    let saved = std::fs::read(&index).unwrap();
+    assert_eq!(run("save session cookie"), built, "from the saved index");
+    assert!(
+        !built.contains("build/") && !built.contains("secrets/"),
+        "{built}"
+    );
+    assert_eq!(
+        std::fs::read(&index).unwrap(),
+        saved,
+        "a fresh index is not written"
+    );
+    p.write(
+        "app/views.py",
+        &format!("{VIEWS}\n\ndef zebra_crossing():\n    return 1\n"),
+    );
+    assert!(run("zebra crossing").starts_with("  1. app/views.py  "));
+    assert!(run("zebra crossing").starts_with("  1. app/views.py  "));
+    p.write(
+        ".patchgate.toml",
+        "[[rules]]\nglob = \"app/session.py\"\naction = \"deny\"\n",
+    );
+    let denied = run("save session cookie");
+    assert!(!denied.contains("app/session.py"), "{denied}");
+    p.write(".patchgate.toml", "");
+    let saved = std::fs::read(&index).unwrap();
+    for at in [saved.len() / 3, saved.len() / 2, saved.len() - 1] {
+        let mut damaged = saved.clone();
+        damaged[at] ^= 0x20;
+        std::fs::write(&index, &damaged).unwrap();
+        let again = run("save session cookie");
+        assert!(
+            again.starts_with("  1. app/session.py  "),
+            "byte {at}: {again}"
+        );
+    }
+}
+
 /// The model loop's bounds (docs/DESIGN.md §7), as `agent.rs` names them.
 const CALLS_PER_REPLY: usize = 16;
 const RESULT_BUDGET: usize = 1 << 20;

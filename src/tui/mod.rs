@@ -269,58 +269,34 @@ fn run_effect(
         let _ = tx.send(Input::Msg(m));
     };
     match effect {
-        Effect::LoadFiles(run_id) => {
-            let b = backend.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let result = b.files(&run_id).await;
-                let _ = tx.send(Input::Msg(Msg::Files { run_id, result }));
-            });
-        }
+        Effect::LoadFiles(run_id) => spawn_msg(backend, tx, |b| async move {
+            let result = b.files(&run_id).await;
+            Msg::Files { run_id, result }
+        }),
         Effect::Decide {
             run_id,
             decision,
             note,
-        } => {
-            let b = backend.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let r = b.decide(&run_id, decision, note).await;
-                let _ = tx.send(Input::Msg(Msg::Done(r)));
-            });
-        }
-        Effect::Commit(run_id) => {
-            let b = backend.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let r = b.commit(&run_id).await;
-                let _ = tx.send(Input::Msg(Msg::Done(r)));
-            });
-        }
+        } => spawn_msg(backend, tx, |b| async move {
+            Msg::Done(b.decide(&run_id, decision, note).await)
+        }),
+        Effect::Commit(run_id) => spawn_msg(backend, tx, |b| async move {
+            Msg::Done(b.commit(&run_id).await)
+        }),
         Effect::Undo(run_id) => {
-            let b = backend.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let r = b.undo(run_id).await;
-                let _ = tx.send(Input::Msg(Msg::Undone(r)));
-            });
+            spawn_msg(
+                backend,
+                tx,
+                |b| async move { Msg::Undone(b.undo(run_id).await) },
+            )
         }
-        Effect::SessionDiff(since) => {
-            let b = backend.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let r = b.session_diff(since.clone()).await;
-                let _ = tx.send(Input::Msg(Msg::Session(since, r)));
-            });
-        }
-        Effect::Rewind(run_id) => {
-            let b = backend.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let r = b.rewind(run_id).await;
-                let _ = tx.send(Input::Msg(Msg::Rewound(r)));
-            });
-        }
+        Effect::SessionDiff(since) => spawn_msg(backend, tx, |b| async move {
+            let r = b.session_diff(since.clone()).await;
+            Msg::Session(since, r)
+        }),
+        Effect::Rewind(run_id) => spawn_msg(backend, tx, |b| async move {
+            Msg::Rewound(b.rewind(run_id).await)
+        }),
         Effect::ListRules => spawn_msg(backend, tx, |b| async move { Msg::Rules(b.rules().await) }),
         Effect::AddRule(rule) => {
             spawn_msg(
@@ -351,14 +327,9 @@ fn run_effect(
             ))),
             Err(e) => send(Msg::Done(Err(e))),
         },
-        Effect::WriteRejects => {
-            let b = backend.clone();
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let r = b.write_rejects().await;
-                let _ = tx.send(Input::Msg(Msg::Done(r)));
-            });
-        }
+        Effect::WriteRejects => spawn_msg(backend, tx, |b| async move {
+            Msg::Done(b.write_rejects().await)
+        }),
         Effect::Notify(text) => notify(&text),
         Effect::Quit { reviewers_gone } => {
             // (A patch's reviews have no one waiting: they stay pending, not decided.)

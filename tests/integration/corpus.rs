@@ -145,9 +145,9 @@ fn eval_lazy_on_git_history_wide_holds_its_floor() {
     // same commit, with the reason.
     assert_eq!(s["n"], 240.0, "{stdout}");
     assert!(s["correct"] >= 83.3, "{stdout}");
-    assert!(s["wrong"] <= 1.7, "{stdout}");
-    // Issue 37: right >= 81%, harmful <= 1%; measured 84.2% and 0.8%.
-    assert!(s["right"] >= 84.2, "{stdout}");
+    assert!(s["wrong"] <= 1.2, "{stdout}");
+    // Issue 37: right >= 81%, harmful <= 1%; measured 84.2% and 0.8%; then 83.8% and 0.8% (a deletion licensed only among new lines refused).
+    assert!(s["right"] >= 83.8, "{stdout}");
     assert!(s["harmful"] <= 0.8, "{stdout}");
     assert!(s["lost"] <= 0.4, "{stdout}");
     assert_eq!(s["lost_code"], 0.0, "{stdout}");
@@ -165,13 +165,13 @@ fn eval_lazy_on_git_history_systems_holds_its_ceilings() {
     // unseen on 11.6% of the right merges; a change that moves them updates them in the
     // same commit, with the reason.
     assert_eq!(s["n"], 280.0, "{stdout}");
-    assert!(s["correct"] >= 76.8, "{stdout}");
-    assert!(s["wrong"] <= 6.4, "{stdout}");
-    // Issue 37's bars are right >= 77% and harmful <= 1%: measured 78.6% and 4.6%; the
+    assert!(s["correct"] >= 77.9, "{stdout}");
+    assert!(s["wrong"] <= 5.0, "{stdout}");
+    // Issue 37's bars are right >= 77% and harmful <= 1%: measured 78.6% and 4.6%, then 79.6% and 3.2% (a snippet mixing tabs and spaces keeps its tabs); the
     // harmful ceiling holds what the engine reaches, not the bar.
-    assert!(s["right"] >= 78.6, "{stdout}");
-    assert!(s["harmful"] <= 4.6, "{stdout}");
-    assert!(s["lost"] <= 2.5, "{stdout}");
+    assert!(s["right"] >= 79.6, "{stdout}");
+    assert!(s["harmful"] <= 3.2, "{stdout}");
+    assert!(s["lost"] <= 1.1, "{stdout}");
     // Of those, the merges that lose the file's own code (the rest drop lines the commit
     // added).
     assert!(s["lost_code"] <= 0.4, "{stdout}");
@@ -187,14 +187,14 @@ fn eval_lazy_on_git_history_fresh_flags_every_merge_that_loses_code() {
     // unseen on 8.5% of the right merges; a change that moves them updates them in the
     // same commit, with the reason.
     assert_eq!(s["n"], 250.0, "{stdout}");
-    assert!(s["correct"] >= 75.6, "{stdout}");
-    assert!(s["wrong"] <= 5.6, "{stdout}");
-    // Issue 37's bars are right >= 74% and harmful <= 1%: measured 78.0% and 3.2% (one
+    assert!(s["correct"] >= 75.2, "{stdout}");
+    assert!(s["wrong"] <= 4.8, "{stdout}");
+    // Issue 37's bars are right >= 74% and harmful <= 1%: measured 78.0% and 3.2%, then 77.6% and 2.4% (file lines kept between two lines written together, and deletions licensed only among new lines, refused: one right merge for two harmful) (one
     // harmful merge refused by the margin, no right one); the ceiling holds what it reaches.
-    assert!(s["right"] >= 78.0, "{stdout}");
-    assert!(s["harmful"] <= 3.2, "{stdout}");
-    assert!(s["lost"] <= 1.6, "{stdout}");
-    assert!(s["lost_code"] <= 1.2, "{stdout}");
+    assert!(s["right"] >= 77.6, "{stdout}");
+    assert!(s["harmful"] <= 2.4, "{stdout}");
+    assert!(s["lost"] <= 1.2, "{stdout}");
+    assert!(s["lost_code"] <= 0.8, "{stdout}");
     unseen_flags_hold(&stdout, &s, 8.5);
 }
 
@@ -208,11 +208,11 @@ fn eval_lazy_on_model_snippets_meets_the_bars() {
     // lost_code 0.0%, unseen on 10.8% of the right merges; a change that moves them updates
     // them in the same commit, with the reason.
     assert_eq!(s["n"], 99.0, "{stdout}");
-    assert!(s["correct"] >= 93.9, "{stdout}");
+    assert!(s["correct"] >= 92.9, "{stdout}");
     assert!(s["wrong"] <= 1.0, "{stdout}");
-    // Issue 37: right >= 92%, harmful <= 1%; measured 93.9% and 1.0% (one case of 99, whose
+    // Issue 37: right >= 92%, harmful <= 1%; measured 93.9% and 1.0%, then 92.9% (a deletion licensed only among new lines refused) (one case of 99, whose
     // expected result holds the snippet's own `// ... existing code ...` line).
-    assert!(s["right"] >= 93.9, "{stdout}");
+    assert!(s["right"] >= 92.9, "{stdout}");
     assert!(s["harmful"] <= 1.0, "{stdout}");
     assert!(s["lost"] <= 1.0, "{stdout}");
     assert_eq!(s["lost_code"], 0.0, "{stdout}");

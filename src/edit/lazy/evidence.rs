@@ -72,7 +72,7 @@ pub(crate) struct Evidence {
     pub(crate) syntax: Syntax,
     /// File lines the result lost that only a block among new lines licenses (the licence
     /// check's `AmongNew` ground): the new code may merely repeat the file's lines there.
-    pub(crate) among_new: usize,
+    pub(crate) among_new: Vec<usize>,
 }
 
 /// The weights of the decision, each with the reason for its value.
@@ -185,17 +185,13 @@ impl Evidence {
         Evidence {
             anchors,
             syntax: Syntax::Clean,
-            among_new: 0,
+            among_new: Vec::new(),
         }
     }
 
     /// The margin under `w`: the weakest segment's anchor, less what the syntax costs.
     pub(crate) fn margin(&self, w: &MarginWeights) -> Margin {
         let mut m = self.anchored(w);
-        m.weakest.push_str(
-            ". Show one or two unchanged lines that occur once in the file next to that segment \
-             (or say where it goes in the instruction)",
-        );
         if let Some((at, n)) = self.anchors.iter().find_map(|s| s.kept_between)
             && w.kept_between < m.value
         {
@@ -220,12 +216,20 @@ impl Evidence {
             Some(s) => (s.weight(w), describe(s)),
             None => (w.unique_cap, "the snippet only removes".to_string()),
         };
-        if self.among_new >= w.among_new_min_lines && w.among_new_deletion < value {
+        let mut advice = ANCHOR_ADVICE;
+        if let Some(&first) = self.among_new.iter().min()
+            && self.among_new.len() >= w.among_new_min_lines
+            && w.among_new_deletion < value
+        {
             value = w.among_new_deletion;
+            advice = "";
             why = format!(
-                "it deletes {} file line(s) placed only by snippet lines that stand among new \
-                 code (they may be new code that merely repeats the file's)",
-                self.among_new
+                "it deletes {} file line(s) from line {} that only snippet lines standing among \
+                 new code place (the new code may merely repeat the file's lines there): to \
+                 delete them, mark them with `-` lines or say `remove NAME`; to keep them, put \
+                 a placeholder where they stand",
+                self.among_new.len(),
+                first + 1
             );
         }
         if let Syntax::Misfit(line) = self.syntax {
@@ -234,12 +238,17 @@ impl Evidence {
                 "{why}; merged so, the file gets a syntax error at line {line} it did not have"
             );
         }
+        why.push_str(advice);
         Margin {
             value,
             weakest: why,
         }
     }
 }
+
+/// What to send when a segment's anchor is the weakest evidence.
+const ANCHOR_ADVICE: &str = ". Show one or two unchanged lines that occur once in the file next \
+                             to that segment (or say where it goes in the instruction)";
 
 /// The first non-blank file line an edit keeps between two non-blank snippet lines that
 /// stand one after the other in the snippet (blank lines aside; a placeholder between them
@@ -373,7 +382,7 @@ mod tests {
                 segment(Anchor::Repeated),
             ],
             syntax: Syntax::Clean,
-            among_new: 0,
+            among_new: Vec::new(),
         };
         assert_eq!(e.margin(&w).value, w.repeated);
         assert!(e.margin(&w).weakest.contains("more than once"));
@@ -400,24 +409,23 @@ mod tests {
     }
 
     #[test]
-    fn a_deletion_licensed_only_among_new_lines_weighs_like_a_floating_segment() {
+    fn a_deletion_licensed_only_among_new_lines_is_refused_naming_its_lines() {
         let w = MARGIN;
         let mut e = Evidence {
             anchors: vec![segment(Anchor::Unique { lines: 4 })],
             syntax: Syntax::Clean,
-            among_new: 6,
+            among_new: (20..26).collect(),
         };
         let m = e.margin(&w);
         assert_eq!(m.value, w.among_new_deletion);
         assert!(
-            m.weakest.contains("deletes 6 file line(s)"),
+            m.weakest.contains("deletes 6 file line(s) from line 21"),
             "{}",
             m.weakest
         );
-        // With a misfit parse error on top it is refused.
-        e.syntax = Syntax::Misfit(3);
+        assert!(m.weakest.contains("`-` lines"), "{}", m.weakest);
         assert!(decide_margin(&e).is_err());
-        e.among_new = 0;
+        e.among_new.clear();
         assert!(decide_margin(&e).is_ok());
     }
 
@@ -459,6 +467,57 @@ mod tests {
         );
     }
 
+    mod properties {
+        //! For random files: a merge that deletes file lines whose only anchor is a line
+        //! standing among new lines (the new code may merely repeat it) is refused, or keeps
+        //! them.
+
+        use crate::edit::Hints;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            #[test]
+            fn a_deletion_anchored_only_among_new_lines_is_refused(
+                n in 12usize..50,
+                at in 0.0f64..1.0,
+                gap in 1usize..6,
+                added in 1usize..4,
+            ) {
+                let body: Vec<String> = (0..n).map(|k| format!("    let v{k} = f({k});")).collect();
+                let a = 1 + ((n - gap - 4) as f64 * at) as usize;
+                let c = a + gap + 1;
+                let file = format!("fn main() {{\n{}\n}}\n", body.join("\n"));
+                let new = |tag: &str| {
+                    (0..added)
+                        .map(|k| format!("    println!(\"{tag} {k}\");"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                };
+                // New lines, the file's line `a` among them, more new lines, then `c`, which
+                // a placeholder grounds: read so, the lines between `a` and `c` go.
+                let snippet = format!(
+                    "// ...\n{}\n{}\n{}\n{}\n// ...\n",
+                    new("before"),
+                    body[a],
+                    new("after"),
+                    body[c]
+                );
+                let hints = Hints { path: Some("x.rs"), instruction: None };
+                if let Ok(m) = crate::edit::lazy::merge(&file, &snippet, &hints) {
+                    for line in &body[a + 1..c] {
+                        prop_assert!(
+                            m.content.contains(line.as_str()),
+                            "{line:?} deleted:\n{}",
+                            m.content
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     fn decide_margin(e: &Evidence) -> Result<()> {
         super::decide(&e.margin(&MARGIN), &MARGIN)
     }
@@ -480,7 +539,7 @@ mod tests {
             evidence: Some(Evidence {
                 anchors: vec![segment(anchor)],
                 syntax: Syntax::Clean,
-                among_new: 0,
+                among_new: Vec::new(),
             }),
             ..Merged::default()
         };

@@ -18,30 +18,41 @@ pub(crate) enum Layout {
     /// habit (a model writing spaces in a file of tabs), converted to the file's.
     OneKind,
     /// Lines led by tabs and lines led by spaces alike: the author copies a layout that mixes
-    /// them (C with tab-indented macros among spaces, aligned continuations), and each line's
-    /// whitespace is its own.
+    /// them (C with tab-indented macros among spaces, aligned continuations), so a line it
+    /// leads with tabs where the file has spaces keeps its tabs. (Spaces where the file has
+    /// tabs are converted all the same: a model copying some lines with their tabs types
+    /// others with spaces.)
     Mixed,
 }
 
 impl Layout {
     /// The layout of the snippet's lines.
     pub(crate) fn of(lines: &[SLine]) -> Layout {
-        let led = |lead: u8| {
-            lines
-                .iter()
-                .filter(|l| !l.blank)
-                .any(|l| l.text.as_bytes().first() == Some(&lead))
-        };
-        let spaced = lines.iter().filter(|l| !l.blank).any(|l| {
-            let ws = &l.text[..l.text.len() - l.text.trim_start_matches([' ', '\t']).len()];
-            ws.len() >= 2 && !ws.contains('\t')
-        });
-        if led(b'\t') && spaced {
+        if mixes(lines.iter().filter(|l| !l.blank).map(|l| l.text.as_str())) {
             Layout::Mixed
         } else {
             Layout::OneKind
         }
     }
+}
+
+/// Whether some of `lines` are led by a tab and some by two spaces or more (no tab).
+fn mixes<'a>(lines: impl Iterator<Item = &'a str>) -> bool {
+    let (mut tab, mut spaces) = (false, false);
+    for l in lines {
+        let ws = lead(l);
+        tab |= ws.starts_with('\t');
+        spaces |= ws.len() >= 2 && !ws.contains('\t');
+        if tab && spaces {
+            return true;
+        }
+    }
+    false
+}
+
+/// A line's leading whitespace.
+fn lead(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
 
 /// Re-indent a snippet line by `shift` columns in the file's style; unchanged when the
@@ -60,11 +71,12 @@ pub(crate) fn reindent(text: &str, shift: i64, style: Indent, layout: Layout) ->
     let ws = &text[..text.len() - code.len()];
     // Whitespace of the other kind only (spaces where the file uses tabs); mixed whitespace
     // is the author's own layout.
-    let mismatched = layout == Layout::OneKind
-        && match style {
-            Indent::Tabs => !ws.contains('\t') && ws.len() >= 2,
-            Indent::Spaces(_) => !ws.contains(' '),
-        };
+    // Spaces where the file has tabs are a model's habit wherever they stand; tabs where it
+    // has spaces are the author's own layout when the snippet writes spaces too.
+    let mismatched = match style {
+        Indent::Tabs => !ws.contains('\t') && ws.len() >= 2,
+        Indent::Spaces(_) => !ws.contains(' ') && layout == Layout::OneKind,
+    };
     if shift == 0 && !mismatched {
         return Cow::Borrowed(text);
     }
@@ -163,10 +175,13 @@ fn same_line<'a>(
     if i64::from(l.indent) + shift != i64::from(file.indent(j)) {
         return reindent(&l.text, shift, style, layout);
     }
-    let lead = |t: &'a str| &t[..t.len() - t.trim_start_matches([' ', '\t']).len()];
-    if layout == Layout::Mixed && shift == 0 && lead(&l.text) != lead(f) {
-        // A snippet that mixes tabs and spaces copies its layout: a line it indents with the
-        // other kind at the same depth was re-indented by the edit.
+    if layout == Layout::Mixed
+        && shift == 0
+        && lead(&l.text).contains('\t')
+        && !lead(f).contains('\t')
+    {
+        // A snippet that mixes tabs and spaces copies its layout: a line it indents with tabs
+        // where the file has spaces at the same depth was re-indented by the edit.
         return Cow::Owned(format!(
             "{}{}",
             lead(&l.text),
@@ -221,5 +236,23 @@ mod tests {
         assert_eq!(reindent("   ", 4, Indent::Spaces(2), one), "");
         assert_eq!(reindent("   ", 0, Indent::Spaces(2), one), "   ");
         assert_eq!(reindent("\tx()", 0, Indent::Spaces(4), one), "    x()");
+    }
+
+    /// A file of tabs only: a snippet copying some lines with their tabs and typing others
+    /// with spaces gets the file's tabs on every line it writes, and its unchanged lines keep
+    /// the file's bytes.
+    #[test]
+    fn a_snippet_mixing_kinds_in_a_file_of_one_kind_takes_the_files_kind() {
+        let file = "package main\n\nfunc run(a int) int {\n\tb := a\n\treturn b\n}\n";
+        let snippet = "func run(a int) int {\n\tb := a\n    b++\n    return b\n}\n";
+        let hints = crate::edit::Hints {
+            path: Some("x.go"),
+            instruction: None,
+        };
+        let merged = crate::edit::lazy::merge(file, snippet, &hints).unwrap();
+        assert_eq!(
+            merged.content,
+            "package main\n\nfunc run(a int) int {\n\tb := a\n\tb++\n\treturn b\n}\n"
+        );
     }
 }

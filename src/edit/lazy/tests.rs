@@ -929,19 +929,17 @@ fn lines_a_new_example_repeats_from_an_old_one_license_no_deletion_there() {
 }
 
 #[test]
-fn a_body_replaced_under_a_new_function_keeps_its_licence_from_below() {
-    // The header run sits below new code, but the lines after the replaced body continue
-    // the file up to the placeholder: the deletion is grounded there.
+fn a_body_replaced_under_a_new_function_is_refused_unless_its_lines_are_marked() {
+    // The header run `with open(path) as f:` sits among new code: read as the file's, the
+    // line after it goes; but the new function may merely repeat it. The line that goes pairs
+    // with no new line as its changed version, so the merge asks (issue 37: a deletion
+    // licensed only among new lines is refused, naming it and the ways to say it).
     let file = "import os\n\n\ndef load(path):\n    with open(path) as f:\n        data = f.read()\n    return parse(data)\n\n\ndef other():\n    pass\n";
     let snippet = "# ... existing code ...\ndef read_text(path):\n    with open(path) as f:\n        return f.read()\n\n\ndef load(path):\n    data = read_text(path)\n    return parse(data)\n# ... existing code ...\n";
-    let out = merge(file, snippet, &hints("x.py")).unwrap().content;
-    assert_eq!(
-        out,
-        file.replace(
-            "def load(path):\n    with open(path) as f:\n        data = f.read()\n",
-            "def read_text(path):\n    with open(path) as f:\n        return f.read()\n\n\ndef load(path):\n    data = read_text(path)\n"
-        )
-    );
+    let e = merge(file, snippet, &hints("x.py")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(e.message.contains("from line 6"), "{}", e.message);
+    assert!(e.message.contains("`-` lines"), "{}", e.message);
 }
 
 const CACHE: &str = "class Cache:\n    def get(self, key):\n        return self.data.get(key)\n\n    def put(self, key, value):\n        self.data[key] = value\n        self.size += 1\n\n    def clear(self):\n        self.data = {}\n";

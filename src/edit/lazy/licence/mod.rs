@@ -52,7 +52,7 @@ thread_local! {
 }
 
 /// Refuse the merge `out` of `snippet` into `file` when it loses a file line the snippet
-/// does not license; else how many lost lines only a block among new lines licenses. `said` are the definitions the instruction deletes (the snippet's own
+/// does not license; else the lost lines (0-based) that only a block among new lines licenses. `said` are the definitions the instruction deletes (the snippet's own
 /// `remove NAME` directives are read from it).
 pub(crate) fn check<S: AsRef<str>>(
     file: &FileIndex<'_>,
@@ -60,20 +60,20 @@ pub(crate) fn check<S: AsRef<str>>(
     defs: &FileDefs<'_>,
     said: &[String],
     out: &[S],
-) -> Result<usize> {
+) -> Result<Vec<usize>> {
     #[cfg(test)]
     if SWITCHED_OFF.with(Cell::get) {
-        return Ok(0);
+        return Ok(Vec::new());
     }
     let diff = Diff::of(file, out);
     let lost: Vec<usize> = (0..file.len())
         .filter(|&j| diff.kept.at(j).is_none() && !file.is_blank(j))
         .collect();
     if lost.is_empty() || whole_file(file, snippet) {
-        return Ok(0);
+        return Ok(Vec::new());
     }
     // Lines licensed only beside a block among new lines (evidence for the margin).
-    let mut among_new = 0;
+    let mut among_new = Vec::new();
     let mut per_line = PerLine::new(snippet, &diff.old, &diff.new);
     let mut licences = Licences::new(file, snippet, diff.kept, diff.out_blank);
     // The definitions' lines are read (a parse, where the grammar is built in) only for
@@ -99,7 +99,9 @@ pub(crate) fn check<S: AsRef<str>>(
         }
         let why = match licences.by_place(&rest, out) {
             Ok(ground) => {
-                among_new += usize::from(ground == Ground::AmongNew) * rest.len();
+                if ground == Ground::AmongNew {
+                    among_new.extend_from_slice(&rest);
+                }
                 continue;
             }
             Err(why) => why,
@@ -126,7 +128,9 @@ pub(crate) fn check<S: AsRef<str>>(
         let why = if left.len() < rest.len() {
             match licences.by_place(&left, out) {
                 Ok(ground) => {
-                    among_new += usize::from(ground == Ground::AmongNew) * left.len();
+                    if ground == Ground::AmongNew {
+                        among_new.extend_from_slice(&left);
+                    }
                     continue;
                 }
                 Err(w) => w,

@@ -274,11 +274,13 @@ impl<'a, 'f> Licences<'a, 'f> {
                 Why::Marks
             });
         }
-        Ok(if [up, down].contains(&Side::Unique) {
-            Ground::AmongNew
-        } else {
-            Ground::Sure
-        })
+        Ok(
+            if [up, down].contains(&Side::Unique) && !self.all_changed(run, new_at, out) {
+                Ground::AmongNew
+            } else {
+                Ground::Sure
+            },
+        )
     }
 
     /// Whether each lost line pairs, in order, with a new line that is its changed version

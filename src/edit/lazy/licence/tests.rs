@@ -195,12 +195,14 @@ fn no_merge_of_the_corpora_deletes_a_line_without_a_licence() {
     }
     // Measured 2026-11-27; a change that moves these updates them in the same commit, with
     // the reason. (969 → 968: the margin's decision refuses a merge whose result has a new
-    // parse error on a closer-like line and a segment held by at most one unique line.)
+    // parse error on a closer-like line and a segment held by at most one unique line.
+    // 968 → 962: the decision refuses a segment keeping file lines between two lines it writes
+    // together, and a deletion licensed only among new lines.)
     let names = |n: &[&str]| n.iter().map(ToString::to_string).collect();
     assert_eq!(
         tally,
         Tally {
-            merged: 968,
+            merged: 962,
             // A changed constructor line at the snippet's edge, its merge dropping the two
             // comment lines under it the snippet never showed; three lines of a signature
             // folded into one at a segment's edge.
@@ -273,8 +275,11 @@ fn judged(case: &std::path::Path, tally: &mut Tally) {
         .join("/");
     match &on {
         Ok(m) => assert!(verdict.is_ok() && m.content == off.content, "{shown}"),
+        // Refused by the check, or by the decision the check's evidence feeds (a deletion
+        // licensed only among new lines, `evidence.rs`), which the check alone passes.
         Err(e) => assert!(
-            verdict.as_ref().is_err_and(|v| v.message == e.message),
+            verdict.as_ref().is_err_and(|v| v.message == e.message)
+                || (verdict.is_ok() && e.message.starts_with("not sure enough of this reading")),
             "{shown}"
         ),
     }

@@ -3,12 +3,14 @@
 //! and `patchgate undo` can restore a file byte for byte — when the file still holds what was
 //! written; otherwise undo refuses and shows what changed since.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::account::{self, LeftOut};
@@ -377,7 +379,33 @@ impl Journal {
 
     /// Call `f` on each entry, oldest first, reading one line at a time (a journal may be
     /// large; unreadable lines are skipped).
-    pub fn each(&self, mut f: impl FnMut(Entry) -> Result<()>) -> Result<()> {
+    pub fn each(&self, f: impl FnMut(Entry) -> Result<()>) -> Result<()> {
+        self.each_line(f)
+    }
+
+    /// The runs the journal shows decided (applied or rejected), reading only each line's run
+    /// id and action (not its files nor its diff). An error reading the journal at all is
+    /// an error: an empty set would let decided reviews come back.
+    pub fn decided_runs(&self) -> Result<HashSet<String>> {
+        /// The part of a journal line read here (serde passes over the rest).
+        #[derive(Deserialize)]
+        struct Decision {
+            run_id: String,
+            action: Action,
+        }
+        let mut decided = HashSet::new();
+        self.each_line(|d: Decision| {
+            if matches!(d.action, Action::Applied | Action::Rejected) {
+                decided.insert(d.run_id);
+            }
+            Ok(())
+        })?;
+        Ok(decided)
+    }
+
+    /// Call `f` on each line read as a `T`, oldest first, one line at a time; a line that is
+    /// not one (torn by a crash, not UTF-8, not JSON) is skipped, not the rest of the journal.
+    fn each_line<T: DeserializeOwned>(&self, mut f: impl FnMut(T) -> Result<()>) -> Result<()> {
         use std::io::BufRead;
         let fail = |e: std::io::Error| {
             Error::new(
@@ -390,12 +418,17 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(fail(e)),
         };
-        for line in std::io::BufReader::new(file).lines() {
-            if let Ok(entry) = serde_json::from_str(&line.map_err(fail)?) {
-                f(entry)?;
+        let mut reader = std::io::BufReader::new(file);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).map_err(fail)? == 0 {
+                return Ok(());
+            }
+            if let Ok(item) = serde_json::from_slice(&line) {
+                f(item)?;
             }
         }
-        Ok(())
     }
 
     /// The refusal to undo `rec`'s run because the file moved on since: the three states

@@ -17,7 +17,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
 
-use super::journal::{Action, Journal};
+use super::journal::Journal;
 use super::policy::Policy;
 use super::proposal::{self, FileChange, HookSaid, Proposal, Revision, RunId, State};
 use crate::edit::text::{Text, normalize_newlines};
@@ -370,18 +370,20 @@ impl PendingStore {
     }
 
     /// Drop the reviews the journal shows decided (a gate killed between writing the journal
-    /// and removing the review's file).
+    /// and removing the review's file); when the journal cannot be read at all, restore
+    /// none (their files are kept for a start that can read it).
     fn keep_undecided(&self, found: &mut Vec<(Proposal, u64)>, journal: &Journal) {
         if found.is_empty() {
             return;
         }
-        let decided: HashSet<String> = journal
-            .entries()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|e| matches!(e.action, Action::Applied | Action::Rejected))
-            .map(|e| e.run_id)
-            .collect();
+        let decided = match journal.decided_runs() {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!("pending reviews not restored: {e}");
+                found.clear();
+                return;
+            }
+        };
         found.retain(|(p, _)| {
             let keep = !decided.contains(&p.run_id);
             if !keep {
@@ -718,5 +720,38 @@ mod tests {
         let again = PendingStore::beside(&journal);
         assert!(again.load(&ws, &policy, &journal).is_empty());
         assert!(!file.exists(), "a damaged review of this user's is removed");
+    }
+
+    /// A review the journal shows rejected does not come back when the journal ends in a
+    /// line torn by a crash that is not even UTF-8: that line is skipped, not the journal.
+    #[test]
+    fn a_decided_review_stays_decided_past_a_torn_journal_line() {
+        let (_tmp, ws, policy, journal, store) = setup();
+        let p = review(&ws, "two\n");
+        store.sync(&p.run_id, || Some(Some(p.clone())));
+        let rejected = format!(
+            "{{\"ts\":1,\"run_id\":\"{}\",\"action\":\"rejected\",\"tool\":\"patch_file\"}}\n",
+            p.run_id
+        );
+        let mut bytes = rejected.into_bytes();
+        bytes.extend_from_slice(b"{\"ts\":2,\"run_id\":\"\xff\xfe");
+        std::fs::create_dir_all(journal.path().parent().unwrap()).unwrap();
+        std::fs::write(journal.path(), bytes).unwrap();
+        let again = PendingStore::beside(&journal);
+        assert!(again.load(&ws, &policy, &journal).is_empty());
+        assert!(stored_runs(&store).is_empty(), "its file is removed");
+    }
+
+    /// A journal that cannot be read at all restores nothing, and keeps the files.
+    #[test]
+    fn an_unreadable_journal_restores_no_review_and_keeps_them() {
+        let (_tmp, ws, policy, journal, store) = setup();
+        let p = review(&ws, "two\n");
+        store.sync(&p.run_id, || Some(Some(p.clone())));
+        // A directory where the journal should be: it opens, but cannot be read.
+        std::fs::create_dir_all(journal.path()).unwrap();
+        let again = PendingStore::beside(&journal);
+        assert!(again.load(&ws, &policy, &journal).is_empty());
+        assert_eq!(stored_runs(&store), std::slice::from_ref(&p.run_id));
     }
 }

@@ -175,26 +175,49 @@ pub fn has_tags(lang: Lang) -> bool {
 /// parsed (too large, too slow, no grammar). The parse is the one the syntax check keeps for
 /// the text, if any, and is kept for it, with the definitions read from it.
 pub fn defs(lang: Lang, text: &str) -> Option<Vec<Def>> {
-    remembered(lang, text, false)
+    remembered(lang, text, Wanted::Any)
 }
 
 /// [`defs`] of a text that parses without errors; `None` too when it has some (a broken
 /// text's tree misplaces what follows the error). One parse, the remembered one.
 pub fn defs_if_clean(lang: Lang, text: &str) -> Option<Vec<Def>> {
-    remembered(lang, text, true)
+    remembered(lang, text, Wanted::Clean)
 }
 
-/// [`defs`] (of a text without errors when `clean`), read once per remembered text.
-fn remembered(lang: Lang, text: &str, clean: bool) -> Option<Vec<Def>> {
+/// Of which texts [`remembered`] reads the definitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wanted {
+    /// Of any text that parses.
+    Any,
+    /// Only of a text that parses without errors.
+    Clean,
+}
+
+/// Why [`defs_in`] read no definitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unread {
+    /// The query ran past its deadline: a slow moment, perhaps not the next time.
+    Late,
+    /// Past the query's match limit or [`MAX_DEFS`]: so every time.
+    TooMany,
+}
+
+/// [`defs`] (of the texts `wanted`), read once per remembered text; definitions not read
+/// for the deadline are not remembered (read again the next time).
+fn remembered(lang: Lang, text: &str, wanted: Wanted) -> Option<Vec<Def>> {
     let tags = tags(lang)?;
     let tree = super::check::tree(lang, text)?;
-    if clean && tree.root_node().has_error() {
+    if wanted == Wanted::Clean && tree.root_node().has_error() {
         return None;
     }
     if let Some(found) = memory().defs(lang, text) {
         return found.map(|d| d.to_vec());
     }
-    let found = defs_in(tags, &tree, text).map(Arc::new);
+    let found = match defs_in(tags, &tree, text) {
+        Ok(d) => Some(Arc::new(d)),
+        Err(Unread::TooMany) => None,
+        Err(Unread::Late) => return None,
+    };
     memory().put_defs(lang, text, found.clone());
     found.map(|d| d.to_vec())
 }
@@ -203,7 +226,7 @@ fn remembered(lang: Lang, text: &str, clean: bool) -> Option<Vec<Def>> {
 pub fn defs_once(lang: Lang, text: &str) -> Option<Vec<Def>> {
     let tags = tags(lang)?;
     let tree = parse(lang, text, None).ok()?;
-    defs_in(tags, &tree, text)
+    defs_in(tags, &tree, text).ok()
 }
 
 /// A definition found, with what orders and dedupes it.
@@ -215,9 +238,9 @@ struct Found {
     bytes: (usize, usize),
 }
 
-/// The definitions the query of `tags` finds in `tree` over `text`; `None` when the query ran
-/// past the deadline or its match limit (some definitions would be missing).
-fn defs_in(tags: &'static Tags, tree: &Tree, text: &str) -> Option<Vec<Def>> {
+/// The definitions the query of `tags` finds in `tree` over `text`; an error when the query
+/// ran past the deadline or its match limit (some definitions would be missing).
+fn defs_in(tags: &'static Tags, tree: &Tree, text: &str) -> Result<Vec<Def>, Unread> {
     let deadline = Instant::now() + PARSE_DEADLINE;
     let late = Cell::new(false);
     let mut past_deadline = |_: &QueryCursorState| {
@@ -252,14 +275,17 @@ fn defs_in(tags: &'static Tags, tree: &Tree, text: &str) -> Option<Vec<Def>> {
                 if found.len() > MAX_DEFS {
                     // Some would be missing: a name defined once before the cut and again
                     // after it would look unique.
-                    return None;
+                    return Err(Unread::TooMany);
                 }
             }
         }
     }
     drop(matches);
-    if late.get() || cursor.did_exceed_match_limit() {
-        return None;
+    if late.get() {
+        return Err(Unread::Late);
+    }
+    if cursor.did_exceed_match_limit() {
+        return Err(Unread::TooMany);
     }
     found.sort_by_key(|f| {
         let d = &f.def;
@@ -270,7 +296,7 @@ fn defs_in(tags: &'static Tags, tree: &Tree, text: &str) -> Option<Vec<Def>> {
             std::cmp::Reverse(f.bytes.1),
         )
     });
-    Some(found.into_iter().map(|f| f.def).collect())
+    Ok(found.into_iter().map(|f| f.def).collect())
 }
 
 /// The definition one match captures, with the id of the node captured as the definition;

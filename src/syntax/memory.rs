@@ -32,8 +32,8 @@ const DEF_BYTES: usize = std::mem::size_of::<Def>();
 /// A text's tree and errors, or why it was not parsed.
 pub(crate) type Parsed = Result<(Tree, Vec<SyntaxError>), Skipped>;
 
-/// A text's definitions, once read (`None`: they could not be, past the query's deadline or
-/// limit).
+/// A text's definitions, once read (`None`: they could not be, past the query's match limit
+/// or the most definitions read; one past its deadline is not remembered).
 pub(crate) type Defs = Option<Arc<Vec<Def>>>;
 
 /// One remembered text.
@@ -73,10 +73,13 @@ impl Memory {
         Some(found)
     }
 
-    /// Remember the parse of `text`; whether it was kept (not when it alone is over
-    /// [`BYTES`], nor a parse given up for the budget: it may well finish the next time).
+    /// Remember the parse of `text`; whether it was kept. Only a tree, or a language without
+    /// a grammar, is: not a parse past its deadline nor given up for the budget (one slow
+    /// moment under load; it may well finish the next time), nor a text too large (found
+    /// again by its length alone, with no copy of it kept), nor one that alone is over
+    /// [`BYTES`].
     pub(crate) fn put(&mut self, lang: Lang, text: &str, parsed: Parsed) -> bool {
-        if matches!(parsed, Err(Skipped::Busy)) {
+        if !matches!(parsed, Ok(_) | Err(Skipped::NoGrammar)) {
             return false;
         }
         let size = size_of(&parsed, text.len());
@@ -174,7 +177,7 @@ mod tests {
     fn the_memory_keeps_the_most_recently_used_parses() {
         let mut m = Memory::default();
         let t = |n: usize| format!("text {n}");
-        let slow = || Err(Skipped::TooSlow);
+        let slow = || Err(Skipped::NoGrammar);
         for n in 0..ENTRIES {
             assert!(m.put(Lang::Json, &t(n), slow()));
         }
@@ -198,6 +201,24 @@ mod tests {
         assert!(m.get(Lang::Json, &over).is_none());
         assert!(!m.put(Lang::Json, "busy", Err(Skipped::Busy)));
         assert!(m.get(Lang::Json, "busy").is_none());
+    }
+
+    /// One slow moment does not stick to a text: a parse past its deadline is not served
+    /// from memory the next time (the text is parsed again), nor is a text too large kept.
+    #[test]
+    fn a_parse_that_timed_out_is_not_remembered() {
+        let mut m = Memory::default();
+        m.put(Lang::Rust, "fn a() {}", Err(Skipped::TooSlow));
+        assert!(m.get(Lang::Rust, "fn a() {}").is_none());
+        m.put(Lang::Rust, "fn b() {}", Err(Skipped::TooLarge));
+        assert!(m.get(Lang::Rust, "fn b() {}").is_none());
+        assert_eq!((m.len(), m.bytes), (0, 0));
+        // A language without a grammar stays so: remembered.
+        assert!(m.put(Lang::Rust, "fn c() {}", Err(Skipped::NoGrammar)));
+        assert!(matches!(
+            m.get(Lang::Rust, "fn c() {}"),
+            Some(Err(Skipped::NoGrammar))
+        ));
     }
 
     /// A tree counts by its nodes: a text of many small nodes takes far more than its bytes,

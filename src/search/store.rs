@@ -510,6 +510,15 @@ mod tests {
                 "a unit past the units",
                 forged(&|ix| ix.files_mut()[0].units.clear()),
             ),
+            ("2^32 - 1 words", disk::forge::words(good, u32::MAX)),
+            (
+                "a page read 100 times",
+                disk::forge::pages_on_one_block(good, 100, 1 << 20),
+            ),
+            (
+                "a byte after a block's values",
+                disk::forge::byte_after_last_block(good),
+            ),
             (
                 "a unit on line 2^32 - 1",
                 forged(&|ix| {

@@ -7,9 +7,11 @@
 //! files, the dictionary's pages), then the blocks the head points at, each with its own
 //! SHA-256: the pages (words sorted, each with its term id, its files and its units) and
 //! each file's units (lines and names). Every offset is checked against the file's length
-//! and every id against what it indexes before it is used; anything wrong is [`Damaged`]
-//! and the index is rebuilt. The digests are no secret: they catch damage, the checks
-//! catch forgery.
+//! and every id against what it indexes before it is used; the blocks lie end to end in
+//! the order written (no two share a byte, so reading them all costs at most the file), each
+//! holds its values and nothing after them, and every count is bounded by the bytes that
+//! back it; anything wrong is [`Damaged`] and the index is rebuilt. The digests are no
+//! secret: they catch damage, the checks catch forgery.
 
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
@@ -28,6 +30,9 @@ const PREFIX_BYTES: u64 = 4 + 4 + 8 + 32;
 /// A dictionary page is closed once it holds this many bytes (a term's postings are never
 /// split: a common term's page is larger).
 const PAGE_BYTES: usize = 4096;
+/// The fewest bytes a page entry takes: its word's length, its id and its two postings'
+/// lengths, each at least one byte.
+const MIN_ENTRY_BYTES: u64 = 4;
 
 /// Where a block is: from the end of the head, its length and digest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -219,6 +224,36 @@ fn head_digest(format: u32, head: &[u8]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// The value `bytes` hold, when they hold it and nothing after it.
+fn exact<'b, T: Deserialize<'b>>(bytes: &'b [u8]) -> Result<T, Damaged> {
+    match postcard::take_from_bytes(bytes) {
+        Ok((value, [])) => Ok(value),
+        _ => Err(Damaged),
+    }
+}
+
+/// Whether `head` is consistent in itself: its blocks end to end in the order [`encode`]
+/// writes them (the pages, then each file's units), the last ending at the body's end; no
+/// more words than the pages' bytes can hold; every path and definition term a word.
+fn head_holds(head: &Head) -> bool {
+    let pages = head.pages.iter().map(|p| &p.block);
+    let mut end = 0u64;
+    for r in pages.chain(head.files.iter().map(|f| &f.units)) {
+        match (r.at == end).then(|| end.checked_add(r.len)).flatten() {
+            Some(next) => end = next,
+            None => return false,
+        }
+    }
+    let page_bytes: u64 = head.pages.iter().map(|p| p.block.len).sum();
+    let known = |t: &u32| *t < head.words;
+    end == head.body_len
+        && u64::from(head.words) <= page_bytes / MIN_ENTRY_BYTES
+        && head
+            .files
+            .iter()
+            .all(|f| f.path_terms.iter().all(known) && f.def_terms.iter().all(known))
+}
+
 /// Where the bytes come from: all in memory, or a file read at offsets.
 enum Bytes<'a> {
     Memory(&'a [u8]),
@@ -274,9 +309,10 @@ impl<'a> Opened<'a> {
         if head_digest(format, &head_bytes).as_slice() != word(16, 32)? {
             return Err(Damaged);
         }
-        let head: Head = postcard::from_bytes(&head_bytes).map_err(|_| Damaged)?;
+        let head: Head = exact(&head_bytes)?;
         let base = PREFIX_BYTES + head_len;
         if base.checked_add(head.body_len) != Some(size)
+            || !head_holds(&head)
             || !head.avg_len.is_finite()
             || head.avg_len < 1.0
         {
@@ -304,8 +340,7 @@ impl<'a> Opened<'a> {
     /// A page's entries, each id within the dictionary and each posting within the files
     /// and their units.
     fn page(&self, r: &PageRef) -> Result<Vec<Entry>, Damaged> {
-        let entries: Vec<Entry> =
-            postcard::from_bytes(&self.block(&r.block)?).map_err(|_| Damaged)?;
+        let entries: Vec<Entry> = exact(&self.block(&r.block)?)?;
         let files = &self.head.files;
         let unit_ok = |&(f, u, _): &(u32, u32, u32)| {
             files
@@ -323,20 +358,24 @@ impl<'a> Opened<'a> {
     /// A file's units, as many as its head says, each running forward within the file.
     fn units(&self, f: usize) -> Result<Vec<SavedUnit>, Damaged> {
         let head = self.head.files.get(f).ok_or(Damaged)?;
-        let units: Vec<SavedUnit> =
-            postcard::from_bytes(&self.block(&head.units)?).map_err(|_| Damaged)?;
+        let units: Vec<SavedUnit> = exact(&self.block(&head.units)?)?;
         // Within the file, as [`Index::is_whole`] has them (a unit may end on the line after
         // its last break): a line past the last could overflow a range.
-        let forward = units
-            .iter()
-            .all(|u| u.start <= u.end && u.end < u32::MAX && u.end <= head.lines.saturating_add(1));
+        let words = self.head.words;
+        let forward = units.iter().all(|u| {
+            u.start <= u.end
+                && u.end < u32::MAX
+                && u.end <= head.lines.saturating_add(1)
+                && u.name_term.is_none_or(|t| t < words)
+        });
         if units.len() != head.unit_lens.len() || !forward {
             return Err(Damaged);
         }
         Ok(units)
     }
 
-    /// The whole index, its files' and units' terms gathered from the pages.
+    /// The whole index, its files' and units' terms gathered from the pages (as many words
+    /// as the head says, a number [`head_holds`] bounds by the pages' bytes).
     fn whole(self) -> Result<Whole, Damaged> {
         let mut words: Vec<Option<String>> = vec![None; self.head.words as usize];
         let mut file_terms: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.head.files.len()];
@@ -513,6 +552,71 @@ impl Source for Lazy {
     }
 }
 
+/// Forged saved indexes, their digests right (the digests are no secret), for the tests.
+#[cfg(test)]
+pub(crate) mod forge {
+    use super::*;
+
+    /// `bytes` (as [`encode`] wrote them) with the head and body `edit` makes of them.
+    fn reheaded(bytes: &[u8], edit: impl FnOnce(&mut Head, &mut Vec<u8>)) -> Vec<u8> {
+        let format = u32::from_le_bytes(bytes[4..8].try_into().unwrap());
+        let head_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
+        let start = PREFIX_BYTES as usize;
+        let mut head: Head = postcard::from_bytes(&bytes[start..start + head_len]).unwrap();
+        let mut body = bytes[start + head_len..].to_vec();
+        edit(&mut head, &mut body);
+        let head = postcard::to_stdvec(&head).unwrap();
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&format.to_le_bytes());
+        out.extend_from_slice(&(head.len() as u64).to_le_bytes());
+        out.extend_from_slice(&head_digest(format, &head));
+        out.extend_from_slice(&head);
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// The head saying there are `words` words.
+    pub(crate) fn words(bytes: &[u8], words: u32) -> Vec<u8> {
+        reheaded(bytes, |head, _| head.words = words)
+    }
+
+    /// The first file's path terms with a term past the words.
+    pub(crate) fn path_term_past_words(bytes: &[u8]) -> Vec<u8> {
+        reheaded(bytes, |head, _| head.files[0].path_terms.push(head.words))
+    }
+
+    /// `pages` more page refs, all to one new block of `len` bytes: an empty page and
+    /// zeros after it.
+    pub(crate) fn pages_on_one_block(bytes: &[u8], pages: usize, len: usize) -> Vec<u8> {
+        reheaded(bytes, |head, body| {
+            let mut block = postcard::to_stdvec(&Vec::<Entry>::new()).unwrap();
+            block.resize(len, 0);
+            let block = push_block(body, &block);
+            let page = PageRef {
+                first: "\u{10ffff}".into(),
+                block,
+            };
+            head.pages.extend(std::iter::repeat_n(page, pages));
+            head.body_len = body.len() as u64;
+        })
+    }
+
+    /// A zero byte after the values of the last block, its digest right.
+    pub(crate) fn byte_after_last_block(bytes: &[u8]) -> Vec<u8> {
+        reheaded(bytes, |head, body| {
+            body.push(0);
+            let last = match head.files.last_mut() {
+                Some(f) => &mut f.units,
+                None => &mut head.pages.last_mut().unwrap().block,
+            };
+            let at = last.at as usize;
+            *last = push_block(&mut Vec::new(), &body[at..]);
+            last.at = at as u64;
+            head.body_len = body.len() as u64;
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,6 +686,45 @@ mod tests {
         let want = rank::rank(&ix, "save session", 3, &|p| !p.contains("session1"));
         let got = rank::rank_in(&lazy, "save session", 3, &|p| !p.contains("session1"));
         assert!(same(&want, &got.unwrap()));
+    }
+
+    /// A head that lies (its digest right) is refused when opened, before any block is read
+    /// or anything sized by it: more words than its pages could hold, a path term past the
+    /// words, blocks that overlap; and a block with bytes after its values is refused read.
+    #[test]
+    fn a_forged_head_is_refused_when_opened() {
+        let ix = index();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("ix.index");
+        let good = encode(7, dir.path(), &ix, &Skipped::new());
+        let words = ix.words().len() as u32;
+        assert_eq!(decode(&forge::words(&good, words)).unwrap().format, 7);
+        let opened = |bytes: &[u8]| {
+            std::fs::write(&file, bytes).unwrap();
+            Lazy::open(&file, 7, dir.path()).is_some()
+        };
+        assert!(opened(&good));
+        for (what, bytes) in [
+            ("2^32 - 1 words", forge::words(&good, u32::MAX)),
+            ("50 million words", forge::words(&good, 50_000_000)),
+            (
+                "a path term past the words",
+                forge::path_term_past_words(&good),
+            ),
+            (
+                "pages on one block",
+                forge::pages_on_one_block(&good, 3, 64),
+            ),
+        ] {
+            assert!(!opened(&bytes), "{what}: opened");
+            assert!(decode(&bytes).is_none(), "{what}: decoded");
+        }
+        let trailing = forge::byte_after_last_block(&good);
+        assert!(decode(&trailing).is_none(), "a byte after a block's values");
+        std::fs::write(&file, &trailing).unwrap();
+        let lazy = Lazy::open(&file, 7, dir.path()).unwrap();
+        let last = lazy.file_count() - 1;
+        assert!(lazy.spans(last).is_err(), "a byte after the last units");
     }
 
     #[test]

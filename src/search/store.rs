@@ -510,6 +510,15 @@ mod tests {
                 "a unit past the units",
                 forged(&|ix| ix.files_mut()[0].units.clear()),
             ),
+            ("2^32 - 1 words", disk::forge::words(good, u32::MAX)),
+            (
+                "a page read 100 times",
+                disk::forge::pages_on_one_block(good, 100, 1 << 20),
+            ),
+            (
+                "a byte after a block's values",
+                disk::forge::byte_after_last_block(good),
+            ),
             (
                 "a unit on line 2^32 - 1",
                 forged(&|ix| {
@@ -554,6 +563,16 @@ mod tests {
             std::fs::write(&file, &bytes).unwrap();
             // Read on demand, the file answers right or not at all.
             let lazy = open().answer_saved(&|_| true, "alpha zeta_lie", 5);
+            // A head that lies is refused when opened, before a page is read.
+            let lying_head = [
+                "a word past the words",
+                "2^32 - 1 words",
+                "a page read 100 times",
+            ];
+            assert!(
+                !lying_head.contains(&what) || lazy.is_none(),
+                "{what}: answered read on demand"
+            );
             if let Some((hits, _)) = lazy {
                 let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
                 assert_eq!(paths, ["a.py"], "{what}: answered from a damaged file");

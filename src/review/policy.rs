@@ -310,6 +310,18 @@ impl Policy {
         added.len() < MAX_ADDED_RULES || added.iter().any(|r| r.glob == glob)
     }
 
+    /// The globs of the added `deny` rules, newest first (what a forwarding stdio server's
+    /// search obeys beside the configs it reads itself).
+    pub fn added_deny_globs(&self) -> Vec<String> {
+        self.added
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter(|r| r.action == RuleAction::Deny)
+            .map(|r| r.glob.clone())
+            .collect()
+    }
+
     /// The refusal of a rule past [`MAX_ADDED_RULES`].
     pub fn no_room() -> Error {
         Error::invalid_input(format!(

@@ -34,6 +34,10 @@ pub struct Info {
     /// Reviews waiting for a person.
     #[serde(default)]
     pub pending: usize,
+    /// The globs of the `deny` rules a reviewer added while the gate runs (relative to its
+    /// root): a forwarding stdio server's search obeys them too (docs/DESIGN.md §7).
+    #[serde(default)]
+    pub deny: Vec<String>,
 }
 
 /// `GET /api/reviews/{run_id}/files`: both versions of every file of a review.

@@ -18,6 +18,9 @@ use crate::api::types::{AgentLinkEvent, Info, ToolCallBody, WaitBody};
 use crate::error::{Error, ErrorCode};
 use crate::workspace::paths::Root;
 
+/// How long a read of the gate's `GET /api/info` may take.
+const INFO_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Where a forwarding stdio server stands under its gate: the gate's root, as the gate itself
 /// (or the user's own discovery entry) names it — never as the repository says — and the
 /// stdio server's root relative to it.
@@ -194,7 +197,7 @@ impl Forwarder {
         let info: Info = http
             .get(format!("{base}/api/info"))
             .bearer_auth(&d.token)
-            .timeout(Duration::from_secs(5))
+            .timeout(INFO_TIMEOUT)
             .send()
             .await
             .map_err(|e| e.to_string())?
@@ -228,6 +231,25 @@ impl Forwarder {
         self.link
             .as_ref()
             .is_some_and(|l| !l.open.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    /// The globs of the `deny` rules the gate's reviewer added (`GET /api/info`, read anew
+    /// on each call); an error when the gate does not answer.
+    pub(crate) async fn added_deny(&self) -> Result<Vec<String>, String> {
+        let info: Info = self
+            .http
+            .get(format!("{}/api/info", self.base))
+            .bearer_auth(&self.token)
+            .timeout(INFO_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?
+            .error_for_status()
+            .map_err(|e| e.to_string())?
+            .json()
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(info.deny)
     }
 
     /// Where this server stands under the gate.

@@ -8,7 +8,7 @@
 //!
 //! | route | what |
 //! | --- | --- |
-//! | `GET /api/info` | root, policy, review timeout, version |
+//! | `GET /api/info` | root, policy, review timeout, version, added deny globs |
 //! | `GET /api/reviews` | every proposal the gate remembers (JSON list) |
 //! | `GET /api/reviews/{run_id}` | one proposal |
 //! | `GET /api/reviews/{run_id}/files` | both versions of each of its files |
@@ -446,6 +446,7 @@ async fn get_info(State(st): State<AppState>) -> Json<Info> {
     let mut info = st.info.as_ref().clone();
     info.clients = st.dispatcher.active_clients();
     info.pending = st.dispatcher.gate().pending().len();
+    info.deny = st.dispatcher.gate().policy().added_deny_globs();
     Json(info)
 }
 
@@ -801,6 +802,7 @@ pub async fn start(dispatcher: Dispatcher, opts: HttpOptions) -> std::io::Result
         mcp: "/mcp".into(),
         clients: 0,
         pending: 0,
+        deny: Vec::new(),
     };
     let event_log = super::events::EventLog::start(dispatcher.gate());
     let state = AppState {

@@ -1,8 +1,9 @@
 //! Serving the search tools (`agentic_search`, `fast_search`, `agentic_retrieval`): one
 //! [`Searcher`] per dispatcher, made on the first search over the gate's root and its deny
 //! rules (with the model of the user's own config) — for a stdio server under a live gate,
-//! the gate's rules too, over the same files as the gate names them, and made again when
-//! that gate or its rules change (docs/DESIGN.md §7); the index is refreshed on a blocking
+//! the gate's rules too (its configs, and the `deny` rules its reviewer added, read from it
+//! for each search), over the same files as the gate names them, and made again when that
+//! gate or its rules change (docs/DESIGN.md §7); the index is refreshed on a blocking
 //! thread, and its progress and the model's turns go out as progress notifications. Nothing
 //! here reviews or writes.
 
@@ -29,8 +30,18 @@ pub const DEPRECATED: &str =
     "fast_search is deprecated and will be removed: call agentic_search (the same answer)";
 
 /// What a searcher was made for: nothing beyond its own gate's rules, or a live gate's
-/// scope with that gate's root configuration as read then.
-type Made = Option<(GateScope, Config)>;
+/// scope with that gate's root configuration as read then and the `deny` globs its reviewer
+/// had added.
+type Made = Option<(GateScope, Config, Vec<String>)>;
+
+/// Where a forwarding stdio server's search stands under its live gate: the scope, and the
+/// `deny` globs the gate's reviewer added (relative to the gate's root), read for this search.
+pub(crate) struct Under {
+    /// Where the stdio server's root stands under the gate.
+    pub scope: GateScope,
+    /// The added `deny` globs.
+    pub deny: Vec<String>,
+}
 
 /// The searcher of one dispatcher, made on first use.
 #[derive(Default)]
@@ -54,27 +65,34 @@ fn rules_unreadable(scope: &GateScope, e: impl std::fmt::Display) -> Error {
 /// under a live gate (`made`) what that gate's rules let it read, the path as the gate names
 /// it (`prefix` + the root-relative path).
 fn keep_of(own: Policy, made: &Made, user: Option<&UserConfig>) -> Result<Keep> {
-    let Some((scope, config)) = made else {
+    let Some((scope, config, deny)) = made else {
         return Ok(Arc::new(move |rel: &str| own.may_read(rel)));
     };
     let user = user.ok_or_else(|| rules_unreadable(scope, "your own config does not load"))?;
     let theirs = Policy::layered(user, config, None, PolicyName::Gate)
         .map_err(|e| rules_unreadable(scope, e.message))?;
+    let mut added = globset::GlobSetBuilder::new();
+    for glob in deny {
+        added.add(globset::Glob::new(glob).map_err(|e| rules_unreadable(scope, e))?);
+    }
+    let added = added.build().map_err(|e| rules_unreadable(scope, e))?;
     let prefix = scope.prefix.clone();
     Ok(Arc::new(move |rel: &str| {
-        own.may_read(rel) && theirs.may_read(&format!("{prefix}{rel}"))
+        let theirs_rel = format!("{prefix}{rel}");
+        own.may_read(rel) && theirs.may_read(&theirs_rel) && !added.is_match(&theirs_rel)
     }))
 }
 
 impl Searches {
     /// The searcher over `gate`'s root, seeing what its deny rules allow, and under a live
     /// gate (`scope`) what that gate's rules allow too; an error when those cannot be read.
-    fn get(&self, gate: &Gate, scope: Option<&GateScope>) -> Result<Arc<Searcher>> {
-        let made: Made = match scope {
+    fn get(&self, gate: &Gate, under: Option<&Under>) -> Result<Arc<Searcher>> {
+        let made: Made = match under {
             None => None,
-            Some(s) => Some((
+            Some(Under { scope: s, deny }) => Some((
                 s.clone(),
                 Config::load(&s.root).map_err(|e| rules_unreadable(s, e))?,
+                deny.clone(),
             )),
         };
         let mut slot = self
@@ -177,12 +195,12 @@ async fn answer(
     Ok(explored)
 }
 
-/// Run a search tool call to its JSON answer; `true` with an error envelope. `scope`: where
+/// Run a search tool call to its JSON answer; `true` with an error envelope. `under`: where
 /// a forwarding stdio server stands under its live gate, whose rules the search obeys too.
 pub(crate) async fn run(
     searches: &Searches,
     gate: &Gate,
-    scope: Option<&GateScope>,
+    under: Option<&Under>,
     tool: ToolName,
     arguments: &Map<String, Value>,
     cancel: CancellationToken,
@@ -196,7 +214,7 @@ pub(crate) async fn run(
         }
         Err(e) => return (Envelope::error(&e, &[], false).to_value(), true),
     };
-    let searcher = match searches.get(gate, scope) {
+    let searcher = match searches.get(gate, under) {
         Ok(s) => s,
         Err(e) => return (Envelope::error(&e, &[], false).to_value(), true),
     };
@@ -235,11 +253,13 @@ mod tests {
         };
         let theirs =
             Config::parse("[[rules]]\nglob = \"sub/secrets/**\"\naction = \"deny\"\n").unwrap();
-        let made: Made = Some((scope.clone(), theirs));
+        let made: Made = Some((scope.clone(), theirs, vec!["sub/notes/*.txt".into()]));
         let keep = keep_of(own.clone(), &made, Some(&UserConfig::default())).unwrap();
         assert!(keep("src/a.rs"));
         assert!(!keep("secrets/key.txt"), "the gate's rule");
         assert!(!keep("mine/x.rs"), "its own rule");
+        assert!(!keep("notes/a.txt"), "a deny rule its reviewer added");
+        assert!(keep("notes/a.md"));
         // Without the user's config the gate's rules are unknown: no search at all.
         let e = keep_of(own.clone(), &made, None).err().unwrap();
         assert_eq!(e.code, ErrorCode::FsError);

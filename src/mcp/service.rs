@@ -146,10 +146,15 @@ impl Dispatcher {
             Ok(s) => s,
             Err(e) => return (Envelope::error(&e, &[], false).to_value(), true),
         };
+        let deny = match self.gate_deny(scope.as_ref()).await {
+            Ok(d) => d,
+            Err(e) => return (Envelope::error(&e, &[], false).to_value(), true),
+        };
+        let under = scope.map(|s| super::search::Under { scope: s, deny });
         super::search::run(
             &self.inner.searches,
             &self.inner.gate,
-            scope.as_ref(),
+            under.as_ref(),
             tool,
             arguments,
             cancel,
@@ -177,6 +182,27 @@ impl Dispatcher {
                 format!(
                     "the rules of the gate at {} cannot be applied: {e}",
                     live.url
+                ),
+            )
+        })
+    }
+
+    /// Under a live gate (`scope`), the `deny` globs its reviewer added, read from it anew for
+    /// each search; when the gate is connected but does not answer the read, an error: the
+    /// search fails closed (docs/DESIGN.md §7). A gate that never answered has none to give.
+    async fn gate_deny(&self, scope: Option<&GateScope>) -> Result<Vec<String>, Error> {
+        if scope.is_none() {
+            return Ok(Vec::new());
+        }
+        let Some(f) = self.remote().await else {
+            return Ok(Vec::new());
+        };
+        f.added_deny().await.map_err(|e| {
+            Error::new(
+                ErrorCode::FsError,
+                format!(
+                    "the rules the gate's reviewer added cannot be read ({e}); nothing was \
+                     searched — search again once the gate answers"
                 ),
             )
         })

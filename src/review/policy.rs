@@ -294,13 +294,40 @@ impl Policy {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         added.retain(|r| r.glob != rule.glob);
         if added.len() >= MAX_ADDED_RULES {
-            return Err(Error::invalid_input(format!(
-                "this gate holds {MAX_ADDED_RULES} added rules already; restart it to begin \
-                 again (rules added to your config stay)"
-            )));
+            return Err(Self::no_room());
         }
         added.insert(0, compiled);
         Ok(())
+    }
+
+    /// Whether [`Policy::add`] would take a rule for `glob` now: one for a glob already added
+    /// replaces it; a new one needs room under [`MAX_ADDED_RULES`].
+    pub fn has_room(&self, glob: &str) -> bool {
+        let added = self
+            .added
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        added.len() < MAX_ADDED_RULES || added.iter().any(|r| r.glob == glob)
+    }
+
+    /// The globs of the added `deny` rules, newest first (what a forwarding stdio server's
+    /// search obeys beside the configs it reads itself).
+    pub fn added_deny_globs(&self) -> Vec<String> {
+        self.added
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .filter(|r| r.action == RuleAction::Deny)
+            .map(|r| r.glob.clone())
+            .collect()
+    }
+
+    /// The refusal of a rule past [`MAX_ADDED_RULES`].
+    pub fn no_room() -> Error {
+        Error::invalid_input(format!(
+            "this gate holds {MAX_ADDED_RULES} added rules already; restart it to begin again \
+             (rules added to your config stay)"
+        ))
     }
 
     /// What names the root-relative paths `glob` covers (nothing, for an invalid one).

@@ -94,11 +94,15 @@ impl Gate {
         }
     }
 
-    /// Add `rule` (docs/DESIGN.md §4): checked; a `user` rule written to the user's config
+    /// Add `rule` (docs/DESIGN.md §4): checked, room for it made sure of; a `user` rule written to the user's config
     /// first; then part of this gate's policy, and every pending review it names decided
     /// again ([`Gate::decide_by_rules`]).
     pub fn add_rule(&self, rule: &NewRule) -> Result<RuleAdded> {
         check_glob(&rule.glob)?;
+        // Refused before the user's config is written, so a refusal adds nothing anywhere.
+        if !self.policy().has_room(&rule.glob) {
+            return Err(Policy::no_room());
+        }
         let config_rule = RuleConfig {
             glob: rule.glob.clone(),
             action: rule.action,

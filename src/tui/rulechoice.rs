@@ -58,25 +58,25 @@ pub enum Step {
 }
 
 /// The globs made from root-relative `paths`: every file, then every folder (`dir/**`), then
-/// every extension (`**/*.ext`), each once, glob characters in names escaped.
+/// every extension (`**/*.ext`), each once, glob characters in names escaped ([`escape`]).
 pub(crate) fn globs_of(paths: &[String]) -> Vec<String> {
     let mut files = Vec::new();
     let mut dirs = Vec::new();
     let mut exts = Vec::new();
     for path in paths {
-        files.push(globset::escape(path));
+        files.push(escape(path));
         let (dir, name) = match path.rsplit_once('/') {
             Some((dir, name)) => (Some(dir), name),
             None => (None, path.as_str()),
         };
         if let Some(dir) = dir.filter(|d| !d.is_empty()) {
-            dirs.push(format!("{}/**", globset::escape(dir)));
+            dirs.push(format!("{}/**", escape(dir)));
         }
         if let Some((stem, ext)) = name.rsplit_once('.')
             && !stem.is_empty()
             && !ext.is_empty()
         {
-            exts.push(format!("**/*.{}", globset::escape(ext)));
+            exts.push(format!("**/*.{}", escape(ext)));
         }
     }
     let mut out: Vec<String> = Vec::new();
@@ -86,6 +86,12 @@ pub(crate) fn globs_of(paths: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// `text` as a glob that matches it alone: `globset::escape` for its wildcards, and `\` (an escape
+/// character to globset on Unix, which `globset::escape` leaves alone) doubled first.
+fn escape(text: &str) -> String {
+    globset::escape(&text.replace('\\', "\\\\"))
 }
 
 impl RuleChoice {
@@ -194,6 +200,21 @@ mod tests {
             vec!["Makefile", ".env"]
         );
         assert!(RuleChoice::new("r", &[]).is_none());
+    }
+
+    /// Regression: a `\` in a path was left as globset's escape character, so the "this
+    /// file" glob of `a\*b` was `a\[*]b`, matching `a*b` and not the file itself.
+    #[test]
+    fn a_backslash_in_a_path_makes_a_glob_for_that_file_alone() {
+        let globs = globs_of(&[r"d\x/a\*b".to_string()]);
+        let file = crate::review::policy::Policy::matcher(&globs[0]);
+        assert!(file(r"d\x/a\*b"), "{globs:?}");
+        for other in [r"d\x/a\xb", "d\\x/a*b", r"dx/a\*b", r"d\x/a\\*b"] {
+            assert!(!file(other), "{} covers {other}", globs[0]);
+        }
+        let dir = crate::review::policy::Policy::matcher(&globs[1]);
+        assert!(dir(r"d\x/other"), "{globs:?}");
+        assert!(!dir("dx/other"), "{globs:?}");
     }
 
     #[test]

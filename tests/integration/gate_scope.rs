@@ -105,6 +105,37 @@ async fn search_under_a_gate_obeys_the_gates_deny_rules() {
     c.cancel().await.unwrap();
 }
 
+/// Regression (review of issue 39 item 1): a `deny` rule a reviewer added for the session
+/// lived only in the gate's memory, and a forwarding stdio server's search (which had made
+/// its searcher from the configs alone, and kept it) still named the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_deny_the_reviewer_adds_reaches_a_forwarding_servers_search_at_once() {
+    let p = gated_project();
+    let sub = under(&p, "sub");
+    let gate = Gate::start(&p, &["--policy", "gate"]);
+    let c = stdio(&sub, &[], Recorder::default()).await;
+    let open = sub.root.join("src/normal.rs").display().to_string();
+    let v = call(&c, "agentic_search", json!({"query": OPEN_WORD})).await;
+    assert!(named(&v).contains(&open), "found before the rule: {v}");
+
+    let (status, added) = gate
+        .api_status(
+            reqwest::Method::POST,
+            "/api/rules",
+            Some(json!({"glob": "sub/src/**", "action": "deny", "scope": "session"})),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{added}");
+    for tool in ["agentic_search", "fast_search", "agentic_retrieval"] {
+        let v = call(&c, tool, json!({"query": OPEN_WORD})).await;
+        assert!(
+            !v.to_string().contains("normal.rs"),
+            "{tool} after the rule: {v}"
+        );
+    }
+    c.cancel().await.unwrap();
+}
+
 /// Regression (issue item 4, with a model): the search model of a stdio server under a gate
 /// is never shown a file the gate denies, whether it asks for it by name or greps for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -303,3 +303,38 @@ async fn pending_reviews_a_new_rule_covers_are_decided_by_it_but_a_syntax_error_
     let again = patch(&gate, "secret.txt", "keep", "gone").await;
     assert_eq!(again["code"], "DENIED_BY_RULE", "{again}");
 }
+
+/// Regression (review of item 1): a `user` rule past the gate's cap of added rules was
+/// written to the user's config and then refused by the gate; now it is refused first and
+/// the config is left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_rule_refused_for_want_of_room_leaves_the_users_config_alone() {
+    let p = Project::new();
+    let before = "# mine\npolicy = \"gate\"\n";
+    std::fs::write(user_config(&p), before).unwrap();
+    let gate = Gate::start(&p, &[]);
+    for n in 0..patchgate::review::policy::MAX_ADDED_RULES {
+        let (status, v) = add_rule(
+            &gate,
+            json!({"glob": format!("full/{n}/**"), "action": "deny", "scope": "session"}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{n}: {v}");
+    }
+    let (status, v) = add_rule(
+        &gate,
+        json!({"glob": "late/**", "action": "auto", "scope": "user"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    assert!(v.to_string().contains("added rules already"), "{v}");
+    assert_eq!(std::fs::read_to_string(user_config(&p)).unwrap(), before);
+    assert!(rules_from(&gate, "user").await.is_empty());
+    // A glob already added still replaces its rule.
+    let (status, v) = add_rule(
+        &gate,
+        json!({"glob": "full/0/**", "action": "gate", "scope": "session"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+}

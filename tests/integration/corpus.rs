@@ -218,7 +218,8 @@ fn eval_lazy_on_model_snippets_meets_the_bars() {
     assert_eq!(s["lost_code"], 0.0, "{stdout}");
     assert_eq!(s["declines"], 9.0, "{stdout}");
     assert_eq!(s["declined"], s["declines"], "{stdout}");
-    unseen_flags_hold(&stdout, &s, 10.8);
+    // 10.8 -> 10.9: one right merge fewer (refused), the same 10 flagged.
+    unseen_flags_hold(&stdout, &s, 10.9);
 }
 
 #[test]

@@ -194,18 +194,7 @@ impl Forwarder {
             .build()
             .map_err(|e| e.to_string())?;
         let base = d.url.trim_end_matches('/').to_string();
-        let info: Info = http
-            .get(format!("{base}/api/info"))
-            .bearer_auth(&d.token)
-            .timeout(INFO_TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?
-            .error_for_status()
-            .map_err(|e| e.to_string())?
-            .json()
-            .await
-            .map_err(|e| e.to_string())?;
+        let info = read_info(&http, &base, &d.token).await?;
         let scope = GateScope::new(&info.root, base_dir)?;
         let root = Root::new(base_dir).map_err(|e| e.message)?;
         let link = open_link(&http, &base, &d.token).await.map(Arc::new);
@@ -236,20 +225,7 @@ impl Forwarder {
     /// The globs of the `deny` rules the gate's reviewer added (`GET /api/info`, read anew
     /// on each call); an error when the gate does not answer.
     pub(crate) async fn added_deny(&self) -> Result<Vec<String>, String> {
-        let info: Info = self
-            .http
-            .get(format!("{}/api/info", self.base))
-            .bearer_auth(&self.token)
-            .timeout(INFO_TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?
-            .error_for_status()
-            .map_err(|e| e.to_string())?
-            .json()
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(info.deny)
+        Ok(read_info(&self.http, &self.base, &self.token).await?.deny)
     }
 
     /// Where this server stands under the gate.
@@ -390,6 +366,21 @@ impl Forwarder {
             )
             .await;
     }
+}
+
+/// The gate's `GET /api/info` with the agents' token.
+async fn read_info(http: &reqwest::Client, base: &str, token: &str) -> Result<Info, String> {
+    http.get(format!("{base}/api/info"))
+        .bearer_auth(token)
+        .timeout(INFO_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?
+        .error_for_status()
+        .map_err(|e| e.to_string())?
+        .json()
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 //!
 //! `cargo bench --bench gate_edits` (`-- --edits N` to change the count).
 
+mod common;
+use common::arg;
 use std::time::{Duration, Instant};
 
 use patchgate::mcp::http::{HttpOptions, Running, start};
@@ -23,15 +25,6 @@ const TOKEN: &str = "bench-token";
 
 /// The edits of each run unless `--edits N`.
 const EDITS: usize = 12;
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// One function of the file, `tweak` appended to its first statement.
 fn function(i: usize, tweak: &str) -> String {

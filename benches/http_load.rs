@@ -6,6 +6,8 @@
 //!
 //! `cargo bench --bench http_load` (`-- --clients N --edits N` to change the load).
 
+mod common;
+use common::arg;
 use std::time::{Duration, Instant};
 
 use patchgate::mcp::http::{HttpOptions, Running, start};
@@ -19,15 +21,6 @@ use patchgate::workspace::config::{Config, PolicyName};
 use serde_json::json;
 
 const TOKEN: &str = "bench-token";
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 async fn gate(dir: &std::path::Path, nodelay: bool) -> (Running, Journal) {
     let ws = Workspace::new(dir, Config::default()).unwrap();

@@ -1,4 +1,5 @@
-//! What several benchmarks share: a generated Rust-like source file, and the quick mode.
+//! What several benchmarks share: a generated Rust-like source file, the quick mode, and
+//! numeric options (`--name N`).
 
 // Each bench uses what it needs of these.
 #![allow(dead_code)]
@@ -21,4 +22,14 @@ pub(crate) fn rust_source(bytes: usize, head: &str) -> String {
 /// not depend on the machine's speed (growth exponents, memory), never absolute times.
 pub(crate) fn quick() -> bool {
     std::env::args().any(|a| a == "--quick") || std::env::var_os("PATCHGATE_BENCH_QUICK").is_some()
+}
+
+/// The number after `name` on the command line, else `default`.
+pub(crate) fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }

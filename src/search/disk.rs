@@ -206,13 +206,18 @@ pub(crate) fn encode(format: u32, root: &Path, index: &Index, skipped: &Skipped)
         pages,
     };
     let head = postcard_bytes(&head);
+    framed(format, &head, &body)
+}
+
+/// The file: its prefix (magic, format, the head's length and digest), the head, the body.
+fn framed(format: u32, head: &[u8], body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(PREFIX_BYTES as usize + head.len() + body.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&format.to_le_bytes());
     out.extend_from_slice(&(head.len() as u64).to_le_bytes());
-    out.extend_from_slice(&head_digest(format, &head));
-    out.extend_from_slice(&head);
-    out.extend_from_slice(&body);
+    out.extend_from_slice(&head_digest(format, head));
+    out.extend_from_slice(head);
+    out.extend_from_slice(body);
     out
 }
 
@@ -565,14 +570,7 @@ pub(crate) mod forge {
         let mut head: Head = postcard::from_bytes(&bytes[start..start + head_len]).unwrap();
         let mut body = bytes[start + head_len..].to_vec();
         edit(&mut head, &mut body);
-        let head = postcard::to_stdvec(&head).unwrap();
-        let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&format.to_le_bytes());
-        out.extend_from_slice(&(head.len() as u64).to_le_bytes());
-        out.extend_from_slice(&head_digest(format, &head));
-        out.extend_from_slice(&head);
-        out.extend_from_slice(&body);
-        out
+        framed(format, &postcard::to_stdvec(&head).unwrap(), &body)
     }
 
     /// The head saying there are `words` words.

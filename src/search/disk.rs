@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::index::{FileEntry, Index, Kind, UnitEntry};
+use super::listing::Listing;
 use super::source::{Damaged, Posted, Source, Span};
 
 /// The first bytes of a saved index.
@@ -92,6 +93,7 @@ struct Head {
     files: Vec<FileHead>,
     skipped: Vec<(String, i64, u64)>,
     pages: Vec<PageRef>,
+    listing: Listing,
 }
 
 /// Files seen and not indexed, with their stamps.
@@ -107,6 +109,8 @@ pub(crate) struct Whole {
     pub index: Index,
     /// The skipped files.
     pub skipped: Skipped,
+    /// What the walk that made it saw.
+    pub listing: Listing,
 }
 
 fn postcard_bytes<T: Serialize>(value: &T) -> Vec<u8> {
@@ -159,8 +163,15 @@ fn write_pages(index: &Index, body: &mut Vec<u8>) -> Vec<PageRef> {
     pages
 }
 
-/// The bytes of `index` (finished) of `root` in `format`, with the `skipped` files.
-pub(crate) fn encode(format: u32, root: &Path, index: &Index, skipped: &Skipped) -> Vec<u8> {
+/// The bytes of `index` (finished) of `root` in `format`, with the `skipped` files and what
+/// the walk saw.
+pub(crate) fn encode(
+    format: u32,
+    root: &Path,
+    index: &Index,
+    skipped: &Skipped,
+    listing: &Listing,
+) -> Vec<u8> {
     let mut body = Vec::new();
     let pages = write_pages(index, &mut body);
     let files = index
@@ -204,6 +215,7 @@ pub(crate) fn encode(format: u32, root: &Path, index: &Index, skipped: &Skipped)
         files,
         skipped,
         pages,
+        listing: listing.clone(),
     };
     let head = postcard_bytes(&head);
     framed(format, &head, &body)
@@ -450,6 +462,7 @@ impl<'a> Opened<'a> {
             root: self.head.root.clone(),
             index: Index::from_parts(words, files),
             skipped,
+            listing: self.head.listing.clone(),
         })
     }
 }
@@ -474,6 +487,11 @@ impl Lazy {
         let size = f.metadata().ok()?.len();
         let opened = Opened::open(Bytes::File(f), size).ok()?;
         (opened.format == format && opened.head.root == root).then_some(Lazy { opened })
+    }
+
+    /// What the walk that made the index saw.
+    pub(crate) fn listing(&self) -> &Listing {
+        &self.opened.head.listing
     }
 
     /// Whether `found` (path, modification time, size) is exactly what the index holds:
@@ -655,7 +673,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("root");
         let file = dir.path().join("ix.index");
-        let bytes = encode(7, &root, &ix, &Skipped::new());
+        let bytes = encode(7, &root, &ix, &Skipped::new(), &Listing::default());
         std::fs::write(&file, &bytes).unwrap();
         let lazy = Lazy::open(&file, 7, &root).unwrap();
         assert!(lazy.opened.head.pages.len() > 3, "several pages");
@@ -694,7 +712,7 @@ mod tests {
         let ix = index();
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("ix.index");
-        let good = encode(7, dir.path(), &ix, &Skipped::new());
+        let good = encode(7, dir.path(), &ix, &Skipped::new(), &Listing::default());
         let words = ix.words().len() as u32;
         assert_eq!(decode(&forge::words(&good, words)).unwrap().format, 7);
         let opened = |bytes: &[u8]| {
@@ -731,7 +749,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("ix.index");
         let skipped = Skipped::from([("logo.png".to_string(), (5, 6))]);
-        std::fs::write(&file, encode(7, dir.path(), &ix, &skipped)).unwrap();
+        std::fs::write(
+            &file,
+            encode(7, dir.path(), &ix, &skipped, &Listing::default()),
+        )
+        .unwrap();
         let lazy = Lazy::open(&file, 7, dir.path()).unwrap();
         let mut found: Vec<(String, i64, u64)> = ix
             .files()

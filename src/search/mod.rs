@@ -10,6 +10,7 @@ pub(crate) mod disk;
 pub mod eval;
 pub mod explore;
 pub mod index;
+pub(crate) mod listing;
 pub mod rank;
 pub mod retrieval;
 pub(crate) mod source;

@@ -2,30 +2,31 @@
 //! `.gitignore`, `.ignore` and git's excludes hold, even outside a git checkout; hidden files
 //! and symlinks are not followed), files over [`MAX_FILE_BYTES`] and binaries are skipped,
 //! secrets (`.env*`, keys, credential stores, `.git`) are never indexed whatever the ignore
-//! files whitelist, and only files whose modification time or size changed are read again. The index is kept
-//! in the state directory in the layout of [`disk`], written atomically, so a killed process
+//! files whitelist, and only files whose modification time or size changed are read again.
+//! The walk is recorded ([`listing`]): while its record still holds by stats alone, no walk
+//! is done again. The index is kept in the state directory in the layout of [`disk`], written atomically, so a killed process
 //! leaves the last whole index; a process answering one query reads a fresh one on demand
 //! ([`Store::answer_saved`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use super::disk::{self, Lazy};
 use super::index::Index;
+use super::listing::{self, Listing};
 use super::rank::{self, Hit};
 use crate::error::Result;
 use crate::workspace::fs;
 use crate::workspace::io_error::io_error;
 use crate::workspace::paths::Root;
-use crate::workspace::secrets::is_secret;
 use crate::workspace::state;
 
 /// Files larger than this are not indexed.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Bump when the index's format or analysis changes: an older file is rebuilt.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 
 /// A file the walk found.
 #[derive(Debug, Clone)]
@@ -44,6 +45,8 @@ struct Saved {
     /// Files seen and not indexed (binary, unreadable), with their stamps, so they are not
     /// read again until they change.
     skipped: HashMap<String, (i64, u64)>,
+    /// What the last walk saw, so a query can tell by stats alone that nothing changed.
+    listing: Listing,
 }
 
 /// What a refresh did.
@@ -78,48 +81,24 @@ fn index_file(root: &Path) -> PathBuf {
         .join(format!("{}.index", state::root_key(root)))
 }
 
-fn stamp(meta: &std::fs::Metadata) -> i64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+/// The files of a walk's `listing` a search may see (`keep`, and not over
+/// [`MAX_FILE_BYTES`]), sorted by path.
+fn visible(listing: &[listing::Found], keep: &dyn Fn(&str) -> bool) -> Vec<Found> {
+    listing
+        .iter()
+        .filter(|f| f.stamp.size <= MAX_FILE_BYTES && keep(&f.rel))
+        .map(|f| Found {
+            rel: f.rel.clone(),
+            mtime_ns: f.stamp.mtime_ns,
+            size: f.stamp.size,
+        })
+        .collect()
 }
 
-/// The files under `root` a search may see, sorted by path.
-fn walk(root: &Path, keep: &dyn Fn(&str) -> bool) -> Vec<Found> {
-    let mut out = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .follow_links(false)
-        .require_git(false)
-        .build();
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        let rel: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        let rel = rel.join("/");
-        if rel.is_empty() || fs::is_temp_name(&rel) || is_secret(&rel) || !keep(&rel) {
-            continue;
-        }
-        let Ok(meta) = entry.metadata() else { continue };
-        if meta.len() > MAX_FILE_BYTES {
-            continue;
-        }
-        out.push(Found {
-            rel,
-            mtime_ns: stamp(&meta),
-            size: meta.len(),
-        });
-    }
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    out
+/// The files under `root` a search may see, sorted by path, and the walk's record.
+fn walk(root: &Path, keep: &dyn Fn(&str) -> bool) -> (Vec<Found>, Listing) {
+    let listing = listing::walk(root);
+    (visible(listing.files(), keep), listing)
 }
 
 /// A file's text when it is text: no NUL byte in its first 8 KiB, decoded lossily.
@@ -134,7 +113,13 @@ fn text_of(bytes: &[u8]) -> Option<String> {
 /// The bytes kept on disk for `saved` (see [`disk`]: each block with its SHA-256, so a
 /// damaged file, a flipped byte or a torn write, is noticed and rebuilt, never trusted).
 fn encode(saved: &Saved) -> Vec<u8> {
-    disk::encode(saved.format, &saved.root, &saved.index, &saved.skipped)
+    disk::encode(
+        saved.format,
+        &saved.root,
+        &saved.index,
+        &saved.skipped,
+        &saved.listing,
+    )
 }
 
 /// What [`encode`] wrote, when it is whole.
@@ -145,6 +130,7 @@ fn decode(bytes: &[u8]) -> Option<Saved> {
         root: whole.root,
         index: whole.index,
         skipped: whole.skipped,
+        listing: whole.listing,
     })
 }
 
@@ -200,10 +186,11 @@ impl Store {
     }
 
     /// The hits for `query` straight from the saved index, read on demand, when this store
-    /// has not read it yet and it is fresh (the walk finds exactly the files it holds, with
-    /// their stamps); `None` when it must be read whole and brought up to date first (also
-    /// when a block of it is damaged: the refresh then rebuilds it). With the number of
-    /// files indexed.
+    /// has not read it yet and it is fresh: the walk it recorded still holds by stats alone
+    /// (no directory, file or ignore file changed since) and its files `keep` allows are
+    /// exactly the files the index holds, with their stamps; `None` when it must be read
+    /// whole and brought up to date first (also when a block of it is damaged: the refresh
+    /// then rebuilds it). With the number of files indexed.
     pub fn answer_saved(
         &mut self,
         keep: &dyn Fn(&str) -> bool,
@@ -215,7 +202,7 @@ impl Store {
         }
         let file = self.file.as_deref()?;
         let lazy = Lazy::open(file, FORMAT, self.root.path())?;
-        let found = walk(self.root.path(), keep);
+        let found = visible(lazy.listing().replay(self.root.path())?, keep);
         if !lazy.is_fresh(found.iter().map(|f| (f.rel.as_str(), f.mtime_ns, f.size))) {
             return None;
         }
@@ -237,7 +224,14 @@ impl Store {
                 touch(f);
             }
         }
-        let found = walk(self.root.path(), keep);
+        // The last walk, when it still holds by stats alone, spares the walk.
+        let (found, listing) = match self.saved.listing.replay(self.root.path()) {
+            Some(files) => (visible(files, keep), None),
+            None => {
+                let (found, listing) = walk(self.root.path(), keep);
+                (found, Some(listing))
+            }
+        };
         let stale: Vec<&Found> = found
             .iter()
             .filter(|f| {
@@ -268,9 +262,19 @@ impl Store {
                 total -= 1;
             }
         }
+        // A new record is kept when the walk saw other stamps (a directory's, an ignore
+        // file's) or the last one was too fresh to trust and this one is not.
+        let relisted = listing.is_some_and(|listing| {
+            let other = !listing.same_as(&self.saved.listing)
+                || listing.is_settled() != self.saved.listing.is_settled();
+            self.saved.listing = listing;
+            other
+        });
         if read > 0 || removed > 0 {
             progress(done, total);
             self.saved.index.finish();
+        }
+        if read > 0 || removed > 0 || relisted {
             self.save();
         }
         Refresh {
@@ -459,14 +463,14 @@ mod tests {
     /// file does not have. The other formats and root hold a lie (other text under the real
     /// files' stamps) with right digests: only the checks after the digests keep it out.
     fn damaged_files(good: &[u8], root: &Path) -> Vec<(&'static str, Vec<u8>)> {
-        let found = walk(root, &|_| true);
+        let (found, _) = walk(root, &|_| true);
         let lie = |format: u32, root: PathBuf| {
             let mut index = Index::new();
             for f in &found {
                 index.add(&f.rel, f.mtime_ns, f.size, "def zeta_lie():\n    pass\n");
             }
             index.finish();
-            disk::encode(format, &root, &index, &HashMap::new())
+            disk::encode(format, &root, &index, &HashMap::new(), &Listing::default())
         };
         let forged = |damage: &dyn Fn(&mut Index)| {
             let mut saved = decode(good).unwrap();
@@ -611,6 +615,8 @@ mod tests {
             open().answer_saved(&|_| true, "alpha", 5).is_none(),
             "none saved"
         );
+        // A walk just after the files were written is not trusted (`listing`): past it.
+        std::thread::sleep(std::time::Duration::from_millis(120));
         let mut first = open();
         first.refresh(&|_| true, &mut |_, _| {});
         let want = rank::rank(first.index(), "alpha beta", 5, &|_| true);

@@ -1,0 +1,472 @@
+//! The walk of a root, and its record: what the walk saw (every directory and file with its
+//! stamps, and the stamps of every ignore file that shaped it), so that a later query can
+//! tell by stats alone, without listing a directory or reading an ignore file, whether a walk
+//! now would see the same files ([`Listing::replay`]).
+//!
+//! Why stats suffice: a file added, removed or renamed changes its directory's stamp; a file
+//! changed changes its own; an ignore rule changed changes its file's stamp (or, for one
+//! added or removed in a walked directory, the directory's). The stamp is the status-change
+//! time on Unix (set by the kernel on every change, never by `touch`), with the modification
+//! time and size. A stamp too close to the walk's start (a change in the same clock tick
+//! could leave it as it was) is not trusted: the record is then unsettled, and a query walks.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use serde::{Deserialize, Serialize};
+
+use crate::workspace::fs;
+use crate::workspace::secrets::is_secret;
+
+/// A stamp this close before the walk's start is not trusted, on a file system that keeps
+/// sub-second times (the kernel's clock for file times lags by a tick, 10 ms at most).
+const FINE_MARGIN_NS: i64 = 50_000_000;
+/// The same, on one that keeps whole seconds or two (a stamp with no sub-second part).
+const COARSE_MARGIN_NS: i64 = 2_000_000_000;
+/// The files in a directory whose stamps decide what the walk ignores there (`.git`: its
+/// excludes).
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".git"];
+
+/// A file's or directory's stamps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Stamp {
+    /// Modification time, ns since the epoch.
+    pub mtime_ns: i64,
+    /// Status-change time, ns since the epoch.
+    pub ctime_ns: i64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// Nanoseconds since the epoch of a time in seconds and nanoseconds.
+fn ns(secs: i64, nsec: i64) -> i64 {
+    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+            size: meta.len(),
+        }
+    }
+
+    // The field types differ from one architecture to another.
+    #[allow(clippy::unnecessary_cast)]
+    fn of_stat(st: &rustix::fs::Stat) -> Stamp {
+        Stamp {
+            mtime_ns: ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
+            ctime_ns: ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
+            size: u64::try_from(st.st_size).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// Whether a change after `start` could have left this stamp as it is.
+    fn is_racy(&self, start: i64) -> bool {
+        let latest = self.mtime_ns.max(self.ctime_ns);
+        let margin = if latest % 1_000_000_000 == 0 {
+            COARSE_MARGIN_NS
+        } else {
+            FINE_MARGIN_NS
+        };
+        latest >= start.saturating_sub(margin)
+    }
+}
+
+/// The stamps of `path` itself (a link is not followed), when it is there.
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    std::fs::symlink_metadata(path).ok().map(|m| Stamp::of(&m))
+}
+
+/// A file the walk found: its root-relative path and stamps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Found {
+    /// Root-relative, `/`-separated.
+    pub rel: String,
+    /// Its stamps.
+    pub stamp: Stamp,
+}
+
+/// A directory the walk listed, with the ignore files in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Dir {
+    /// Root-relative, `/`-separated (the root is `""`).
+    rel: String,
+    stamp: Stamp,
+    /// Its ignore files there ([`IGNORE_FILES`]), by name, with their stamps (one added or
+    /// removed changes the directory's stamp).
+    ignores: Vec<(String, Stamp)>,
+}
+
+/// What a walk saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Listing {
+    /// When the walk started, ns since the epoch.
+    started_ns: i64,
+    /// Every directory walked.
+    dirs: Vec<Dir>,
+    /// Every file the walk gave (hidden files, links, secrets and temporary files left out),
+    /// sorted by path.
+    files: Vec<Found>,
+    /// The other files that shaped the walk, by absolute path, with their stamps (`None`:
+    /// not there): the ignore files above the root, git's excludes of every checkout met,
+    /// git's global configs and default excludes file.
+    others: Vec<(String, Option<Stamp>)>,
+    /// The global excludes file git's configs named when the walk was done.
+    excludes: Option<(String, Option<Stamp>)>,
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// `rel` as a root-relative `/`-separated path.
+fn rel_of(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Some(parts.join("/"))
+}
+
+/// `root` joined with a root-relative path.
+fn under(root: &Path, rel: &str) -> PathBuf {
+    if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    }
+}
+
+/// Walk `root` with the `ignore` crate (`.gitignore`, `.ignore` and git's excludes hold even
+/// outside a git checkout; hidden files and links are not followed): its record.
+pub(crate) fn walk(root: &Path) -> Listing {
+    let started_ns = now_ns();
+    let mut listing = Listing {
+        started_ns,
+        ..Listing::default()
+    };
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .follow_links(false)
+        .require_git(false)
+        .build();
+    for entry in walker.flatten() {
+        let Some(rel) = rel_of(root, entry.path()) else {
+            continue;
+        };
+        let Some(kind) = entry.file_type() else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else { continue };
+        let stamp = Stamp::of(&meta);
+        if kind.is_dir() {
+            let dir = under(root, &rel);
+            let ignores = IGNORE_FILES
+                .iter()
+                .filter_map(|n| Some((n.to_string(), stamp_of(&dir.join(n))?)))
+                .collect();
+            listing.dirs.push(Dir {
+                rel,
+                stamp,
+                ignores,
+            });
+        } else if kind.is_file() && !rel.is_empty() && !fs::is_temp_name(&rel) && !is_secret(&rel) {
+            listing.files.push(Found { rel, stamp });
+        }
+    }
+    listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    listing.others = others(root, &listing.dirs);
+    listing.excludes = ignore::gitignore::gitconfig_excludes_path().map(|p| {
+        let stamp = stamp_of(&p);
+        (p.to_string_lossy().into_owned(), stamp)
+    });
+    listing
+}
+
+/// The files other than a walked directory's own ignore files that shape a walk of `root`
+/// (see [`Listing::others`]).
+fn others(root: &Path, dirs: &[Dir]) -> Vec<(String, Option<Stamp>)> {
+    let mut out = Vec::new();
+    let mut add = |path: PathBuf| {
+        let stamp = stamp_of(&path);
+        out.push((path.to_string_lossy().into_owned(), stamp));
+    };
+    let absolute = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    for dir in absolute.ancestors().skip(1) {
+        for name in IGNORE_FILES {
+            add(dir.join(name));
+        }
+        git_excludes(dir, &mut add);
+    }
+    for d in dirs
+        .iter()
+        .filter(|d| d.ignores.iter().any(|(n, _)| n == ".git"))
+    {
+        git_excludes(&under(root, &d.rel), &mut add);
+    }
+    for p in global_files() {
+        add(p);
+    }
+    out
+}
+
+/// The files that decide git's excludes of the checkout at `dir`, when `.git` is there: its
+/// `info/exclude`, or for a linked checkout (`.git` a file naming its git directory) that
+/// directory's `commondir` and the common directory's `info/exclude`.
+fn git_excludes(dir: &Path, add: &mut dyn FnMut(PathBuf)) {
+    let dot_git = dir.join(".git");
+    let Ok(meta) = std::fs::metadata(&dot_git) else {
+        return;
+    };
+    if meta.is_dir() {
+        add(dot_git.join("info/exclude"));
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(&dot_git) else {
+        return;
+    };
+    let Some(git_dir) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
+        return;
+    };
+    let git_dir = PathBuf::from(git_dir);
+    add(git_dir.join("commondir"));
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir"))
+        && let Some(line) = common.lines().next()
+    {
+        let common = if line.starts_with('.') {
+            git_dir.join(line)
+        } else {
+            PathBuf::from(line)
+        };
+        add(common.join("info/exclude"));
+    }
+}
+
+/// Git's global configs (which may name an excludes file) and its default excludes file.
+fn global_files() -> Vec<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = env("HOME");
+    let xdg = env("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let mut out = Vec::new();
+    out.extend(env("GIT_CONFIG_GLOBAL"));
+    out.extend(home.map(|h| h.join(".gitconfig")));
+    if let Some(git) = xdg.map(|x| x.join("git")) {
+        out.extend([git.join("config"), git.join("ignore")]);
+    }
+    out.push(env("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
+    out
+}
+
+/// A directory opened to stat its entries by name (no link followed, `root`-relative
+/// `rel`), with its own stamps.
+fn open_dir(root: &Path, rel: &str) -> Option<(rustix::fd::OwnedFd, Stamp)> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(under(root, rel), flags, Mode::empty()).ok()?;
+    let stamp = Stamp::of_stat(&rustix::fs::fstat(&fd).ok()?);
+    Some((fd, stamp))
+}
+
+/// Whether `name` in the directory `dir` has `stamp` (a link is not followed).
+fn same_at(dir: &rustix::fd::OwnedFd, name: &str, stamp: &Stamp) -> bool {
+    rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| Stamp::of_stat(&st) == *stamp)
+}
+
+impl Listing {
+    /// The files the walk gave.
+    pub(crate) fn files(&self) -> &[Found] {
+        &self.files
+    }
+
+    /// Whether every stamp in it was taken long enough after the change it shows for a later
+    /// change to alter it.
+    pub(crate) fn is_settled(&self) -> bool {
+        let racy = |s: &Stamp| s.is_racy(self.started_ns);
+        let others = self.others.iter().chain(&self.excludes);
+        !self.files.iter().any(|f| racy(&f.stamp))
+            && !self
+                .dirs
+                .iter()
+                .any(|d| racy(&d.stamp) || d.ignores.iter().any(|(_, s)| racy(s)))
+            && !others
+                .into_iter()
+                .any(|(_, s)| s.as_ref().is_some_and(racy))
+    }
+
+    /// Whether `other` saw the same directories, files and ignore files with the same stamps
+    /// (when it started aside).
+    pub(crate) fn same_as(&self, other: &Listing) -> bool {
+        self.dirs == other.dirs
+            && self.files == other.files
+            && self.others == other.others
+            && self.excludes == other.excludes
+    }
+
+    /// The files a walk of `root` would give now, found by stats alone: `None` when the record
+    /// is unsettled or any stamp differs (a directory's, a file's or an ignore file's: the
+    /// walk must then be done).
+    pub(crate) fn replay(&self, root: &Path) -> Option<&[Found]> {
+        // A walk records the root at least: an empty record is no walk's.
+        if self.dirs.is_empty() || !self.is_settled() {
+            return None;
+        }
+        // Each directory opened once, its files and ignore files stated by name in it.
+        let mut by_dir: HashMap<&str, Vec<(&str, &Stamp)>> = HashMap::new();
+        for f in &self.files {
+            let (dir, name) = f.rel.rsplit_once('/').unwrap_or(("", &f.rel));
+            by_dir.entry(dir).or_default().push((name, &f.stamp));
+        }
+        for d in &self.dirs {
+            let (fd, stamp) = open_dir(root, &d.rel)?;
+            let files = by_dir.remove(d.rel.as_str()).unwrap_or_default();
+            let ignores = d.ignores.iter().map(|(n, s)| (n.as_str(), s));
+            if stamp != d.stamp
+                || !files
+                    .into_iter()
+                    .chain(ignores)
+                    .all(|(n, s)| same_at(&fd, n, s))
+            {
+                return None;
+            }
+        }
+        let excludes_same =
+            |(path, stamp): &(String, Option<Stamp>)| stamp_of(Path::new(path)) == *stamp;
+        let unchanged = by_dir.is_empty()
+            && others(root, &self.dirs) == self.others
+            && self.excludes.as_ref().is_none_or(excludes_same);
+        unchanged.then_some(self.files.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Past the fine margin, with room: a record made after it is settled.
+    const SETTLE: std::time::Duration = std::time::Duration::from_millis(120);
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// A root with files in two levels, walked once its stamps are settled.
+    fn settled() -> (tempfile::TempDir, Listing) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, ".gitignore", "build/\n");
+        write(d, "a.rs", "fn a() {}\n");
+        write(d, "src/b.rs", "fn b() {}\n");
+        write(d, "build/out.rs", "fn out() {}\n");
+        std::thread::sleep(SETTLE);
+        let listing = walk(d);
+        assert!(listing.is_settled());
+        (dir, listing)
+    }
+
+    /// A change made to a root, named.
+    type Change<'a> = (&'a str, &'a dyn Fn(&Path));
+
+    fn rels(files: &[Found]) -> Vec<&str> {
+        files.iter().map(|f| f.rel.as_str()).collect()
+    }
+
+    #[test]
+    fn an_unchanged_root_replays_as_its_walk() {
+        let (dir, listing) = settled();
+        let replayed = listing.replay(dir.path()).expect("nothing changed");
+        assert_eq!(rels(replayed), ["a.rs", "src/b.rs"]);
+        assert_eq!(replayed, walk(dir.path()).files());
+    }
+
+    #[test]
+    fn a_file_added_changed_or_removed_is_seen() {
+        let changes: [Change; 6] = [
+            ("added beside", &|d| write(d, "c.rs", "fn c() {}\n")),
+            ("added below", &|d| write(d, "src/c.rs", "fn c() {}\n")),
+            ("added in a new directory", &|d| {
+                write(d, "src/x/y/c.rs", "")
+            }),
+            ("changed, same size", &|d| {
+                write(d, "src/b.rs", "fn z() {}\n")
+            }),
+            ("removed", &|d| {
+                std::fs::remove_file(d.join("src/b.rs")).unwrap()
+            }),
+            ("renamed", &|d| {
+                std::fs::rename(d.join("src/b.rs"), d.join("src/c.rs")).unwrap()
+            }),
+        ];
+        for (what, change) in changes {
+            let (dir, listing) = settled();
+            change(dir.path());
+            assert!(listing.replay(dir.path()).is_none(), "{what}");
+        }
+    }
+
+    #[test]
+    fn an_ignore_file_changed_here_or_above_is_seen() {
+        let changes: [Change; 4] = [
+            ("edited", &|d| write(d, ".gitignore", "built/\n")),
+            ("added below", &|d| write(d, "src/.gitignore", "b.rs\n")),
+            ("added above", &|d| {
+                write(d.parent().unwrap(), ".ignore", "*.rs\n")
+            }),
+            ("git's excludes", &|d| {
+                write(d, ".git/info/exclude", "a.rs\n")
+            }),
+        ];
+        for (what, change) in changes {
+            let outer = tempfile::tempdir().unwrap();
+            let d = outer.path().join("root");
+            write(&d, ".gitignore", "build/\n");
+            write(&d, "a.rs", "fn a() {}\n");
+            write(&d, "src/b.rs", "fn b() {}\n");
+            std::fs::create_dir_all(d.join(".git/info")).unwrap();
+            std::thread::sleep(SETTLE);
+            let listing = walk(&d);
+            assert!(listing.replay(&d).is_some(), "{what}: unchanged");
+            change(&d);
+            assert!(listing.replay(&d).is_none(), "{what}");
+        }
+    }
+
+    #[test]
+    fn a_record_made_just_after_a_change_is_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a.rs", "fn a() {}\n");
+        let listing = walk(dir.path());
+        assert!(!listing.is_settled());
+        assert!(listing.replay(dir.path()).is_none());
+        assert!(Listing::default().replay(dir.path()).is_none(), "no walk's");
+    }
+
+    #[test]
+    fn a_stamp_is_racy_within_its_file_systems_margin() {
+        let start = 10_000_000_000_000;
+        let fine = |ns| Stamp {
+            mtime_ns: 0,
+            ctime_ns: ns,
+            size: 1,
+        };
+        assert!(fine(start - FINE_MARGIN_NS + 1).is_racy(start));
+        assert!(!fine(start - FINE_MARGIN_NS - 1).is_racy(start));
+        // Whole seconds: the file system may keep no finer time.
+        let coarse = fine(start - 1_000_000_000);
+        assert!(coarse.is_racy(start));
+        assert!(!fine(start - 3_000_000_000).is_racy(start));
+    }
+}

@@ -318,8 +318,18 @@ impl Listing {
     /// is unsettled or any stamp differs (a directory's, a file's or an ignore file's: the
     /// walk must then be done).
     pub(crate) fn replay(&self, root: &Path) -> Option<&[Found]> {
-        // A walk records the root at least: an empty record is no walk's.
-        if self.dirs.is_empty() || !self.is_settled() {
+        // A walk records the root at least: an empty record is no walk's; and it records
+        // only plain paths below the root (a forged one could name any).
+        let plain = |rel: &str| {
+            rel.split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..")
+        };
+        let root_first = self.dirs.first().is_some_and(|d| d.rel.is_empty());
+        if !root_first
+            || !self.dirs[1..].iter().all(|d| plain(&d.rel))
+            || !self.files.iter().all(|f| plain(&f.rel))
+            || !self.is_settled()
+        {
             return None;
         }
         // Each directory opened once, its files and ignore files stated by name in it.
@@ -452,6 +462,32 @@ mod tests {
         assert!(!listing.is_settled());
         assert!(listing.replay(dir.path()).is_none());
         assert!(Listing::default().replay(dir.path()).is_none(), "no walk's");
+    }
+
+    /// A forged record naming the root's parent and the root again through it, every stamp
+    /// true: it would replay (the stats all match) but for the check of its paths.
+    #[test]
+    fn a_record_naming_paths_out_of_the_root_is_refused() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("root");
+        write(&root, "a.rs", "fn a() {}\n");
+        std::thread::sleep(SETTLE);
+        let listing = walk(&root);
+        assert!(listing.replay(&root).is_some());
+        let mut forged = listing.clone();
+        for (rel, path) in [("..", outer.path()), ("../root", root.as_path())] {
+            forged.dirs.push(Dir {
+                rel: rel.into(),
+                stamp: stamp_of(path).unwrap(),
+                ignores: Vec::new(),
+            });
+        }
+        let stamp = listing.files[0].stamp;
+        forged.files.push(Found {
+            rel: "../root/a.rs".into(),
+            stamp,
+        });
+        assert!(forged.replay(&root).is_none());
     }
 
     #[test]

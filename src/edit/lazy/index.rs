@@ -127,6 +127,12 @@ impl<'a> FileIndex<'a> {
             .as_ref()
     }
 
+    /// Whether the file's definitions were asked for (and so its tags query run, if any).
+    #[cfg(test)]
+    pub(crate) fn tags_asked(&self) -> bool {
+        self.tags.get().is_some()
+    }
+
     /// Number of lines.
     pub(crate) fn len(&self) -> usize {
         self.lines.len()

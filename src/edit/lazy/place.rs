@@ -649,18 +649,16 @@ fn new_units(ctx: &Context<'_>, seg: &Segment, all: &[Run], renames: Renames) ->
     let mut out = Vec::new();
     let mut i = seg.lines.start;
     while i < seg.lines.end {
-        let name = match units::header_name(&lines[i].text) {
-            Some(n) if lines[i].count == 0 && ctx.defs().headers(n).is_empty() => n,
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        let _ = name;
         // Only a unit shown whole: a placeholder inside a unit keeps a body the file has,
-        // so the lines shown around it are the file's.
-        let Some(last) =
-            units::snippet_unit_end(lines, i, seg.lines.end, seg.gap_after, seg.follows())
+        // so the lines shown around it are the file's. (Asked before the file's
+        // definitions, which may cost a tags query: most headers a snippet shows are cut.)
+        let Some((name, last)) = units::header_name(&lines[i].text)
+            .filter(|_| lines[i].count == 0)
+            .and_then(|n| {
+                let last =
+                    units::snippet_unit_end(lines, i, seg.lines.end, seg.gap_after, seg.follows())?;
+                ctx.defs().headers(n).is_empty().then_some((n, last))
+            })
         else {
             i += 1;
             continue;
@@ -1102,10 +1100,13 @@ fn group_pins(ctx: &Context<'_>, seg: &Segment, i: usize, pins: &mut Vec<Pin>) -
 fn inside_new_unit(ctx: &Context<'_>, seg: &Segment, i: usize) -> bool {
     let lines = ctx.lines();
     (seg.lines.start..i).any(|h| {
-        units::header_name(&lines[h].text)
-            .is_some_and(|n| lines[h].count == 0 && ctx.defs().headers(n).is_empty())
-            && units::snippet_unit_end(lines, h, seg.lines.end, seg.gap_after, seg.follows())
-                .is_some_and(|e| e >= i)
+        // The file's definitions last: they may cost a tags query.
+        lines[h].count == 0
+            && units::header_name(&lines[h].text).is_some_and(|n| {
+                units::snippet_unit_end(lines, h, seg.lines.end, seg.gap_after, seg.follows())
+                    .is_some_and(|e| e >= i)
+                    && ctx.defs().headers(n).is_empty()
+            })
     })
 }
 
@@ -1266,6 +1267,41 @@ mod tests {
             ..guessed
         };
         assert_eq!(file_unit_for(&ctx, 0, &[sure], &[]), Some((1, 4)));
+    }
+
+    /// The file's definitions (a tags query, about half a parse) are asked for only where a
+    /// snippet shows a new unit whole: not for a changed statement that reads like a header
+    /// (`let base = f(x);`) in a unit cut by placeholders.
+    #[test]
+    fn a_snippet_anchored_by_text_asks_for_no_definitions() {
+        let text = (0..6)
+            .map(|k| {
+                format!(
+                    "/// Value {k}.\npub fn compute_{k}(input: u64) -> u64 {{\n    let base = \
+                     input.wrapping_mul({k});\n    match base {{\n        0 => {k},\n        \
+                     v => v ^ {k},\n    }}\n}}\n\n"
+                )
+            })
+            .collect::<String>();
+        let lines: Vec<&str> = text.lines().collect();
+        let asked = |snippet: &str| {
+            let index = FileIndex::new(&lines).with_source(Some("src/lib.rs"), &text);
+            let snip = Snippet::cut(prepare::read(snippet, &index));
+            let ctx = Context::new(&index, &snip);
+            let placed = place(&ctx, &snip.segments[0], None, None);
+            (matches!(placed, Placed::Pins(_)), index.tags_asked())
+        };
+        let cut = "// ... existing code ...\npub fn compute_3(input: u64) -> u64 {\n    let base = \
+                   input.wrapping_mul(3).rotate_left(1);\n    match base {\n// ... existing code ...\n";
+        assert_eq!(
+            asked(cut),
+            (true, false),
+            "a cut unit asked for the definitions"
+        );
+        // A new unit shown whole does ask (is its name new to the file?).
+        let whole = "pub fn brand_new() -> u64 {\n    7\n}\n\npub fn compute_3(input: u64) -> \
+                     u64 {\n// ... existing code ...\n";
+        assert!(asked(whole).1, "a whole new unit did not ask");
     }
 
     #[test]

@@ -122,8 +122,22 @@ pub fn run_unverified(
     edit: &str,
     hints: &Hints<'_>,
 ) -> Result<Merged> {
+    run_unverified_with(format, text, edit, hints, lazy::RuleSet::ALL_ON)
+}
+
+/// [`run_unverified`] with the lazy merge's rules that `rules` switches on (`eval --without`;
+/// the other engines have no rules).
+pub fn run_unverified_with(
+    format: Format,
+    text: &text::Text,
+    edit: &str,
+    hints: &Hints<'_>,
+    rules: lazy::RuleSet,
+) -> Result<Merged> {
     match format {
-        Format::Lazy => lazy::merge_unverified(text.content(), &|| text.indent(), edit, hints),
+        Format::Lazy => {
+            lazy::merge_unverified_with(text.content(), &|| text.indent(), edit, hints, rules)
+        }
         Format::Blocks => blocks::merge(text, edit),
         Format::Replace => replace::apply(text.content(), &replace::parse_json(edit)?),
         Format::Udiff => udiff::merge(text.content(), edit),

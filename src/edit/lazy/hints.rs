@@ -10,6 +10,7 @@ use std::ops::Range;
 use super::costs::WEIGHTS;
 use super::impls::{self, Block};
 use super::index::FileIndex;
+use super::rules::{Rule, RuleSet};
 use super::units::{FileDefs, file_extent, header_name};
 
 /// Where the instruction says new code goes.
@@ -38,6 +39,26 @@ pub(crate) struct Instruction {
     pub(crate) renames: Vec<(String, String)>,
     /// Definitions the instruction deletes ("remove the X function").
     pub(crate) removes: Vec<String>,
+}
+
+impl Instruction {
+    /// What the instruction says that `rules` lets the merge read: a placement
+    /// ([`Rule::InstructionPlace`]), renames and removals.
+    pub(crate) fn under(self, rules: RuleSet) -> Instruction {
+        Instruction {
+            place: self.place.filter(|_| rules.on(Rule::InstructionPlace)),
+            renames: if rules.on(Rule::InstructionRenames) {
+                self.renames
+            } else {
+                Vec::new()
+            },
+            removes: if rules.on(Rule::InstructionRemoves) {
+                self.removes
+            } else {
+                Vec::new()
+            },
+        }
+    }
 }
 
 /// Words that describe the kind of thing named next to them.

@@ -46,6 +46,7 @@ mod plan;
 mod prepare;
 mod rename;
 mod render;
+pub mod rules;
 mod runs;
 mod segments;
 mod shown;
@@ -56,6 +57,7 @@ pub(crate) use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
 pub(crate) use self::evidence::Evidence;
 pub use self::evidence::{MARGIN, Margin, MarginWeights};
 pub(crate) use self::placeholder::{is_markdown, strip_fence};
+pub use self::rules::{Rule, RuleInfo, RuleSet, Stage};
 pub(crate) use self::shown::shown;
 
 use self::align::{Aligner, Edit, Op};
@@ -147,6 +149,19 @@ fn check_sizes(content: &str, snippet_text: &str) -> Result<()> {
     Ok(())
 }
 
+/// [`merge`] with the rules `rules` switches on (every rule's fixture).
+#[cfg(test)]
+pub(crate) fn merge_with(
+    content: &str,
+    snippet_text: &str,
+    hints: &Hints<'_>,
+    rules: RuleSet,
+) -> Result<Merged> {
+    let indent = || super::text::detect_indent(content);
+    let merged = merge_unverified_with(content, &indent, snippet_text, hints, rules)?;
+    verify(content, snippet_text, hints, merged)
+}
+
 /// [`merge`] for a file whose indentation style is known already.
 pub(crate) fn merge_indented(
     content: &str,
@@ -220,6 +235,17 @@ pub(crate) fn merge_unverified(
     snippet_text: &str,
     hints: &Hints<'_>,
 ) -> Result<Merged> {
+    merge_unverified_with(content, indent, snippet_text, hints, RuleSet::ALL_ON)
+}
+
+/// [`merge_unverified`] with the rules `rules` switches on.
+pub(crate) fn merge_unverified_with(
+    content: &str,
+    indent: &dyn Fn() -> Indent,
+    snippet_text: &str,
+    hints: &Hints<'_>,
+    rules: RuleSet,
+) -> Result<Merged> {
     if snippet_text.trim().is_empty() {
         return Err(Error::invalid_input("edit_snippet is empty"));
     }
@@ -234,22 +260,30 @@ pub(crate) fn merge_unverified(
     if snippet.segments.is_empty() && snippet.removals.is_empty() {
         return Err(only_placeholders(&lines));
     }
-    let ctx = Context::new(&file, &snippet);
+    let ctx = Context::new(&file, &snippet).with_rules(rules);
     let instruction = hints
         .instruction
         .map(|i| hints::read(i, &file, ctx.defs()))
         .unwrap_or_default();
+    let instruction = instruction.under(rules);
     ctx.set_renames(instruction.renames.clone());
     let planned = plan::plan(&ctx, &instruction)?;
     let (edits, shifts) = align_all(&ctx, &planned)?;
     for e in &edits {
         // (A diff-style snippet's deletions are its `-` lines, each licensed by itself.)
-        if !snippet.diff_style {
+        if !snippet.diff_style && rules.on(Rule::Ground) {
             ground::check(&ctx, e)?;
         }
-        rename::check(&file, &snippet.lines, e, ctx.renames())?;
+        if rules.on(Rule::RenameCheck) {
+            rename::check(&file, &snippet.lines, e, ctx.renames())?;
+        }
     }
-    let evidence = Evidence::of(&file, &snippet.lines, &edits);
+    let mut evidence = Evidence::of(&file, &snippet.lines, &edits);
+    if !rules.on(Rule::KeptBetween) {
+        for s in &mut evidence.anchors {
+            s.kept_between = None;
+        }
+    }
     let mut edits = edits;
     let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
     let changed = edits
@@ -264,9 +298,20 @@ pub(crate) fn merge_unverified(
     } else {
         guards::Text::Code
     };
-    guards::check_balance(&file, &snippet.lines, &edits, text)?;
+    if rules.on(Rule::Balance) {
+        guards::check_balance(&file, &snippet.lines, &edits, text)?;
+    }
     let out = render::render(&file, &snippet.lines, edits, indent())?;
-    let among_new = licence::check(&file, &snippet, ctx.defs(), &instruction.removes, &out)?;
+    let among_new = if rules.on(Rule::Licence) {
+        licence::check(&file, &snippet, ctx.defs(), &instruction.removes, &out)?
+    } else {
+        Vec::new()
+    };
+    let among_new = if rules.on(Rule::AmongNew) {
+        among_new
+    } else {
+        Vec::new()
+    };
     let merged = join_lines(&out, final_newline || out.is_empty());
     let new_lines: Vec<&str> = snippet
         .lines
@@ -341,7 +386,11 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i
         .flatten()
         .collect();
     let usual = shift_of(ctx, &all_pins).unwrap_or(0);
-    let moved = moved_keys(ctx.lines());
+    let moved = if ctx.rules.on(Rule::MovedLines) {
+        moved_keys(ctx.lines())
+    } else {
+        HashSet::new()
+    };
     let mut order: Vec<usize> = (0..planned.len()).collect();
     order.sort_by_key(|&k| start_of(&planned[k]));
     let mut edits = Vec::with_capacity(planned.len());
@@ -353,8 +402,12 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i
             .map_or(ctx.file.len(), |&next| start_of(&planned[next]));
         let mut e = edit_of(ctx, &planned[k], lo..hi, usual, &moved)?;
         if matches!(planned[k].at, Where::Pins(_)) {
-            balance_gaps(ctx, planned, k, &mut e);
-            depth::check_gap_depth(ctx.file, &planned[k].seg, &e, ctx.snippet.style())?;
+            if ctx.rules.on(Rule::Slide) {
+                balance_gaps(ctx, planned, k, &mut e);
+            }
+            if ctx.rules.on(Rule::GapDepth) {
+                depth::check_gap_depth(ctx.file, &planned[k].seg, &e, ctx.snippet.style())?;
+            }
         }
         // A segment cut from the next at its blank line keeps that line, unless the file
         // line after it is blank already.

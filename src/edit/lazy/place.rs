@@ -19,6 +19,7 @@ use super::docs;
 use super::index::FileIndex;
 use super::lines;
 use super::prepare::{Kind, SLine};
+use super::rules::{Rule, RuleSet};
 use super::runs::{self, Run};
 use super::segments::{Segment, Snippet};
 use super::units::{self, FileDefs};
@@ -87,6 +88,8 @@ pub(crate) struct Context<'a> {
     removed: OnceCell<Vec<Range<usize>>>,
     /// On how many file lines each word stands.
     word_lines: OnceCell<std::collections::HashMap<&'a str, u32>>,
+    /// The rules the merge runs with.
+    pub(crate) rules: RuleSet,
 }
 
 /// New definitions' snippet lines, by the line range of the segment that shows them.
@@ -103,7 +106,13 @@ impl<'a> Context<'a> {
             fresh: Default::default(),
             removed: OnceCell::new(),
             word_lines: OnceCell::new(),
+            rules: RuleSet::ALL_ON,
         }
+    }
+
+    /// This context with the rules `rules` switches on.
+    pub(crate) fn with_rules(self, rules: RuleSet) -> Context<'a> {
+        Context { rules, ..self }
     }
 
     /// On how many of the file's lines `word` stands (computed once, on first use).
@@ -348,7 +357,11 @@ fn place_free(
     }
     // New definitions are new code, whatever lines they repeat — unless nothing else in
     // the segment places it and the definition reads as a rename of the one it repeats.
-    let mut fresh = new_units(ctx, seg, &all, Renames::Named);
+    let mut fresh = if ctx.rules.on(Rule::NewDefinitions) {
+        new_units(ctx, seg, &all, Renames::Named)
+    } else {
+        Vec::new()
+    };
     let cut = |fresh: &[Range<usize>]| -> Vec<Run> {
         all.iter()
             .flat_map(|r| outside(r, fresh).into_iter().map(move |part| (r, part)))
@@ -389,7 +402,9 @@ fn place_free(
             .iter()
             .flat_map(|l| run_pins(&unique[l.run], l.trim, Certainty::Sure))
             .collect();
-        docs::drop_stray_doc_pins(lines, ctx.file, &mut pins);
+        if ctx.rules.on(Rule::DocComments) {
+            docs::drop_stray_doc_pins(lines, ctx.file, &mut pins);
+        }
         if !pins.is_empty() {
             return sure(ctx, seg, &fresh, pins);
         }
@@ -777,8 +792,13 @@ fn weak(
 ) -> Placed {
     let lines = ctx.lines();
     let mut runs: Vec<Run> = all.into_iter().filter(|r| r.weight >= 1.0).collect();
-    runs.extend(
+    let changed = if ctx.rules.on(Rule::ChangedLines) {
         changed_anchors(ctx, seg)
+    } else {
+        Vec::new()
+    };
+    runs.extend(
+        changed
             .into_iter()
             .filter(|r| floor.is_none_or(|f| f.admits(r.i, r.i_end(), r.j, r.j_end())))
             .filter(|r| !fresh.iter().any(|u| u.contains(&r.i)))

@@ -8,6 +8,7 @@
 use super::costs::{PLACES_LISTED, PLACES_NAMED, QUOTED_START_CHARS, REPEATS_NAMED};
 use super::hints::{Instruction, Place};
 use super::place::{self, Candidate, Context, Floor, Open, Pin, Placed};
+use super::rules::Rule;
 use super::runs::Run;
 use super::segments::Segment;
 use crate::error::{Error, ErrorCode, Result};
@@ -43,7 +44,8 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
     while k < segs.len() {
         // A segment that closes the block the one before it opened starts at that block's
         // closing line.
-        let floor = closer_pin(ctx, &segs[..k], &placed, &segs[k]);
+        let floor = closer_pin(ctx, &segs[..k], &placed, &segs[k])
+            .filter(|_| ctx.rules.on(Rule::CloserFloor));
         match place::place(ctx, &segs[k], floor, None) {
             Placed::Conflict(a, b) => match split(ctx, &segs[k], &a, &b) {
                 Some((left, right)) => {
@@ -54,7 +56,9 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
             },
             Placed::Pins(mut pins) => {
                 place::unit_pins(ctx, &segs[k], &mut pins, &instruction.renames);
-                place::file_edge_pins(ctx, &segs[k], &mut pins);
+                if ctx.rules.on(Rule::FileEdges) {
+                    place::file_edge_pins(ctx, &segs[k], &mut pins);
+                }
                 placed.push(Placed::Pins(pins));
                 k += 1;
             }
@@ -72,7 +76,9 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
             Placed::Open(Open::NoAnchor) => {
                 let mut pins = Vec::new();
                 place::unit_pins(ctx, seg, &mut pins, &instruction.renames);
-                place::file_edge_pins(ctx, seg, &mut pins);
+                if ctx.rules.on(Rule::FileEdges) {
+                    place::file_edge_pins(ctx, seg, &mut pins);
+                }
                 (!pins.is_empty()).then_some(Where::Pins(pins))
             }
             _ => None,
@@ -359,7 +365,9 @@ fn settle_open(
                 _ => Placed::Open(Open::NoAnchor),
             })
             .collect();
-        if let Some(floor) = closer_pin(ctx, &segs[..k], &resolved, &segs[k]) {
+        if let Some(floor) = closer_pin(ctx, &segs[..k], &resolved, &segs[k])
+            .filter(|_| ctx.rules.on(Rule::CloserFloor))
+        {
             out[k] = Some(Where::Pins(vec![floor.pin]));
         }
     }

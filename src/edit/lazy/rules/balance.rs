@@ -1,0 +1,20 @@
+//! Rule `balance` (check): a merge that leaves brackets unbalanced where the snippet keeps them
+//! balanced is refused (an un-nested `else` read as the old lines leaves a brace too many).
+//! Without it the unbalanced reading is written.
+
+use super::Rule;
+use super::fixture::Fixture;
+
+/// The fixture: a file and snippet on which the merge differs with the rule off.
+pub(super) const FIXTURE: Fixture = Fixture {
+    rule: Rule::Balance,
+    path: "x.go",
+    file: "package p\n\nfunc get(m map[string]string, k string) (string, bool) {\n\tif v, ok := m[k]; ok {\n\t\treturn v, true\n\t} else {\n\t\treturn \"\", false\n\t}\n}\n\nfunc other() {\n\tprintln(1)\n}\n",
+    snippet: "// ... existing code ...\n\tif v, ok := m[k]; ok && v != \"\" {\n\t\treturn v, true\n\t}\n\treturn \"\", false\n}\n// ... existing code ...\n",
+    instruction: None,
+};
+
+#[test]
+fn the_merge_differs_with_the_rule_off() {
+    FIXTURE.differs();
+}

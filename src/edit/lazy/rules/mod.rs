@@ -1,0 +1,376 @@
+//! The lazy merge's rules as data: each named decision that makes or vetoes a placement or
+//! a deletion, in ONE ordered list ([`ALL`]), and the set of rules a merge runs with
+//! ([`RuleSet`], all on by default). A merge consults a rule at its fixed point
+//! (`if rules.on(Rule::X)`); `patchgate eval --rules` lists them and `eval --without NAME`
+//! scores the merge with one switched off. One file per rule below says what it decides and
+//! why, and holds a fixture on which the merge differs with the rule off.
+
+use std::fmt;
+
+#[cfg(test)]
+mod among_new;
+#[cfg(test)]
+mod balance;
+#[cfg(test)]
+mod changed_lines;
+#[cfg(test)]
+mod closer_floor;
+#[cfg(test)]
+mod doc_comments;
+#[cfg(test)]
+mod file_edges;
+#[cfg(test)]
+mod gap_depth;
+#[cfg(test)]
+mod ground;
+#[cfg(test)]
+mod instruction_place;
+#[cfg(test)]
+mod instruction_removes;
+#[cfg(test)]
+mod instruction_renames;
+#[cfg(test)]
+mod kept_between;
+#[cfg(test)]
+mod licence;
+#[cfg(test)]
+mod moved_lines;
+#[cfg(test)]
+mod new_definitions;
+#[cfg(test)]
+mod rename_check;
+#[cfg(test)]
+mod slide;
+
+/// The stage of the merge a rule acts in (docs/DESIGN.md §5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Reading the snippet and the instruction.
+    Read,
+    /// Placing each segment in the file.
+    Place,
+    /// Aligning a placed segment against the file lines around it.
+    Align,
+    /// Checking the merge's deletions and result.
+    Check,
+}
+
+impl Stage {
+    /// The stage's name as `eval --rules` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Read => "read",
+            Stage::Place => "place",
+            Stage::Align => "align",
+            Stage::Check => "check",
+        }
+    }
+}
+
+/// One rule of the lazy merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// `instruction-place`.
+    InstructionPlace,
+    /// `instruction-renames`.
+    InstructionRenames,
+    /// `instruction-removes`.
+    InstructionRemoves,
+    /// `closer-floor`.
+    CloserFloor,
+    /// `new-definitions`.
+    NewDefinitions,
+    /// `doc-comments`.
+    DocComments,
+    /// `changed-lines`.
+    ChangedLines,
+    /// `file-edges`.
+    FileEdges,
+    /// `moved-lines`.
+    MovedLines,
+    /// `slide`.
+    Slide,
+    /// `gap-depth`.
+    GapDepth,
+    /// `ground`.
+    Ground,
+    /// `rename-check`.
+    RenameCheck,
+    /// `balance`.
+    Balance,
+    /// `licence`.
+    Licence,
+    /// `kept-between`.
+    KeptBetween,
+    /// `among-new`.
+    AmongNew,
+}
+
+/// A rule's name, stage and one-line summary.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleInfo {
+    /// The rule.
+    pub rule: Rule,
+    /// Its name, as `eval --without` takes it.
+    pub name: &'static str,
+    /// The stage it acts in.
+    pub stage: Stage,
+    /// What it decides, in one line.
+    pub summary: &'static str,
+}
+
+const fn info(rule: Rule, name: &'static str, stage: Stage, summary: &'static str) -> RuleInfo {
+    RuleInfo {
+        rule,
+        name,
+        stage,
+        summary,
+    }
+}
+
+/// Every rule, in the order the merge consults them.
+pub const ALL: &[RuleInfo] = &[
+    info(
+        Rule::InstructionPlace,
+        "instruction-place",
+        Stage::Read,
+        "a segment no file line places goes where the instruction says (after X, in X, at the end)",
+    ),
+    info(
+        Rule::InstructionRenames,
+        "instruction-renames",
+        Stage::Read,
+        "`rename A to B` in the instruction lets a definition shown as B replace A",
+    ),
+    info(
+        Rule::InstructionRemoves,
+        "instruction-removes",
+        Stage::Read,
+        "a definition the instruction says to remove, and the snippet does not show, is deleted",
+    ),
+    info(
+        Rule::CloserFloor,
+        "closer-floor",
+        Stage::Place,
+        "a segment closing the block the one before opened starts at that block's closer",
+    ),
+    info(
+        Rule::NewDefinitions,
+        "new-definitions",
+        Stage::Place,
+        "a definition the file lacks is new code: the file lines it repeats do not place it",
+    ),
+    info(
+        Rule::DocComments,
+        "doc-comments",
+        Stage::Place,
+        "a doc comment repeated from another definition does not pin the segment",
+    ),
+    info(
+        Rule::ChangedLines,
+        "changed-lines",
+        Stage::Place,
+        "a changed line clearly closest to one file line places a segment with no sure anchor",
+    ),
+    info(
+        Rule::FileEdges,
+        "file-edges",
+        Stage::Place,
+        "a segment the snippet opens or closes with no placeholder is pinned to the file's edge",
+    ),
+    info(
+        Rule::MovedLines,
+        "moved-lines",
+        Stage::Align,
+        "a file line the snippet shows elsewhere, every copy of it, was moved and may go",
+    ),
+    info(
+        Rule::Slide,
+        "slide",
+        Stage::Align,
+        "new code a placeholder cuts mid-block is slid so the block balances",
+    ),
+    info(
+        Rule::GapDepth,
+        "gap-depth",
+        Stage::Align,
+        "a placeholder whose kept lines would change depth around it is refused",
+    ),
+    info(
+        Rule::Ground,
+        "ground",
+        Stage::Check,
+        "a deletion's anchors must be grounded: lines among new code license nothing by chance",
+    ),
+    info(
+        Rule::RenameCheck,
+        "rename-check",
+        Stage::Check,
+        "a definition given another name may change only its name",
+    ),
+    info(
+        Rule::Balance,
+        "balance",
+        Stage::Check,
+        "a merge that unbalances brackets the snippet keeps balanced is refused",
+    ),
+    info(
+        Rule::Licence,
+        "licence",
+        Stage::Check,
+        "every file line the result lost must hold a licence from the file and snippet alone",
+    ),
+    info(
+        Rule::KeptBetween,
+        "kept-between",
+        Stage::Check,
+        "a segment keeping file lines between two lines it writes together is refused",
+    ),
+    info(
+        Rule::AmongNew,
+        "among-new",
+        Stage::Check,
+        "a deletion licensed only by a block among new lines is refused",
+    ),
+];
+
+impl Rule {
+    /// The rule's entry in [`ALL`].
+    pub fn info(self) -> &'static RuleInfo {
+        ALL.iter()
+            .find(|r| r.rule == self)
+            .expect("every rule is listed in ALL")
+    }
+
+    /// The rule named `name`, if any.
+    pub fn named(name: &str) -> Option<Rule> {
+        ALL.iter().find(|r| r.name == name).map(|r| r.rule)
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.info().name)
+    }
+}
+
+/// The rules a merge runs with: all on unless switched off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RuleSet {
+    off: u32,
+}
+
+impl RuleSet {
+    /// Every rule on.
+    pub const ALL_ON: RuleSet = RuleSet { off: 0 };
+
+    /// This set with `rule` switched off.
+    #[must_use]
+    pub fn without(self, rule: Rule) -> RuleSet {
+        RuleSet {
+            off: self.off | rule.bit(),
+        }
+    }
+
+    /// Whether `rule` is on.
+    pub fn on(self, rule: Rule) -> bool {
+        self.off & rule.bit() == 0
+    }
+}
+
+#[cfg(test)]
+pub(super) mod fixture {
+    //! What every rule's fixture checks: the merge with the rule on and off.
+
+    use super::{Rule, RuleSet};
+    use crate::edit::{ErrorCode, Hints};
+
+    /// The merge's result, or its refusal's code and message.
+    pub(crate) type Outcome = Result<String, (ErrorCode, String)>;
+
+    /// A small hand-made file and snippet on which the merge differs with `rule` off.
+    pub(crate) struct Fixture {
+        pub(crate) rule: Rule,
+        pub(crate) path: &'static str,
+        pub(crate) file: &'static str,
+        pub(crate) snippet: &'static str,
+        pub(crate) instruction: Option<&'static str>,
+    }
+
+    impl Fixture {
+        /// The merge under `rules`.
+        pub(crate) fn merge(&self, rules: RuleSet) -> Outcome {
+            let hints = Hints {
+                path: Some(self.path),
+                instruction: self.instruction,
+            };
+            crate::edit::lazy::merge_with(self.file, self.snippet, &hints, rules)
+                .map(|m| m.content)
+                .map_err(|e| (e.code, e.message))
+        }
+
+        /// Assert that the merge differs with the fixture's rule off.
+        pub(crate) fn differs(&self) {
+            let on = self.merge(RuleSet::ALL_ON);
+            let off = self.merge(RuleSet::ALL_ON.without(self.rule));
+            assert_ne!(on, off, "the merge must differ with `{}` off", self.rule);
+        }
+    }
+
+    /// Every rule's fixture, in [`super::ALL`]'s order.
+    pub(crate) const ALL: &[&Fixture] = &[
+        &super::instruction_place::FIXTURE,
+        &super::instruction_renames::FIXTURE,
+        &super::instruction_removes::FIXTURE,
+        &super::closer_floor::FIXTURE,
+        &super::new_definitions::FIXTURE,
+        &super::doc_comments::FIXTURE,
+        &super::changed_lines::FIXTURE,
+        &super::file_edges::FIXTURE,
+        &super::moved_lines::FIXTURE,
+        &super::slide::FIXTURE,
+        &super::gap_depth::FIXTURE,
+        &super::ground::FIXTURE,
+        &super::rename_check::FIXTURE,
+        &super::balance::FIXTURE,
+        &super::licence::FIXTURE,
+        &super::kept_between::FIXTURE,
+        &super::among_new::FIXTURE,
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_is_listed_once_with_a_unique_name() {
+        for (k, r) in ALL.iter().enumerate() {
+            assert_eq!(r.rule as usize, k, "{} out of order", r.name);
+            assert_eq!(
+                fixture::ALL[k].rule,
+                r.rule,
+                "{}'s fixture out of order",
+                r.name
+            );
+            assert_eq!(Rule::named(r.name), Some(r.rule));
+        }
+        assert!(ALL.len() < 32, "a RuleSet holds at most 32 rules");
+    }
+
+    #[test]
+    fn a_rule_switched_off_is_off_and_the_rest_stay_on() {
+        let set = RuleSet::ALL_ON.without(Rule::Slide);
+        assert!(!set.on(Rule::Slide));
+        assert!(
+            ALL.iter()
+                .filter(|r| r.rule != Rule::Slide)
+                .all(|r| set.on(r.rule))
+        );
+        assert_eq!(RuleSet::default(), RuleSet::ALL_ON);
+    }
+}

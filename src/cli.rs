@@ -572,12 +572,18 @@ pub struct MergeArgs {
     pub json: bool,
 }
 
-/// `patchgate eval DIR... [--format lazy|blocks]`
+/// `patchgate eval DIR... [--format lazy|blocks] [--without RULE]...`, `patchgate eval --rules`
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// The corpus directories (each scored on its own, then all together).
-    #[arg(required = true, num_args = 1..)]
+    #[arg(required_unless_present = "rules", num_args = 1..)]
     pub dirs: Vec<PathBuf>,
+    /// Print the lazy merge's rules, one per line (name, stage, summary), and score nothing.
+    #[arg(long, conflicts_with_all = ["without", "curve"])]
+    pub rules: bool,
+    /// Score the lazy merge with this rule switched off (repeatable; `--rules` lists them).
+    #[arg(long, value_name = "RULE", value_parser = rule_named)]
+    pub without: Vec<crate::edit::lazy::Rule>,
     /// The engine to score.
     #[arg(long, value_enum, default_value = "lazy")]
     pub format: EvalFormat,
@@ -591,6 +597,17 @@ pub struct EvalArgs {
     /// harmful, lost code and refused, from no threshold up past the highest margin seen.
     #[arg(long)]
     pub curve: bool,
+}
+
+/// The lazy merge's rule named `name`; an unknown name is refused listing the names.
+fn rule_named(name: &str) -> Result<crate::edit::lazy::Rule, String> {
+    crate::edit::lazy::Rule::named(name).ok_or_else(|| {
+        let names: Vec<&str> = crate::edit::lazy::rules::ALL
+            .iter()
+            .map(|r| r.name)
+            .collect();
+        format!("no rule `{name}`; the rules: {}", names.join(", "))
+    })
 }
 
 /// The engines `eval` can score.

@@ -130,6 +130,18 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn eval(args: EvalArgs) -> Result<ExitCode> {
+    if args.rules {
+        for r in patchgate::edit::lazy::rules::ALL {
+            outln!("{:<20} {:<6} {}", r.name, r.stage.name(), r.summary);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rules = args
+        .without
+        .iter()
+        .fold(patchgate::edit::lazy::RuleSet::ALL_ON, |set, &r| {
+            set.without(r)
+        });
     if let Some(missing) = args.dirs.iter().find(|d| !d.is_dir()) {
         bail!("{} is not a directory", missing.display());
     }
@@ -137,7 +149,8 @@ pub(crate) fn eval(args: EvalArgs) -> Result<ExitCode> {
     let format: patchgate::edit::Format = args.format.into();
     let mut parts = Vec::new();
     for dir in &args.dirs {
-        let report = patchgate::eval::run(dir, format, args.repeat as usize, |done, total| {
+        let repeat = args.repeat as usize;
+        let report = patchgate::eval::run_with(dir, format, repeat, rules, |done, total| {
             if show_progress {
                 eprint!("\r{}: {done}/{total} cases", dir.display());
                 if done == total {

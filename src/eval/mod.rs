@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::edit::lazy::RuleSet;
 use crate::edit::{self, Format, text::Text};
 use crate::error::ErrorCode;
 
@@ -236,7 +237,7 @@ struct Run {
     margin: Option<edit::lazy::Margin>,
 }
 
-fn run_once(case: &Case, format: Format) -> Run {
+fn run_once(case: &Case, format: Format, rules: RuleSet) -> Run {
     let hints = edit::Hints {
         path: Some(&case.file_name),
         instruction: case.instruction.as_deref(),
@@ -244,7 +245,7 @@ fn run_once(case: &Case, format: Format) -> Run {
     crate::syntax::forget_parses();
     let t = Instant::now();
     let merged = Text::decode(&case.before).and_then(|text| {
-        let merged = edit::run_unverified(format, &text, &case.edit, &hints)?;
+        let merged = edit::run_unverified_with(format, &text, &case.edit, &hints, rules)?;
         Ok((text, merged))
     });
     let merge = t.elapsed().as_nanos();
@@ -345,6 +346,17 @@ pub fn run(
     root: &Path,
     format: Format,
     repeat: usize,
+    progress: impl FnMut(usize, usize),
+) -> Result<Report, CorpusError> {
+    run_with(root, format, repeat, RuleSet::ALL_ON, progress)
+}
+
+/// [`run`] with the lazy merge's rules that `rules` switches on (`eval --without NAME`).
+pub fn run_with(
+    root: &Path,
+    format: Format,
+    repeat: usize,
+    rules: RuleSet,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Report, CorpusError> {
     let dirs = case_dirs(root)?;
@@ -358,21 +370,21 @@ pub fn run(
     let mut cases = Vec::with_capacity(total);
     for (i, dir) in dirs.iter().enumerate() {
         let case = load(root, dir, format)?;
-        cases.push(score(case, format, repeat));
+        cases.push(score(case, format, repeat, rules));
         progress(i + 1, total);
     }
     Ok(Report { format, cases })
 }
 
 /// Run `case` `repeat` times and score it: its outcome, times and how its merge is wrong.
-fn score(case: Case, format: Format, repeat: usize) -> CaseResult {
+fn score(case: Case, format: Format, repeat: usize, rules: RuleSet) -> CaseResult {
     let mut times = Vec::with_capacity(repeat.max(1));
     let mut syntax_times = Vec::with_capacity(repeat.max(1));
     let (mut outcome, mut flagged, mut lost, mut lost_code) = (Outcome::Wrong, false, false, false);
     let (mut unseen, mut is_loose) = (false, false);
     let mut undecided = None;
     for _ in 0..repeat.max(1) {
-        let run = run_once(&case, format);
+        let run = run_once(&case, format, rules);
         let (check, f) = check_once(&case, run.texts.as_ref());
         times.push(run.merge);
         syntax_times.extend(run.verify.map(|v| v + check));

@@ -123,11 +123,13 @@ fn eval_lazy_on_git_history_holds_its_floor() {
     // Measured 2026-11-27: n 260, correct 88.1%, wrong 1.9%, lost 0.0%, lost_code 0.0%,
     // unseen on 13.1% of the right merges; a change that moves them updates them in the
     // same commit, with the reason.
+    // (wrong 1.9 -> 2.3%, right 89.6 -> 90.0%: the `gap-depth` rule went, and a merge it
+    // refused is loose: it keeps lines the commit deleted where the snippet does not show them.)
     assert!(s["correct"] >= 88.1, "{stdout}");
-    assert!(s["wrong"] <= 1.9, "{stdout}");
+    assert!(s["wrong"] <= 2.3, "{stdout}");
     // Issue 37's floors: right (correct or loose) >= 86%, harmful <= 1%. Measured 2026-11-27
     // with the margin's decision: right 89.6%, harmful 0.4%.
-    assert!(s["right"] >= 89.6, "{stdout}");
+    assert!(s["right"] >= 90.0, "{stdout}");
     assert!(s["harmful"] <= 0.4, "{stdout}");
     assert_eq!(s["lost"], 0.0, "{stdout}");
     assert_eq!(s["lost_code"], 0.0, "{stdout}");

@@ -1,63 +1,13 @@
 //! Stage 4c, placeholder depth: a placeholder written inside a body (indented) stands for
-//! the rest of that body. Whole definitions shallower than it, right before the code that
-//! follows it, are then either kept (the placeholder stands for them too) or deleted (it
-//! does not): two readings, so the merge asks. So does new code after such a placeholder at
-//! the snippet's end, when the body it is inside ends before the file does: the end of that
-//! body, or the end of the file (another body).
+//! the rest of that body. New code after such a placeholder at the snippet's end, when the
+//! body it is inside ends before the file does, has two readings: the end of that body, or
+//! the end of the file (another body); the merge asks.
 
-use super::align::Edit;
 use super::index::FileIndex;
-use super::prepare::{SLine, Style};
+use super::prepare::SLine;
 use super::segments::Segment;
 use super::units;
 use crate::error::{Error, ErrorCode, Result};
-
-/// Refuses when the placeholder before `seg` (placed as `edit`) is indented deeper than a
-/// whole definition that sits, with its body, between the placeholder's deeper lines and
-/// the segment's first file line.
-pub(crate) fn check_gap_depth(
-    file: &FileIndex<'_>,
-    seg: &Segment,
-    edit: &Edit,
-    style: Style,
-) -> Result<()> {
-    let Some(g) = seg.gap_before.filter(|&g| g > 0 && style == Style::Plain) else {
-        return Ok(());
-    };
-    let depth = i64::from(g) + edit.shift;
-    let shallower = |j: usize| i64::from(file.indent(j)) < depth;
-    // Walk up from the segment's first line over the lines shallower than the placeholder.
-    let mut j = edit.span.start;
-    let mut header = None;
-    while j > 0 {
-        let above = j - 1;
-        if !file.is_blank(above) && !shallower(above) {
-            break;
-        }
-        if let Some(name) = definition(file.lines[above]) {
-            header = Some((name, above));
-        }
-        j = above;
-    }
-    // Only when the walk reached lines the placeholder does stand for (deeper ones).
-    let (Some((name, at)), true) = (header, j > 0) else {
-        return Ok(());
-    };
-    let next = (edit.span.start..file.len())
-        .find(|&j| !file.is_blank(j))
-        .unwrap_or(edit.span.start);
-    Err(Error::new(
-        ErrorCode::NeedsMoreContext,
-        format!(
-            "the placeholder before file line {} is indented {g} columns, inside a body, but \
-             the whole definition `{name}` (file line {}) stands between that body and line {}: \
-             keep it (write the placeholder at column 0) or delete it (`remove {name}`)",
-            next + 1,
-            at + 1,
-            next + 1,
-        ),
-    ))
-}
 
 /// Refuses new code that ends the snippet after a placeholder indented inside the body of
 /// the definition whose header ends the segment before it, when that body ends before the

@@ -401,13 +401,8 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i
             .get(n + 1)
             .map_or(ctx.file.len(), |&next| start_of(&planned[next]));
         let mut e = edit_of(ctx, &planned[k], lo..hi, usual, &moved)?;
-        if matches!(planned[k].at, Where::Pins(_)) {
-            if ctx.rules.on(Rule::Slide) {
-                balance_gaps(ctx, planned, k, &mut e);
-            }
-            if ctx.rules.on(Rule::GapDepth) {
-                depth::check_gap_depth(ctx.file, &planned[k].seg, &e, ctx.snippet.style())?;
-            }
+        if matches!(planned[k].at, Where::Pins(_)) && ctx.rules.on(Rule::Slide) {
+            balance_gaps(ctx, planned, k, &mut e);
         }
         // A segment cut from the next at its blank line keeps that line, unless the file
         // line after it is blank already.

@@ -6,7 +6,7 @@
 use std::ops::Range;
 
 use super::placeholder::Narration;
-use super::prepare::{Piece, Prepared, SLine, Style};
+use super::prepare::{Piece, Prepared, SLine};
 
 /// A run of code lines between two placeholders (or a placeholder and an open edge).
 #[derive(Debug, Clone)]
@@ -87,15 +87,6 @@ impl Segment {
 }
 
 impl Snippet {
-    /// How the snippet is written.
-    pub(crate) fn style(&self) -> Style {
-        if self.diff_style {
-            Style::Diff
-        } else {
-            Style::Plain
-        }
-    }
-
     /// Cut prepared pieces into segments. Segments of blank lines only are dropped.
     pub(crate) fn cut(prepared: Prepared) -> Snippet {
         let pieces = narration_to_gaps(prepared.pieces);

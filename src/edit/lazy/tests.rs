@@ -407,20 +407,10 @@ fn showing_the_kept_definition_with_copied_code_in_one_segment_still_asks() {
 }
 
 #[test]
-fn an_indented_placeholder_before_a_shallower_definition_asks_whether_it_goes() {
-    // A placeholder written inside `run`'s body, then `class B`: the whole `gone` between is
-    // either kept (the placeholder stands for it too) or deleted. The merge asks.
+fn a_placeholder_at_column_0_stands_for_every_definition_up_to_the_next_segment() {
     let file = "class A:\n    def run(self):\n        one()\n        two()\n        return 3\n\n\ndef gone(x):\n    return x\n\n\nclass B:\n    pass\n";
-    let snippet = "        # ... existing code ...\n\n\nclass B:\n    x = 1\n";
-    let e = lazy(file, snippet).unwrap_err();
-    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
-    assert!(
-        e.message.contains("`gone`") && e.message.contains("remove gone"),
-        "{}",
-        e.message
-    );
-    // At column 0 the placeholder stands for everything up to `class B`.
-    let out = lazy(file, &snippet.replacen("        #", "#", 1)).unwrap();
+    let snippet = "# ... existing code ...\n\n\nclass B:\n    x = 1\n";
+    let out = lazy(file, snippet).unwrap();
     assert_eq!(out, file.replace("    pass\n", "    x = 1\n"));
 }
 

@@ -20,8 +20,6 @@ mod doc_comments;
 #[cfg(test)]
 mod file_edges;
 #[cfg(test)]
-mod gap_depth;
-#[cfg(test)]
 mod ground;
 #[cfg(test)]
 mod instruction_place;
@@ -90,8 +88,6 @@ pub enum Rule {
     MovedLines,
     /// `slide`.
     Slide,
-    /// `gap-depth`.
-    GapDepth,
     /// `ground`.
     Ground,
     /// `rename-check`.
@@ -189,12 +185,6 @@ pub const ALL: &[RuleInfo] = &[
         "slide",
         Stage::Align,
         "new code a placeholder cuts mid-block is slid so the block balances",
-    ),
-    info(
-        Rule::GapDepth,
-        "gap-depth",
-        Stage::Align,
-        "a placeholder whose kept lines would change depth around it is refused",
     ),
     info(
         Rule::Ground,
@@ -333,7 +323,6 @@ pub(super) mod fixture {
         &super::file_edges::FIXTURE,
         &super::moved_lines::FIXTURE,
         &super::slide::FIXTURE,
-        &super::gap_depth::FIXTURE,
         &super::ground::FIXTURE,
         &super::rename_check::FIXTURE,
         &super::balance::FIXTURE,

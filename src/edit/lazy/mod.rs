@@ -29,7 +29,6 @@ use std::collections::{HashMap, HashSet};
 mod align;
 mod costs;
 mod depth;
-mod docs;
 mod evidence;
 mod ground;
 mod guards;

@@ -15,7 +15,6 @@ use std::cell::OnceCell;
 use std::ops::Range;
 
 use super::costs::{PLACES_LISTED, WEIGHTS};
-use super::docs;
 use super::index::FileIndex;
 use super::lines;
 use super::prepare::{Kind, SLine};
@@ -398,13 +397,10 @@ fn place_free(
             let anchor = unique[chain[0].run];
             return Placed::Conflict(anchor, *out);
         }
-        let mut pins: Vec<Pin> = chain
+        let pins: Vec<Pin> = chain
             .iter()
             .flat_map(|l| run_pins(&unique[l.run], l.trim, Certainty::Sure))
             .collect();
-        if ctx.rules.on(Rule::DocComments) {
-            docs::drop_stray_doc_pins(lines, ctx.file, &mut pins);
-        }
         if !pins.is_empty() {
             return sure(ctx, seg, &fresh, pins);
         }

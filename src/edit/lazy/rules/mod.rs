@@ -16,8 +16,6 @@ mod changed_lines;
 #[cfg(test)]
 mod closer_floor;
 #[cfg(test)]
-mod doc_comments;
-#[cfg(test)]
 mod file_edges;
 #[cfg(test)]
 mod ground;
@@ -78,8 +76,6 @@ pub enum Rule {
     CloserFloor,
     /// `new-definitions`.
     NewDefinitions,
-    /// `doc-comments`.
-    DocComments,
     /// `changed-lines`.
     ChangedLines,
     /// `file-edges`.
@@ -155,12 +151,6 @@ pub const ALL: &[RuleInfo] = &[
         "new-definitions",
         Stage::Place,
         "a definition the file lacks is new code: the file lines it repeats do not place it",
-    ),
-    info(
-        Rule::DocComments,
-        "doc-comments",
-        Stage::Place,
-        "a doc comment repeated from another definition does not pin the segment",
     ),
     info(
         Rule::ChangedLines,
@@ -318,7 +308,6 @@ pub(super) mod fixture {
         &super::instruction_removes::FIXTURE,
         &super::closer_floor::FIXTURE,
         &super::new_definitions::FIXTURE,
-        &super::doc_comments::FIXTURE,
         &super::changed_lines::FIXTURE,
         &super::file_edges::FIXTURE,
         &super::moved_lines::FIXTURE,

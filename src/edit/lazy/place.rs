@@ -368,7 +368,7 @@ fn place_free(
             .collect()
     };
     let mut kept = cut(&fresh);
-    if !fresh.is_empty() && !kept.iter().any(|r| r.unique) {
+    if !fresh.is_empty() && !kept.iter().any(|r| r.unique) && ctx.rules.on(Rule::RenameLookalike) {
         fresh = new_units(ctx, seg, &all, Renames::AlsoLookalike);
         kept = cut(&fresh);
     }
@@ -505,7 +505,8 @@ fn continues(
 /// The placement by sure `pins`: a second place holding the same repeated lines makes it
 /// ambiguous; else the outermost lines are pinned nearby where they can be.
 fn sure(ctx: &Context<'_>, seg: &Segment, fresh: &[Range<usize>], mut pins: Vec<Pin>) -> Placed {
-    if let Some(other) = loose_elsewhere(ctx, &pins) {
+    let elsewhere = loose_elsewhere(ctx, &pins).filter(|_| ctx.rules.on(Rule::LooseElsewhere));
+    if let Some(other) = elsewhere {
         let here = Candidate { pins, score: 1.0 };
         return Placed::Open(Open::Ambiguous(vec![here, other]));
     }

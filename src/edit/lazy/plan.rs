@@ -47,13 +47,15 @@ pub(crate) fn plan(ctx: &Context<'_>, instruction: &Instruction) -> Result<Vec<P
         let floor = closer_pin(ctx, &segs[..k], &placed, &segs[k])
             .filter(|_| ctx.rules.on(Rule::CloserFloor));
         match place::place(ctx, &segs[k], floor, None) {
-            Placed::Conflict(a, b) => match split(ctx, &segs[k], &a, &b) {
-                Some((left, right)) => {
-                    segs[k] = left;
-                    segs.insert(k + 1, right);
+            Placed::Conflict(a, b) => {
+                match split(ctx, &segs[k], &a, &b).filter(|_| ctx.rules.on(Rule::SplitConflicts)) {
+                    Some((left, right)) => {
+                        segs[k] = left;
+                        segs.insert(k + 1, right);
+                    }
+                    None => return Err(conflict(ctx, &a, &b)),
                 }
-                None => return Err(conflict(ctx, &a, &b)),
-            },
+            }
             Placed::Pins(mut pins) => {
                 place::unit_pins(ctx, &segs[k], &mut pins, &instruction.renames);
                 if ctx.rules.on(Rule::FileEdges) {

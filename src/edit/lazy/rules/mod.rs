@@ -30,13 +30,19 @@ mod kept_between;
 #[cfg(test)]
 mod licence;
 #[cfg(test)]
+mod loose_elsewhere;
+#[cfg(test)]
 mod moved_lines;
 #[cfg(test)]
 mod new_definitions;
 #[cfg(test)]
 mod rename_check;
 #[cfg(test)]
+mod rename_lookalike;
+#[cfg(test)]
 mod slide;
+#[cfg(test)]
+mod split_conflicts;
 
 /// The stage of the merge a rule acts in (docs/DESIGN.md §5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,12 +78,18 @@ pub enum Rule {
     InstructionRenames,
     /// `instruction-removes`.
     InstructionRemoves,
+    /// `split-conflicts`.
+    SplitConflicts,
     /// `closer-floor`.
     CloserFloor,
     /// `new-definitions`.
     NewDefinitions,
+    /// `rename-lookalike`.
+    RenameLookalike,
     /// `changed-lines`.
     ChangedLines,
+    /// `loose-elsewhere`.
+    LooseElsewhere,
     /// `file-edges`.
     FileEdges,
     /// `moved-lines`.
@@ -141,6 +153,12 @@ pub const ALL: &[RuleInfo] = &[
         "a definition the instruction says to remove, and the snippet does not show, is deleted",
     ),
     info(
+        Rule::SplitConflicts,
+        "split-conflicts",
+        Stage::Place,
+        "a segment whose anchors name two places in the wrong order is split at a blank line",
+    ),
+    info(
         Rule::CloserFloor,
         "closer-floor",
         Stage::Place,
@@ -153,10 +171,22 @@ pub const ALL: &[RuleInfo] = &[
         "a definition the file lacks is new code: the file lines it repeats do not place it",
     ),
     info(
+        Rule::RenameLookalike,
+        "rename-lookalike",
+        Stage::Place,
+        "a new definition that alone could place its segment reads as a rename of its lookalike",
+    ),
+    info(
         Rule::ChangedLines,
         "changed-lines",
         Stage::Place,
         "a changed line clearly closest to one file line places a segment with no sure anchor",
+    ),
+    info(
+        Rule::LooseElsewhere,
+        "loose-elsewhere",
+        Stage::Place,
+        "repeated anchors that fit a second place a few lines apart are two readings",
     ),
     info(
         Rule::FileEdges,
@@ -306,9 +336,12 @@ pub(super) mod fixture {
         &super::instruction_place::FIXTURE,
         &super::instruction_renames::FIXTURE,
         &super::instruction_removes::FIXTURE,
+        &super::split_conflicts::FIXTURE,
         &super::closer_floor::FIXTURE,
         &super::new_definitions::FIXTURE,
+        &super::rename_lookalike::FIXTURE,
         &super::changed_lines::FIXTURE,
+        &super::loose_elsewhere::FIXTURE,
         &super::file_edges::FIXTURE,
         &super::moved_lines::FIXTURE,
         &super::slide::FIXTURE,

@@ -27,30 +27,19 @@
 use std::collections::{HashMap, HashSet};
 
 mod align;
+mod check;
 mod costs;
-mod depth;
-mod evidence;
-mod ground;
-mod guards;
-mod hints;
-mod impls;
 mod index;
-mod licence;
 mod lines;
-pub mod outline;
-mod parses;
 mod place;
-mod placeholder;
-mod plan;
-mod prepare;
-mod rename;
-mod render;
+mod read;
 pub mod rules;
-mod runs;
-mod segments;
-mod shown;
-mod slide;
-mod units;
+
+use self::align::{depth, render, slide};
+use self::check::{evidence, ground, guards, licence, parses, rename};
+pub use self::place::outline;
+use self::place::{plan, runs, units};
+use self::read::{hints, impls, placeholder, prepare, segments, shown};
 
 pub(crate) use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
 pub(crate) use self::evidence::Evidence;

@@ -7,11 +7,11 @@
 
 use std::ops::Range;
 
-use super::costs::WEIGHTS;
-use super::impls::{self, Block};
-use super::index::FileIndex;
-use super::rules::{Rule, RuleSet};
-use super::units::{FileDefs, file_extent, header_name};
+use crate::edit::lazy::costs::WEIGHTS;
+use crate::edit::lazy::impls::{self, Block};
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::rules::{Rule, RuleSet};
+use crate::edit::lazy::units::{FileDefs, file_extent, header_name};
 
 /// Where the instruction says new code goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -487,7 +487,7 @@ mod tests {
             path: Some("size.rs"),
             instruction: Some(instruction),
         };
-        super::super::merge(SIZE, snippet, &hints).map(|m| m.content)
+        crate::edit::lazy::merge(SIZE, snippet, &hints).map(|m| m.content)
     }
 
     /// [`SIZE`] with the `n`th occurrence of `old` (from 0) replaced by `new`.
@@ -582,7 +582,7 @@ mod tests {
                 path: Some("ab.py"),
                 instruction: Some(instruction),
             };
-            super::super::merge(file, snippet, &hints).map(|m| m.content)
+            crate::edit::lazy::merge(file, snippet, &hints).map(|m| m.content)
         };
         let err = merge_py("fix f").unwrap_err();
         assert_eq!(suggested(&err.message), ["in A", "in B"], "{}", err.message);

@@ -10,10 +10,10 @@
 //! block are the new code's own and the file's copies follow the placeholder. The second
 //! reading is taken when it, and only it, balances the new code.
 
-use super::align::{Edit, Op};
-use super::costs::WEIGHTS;
-use super::prepare::SLine;
-use super::units::depth_change;
+use crate::edit::lazy::align::{Edit, Op};
+use crate::edit::lazy::costs::WEIGHTS;
+use crate::edit::lazy::prepare::SLine;
+use crate::edit::lazy::units::depth_change;
 
 /// Net brackets a line opens.
 fn depth(lines: &[SLine], i: usize) -> i64 {

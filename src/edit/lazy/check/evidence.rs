@@ -6,9 +6,9 @@
 //! a margin, and a merge below the threshold is refused `NEEDS_MORE_CONTEXT`, naming its
 //! weakest evidence and what to send.
 
-use super::align::{Edit, Op};
-use super::index::FileIndex;
-use super::prepare::SLine;
+use crate::edit::lazy::align::{Edit, Op};
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::prepare::SLine;
 use crate::edit::{Error, ErrorCode, Result};
 
 /// How a placed segment is tied to the file.
@@ -109,7 +109,7 @@ pub struct MarginWeights {
 }
 
 /// The weights the merge uses (they live with every other tuning number, in `costs.rs`).
-pub const MARGIN: MarginWeights = super::costs::WEIGHTS.margin;
+pub const MARGIN: MarginWeights = crate::edit::lazy::costs::WEIGHTS.margin;
 
 /// The margin of a merge: how sure it is, and the evidence that makes it least sure.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

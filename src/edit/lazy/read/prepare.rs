@@ -8,10 +8,10 @@
 //! that the file does not hold is an addition. Context lines may carry the diff's space
 //! column or not.
 
-use super::costs::WEIGHTS;
-use super::index::FileIndex;
-use super::lines;
-use super::placeholder::{self, Narration, Presence};
+use crate::edit::lazy::costs::WEIGHTS;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::lines;
+use crate::edit::lazy::placeholder::{self, Narration, Presence};
 use crate::edit::text::normalize_newlines;
 
 /// What the snippet says about a line.

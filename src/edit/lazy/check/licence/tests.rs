@@ -1,8 +1,8 @@
 //! Tests of the licence check: each licence and each refusal on inputs of its own, and every
 //! merge of the shared corpora checked again.
 
-use super::super::prepare;
 use super::*;
+use crate::edit::lazy::prepare;
 
 mod plain;
 
@@ -239,9 +239,9 @@ fn judged(case: &std::path::Path, tally: &mut Tally) {
         path: Some(&path),
         instruction,
     };
-    let on = super::super::merge(&content, &snippet, &hints);
+    let on = crate::edit::lazy::merge(&content, &snippet, &hints);
     SWITCHED_OFF.with(|s| s.set(true));
-    let off = super::super::merge(&content, &snippet, &hints);
+    let off = crate::edit::lazy::merge(&content, &snippet, &hints);
     SWITCHED_OFF.with(|s| s.set(false));
     let Ok(off) = off else {
         assert!(
@@ -253,11 +253,11 @@ fn judged(case: &std::path::Path, tally: &mut Tally) {
     };
     let (lines, _) = crate::edit::text::split_lines(&content);
     let index = FileIndex::new(&lines).with_source(Some(&path), &content);
-    let body = super::super::body(&snippet, &hints);
+    let body = crate::edit::lazy::body(&snippet, &hints);
     let snip = Snippet::cut(prepare::read(&body, &index));
     let defs = FileDefs::new(&index);
     let said = instruction
-        .map(|i| super::super::hints::read(i, &index, &defs))
+        .map(|i| crate::edit::lazy::hints::read(i, &index, &defs))
         .unwrap_or_default();
     let (out, _) = crate::edit::text::split_lines(&off.content);
     let verdict = check(&index, &snip, &defs, &said.removes, &out);

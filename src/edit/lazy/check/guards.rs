@@ -4,13 +4,13 @@
 //! file is `TRUNCATION_DETECTED`; one that rewrites most of it is `BLAST_RADIUS_EXCEEDED`;
 //! a deterministic merge that unbalances the file's brackets is `NEEDS_MORE_CONTEXT`.
 
-use super::align::{Edit, Op};
-use super::costs::WEIGHTS;
-use super::index::FileIndex;
-use super::lines;
-use super::placeholder;
-use super::prepare::SLine;
 use crate::edit::Merged;
+use crate::edit::lazy::align::{Edit, Op};
+use crate::edit::lazy::costs::WEIGHTS;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::lines;
+use crate::edit::lazy::placeholder;
+use crate::edit::lazy::prepare::SLine;
 use crate::edit::matching::changed_old_lines;
 use crate::edit::text::split_lines;
 use crate::error::{Error, ErrorCode, Result};
@@ -124,7 +124,7 @@ fn bracket_delta(line: &str) -> i64 {
     if comment {
         return 0;
     }
-    super::units::depth_change(line).0
+    crate::edit::lazy::units::depth_change(line).0
 }
 
 /// A merge that leaves brackets unbalanced in a file that had them balanced read the

@@ -5,8 +5,8 @@
 
 use std::ops::Range;
 
-use super::placeholder::Narration;
-use super::prepare::{Piece, Prepared, SLine};
+use crate::edit::lazy::placeholder::Narration;
+use crate::edit::lazy::prepare::{Piece, Prepared, SLine};
 
 /// A run of code lines between two placeholders (or a placeholder and an open edge).
 #[derive(Debug, Clone)]
@@ -158,9 +158,9 @@ impl Snippet {
 
 #[cfg(test)]
 mod tests {
-    use super::super::index::FileIndex;
-    use super::super::prepare;
     use super::*;
+    use crate::edit::lazy::index::FileIndex;
+    use crate::edit::lazy::prepare;
 
     #[test]
     fn placeholders_and_open_edges_bound_segments() {

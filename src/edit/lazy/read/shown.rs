@@ -4,11 +4,11 @@
 //! of the lines the result should hold, and its words and the instruction's are the names it
 //! writes.
 
-use super::index::FileIndex;
-use super::place::Context;
-use super::prepare::{self, Kind};
-use super::segments::Snippet;
 use crate::edit::Hints;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::place::Context;
+use crate::edit::lazy::prepare::{self, Kind};
+use crate::edit::lazy::segments::Snippet;
 use crate::edit::text::split_lines;
 use crate::edit::unseen::Shown;
 
@@ -19,7 +19,7 @@ pub(crate) fn shown(content: &str, snippet: &str, hints: &Hints<'_>) -> Shown {
     if let Some(i) = hints.instruction {
         out.add_words(i);
     }
-    let body = super::body(snippet, hints);
+    let body = crate::edit::lazy::body(snippet, hints);
     let (lines, _) = split_lines(content);
     let file = FileIndex::new(&lines);
     let snippet = Snippet::cut(prepare::read(&body, &file));
@@ -42,7 +42,7 @@ pub(crate) fn shown(content: &str, snippet: &str, hints: &Hints<'_>) -> Shown {
     if let Some(i) = hints.instruction.filter(|i| says_remove(i)) {
         let file = file.with_source(hints.path, content);
         let ctx = Context::new(&file, &snippet);
-        for name in super::hints::read(i, &file, ctx.defs()).removes {
+        for name in crate::edit::lazy::hints::read(i, &file, ctx.defs()).removes {
             out.remove(&name);
         }
     }

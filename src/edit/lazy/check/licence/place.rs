@@ -5,13 +5,13 @@
 
 use std::collections::HashMap;
 
-use super::super::costs::WEIGHTS;
-use super::super::index::FileIndex;
-use super::super::lines;
-use super::super::prepare::{Kind, SLine};
-use super::super::segments::Snippet;
-use super::super::units;
 use super::diff::Kept;
+use crate::edit::lazy::costs::WEIGHTS;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::lines;
+use crate::edit::lazy::prepare::{Kind, SLine};
+use crate::edit::lazy::segments::Snippet;
+use crate::edit::lazy::units;
 
 /// Which way from a lost run the snippet's lines are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! indentation), used to delete the block a `remove NAME` directive names and to list top-level
 //! definitions when a snippet gives nothing to anchor on.
 
-use super::costs::WEIGHTS;
+use crate::edit::lazy::costs::WEIGHTS;
 
 /// Keywords that declare a name in common languages.
 const DECLARING_WORDS: &[&str] = &[

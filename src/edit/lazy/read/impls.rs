@@ -7,8 +7,8 @@
 //! the definition of the type and all its blocks together. A refusal suggests these names
 //! (`impl …` first, shortest first), each checked with the instruction reader itself.
 
-use super::index::FileIndex;
-use super::outline;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::outline;
 
 /// A block named by its header.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,9 +8,9 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::costs::WEIGHTS;
-use super::index::FileIndex;
-use super::prepare::SLine;
+use crate::edit::lazy::costs::WEIGHTS;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::prepare::SLine;
 
 /// A run of matching lines: segment lines `i..i + len` equal file lines `j..j + len`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -278,8 +278,8 @@ pub(crate) fn chain(
 
 #[cfg(test)]
 mod tests {
-    use super::super::prepare;
     use super::*;
+    use crate::edit::lazy::prepare;
 
     fn seg_lines(snippet: &str, index: &FileIndex<'_>) -> Vec<SLine> {
         prepare::read(snippet, index)

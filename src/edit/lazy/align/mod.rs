@@ -14,6 +14,10 @@
 //!   that close a paragraph before new code at the head likewise. A blank line between an
 //!   anchor and the placeholder is a separator, not new code.
 
+pub(crate) mod depth;
+pub(crate) mod render;
+pub(crate) mod slide;
+
 use std::collections::HashSet;
 use std::ops::Range;
 

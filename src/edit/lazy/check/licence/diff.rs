@@ -7,9 +7,9 @@ use std::hash::{Hash, Hasher};
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
-use super::super::costs::WEIGHTS;
-use super::super::index::FileIndex;
-use super::super::lines;
+use crate::edit::lazy::costs::WEIGHTS;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::lines;
 
 /// How many line comparisons the diff may still make (see `Weights::diff_comparisons`).
 struct Budget {

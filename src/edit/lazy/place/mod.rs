@@ -11,17 +11,22 @@
 //! - A unit the segment shows whole is pinned to the file's definition of that name: its
 //!   header to the definition's header, its last line to the definition's last line.
 
+pub mod outline;
+pub(crate) mod plan;
+pub(crate) mod runs;
+pub(crate) mod units;
+
 use std::cell::OnceCell;
 use std::ops::Range;
 
+use self::runs::Run;
+use self::units::FileDefs;
 use super::costs::{PLACES_LISTED, WEIGHTS};
 use super::index::FileIndex;
 use super::lines;
 use super::prepare::{Kind, SLine};
 use super::rules::{Rule, RuleSet};
-use super::runs::{self, Run};
 use super::segments::{Segment, Snippet};
-use super::units::{self, FileDefs};
 
 /// A segment line tied to a file line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

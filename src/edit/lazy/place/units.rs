@@ -8,10 +8,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::index::FileIndex;
-use super::outline;
-use super::prepare::SLine;
-use super::segments::Follows;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::outline;
+use crate::edit::lazy::prepare::SLine;
+use crate::edit::lazy::segments::Follows;
 use crate::syntax::Def;
 
 /// Words that start a statement, never a definition.

@@ -5,9 +5,9 @@
 
 use std::borrow::Cow;
 
-use super::align::{Edit, Op};
-use super::index::FileIndex;
-use super::prepare::SLine;
+use crate::edit::lazy::align::{Edit, Op};
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::prepare::SLine;
 use crate::edit::text::Indent;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -80,7 +80,7 @@ pub(crate) fn reindent(text: &str, shift: i64, style: Indent, layout: Layout) ->
     if shift == 0 && !mismatched {
         return Cow::Borrowed(text);
     }
-    let cols = i64::from(super::lines::indent_of(text));
+    let cols = i64::from(crate::edit::lazy::lines::indent_of(text));
     let new = (cols + shift).max(0) as usize;
     let mut out = match style {
         Indent::Tabs => {

@@ -7,12 +7,12 @@
 //! as a definition named by its trait and type (`impl Debug for B`): another block for
 //! another trait or type in its place is held to the same rule.
 
-use super::align::{Edit, Op};
-use super::impls;
-use super::index::FileIndex;
-use super::outline;
-use super::prepare::SLine;
-use super::units;
+use crate::edit::lazy::align::{Edit, Op};
+use crate::edit::lazy::impls;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::outline;
+use crate::edit::lazy::prepare::SLine;
+use crate::edit::lazy::units;
 use crate::error::{Error, ErrorCode, Result};
 
 /// Every change of a definition's header to another name in `edit` is a rename and nothing
@@ -175,7 +175,7 @@ impl Renamed<'_> {
 
 /// The refusal of an `impl` block taking the place of another one's (file line `j`).
 fn block_refusal(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize) -> Error {
-    let header = super::lines::quoted(file.lines[j]);
+    let header = crate::edit::lazy::lines::quoted(file.lines[j]);
     let old = header.trim_end_matches('{').trim_end();
     Error::new(
         ErrorCode::NeedsMoreContext,
@@ -186,7 +186,7 @@ fn block_refusal(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize) -> E
              `{old}` unchanged next to it (or a placeholder where it stays); to replace it, \
              send its old lines as `-` lines",
             lines[i].at,
-            super::lines::quoted(&lines[i].text),
+            crate::edit::lazy::lines::quoted(&lines[i].text),
             j + 1,
         ),
     )

@@ -3,10 +3,10 @@
 //! body it is inside ends before the file does, has two readings: the end of that body, or
 //! the end of the file (another body); the merge asks.
 
-use super::index::FileIndex;
-use super::prepare::SLine;
-use super::segments::Segment;
-use super::units;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::prepare::SLine;
+use crate::edit::lazy::segments::Segment;
+use crate::edit::lazy::units;
 use crate::error::{Error, ErrorCode, Result};
 
 /// Refuses new code that ends the snippet after a placeholder indented inside the body of

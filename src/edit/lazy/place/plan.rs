@@ -5,12 +5,12 @@
 //! refused with every candidate named. Unique runs that disagree in order split their
 //! segment at a narration or blank line between them, else the segment is refused as a move.
 
-use super::costs::{PLACES_LISTED, PLACES_NAMED, QUOTED_START_CHARS, REPEATS_NAMED};
-use super::hints::{Instruction, Place};
-use super::place::{self, Candidate, Context, Floor, Open, Pin, Placed};
-use super::rules::Rule;
-use super::runs::Run;
-use super::segments::Segment;
+use crate::edit::lazy::costs::{PLACES_LISTED, PLACES_NAMED, QUOTED_START_CHARS, REPEATS_NAMED};
+use crate::edit::lazy::hints::{Instruction, Place};
+use crate::edit::lazy::place::{self, Candidate, Context, Floor, Open, Pin, Placed};
+use crate::edit::lazy::rules::Rule;
+use crate::edit::lazy::runs::Run;
+use crate::edit::lazy::segments::Segment;
 use crate::error::{Error, ErrorCode, Result};
 use std::collections::HashSet;
 
@@ -162,10 +162,10 @@ fn open_blocks(
         let pin_of = |i: usize| pins.iter().find(|p| p.i == i).map(|p| p.j);
         let mut header: Option<usize> = None;
         for i in seg.lines.clone() {
-            let (d, _) = super::units::depth_change(&lines[i].text);
+            let (d, _) = crate::edit::lazy::units::depth_change(&lines[i].text);
             // Code as far out as a block's opening line is past the block: a placeholder
             // closed it.
-            if !lines[i].blank && !super::lines::is_closer(&lines[i].text) {
+            if !lines[i].blank && !crate::edit::lazy::lines::is_closer(&lines[i].text) {
                 while open
                     .last()
                     .is_some_and(|&(o, _)| lines[o].indent >= lines[i].indent)
@@ -213,10 +213,10 @@ fn closer_pin(
     // The first line that closes more than the segment opened so far.
     let mut depth = 0i64;
     let c = seg.lines.clone().find(|&i| {
-        depth += super::units::depth_change(&lines[i].text).0;
+        depth += crate::edit::lazy::units::depth_change(&lines[i].text).0;
         depth < 0
     })?;
-    if !super::lines::is_closer(&lines[c].text) {
+    if !crate::edit::lazy::lines::is_closer(&lines[c].text) {
         return None;
     }
     let open = open_blocks(ctx, before, placed);
@@ -225,7 +225,7 @@ fn closer_pin(
         .rev()
         .find(|(o, _)| lines[*o].indent == lines[c].indent)?;
     let jo = jo?;
-    let (_, end) = super::outline::block_extent(ctx.file.lines, jo);
+    let (_, end) = crate::edit::lazy::outline::block_extent(ctx.file.lines, jo);
     let close = end.checked_sub(1).filter(|&j| j > jo)?;
     // The file's closing line of that block, the same as the snippet's.
     let fits = lines[c].key == ctx.file.key(close) && ctx.file.indent(close) == ctx.file.indent(jo);
@@ -252,7 +252,7 @@ fn split(ctx: &Context<'_>, seg: &Segment, a: &Run, b: &Run) -> Option<(Segment,
     let between = x.i_end()..y.i;
     let at = between
         .clone()
-        .find(|&k| lines[k].narration != super::placeholder::Narration::No)
+        .find(|&k| lines[k].narration != crate::edit::lazy::placeholder::Narration::No)
         .or_else(|| between.clone().rev().find(|&k| lines[k].blank))?;
     // A narration line goes; a blank line stays with the part above it.
     let keep = usize::from(lines[at].blank);
@@ -315,8 +315,8 @@ fn enclosing_definition<'f>(ctx: &Context<'f>, j: usize) -> Option<(&'f str, usi
         .rev()
         .filter(|&h| file.indent(h) == 0)
         .find_map(|h| {
-            let name = super::units::header_name(file.lines[h])?;
-            let (s, e) = super::units::file_extent(file, h);
+            let name = crate::edit::lazy::units::header_name(file.lines[h])?;
+            let (s, e) = crate::edit::lazy::units::file_extent(file, h);
             (s <= j && j < e && e > s + 1).then_some((name, s, e))
         })
 }
@@ -385,7 +385,12 @@ fn settle_open(
                     let w = insert_at_open_edge(ctx, segs, k)
                         .ok_or_else(|| no_anchor(ctx, &segs[k]))?;
                     if matches!(w, Where::Insert { at, .. } if at == ctx.file.len()) {
-                        super::depth::check_body_at_file_end(ctx.file, ctx.lines(), segs, k)?;
+                        crate::edit::lazy::depth::check_body_at_file_end(
+                            ctx.file,
+                            ctx.lines(),
+                            segs,
+                            k,
+                        )?;
                     }
                     w
                 }
@@ -530,7 +535,7 @@ fn end_of(ctx: &Context<'_>, a: usize, b: usize) -> Option<Where> {
     let file = ctx.file;
     let close = b
         .checked_sub(1)
-        .filter(|&c| c > a && super::lines::is_closer(file.lines[c]))?;
+        .filter(|&c| c > a && crate::edit::lazy::lines::is_closer(file.lines[c]))?;
     let member = (a + 1..close)
         .find(|&j| !file.is_blank(j) && file.lines[j].trim() != "{")
         .map_or(file.indent(a) + 4, |j| file.indent(j));
@@ -657,7 +662,7 @@ fn ambiguous(ctx: &Context<'_>, seg: &Segment, cands: &[Candidate]) -> Error {
     let places: Vec<String> = (0..spans.len().min(PLACES_LISTED))
         .map(|k| {
             let s = &spans[k];
-            match super::hints::name_for(ctx.file, ctx.defs(), &spans, k) {
+            match crate::edit::lazy::hints::name_for(ctx.file, ctx.defs(), &spans, k) {
                 Some(name) => {
                     named = true;
                     format!("lines {}-{} (instruction `in {name}`)", s.start + 1, s.end)

@@ -3,7 +3,7 @@
 //! `[...]`, `…`, "rest of file", "keep X as is"), `remove NAME` directives, narration lines
 //! ("// and at the top of the file:"), the outer code fence and Markdown targets.
 
-use super::costs::WEIGHTS;
+use crate::edit::lazy::costs::WEIGHTS;
 /// Markdown targets keep fenced code verbatim.
 pub(crate) fn is_markdown(ext: Option<&str>) -> bool {
     matches!(

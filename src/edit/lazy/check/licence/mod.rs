@@ -30,12 +30,12 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::costs::{LISTED_LINES, WEIGHTS};
-use super::index::FileIndex;
-use super::lines;
-use super::prepare::Kind;
-use super::segments::Snippet;
-use super::units::{self, FileDefs};
+use crate::edit::lazy::costs::{LISTED_LINES, WEIGHTS};
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::lines;
+use crate::edit::lazy::prepare::Kind;
+use crate::edit::lazy::segments::Snippet;
+use crate::edit::lazy::units::{self, FileDefs};
 use crate::edit::{Error, ErrorCode, Result};
 
 mod diff;

@@ -11,13 +11,13 @@
 
 use std::collections::HashSet;
 
-use super::align::{Edit, Op};
-use super::costs::WEIGHTS;
-use super::index::FileIndex;
-use super::lines;
-use super::place::{Context, closest_old_version};
-use super::prepare::SLine;
-use super::units;
+use crate::edit::lazy::align::{Edit, Op};
+use crate::edit::lazy::costs::WEIGHTS;
+use crate::edit::lazy::index::FileIndex;
+use crate::edit::lazy::lines;
+use crate::edit::lazy::place::{Context, closest_old_version};
+use crate::edit::lazy::prepare::SLine;
+use crate::edit::lazy::units;
 use crate::error::{Error, ErrorCode, Result};
 
 /// Every deletion of `edit` is licensed by the anchors around it; else it is refused,

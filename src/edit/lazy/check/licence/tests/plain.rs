@@ -20,8 +20,8 @@
 
 use std::collections::HashMap;
 
-use super::super::super::prepare::Kind;
-use super::super::super::segments::Snippet;
+use crate::edit::lazy::prepare::Kind;
+use crate::edit::lazy::segments::Snippet;
 
 /// The text of a line with its whitespace collapsed (the result is re-indented).
 fn norm(s: &str) -> String {

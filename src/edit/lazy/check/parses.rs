@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use super::evidence::Syntax;
+use crate::edit::lazy::evidence::Syntax;
 use crate::error::{Error, ErrorCode, Result};
 use crate::syntax::{self, Lang};
 
@@ -70,7 +70,7 @@ pub(crate) fn check(
 /// What a new error the snippet's own text shares says: on a line of code, the snippet's own
 /// broken code; on a closer or a line that says little, a piece placed where it does not fit.
 fn excused_by_text(line: usize, text: &str) -> Syntax {
-    if super::lines::is_trivial(text) {
+    if crate::edit::lazy::lines::is_trivial(text) {
         Syntax::Misfit(line)
     } else {
         Syntax::Own(line)

@@ -128,7 +128,14 @@ pub(super) struct Diff {
     pub(super) old: Vec<u64>,
     pub(super) new: Vec<u64>,
     /// Whether each line of the result is blank.
-    pub(super) out_blank: Vec<bool>,
+    pub(super) out_fill: Vec<Fill>,
+}
+
+/// Whether a line of the result is blank or holds text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fill {
+    Blank,
+    Solid,
 }
 
 impl Diff {
@@ -171,17 +178,20 @@ impl Diff {
                 }
             }
         }
-        let out_blank: Vec<bool> = (0..m)
-            .map(|k| match k.checked_sub(head) {
-                Some(d) if d < facts.len() => facts[d].2,
-                _ => lines::is_blank(out[k].as_ref()),
+        let out_fill: Vec<Fill> = (0..m)
+            .map(|k| {
+                let blank = match k.checked_sub(head) {
+                    Some(d) if d < facts.len() => facts[d].2,
+                    _ => lines::is_blank(out[k].as_ref()),
+                };
+                if blank { Fill::Blank } else { Fill::Solid }
             })
             .collect();
         Diff {
             kept: Kept::new(kept, m),
             old,
             new,
-            out_blank,
+            out_fill,
         }
     }
 }

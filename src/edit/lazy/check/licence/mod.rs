@@ -75,7 +75,7 @@ pub(crate) fn check<S: AsRef<str>>(
     // Lines licensed only beside a block among new lines (evidence for the margin).
     let mut among_new = Vec::new();
     let mut per_line = PerLine::new(snippet, &diff.old, &diff.new);
-    let mut licences = Licences::new(file, snippet, diff.kept, diff.out_blank);
+    let mut licences = Licences::new(file, snippet, diff.kept, diff.out_fill);
     // The definitions' lines are read (a parse, where the grammar is built in) only for
     // lines no other licence covers.
     let mut covered: Option<Vec<bool>> = None;

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::diff::Kept;
+use super::diff::{Fill, Kept};
 use crate::edit::lazy::costs::WEIGHTS;
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::lines;
@@ -35,7 +35,7 @@ pub(super) struct Licences<'a, 'f> {
     /// Which file lines the result keeps, and where.
     pub(super) kept: Kept,
     /// Whether each line of the result is blank.
-    out_blank: Vec<bool>,
+    out_fill: Vec<Fill>,
 }
 
 impl<'a, 'f> Licences<'a, 'f> {
@@ -43,7 +43,7 @@ impl<'a, 'f> Licences<'a, 'f> {
         file: &'a FileIndex<'f>,
         snippet: &'a Snippet,
         kept: Kept,
-        out_blank: Vec<bool>,
+        out_fill: Vec<Fill>,
     ) -> Licences<'a, 'f> {
         let lines = &snippet.lines;
         let segs: Vec<Vec<usize>> = snippet
@@ -75,7 +75,16 @@ impl<'a, 'f> Licences<'a, 'f> {
             rank,
             solid,
             kept,
-            out_blank,
+            out_fill,
+        }
+    }
+
+    /// The nearest non-blank line of the result past line `o`, toward `toward`.
+    fn next_solid(&self, o: usize, toward: Toward) -> Option<usize> {
+        let solid = |&k: &usize| self.out_fill[k] == Fill::Solid;
+        match toward {
+            Toward::Below => (o + 1..self.out_fill.len()).find(solid),
+            Toward::Above => (0..o).rev().find(solid),
         }
     }
 
@@ -144,8 +153,9 @@ impl<'a, 'f> Licences<'a, 'f> {
     ) -> bool {
         let seg = &self.segs[s];
         let mut pinned = false;
-        let sides = [(sp, above, false), (sn, below, true)];
-        for (at, j, down) in sides {
+        let sides = [(sp, above, Toward::Above), (sn, below, Toward::Below)];
+        for (at, j, toward) in sides {
+            let down = toward == Toward::Below;
             let (Some(mut q), Some(j)) = (at, j) else {
                 continue;
             };
@@ -162,11 +172,7 @@ impl<'a, 'f> Licences<'a, 'f> {
                     q.checked_sub(1)
                 };
                 let Some(nq) = next_q else { break };
-                let next_o = if down {
-                    (o + 1..self.out_blank.len()).find(|&k| !self.out_blank[k])
-                } else {
-                    (0..o).rev().find(|&k| !self.out_blank[k])
-                };
+                let next_o = self.next_solid(o, toward);
                 match next_o {
                     Some(no) if lines::facts(out[no].as_ref()).0 == self.lines[seg[nq]].key => {
                         (q, o) = (nq, no);
@@ -395,11 +401,7 @@ impl<'a, 'f> Licences<'a, 'f> {
             } else {
                 q.checked_sub(1)
             };
-            let next_o = if down {
-                (o + 1..self.out_blank.len()).find(|&k| !self.out_blank[k])
-            } else {
-                (0..o).rev().find(|&k| !self.out_blank[k])
-            };
+            let next_o = self.next_solid(o, toward);
             let (Some(nq), Some(no)) = (next_q, next_o) else {
                 return next_q.is_none() && !passed_new;
             };

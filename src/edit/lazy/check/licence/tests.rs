@@ -304,17 +304,28 @@ mod properties {
     use super::*;
     use proptest::prelude::*;
 
+    /// What a line of a random file is.
+    #[derive(Debug, Clone, Copy)]
+    enum Stmt {
+        /// A distinct statement.
+        Let,
+        /// A closing brace.
+        Closer,
+    }
+
+    /// A line kind, a closer one time in five.
+    fn stmt() -> impl Strategy<Value = Stmt> {
+        prop_oneof![4 => Just(Stmt::Let), 1 => Just(Stmt::Closer)]
+    }
+
     /// A file of distinct statements with closers among them.
-    fn file_of(kinds: &[bool]) -> Vec<String> {
+    fn file_of(kinds: &[Stmt]) -> Vec<String> {
         kinds
             .iter()
             .enumerate()
-            .map(|(n, &closer)| {
-                if closer {
-                    "}".to_string()
-                } else {
-                    format!("    let v{n} = f({n});")
-                }
+            .map(|(n, kind)| match kind {
+                Stmt::Closer => "}".to_string(),
+                Stmt::Let => format!("    let v{n} = f({n});"),
             })
             .collect()
     }
@@ -324,7 +335,7 @@ mod properties {
 
         #[test]
         fn a_line_under_a_placeholder_never_goes(
-            kinds in proptest::collection::vec(proptest::bool::weighted(0.2), 12..60),
+            kinds in proptest::collection::vec(stmt(), 12..60),
             cut in 0.0f64..1.0,
             lost in 0.0f64..1.0,
         ) {

@@ -473,7 +473,8 @@ pub struct SearchArgs {
 pub struct SearchEvalArgs {
     /// The corpus directory.
     pub dir: PathBuf,
-    /// List each query's rank of its first answering file and the files it missed.
+    /// List each query's rank of its first answering file and the files it missed (with
+    /// their ranks), and for a query that missed one its ten leading files with scores.
     #[arg(long, short)]
     pub verbose: bool,
 }

@@ -140,12 +140,15 @@ fn print_project(p: &ProjectScore, verbose: bool) {
                 .iter()
                 .position(|f| r.query.files.contains(f))
                 .map_or_else(|| "-".to_string(), |i| (i + 1).to_string());
-            let missed: Vec<&str> = r
+            let missed: Vec<String> = r
                 .query
                 .files
                 .iter()
                 .filter(|f| !r.ranked.iter().take(5).any(|g| g == *f))
-                .map(String::as_str)
+                .map(|f| {
+                    let at = r.ranked.iter().position(|g| g == f);
+                    at.map_or_else(|| format!("{f} (-)"), |i| format!("{f} ({})", i + 1))
+                })
                 .collect();
             outln!(
                 "  {rank:>2}  {}  top: {}{}",
@@ -162,9 +165,33 @@ fn print_project(p: &ProjectScore, verbose: bool) {
                     format!("  missed: {}", missed.join(", "))
                 }
             );
+            if !missed.is_empty() {
+                print_leaders(r);
+            }
         }
     }
 }
+
+/// A missing query's leading files with their scores, answers marked `*`.
+fn print_leaders(r: &QueryResult) {
+    for (i, (path, score)) in r
+        .ranked
+        .iter()
+        .zip(&r.scores)
+        .take(VERBOSE_LEADERS)
+        .enumerate()
+    {
+        let mark = if r.query.files.contains(path) {
+            '*'
+        } else {
+            ' '
+        };
+        outln!("      {:>2} {mark} {score:>8.3}  {path}", i + 1);
+    }
+}
+
+/// How many leading files `search-eval --verbose` lists for a query that missed a file.
+const VERBOSE_LEADERS: usize = 10;
 
 /// One group's line: `language py: n=100 recall@5=80.5% hit@1=62.0% mrr=0.725`.
 fn print_group(what: &str, name: &str, group: &[&QueryResult]) {

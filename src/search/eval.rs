@@ -34,6 +34,8 @@ pub struct QueryResult {
     pub query: Query,
     /// The ranked paths (up to the depth MRR needs).
     pub ranked: Vec<String>,
+    /// Their scores, in the same order.
+    pub scores: Vec<f64>,
     /// Time to rank.
     pub elapsed: Duration,
 }
@@ -313,6 +315,7 @@ pub fn score_project(
         let hits = rank::rank(store.index(), &q.query, DEPTH, &|_| true);
         let elapsed = started.elapsed();
         results.push(QueryResult {
+            scores: hits.iter().map(|h| h.score).collect(),
             ranked: hits.into_iter().map(|h| h.path).collect(),
             query: q,
             elapsed,
@@ -339,6 +342,7 @@ mod tests {
                 files: files.iter().map(ToString::to_string).collect(),
             },
             ranked: ranked.iter().map(ToString::to_string).collect(),
+            scores: vec![0.0; ranked.len()],
             elapsed: Duration::ZERO,
         }
     }

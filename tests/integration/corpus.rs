@@ -308,3 +308,40 @@ fn search_eval_meets_the_bars() {
 fn search_eval_on_the_fresh_set_meets_the_bars() {
     search_eval_floors("search-fresh", 300.0, 84.4, 66.3, 0.763);
 }
+
+/// `search-eval --verbose`: a query that missed a file names each missed file with its rank
+/// (`(N)`, `(-)` past the depth) and lists its ten leading files with their scores, best
+/// first, answers marked `*`.
+#[test]
+fn search_eval_verbose_shows_why_a_query_missed() {
+    let project = corpus("search").join("gin-gonic+gin");
+    let out = run(&["search-eval", project.to_str().unwrap(), "--verbose"], "");
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    let mut misses = 0;
+    for (at, line) in lines.iter().enumerate() {
+        let Some((_, missed)) = line.split_once("  missed: ") else {
+            continue;
+        };
+        misses += 1;
+        for file in missed.split(", ") {
+            let rank = file.rsplit_once(" (").map(|(_, r)| r.trim_end_matches(')'));
+            assert!(
+                rank.is_some_and(|r| r == "-" || r.parse::<usize>().is_ok()),
+                "{line}"
+            );
+        }
+        let scores: Vec<f64> = lines[at + 1..]
+            .iter()
+            .map_while(|l| {
+                let mut words = l.split_whitespace().filter(|w| *w != "*");
+                words.next()?.parse::<usize>().ok()?;
+                words.next()?.parse::<f64>().ok()
+            })
+            .collect();
+        assert_eq!(scores.len(), 10, "{line}");
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{line}");
+    }
+    assert!(misses > 0, "{stdout}");
+}

@@ -1,6 +1,5 @@
 //! Ranking files for a query: BM25 over each file's terms, plus boosts for query terms in
-//! the file's path (by their weight in content and by their rarity among paths) and in the
-//! names it defines, times a prior by kind (program source over
+//! the file's path and in the names it defines, times a prior by kind (program source over
 //! tests and prose); the file's best unit counts again, so the query's words together in
 //! one definition outweigh the same words scattered. A second stage scores the leading
 //! [`RERANK_DEPTH`] files again by the share of the query's weight their path holds. Each
@@ -17,11 +16,7 @@ const K1: f64 = 1.2;
 /// BM25's length normalisation (low: long central files are often the answer).
 const B: f64 = 0.4;
 /// Weight of a query term in the path, relative to its content weight.
-const PATH_WEIGHT: f64 = 0.6;
-/// Weight of a query term in the path by its rarity among paths (its idf over the files'
-/// paths, not their content): a word few paths hold names the file the query asks for,
-/// even when the code says it everywhere (`typing` in a typed project).
-const PATH_IDF_WEIGHT: f64 = 0.6;
+const PATH_WEIGHT: f64 = 1.2;
 /// Weight of a query term in a defined name.
 const DEF_WEIGHT: f64 = 0.8;
 /// Weight of the file's best unit (the query's terms together in one definition).
@@ -75,7 +70,7 @@ pub struct Hit {
 /// The query's terms known to the index.
 pub(crate) fn query_terms(src: &dyn Source, query: &str) -> Result<Vec<QueryTerm>, Damaged> {
     let mut out: Vec<QueryTerm> = Vec::new();
-    let n = src.file_count();
+    let n = src.file_count() as f64;
     for id in tokens::identifiers(query) {
         let lower = id.to_lowercase();
         if tokens::is_stopword(&lower) {
@@ -91,10 +86,11 @@ pub(crate) fn query_terms(src: &dyn Source, query: &str) -> Result<Vec<QueryTerm
             match out.iter_mut().find(|q| q.id == posted.id) {
                 Some(q) => q.weight = q.weight.max(weight),
                 None => {
+                    let df = posted.files.len() as f64;
                     out.push(QueryTerm {
                         id: posted.id,
                         weight,
-                        idf: idf(n, posted.files.len()),
+                        idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
                         posted,
                     });
                 }
@@ -104,18 +100,12 @@ pub(crate) fn query_terms(src: &dyn Source, query: &str) -> Result<Vec<QueryTerm
     Ok(out)
 }
 
-/// BM25's inverse document frequency of a term `df` of `n` documents hold.
-fn idf(n: usize, df: usize) -> f64 {
-    let (n, df) = (n as f64, df as f64);
-    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-}
-
 /// The prior of a kind of file.
 pub(crate) fn prior(kind: Kind) -> f64 {
     match kind {
         Kind::Source => 1.0,
         Kind::Other => 0.3,
-        Kind::Test => 0.2,
+        Kind::Test => 0.35,
         Kind::Doc => 0.1,
     }
 }
@@ -154,16 +144,11 @@ pub(crate) fn rank_in(
             scores[f as usize] += t.worth() * saturate(f64::from(tf), len, avg);
         }
     }
-    let in_path = |i: usize, t: &QueryTerm| src.path_terms(i).binary_search(&t.id).is_ok();
-    let path_idf: Vec<f64> = q
-        .iter()
-        .map(|t| idf(count, (0..count).filter(|&i| in_path(i, t)).count()))
-        .collect();
     for (i, score) in scores.iter_mut().enumerate() {
         let mut extra = 0.0;
-        for (t, pidf) in q.iter().zip(&path_idf) {
-            if in_path(i, t) {
-                extra += PATH_WEIGHT * t.worth() + PATH_IDF_WEIGHT * t.weight * pidf;
+        for t in &q {
+            if src.path_terms(i).binary_search(&t.id).is_ok() {
+                extra += PATH_WEIGHT * t.worth();
             }
             if src.def_terms(i).binary_search(&t.id).is_ok() {
                 extra += DEF_WEIGHT * t.worth();
@@ -359,30 +344,6 @@ mod tests {
         ]);
         let hits = rank(&ix, "session cookie", 10, &|_| true);
         assert_eq!(hits[0].path, "session/cookie.go");
-    }
-
-    /// A word the code says everywhere but one path holds names that file: `type` is in
-    /// five files' content (idf 0.24) and one path (path idf 1.54). `cast.py` says it ten
-    /// times in one function (3.05 × 0.24 = 0.73); by content idf alone the path gave
-    /// `typing.py` 1.2 × 0.24 × 1.3 = 0.38 and it came last; with the path's own idf it
-    /// has 0.78 × (0.24 + 1.54) = 1.39.
-    #[test]
-    fn a_word_few_paths_hold_names_the_file_though_the_code_says_it_everywhere() {
-        let cast = format!(
-            "def f(x):\n    return {}\n",
-            "type(".repeat(10) + "x" + &")".repeat(10)
-        );
-        let mut files = vec![
-            ("typing.py", "Alias = int\n".to_string()),
-            ("cast.py", cast),
-        ];
-        for name in ["a1.py", "b1.py", "c1.py", "d1.py"] {
-            files.push((name, "kind = type(y)\n".to_string()));
-        }
-        let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
-        let hits = rank(&index(&refs), "typing", 10, &|_| true);
-        assert_eq!(hits[0].path, "typing.py", "{hits:?}");
-        assert_eq!(hits[1].path, "cast.py", "{hits:?}");
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! - A unit the segment shows whole is pinned to the file's definition of that name: its
 //!   header to the definition's header, its last line to the definition's last line.
 
+pub(crate) mod docs;
 pub mod outline;
 pub(crate) mod plan;
 pub(crate) mod runs;
@@ -402,10 +403,13 @@ fn place_free(
             let anchor = unique[chain[0].run];
             return Placed::Conflict(anchor, *out);
         }
-        let pins: Vec<Pin> = chain
+        let mut pins: Vec<Pin> = chain
             .iter()
             .flat_map(|l| run_pins(&unique[l.run], l.trim, Certainty::Sure))
             .collect();
+        if ctx.rules.on(Rule::DocComments) {
+            docs::drop_stray_doc_pins(lines, ctx.file, &mut pins);
+        }
         if !pins.is_empty() {
             return sure(ctx, seg, &fresh, pins);
         }

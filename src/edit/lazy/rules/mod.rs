@@ -16,6 +16,8 @@ mod changed_lines;
 #[cfg(test)]
 mod closer_floor;
 #[cfg(test)]
+mod doc_comments;
+#[cfg(test)]
 mod file_edges;
 #[cfg(test)]
 mod ground;
@@ -86,6 +88,8 @@ pub enum Rule {
     NewDefinitions,
     /// `rename-lookalike`.
     RenameLookalike,
+    /// `doc-comments`.
+    DocComments,
     /// `changed-lines`.
     ChangedLines,
     /// `loose-elsewhere`.
@@ -175,6 +179,12 @@ pub const ALL: &[RuleInfo] = &[
         "rename-lookalike",
         Stage::Place,
         "a new definition that alone could place its segment reads as a rename of its lookalike",
+    ),
+    info(
+        Rule::DocComments,
+        "doc-comments",
+        Stage::Place,
+        "a doc comment repeated from another definition does not pin the segment",
     ),
     info(
         Rule::ChangedLines,
@@ -340,6 +350,7 @@ pub(super) mod fixture {
         &super::closer_floor::FIXTURE,
         &super::new_definitions::FIXTURE,
         &super::rename_lookalike::FIXTURE,
+        &super::doc_comments::FIXTURE,
         &super::changed_lines::FIXTURE,
         &super::loose_elsewhere::FIXTURE,
         &super::file_edges::FIXTURE,

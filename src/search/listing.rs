@@ -27,6 +27,8 @@ const COARSE_MARGIN_NS: i64 = 2_000_000_000;
 /// The files in a directory whose stamps decide what the walk ignores there (`.git`: its
 /// excludes).
 const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".git"];
+/// The most of a `.git` file or a `commondir` read for its first line.
+const MAX_GIT_LINE_BYTES: u64 = 4096;
 
 /// A file's or directory's stamps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,9 +66,16 @@ impl Stamp {
         }
     }
 
-    /// Whether a change after `start` could have left this stamp as it is.
+    /// Whether a change after `start` could have left this stamp as it is. A modification
+    /// time after `start` is not the file's latest change but one set by hand (`touch -d`):
+    /// the status-change time, which only the kernel sets (to now, on every change, setting
+    /// the modification time included), then judges alone.
     fn is_racy(&self, start: i64) -> bool {
-        let latest = self.mtime_ns.max(self.ctime_ns);
+        let latest = if self.mtime_ns > start {
+            self.ctime_ns
+        } else {
+            self.mtime_ns.max(self.ctime_ns)
+        };
         let margin = if latest % 1_000_000_000 == 0 {
             COARSE_MARGIN_NS
         } else {
@@ -144,6 +153,19 @@ fn under(root: &Path, rel: &str) -> PathBuf {
     }
 }
 
+/// Whether a root-relative directory path is one the walk can list: plain (no empty, `.` or
+/// `..` component) and below the root, with no hidden component.
+fn lists(rel: &str) -> bool {
+    rel.split('/')
+        .all(|c| !c.is_empty() && c != ".." && !c.starts_with('.'))
+}
+
+/// Whether a root-relative file path is one the walk can give: listed ([`lists`]), and
+/// neither a secret nor a temporary file. A record naming any other (a forged one) is refused.
+fn gives(rel: &str) -> bool {
+    lists(rel) && !fs::is_temp_name(rel) && !is_secret(rel)
+}
+
 /// Walk `root` with the `ignore` crate (`.gitignore`, `.ignore` and git's excludes hold even
 /// outside a git checkout; hidden files and links are not followed): its record.
 pub(crate) fn walk(root: &Path) -> Listing {
@@ -177,7 +199,7 @@ pub(crate) fn walk(root: &Path) -> Listing {
                 stamp,
                 ignores,
             });
-        } else if kind.is_file() && !rel.is_empty() && !fs::is_temp_name(&rel) && !is_secret(&rel) {
+        } else if kind.is_file() && gives(&rel) {
             listing.files.push(Found { rel, stamp });
         }
     }
@@ -222,24 +244,19 @@ fn others(root: &Path, dirs: &[Dir]) -> Vec<(String, Option<Stamp>)> {
 /// directory's `commondir` and the common directory's `info/exclude`.
 fn git_excludes(dir: &Path, add: &mut dyn FnMut(PathBuf)) {
     let dot_git = dir.join(".git");
-    let Ok(meta) = std::fs::metadata(&dot_git) else {
-        return;
-    };
-    if meta.is_dir() {
+    if std::fs::metadata(&dot_git).is_ok_and(|m| m.is_dir()) {
         add(dot_git.join("info/exclude"));
         return;
     }
-    let Ok(text) = std::fs::read_to_string(&dot_git) else {
+    let Some(text) = first_line(&dot_git) else {
         return;
     };
-    let Some(git_dir) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
+    let Some(git_dir) = text.strip_prefix("gitdir: ") else {
         return;
     };
     let git_dir = PathBuf::from(git_dir);
     add(git_dir.join("commondir"));
-    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir"))
-        && let Some(line) = common.lines().next()
-    {
+    if let Some(line) = first_line(&git_dir.join("commondir")) {
         let common = if line.starts_with('.') {
             git_dir.join(line)
         } else {
@@ -247,6 +264,29 @@ fn git_excludes(dir: &Path, add: &mut dyn FnMut(PathBuf)) {
         };
         add(common.join("info/exclude"));
     }
+}
+
+/// The first line of `path` when it is a regular file (a link followed), read through a
+/// bounded reader: a FIFO or device (opened without blocking, then refused) or a huge file
+/// is never read through.
+fn first_line(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut head = Vec::new();
+    file.take(MAX_GIT_LINE_BYTES).read_to_end(&mut head).ok()?;
+    let text = String::from_utf8_lossy(&head);
+    text.lines().next().map(str::to_owned)
 }
 
 /// Git's global configs (which may name an excludes file) and its default excludes file.
@@ -319,15 +359,12 @@ impl Listing {
     /// walk must then be done).
     pub(crate) fn replay(&self, root: &Path) -> Option<&[Found]> {
         // A walk records the root at least: an empty record is no walk's; and it records
-        // only plain paths below the root (a forged one could name any).
-        let plain = |rel: &str| {
-            rel.split('/')
-                .all(|c| !c.is_empty() && c != "." && c != "..")
-        };
+        // only the paths it can give (a forged record could name any: out of the root, a
+        // secret, a hidden or temporary file).
         let root_first = self.dirs.first().is_some_and(|d| d.rel.is_empty());
         if !root_first
-            || !self.dirs[1..].iter().all(|d| plain(&d.rel))
-            || !self.files.iter().all(|f| plain(&f.rel))
+            || !self.dirs[1..].iter().all(|d| lists(&d.rel))
+            || !self.files.iter().all(|f| gives(&f.rel))
             || !self.is_settled()
         {
             return None;
@@ -464,30 +501,134 @@ mod tests {
         assert!(Listing::default().replay(dir.path()).is_none(), "no walk's");
     }
 
-    /// A forged record naming the root's parent and the root again through it, every stamp
-    /// true: it would replay (the stats all match) but for the check of its paths.
+    /// A forged record naming the root's parent and the root again through it, or a file the
+    /// walk never gives (a secret, a hidden file, one in a hidden directory), every stamp true:
+    /// it would replay (the stats all match) but for the check of its paths.
     #[test]
     fn a_record_naming_paths_out_of_the_root_is_refused() {
         let outer = tempfile::tempdir().unwrap();
         let root = outer.path().join("root");
         write(&root, "a.rs", "fn a() {}\n");
+        write(&root, ".env", "KEY=secret\n");
+        write(&root, "id_rsa", "PRIVATE KEY\n");
+        write(&root, ".hidden/x", "hidden\n");
         std::thread::sleep(SETTLE);
         let listing = walk(&root);
-        assert!(listing.replay(&root).is_some());
-        let mut forged = listing.clone();
-        for (rel, path) in [("..", outer.path()), ("../root", root.as_path())] {
-            forged.dirs.push(Dir {
-                rel: rel.into(),
-                stamp: stamp_of(path).unwrap(),
-                ignores: Vec::new(),
-            });
+        assert_eq!(rels(listing.replay(&root).expect("unchanged")), ["a.rs"]);
+        let dir = |rel: &str, path: &Path| Dir {
+            rel: rel.into(),
+            stamp: stamp_of(path).unwrap(),
+            ignores: Vec::new(),
+        };
+        let file = |rel: &str| Found {
+            rel: rel.into(),
+            stamp: stamp_of(&root.join(rel)).unwrap(),
+        };
+        let mut out = listing.clone();
+        out.dirs.push(dir("..", outer.path()));
+        out.dirs.push(dir("../root", &root));
+        out.files.push(file("../root/a.rs"));
+        let mut hidden_below = listing.clone();
+        hidden_below
+            .dirs
+            .push(dir(".hidden", &root.join(".hidden")));
+        hidden_below.files.push(file(".hidden/x"));
+        let forged = [
+            ("out of the root", out),
+            (
+                ".env",
+                Listing {
+                    files: vec![file(".env"), file("a.rs")],
+                    ..listing.clone()
+                },
+            ),
+            (
+                "id_rsa",
+                Listing {
+                    files: vec![file("a.rs"), file("id_rsa")],
+                    ..listing.clone()
+                },
+            ),
+            (".hidden/x", hidden_below),
+        ];
+        let replayed: Vec<&str> = forged
+            .iter()
+            .filter(|(_, f)| f.replay(&root).is_some())
+            .map(|(what, _)| *what)
+            .collect();
+        assert!(replayed.is_empty(), "replayed: {replayed:?}");
+    }
+
+    /// A `.git` at `at` that is a FIFO or a link to an endless device.
+    fn endless_git(at: &Path, fifo: bool) {
+        let git = at.join(".git");
+        if fifo {
+            let made = std::process::Command::new("mkfifo").arg(&git).status();
+            assert!(made.unwrap().success());
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &git).unwrap();
         }
-        let stamp = listing.files[0].stamp;
-        forged.files.push(Found {
-            rel: "../root/a.rs".into(),
-            stamp,
-        });
-        assert!(forged.replay(&root).is_none());
+    }
+
+    /// A `.git` that is a FIFO or a link to `/dev/zero`, in the tree or above the root: the
+    /// walk and the replay answer promptly (the work runs aside, and must end within
+    /// [`PROMPT`]).
+    #[test]
+    fn a_git_that_is_a_fifo_or_a_device_is_not_read() {
+        const PROMPT: std::time::Duration = std::time::Duration::from_secs(10);
+        for fifo in [true, false] {
+            for above in [false, true] {
+                let outer = tempfile::tempdir().unwrap();
+                let root = outer.path().join("root");
+                write(&root, "a.rs", "fn a() {}\n");
+                std::fs::create_dir_all(root.join("sub")).unwrap();
+                endless_git(
+                    &if above {
+                        outer.path().to_path_buf()
+                    } else {
+                        root.join("sub")
+                    },
+                    fifo,
+                );
+                let (tx, rx) = std::sync::mpsc::channel();
+                let aside = root.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(SETTLE);
+                    let listing = walk(&aside);
+                    let replayed = listing.replay(&aside).is_some();
+                    let _ = tx.send((rels(listing.files()).join(","), replayed));
+                });
+                let what = format!("fifo {fifo}, above the root {above}");
+                let (files, replayed) = rx.recv_timeout(PROMPT).expect(&what);
+                assert_eq!(files, "a.rs", "{what}");
+                assert!(replayed, "{what}");
+            }
+        }
+    }
+
+    /// A file whose modification time was set in the future (`touch -d 2030`) lets the record
+    /// settle; a change to it at the same size, that time set back, is still seen.
+    #[test]
+    fn a_modification_time_in_the_future_does_not_unsettle_the_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "a.rs", "fn a() {}\n");
+        let future = UNIX_EPOCH + std::time::Duration::from_secs(1_900_000_000);
+        let set_future = || {
+            let file = std::fs::File::options().write(true).open(d.join("a.rs"));
+            file.unwrap().set_modified(future).unwrap();
+        };
+        set_future();
+        std::thread::sleep(SETTLE);
+        let listing = walk(d);
+        assert!(listing.is_settled());
+        assert!(listing.replay(d).is_some(), "unchanged");
+        write(d, "a.rs", "fn z() {}\n");
+        set_future();
+        assert!(
+            listing.replay(d).is_none(),
+            "changed at the same size and time"
+        );
     }
 
     #[test]
@@ -504,5 +645,18 @@ mod tests {
         let coarse = fine(start - 1_000_000_000);
         assert!(coarse.is_racy(start));
         assert!(!fine(start - 3_000_000_000).is_racy(start));
+        // A modification time set in the future: the status-change time judges.
+        let future = Stamp {
+            mtime_ns: start + 1_000_000_000_000,
+            ..fine(start - FINE_MARGIN_NS - 1)
+        };
+        assert!(!future.is_racy(start));
+        assert!(
+            Stamp {
+                ctime_ns: start,
+                ..future
+            }
+            .is_racy(start)
+        );
     }
 }

@@ -580,9 +580,10 @@ pub struct EvalArgs {
     #[arg(required_unless_present = "rules", num_args = 1..)]
     pub dirs: Vec<PathBuf>,
     /// Print the lazy merge's rules, one per line (name, stage, summary), and score nothing.
-    #[arg(long, conflicts_with_all = ["without", "curve"])]
+    #[arg(long, conflicts_with_all = ["dirs", "without", "curve"])]
     pub rules: bool,
-    /// Score the lazy merge with this rule switched off (repeatable; `--rules` lists them).
+    /// Score the lazy merge with this rule switched off (repeatable; `--rules` lists them;
+    /// only with `--format lazy`).
     #[arg(long, value_name = "RULE", value_parser = rule_named)]
     pub without: Vec<crate::edit::lazy::Rule>,
     /// The engine to score.

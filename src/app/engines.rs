@@ -136,6 +136,15 @@ pub(crate) fn eval(args: EvalArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let format: patchgate::edit::Format = args.format.into();
+    // Only the lazy merge has rules: another engine would score as if none were switched off.
+    if !args.without.is_empty() && format != patchgate::edit::Format::Lazy {
+        bail!(
+            "--without switches off a rule of the lazy merge; the {} engine has none: leave \
+             --without out or score --format lazy",
+            format.name()
+        );
+    }
     let rules = args
         .without
         .iter()
@@ -146,7 +155,6 @@ pub(crate) fn eval(args: EvalArgs) -> Result<ExitCode> {
         bail!("{} is not a directory", missing.display());
     }
     let show_progress = std::io::stderr().is_terminal();
-    let format: patchgate::edit::Format = args.format.into();
     let mut parts = Vec::new();
     for dir in &args.dirs {
         let repeat = args.repeat as usize;

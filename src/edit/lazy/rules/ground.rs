@@ -1,12 +1,13 @@
 //! Rule `ground` (check): every deletion's anchors must be grounded: lines among new code
 //! license nothing by chance. The new example's first lines are unique in the file, but new
 //! lines surround them: taken for the old example's, they would replace its summary line.
-//! With the rule the merge asks; without it the old example's summary line goes.
+//! With the rule the merge asks, naming the ungrounded anchors; without it the licence check
+//! refuses the same loss of the summary line, so the rule decides only which refusal is given.
 
 use super::Rule;
 use super::fixture::Fixture;
 
-/// The fixture: a file and snippet on which the merge differs with the rule off.
+/// The fixture: a file and snippet refused by the rule, and by another check with the rule off.
 pub(super) const FIXTURE: Fixture = Fixture {
     rule: Rule::Ground,
     path: "lib.rs",
@@ -16,6 +17,6 @@ pub(super) const FIXTURE: Fixture = Fixture {
 };
 
 #[test]
-fn the_merge_differs_with_the_rule_off() {
-    FIXTURE.differs();
+fn the_rules_own_refusal_is_given() {
+    super::fixture::refused_otherwise(&FIXTURE, "sit among new lines", "does not license");
 }

@@ -1,9 +1,10 @@
 //! The lazy merge's rules as data: each named decision that makes or vetoes a placement or
-//! a deletion, in ONE ordered list ([`ALL`]), and the set of rules a merge runs with
+//! a deletion, in ONE list ([`ALL`], grouped by stage), and the set of rules a merge runs with
 //! ([`RuleSet`], all on by default). A merge consults a rule at its fixed point
 //! (`if rules.on(Rule::X)`); `patchgate eval --rules` lists them and `eval --without NAME`
 //! scores the merge with one switched off. One file per rule below says what it decides and
-//! why, and holds a fixture on which the merge differs with the rule off.
+//! why, and holds a fixture on which the merge differs with the rule off (or, where guards
+//! overlap, on which the refusal given is the rule's own only with it on).
 
 use std::fmt;
 
@@ -136,7 +137,8 @@ const fn info(rule: Rule, name: &'static str, stage: Stage, summary: &'static st
     }
 }
 
-/// Every rule, in the order the merge consults them.
+/// Every rule, grouped by stage (not the order the merge consults them: `split-conflicts`
+/// acts after `closer-floor` and the other place rules, `kept-between` before `balance`).
 pub const ALL: &[RuleInfo] = &[
     info(
         Rule::InstructionPlace,
@@ -333,12 +335,35 @@ pub(super) mod fixture {
                 .map_err(|e| (e.code, e.message))
         }
 
-        /// Assert that the merge differs with the fixture's rule off.
+        /// Assert that the merge's outcome differs in kind with the fixture's rule off: a
+        /// result against a refusal, another result, or a refusal with another code (a
+        /// refusal's wording alone does not count).
         pub(crate) fn differs(&self) {
-            let on = self.merge(RuleSet::ALL_ON);
-            let off = self.merge(RuleSet::ALL_ON.without(self.rule));
+            let on = kind(self.merge(RuleSet::ALL_ON));
+            let off = kind(self.merge(RuleSet::ALL_ON.without(self.rule)));
             assert_ne!(on, off, "the merge must differ with `{}` off", self.rule);
         }
+    }
+
+    /// Where guards overlap, the rule's effect is only WHICH check refuses: assert that with
+    /// the rule on the refusal is its own (its message holds `own`) and with it off another
+    /// check's (its message holds `other`, not `own`).
+    pub(crate) fn refused_otherwise(fixture: &Fixture, own: &str, other: &str) {
+        let on = fixture.merge(RuleSet::ALL_ON);
+        let off = fixture.merge(RuleSet::ALL_ON.without(fixture.rule));
+        let (Err((_, on)), Err((_, off))) = (on, off) else {
+            panic!(
+                "`{}`'s fixture must be refused with it on and off",
+                fixture.rule
+            );
+        };
+        assert!(on.contains(own) && !on.contains(other), "on: {on}");
+        assert!(off.contains(other) && !off.contains(own), "off: {off}");
+    }
+
+    /// An outcome without its refusal's wording.
+    fn kind(outcome: Outcome) -> Result<String, ErrorCode> {
+        outcome.map_err(|(code, _)| code)
     }
 
     /// Every rule's fixture, in [`super::ALL`]'s order.

@@ -1,11 +1,13 @@
 //! Rule `rename-lookalike` (place): when a segment's only unique lines are those of a new
 //! definition, that definition reads as a rename of the old one it repeats (only its name
-//! changed), and those lines place the segment. Without it nothing places the segment.
+//! changed), and those lines place the segment. Here the placed reading loses the old
+//! `return z` unlicensed, so the licence check refuses it; without the rule nothing places
+//! the segment and the merge refuses saying so: the rule decides which refusal is given.
 
 use super::Rule;
 use super::fixture::Fixture;
 
-/// The fixture: a file and snippet on which the merge differs with the rule off.
+/// The fixture: a file and snippet placed with the rule (then refused by the licence check), unplaced without.
 pub(super) const FIXTURE: Fixture = Fixture {
     rule: Rule::RenameLookalike,
     path: "x.py",
@@ -15,6 +17,6 @@ pub(super) const FIXTURE: Fixture = Fixture {
 };
 
 #[test]
-fn the_merge_differs_with_the_rule_off() {
-    FIXTURE.differs();
+fn the_rules_own_refusal_is_given() {
+    super::fixture::refused_otherwise(&FIXTURE, "does not license", "hold no line that places");
 }

@@ -257,41 +257,62 @@ pub(crate) fn merge_unverified_with(
     ctx.set_renames(instruction.renames.clone());
     let planned = plan::plan(&ctx, &instruction)?;
     let (edits, shifts) = align_all(&ctx, &planned)?;
+    let mut merged = check_stage(
+        &ctx,
+        &instruction,
+        edits,
+        hints,
+        (content, final_newline),
+        indent,
+    )?;
+    merged
+        .warnings
+        .extend(reindented(&planned, &shifts, &snippet.lines));
+    Ok(merged)
+}
+
+/// The check stage (docs/DESIGN.md §5.1): grounding and rename checks on each aligned edit,
+/// the evidence, the instruction's removals, the bracket balance, the rendering, the
+/// independent licence check and its among-new refusal, and the guards on the result, each
+/// under the rules `ctx.rules` switches on; `content` is the file's text, `final_newline`
+/// whether it ends in a newline.
+fn check_stage(
+    ctx: &Context<'_>,
+    instruction: &Instruction,
+    edits: Vec<Edit>,
+    hints: &Hints<'_>,
+    (content, final_newline): (&str, bool),
+    indent: &dyn Fn() -> Indent,
+) -> Result<Merged> {
+    let (file, snippet, rules) = (ctx.file, ctx.snippet, ctx.rules);
     for e in &edits {
         // (A diff-style snippet's deletions are its `-` lines, each licensed by itself.)
         if !snippet.diff_style && rules.on(Rule::Ground) {
-            ground::check(&ctx, e)?;
+            ground::check(ctx, e)?;
         }
         if rules.on(Rule::RenameCheck) {
-            rename::check(&file, &snippet.lines, e, ctx.renames())?;
+            rename::check(file, &snippet.lines, e, ctx.renames())?;
         }
     }
-    let mut evidence = Evidence::of(&file, &snippet.lines, &edits);
+    let mut evidence = Evidence::of(file, &snippet.lines, &edits);
     if !rules.on(Rule::KeptBetween) {
         for s in &mut evidence.anchors {
             s.kept_between = None;
         }
     }
     let mut edits = edits;
-    let deletes = removal_edits(&ctx, &instruction, &mut edits)?;
+    let deletes = removal_edits(ctx, instruction, &mut edits)?;
     let changed = edits
         .iter()
         .flat_map(|e| &e.ops)
         .filter(|op| matches!(op, Op::Drop(_) | Op::Change { .. }))
         .count();
-    let text = if is_markdown(extension(hints).as_deref())
-        || extension(hints).is_some_and(|e| PROSE.contains(&e.as_str()))
-    {
-        guards::Text::Prose
-    } else {
-        guards::Text::Code
-    };
     if rules.on(Rule::Balance) {
-        guards::check_balance(&file, &snippet.lines, &edits, text)?;
+        guards::check_balance(file, &snippet.lines, &edits, text_kind(hints))?;
     }
-    let out = render::render(&file, &snippet.lines, edits, indent())?;
+    let out = render::render(file, &snippet.lines, edits, indent())?;
     let among_new = if rules.on(Rule::Licence) {
-        licence::check(&file, &snippet, ctx.defs(), &instruction.removes, &out)?
+        licence::check(file, snippet, ctx.defs(), &instruction.removes, &out)?
     } else {
         Vec::new()
     };
@@ -309,7 +330,7 @@ pub(crate) fn merge_unverified_with(
         .collect();
     let mut merged = guards::check(
         content,
-        &file,
+        file,
         merged,
         if deletes {
             guards::Removals::Asked
@@ -319,14 +340,22 @@ pub(crate) fn merge_unverified_with(
         Some(&new_lines),
         Some(changed),
     )?;
-    merged
-        .warnings
-        .extend(reindented(&planned, &shifts, &snippet.lines));
     merged.evidence = Some(Evidence {
         among_new,
         ..evidence
     });
     Ok(merged)
+}
+
+/// Whether the file is prose (Markdown and the like) or code, as the bracket balance reads it.
+fn text_kind(hints: &Hints<'_>) -> guards::Text {
+    if is_markdown(extension(hints).as_deref())
+        || extension(hints).is_some_and(|e| PROSE.contains(&e.as_str()))
+    {
+        guards::Text::Prose
+    } else {
+        guards::Text::Code
+    }
 }
 
 /// Warnings for the segments written at another depth than the file's: their lines were

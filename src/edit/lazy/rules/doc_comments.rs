@@ -1,11 +1,14 @@
 //! Rule `doc-comments` (place): a doc-comment line the snippet copies from another
 //! definition's comment does not pin its segment there: a doc comment documents the
-//! definition below it. Without it the copied line licenses deleting the other definition.
+//! definition below it. Guards overlap here: with the rule, the copied line places nothing and
+//! the snippet's cut function, read as new code, is refused for unbalanced brackets; without
+//! it, the copied line pins the segment over `Alpha`, whose deletion only the among-new margin
+//! still refuses (a real merge of git-history-wide was harmful with both off).
 
 use super::Rule;
 use super::fixture::Fixture;
 
-/// The fixture: a file and snippet on which the merge differs with the rule off.
+/// The fixture: a file and snippet refused with the rule on, by another check with it off.
 pub(super) const FIXTURE: Fixture = Fixture {
     rule: Rule::DocComments,
     path: "p.go",
@@ -15,6 +18,6 @@ pub(super) const FIXTURE: Fixture = Fixture {
 };
 
 #[test]
-fn the_merge_differs_with_the_rule_off() {
-    FIXTURE.differs();
+fn the_rules_reading_is_refused_by_another_check_than_without_it() {
+    super::fixture::refused_otherwise(&FIXTURE, "brackets unbalanced", "among new code");
 }

@@ -19,6 +19,11 @@ With `--git REPO` the pairs come from a git repository's history instead (each c
 its first parent, at most PER_COMMIT files of it), for calibration on more material:
 
     python3 scripts/dev-corpus.py /tmp/self 26 --git .
+
+With `--trees OLD NEW [NEWER ...]` the pairs are files at one relative path in consecutive
+trees (two releases of a library, of an interpreter's standard library, ...):
+
+    python3 scripts/dev-corpus.py /tmp/py 26 --trees ~/.pyenv/versions/3.{10,11,12}*/lib/python3.*
 """
 import difflib
 import json
@@ -199,12 +204,12 @@ def write_case(out_dir, n, name, commit, rel, ext, ta, tb, a, b, rng):
     json.dump(meta, open(f"{d}/meta.json", "w"), indent=1)
 
 
-def candidates(da, db):
+def candidates(da, db, exts=EXTS):
     for root, _, files in os.walk(da):
         for f in sorted(files):
             ext = f.rsplit(".", 1)[-1]
             rel = os.path.relpath(os.path.join(root, f), da)
-            if ext not in EXTS or not os.path.exists(os.path.join(db, rel)):
+            if ext not in exts or not os.path.exists(os.path.join(db, rel)):
                 continue
             try:
                 ta, tb = open(os.path.join(da, rel)).read(), open(os.path.join(db, rel)).read()
@@ -220,7 +225,24 @@ def candidates(da, db):
                 yield rel, ext, ta, tb, a, b
 
 
+def tree_cases(out_dir, rng, trees):
+    """Cases from files at one relative path in consecutive trees (OLD NEW [NEWER ...]):
+    PER_PAIR * 3 of each pair, drawn at random."""
+    n = 0
+    for da, db in zip(trees, trees[1:]):
+        cands = sorted(candidates(da, db, GIT_EXTS))
+        rng.shuffle(cands)
+        name = f"{os.path.basename(os.path.normpath(da))}..{os.path.basename(os.path.normpath(db))}"
+        for rel, ext, ta, tb, a, b in cands[: PER_PAIR * 3]:
+            n += 1
+            write_case(out_dir, n, name.replace("/", "_"), "tree", rel, ext, ta, tb, a, b, rng)
+    print(f"{n} cases in {out_dir}")
+
+
 def main():
+    if len(sys.argv) >= 6 and sys.argv[3] == "--trees":
+        tree_cases(sys.argv[1], random.Random(int(sys.argv[2])), sys.argv[4:])
+        return
     if len(sys.argv) == 5 and sys.argv[3] == "--git":
         out_dir, rng, n = sys.argv[1], random.Random(int(sys.argv[2])), 0
         for name, commit, rel, ext, ta, tb, a, b in git_pairs(sys.argv[4]):

@@ -563,14 +563,22 @@ fn edit_of(
 /// Columns a segment's lines sit deeper in the file than in the snippet: the offset of its
 /// outermost non-trivial unchanged lines (those the snippet indents least), which a snippet
 /// written at another depth as a whole moves with everything else, and a deliberate
-/// re-indent inside the segment (a block wrapped in a new `if`) leaves alone. `None` when
-/// the pins hold no such line.
+/// re-indent inside the segment (a block wrapped in a new `if`) leaves alone. A segment with
+/// a non-trivial unchanged line at its file line's own depth is written at the file's depth
+/// (the lines that differ are re-indented on purpose: a block taken out of an `if`): 0.
+/// `None` when the pins hold no such line.
 fn shift_of(ctx: &Context<'_>, pins: &[Pin]) -> Option<i64> {
     let lines = ctx.lines();
     let solid: Vec<&Pin> = pins
         .iter()
         .filter(|p| !p.replace && !lines[p.i].trivial)
         .collect();
+    if solid
+        .iter()
+        .any(|p| ctx.file.indent(p.j) == lines[p.i].indent)
+    {
+        return Some(0);
+    }
     let outer = solid.iter().map(|p| lines[p.i].indent).min()?;
     let mut counts: Vec<(i64, usize)> = Vec::new();
     for p in solid.iter().filter(|p| lines[p.i].indent == outer) {

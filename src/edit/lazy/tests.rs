@@ -131,6 +131,25 @@ fn appending_at_the_end() {
     );
 }
 
+/// A snippet that takes a block out of an `if` shows that block shallower than the file has
+/// it, among lines shown at the file's own depth: it is written at the file's depth and moves
+/// nothing as a whole (moving it would push the new code into the `except` body above).
+#[test]
+fn a_block_taken_out_of_an_if_keeps_the_snippets_depth() {
+    let file = "def read(self, chunk):\n    try:\n        tag = unpack(chunk)\n    except Error:\n        raise EOFError from None\n    if tag == PCM:\n        self.width = unpack2(chunk)\n        self.depth = self.width // 8\n    else:\n        raise Error('unknown')\n    if not self.channels:\n        raise Error('no channels')\n    return self\n";
+    let snippet = "# ... existing code ...\n        raise EOFError from None\n    if tag != PCM:\n        raise Error('unknown')\n    self.width = unpack2(chunk)\n    self.depth = self.width // 8\n    if not self.channels:\n# ... existing code ...\n";
+    let merged = merge(file, snippet, &hints("wav.py")).unwrap();
+    assert_eq!(
+        merged.content,
+        "def read(self, chunk):\n    try:\n        tag = unpack(chunk)\n    except Error:\n        raise EOFError from None\n    if tag != PCM:\n        raise Error('unknown')\n    self.width = unpack2(chunk)\n    self.depth = self.width // 8\n    if not self.channels:\n        raise Error('no channels')\n    return self\n"
+    );
+    assert!(
+        !merged.warnings.iter().any(|w| w.contains("re-indented")),
+        "{:?}",
+        merged.warnings
+    );
+}
+
 #[test]
 fn a_dedented_method_body_is_reindented() {
     let file = "class A:\n    def run(self):\n        x = 1\n        y = 2\n        return x + y\n";

@@ -1,12 +1,11 @@
 //! Rule `balance` (check): a merge that leaves brackets unbalanced where the snippet keeps them
-//! balanced is refused (an un-nested `else` read as the old lines leaves a brace too many).
-//! The licence check refuses the same reading with the rule off (the old `if` line is lost
-//! unlicensed), so the rule decides only which refusal is given: its own, naming the brackets.
+//! balanced is refused (an un-nested `else` read as the old lines leaves two braces too many).
+//! With the rule off that reading is merged, brackets unbalanced.
 
 use super::Rule;
 use super::fixture::Fixture;
 
-/// The fixture: a file and snippet refused by the rule, and by another check with the rule off.
+/// The fixture: a file and snippet refused by the rule and merged (unbalanced) without it.
 pub(super) const FIXTURE: Fixture = Fixture {
     rule: Rule::Balance,
     path: "x.go",
@@ -16,6 +15,6 @@ pub(super) const FIXTURE: Fixture = Fixture {
 };
 
 #[test]
-fn the_rules_own_refusal_is_given() {
-    super::fixture::refused_otherwise(&FIXTURE, "brackets unbalanced", "does not license");
+fn the_merge_differs_with_the_rule_off() {
+    FIXTURE.differs();
 }

@@ -58,6 +58,15 @@ pub(crate) struct Weights {
     /// A changed line shorter than this (without whitespace) never places a segment on its own:
     /// short lines are alike by chance.
     pub(crate) placing_change_min_chars: usize,
+    /// A jump in a segment's sure pins over fewer non-blank file lines than this has no second
+    /// reading (`place/jumps.rs`).
+    pub(crate) jump_min_lines: usize,
+    /// How many non-blank file lines a second reading of a jump may pass over per line it pairs
+    /// (the lines the commit deleted there).
+    pub(crate) jump_look: usize,
+    /// How alike a line beside a jump and a file line beside its far side must be to pair as
+    /// one changed line (higher than a placing change: the pairing moves sure pins).
+    pub(crate) jump_similarity: f32,
     /// How many of the lines a segment shows before its closer are compared with another
     /// closer's (enough to tell two blocks' ends apart, and a bound on the work).
     pub(crate) tail_compared: usize,
@@ -195,6 +204,9 @@ pub(crate) const WEIGHTS: Weights = Weights {
     placing_change_similarity: 0.62,
     placing_change_margin: 0.12,
     placing_change_min_chars: 12,
+    jump_min_lines: 3,
+    jump_look: 3,
+    jump_similarity: 0.8,
     tail_compared: 8,
     lone_line_weight: 0.01,
     reach_per_line: 2,

@@ -12,6 +12,7 @@
 //!   header to the definition's header, its last line to the definition's last line.
 
 pub(crate) mod docs;
+pub(crate) mod jumps;
 pub mod outline;
 pub(crate) mod plan;
 pub(crate) mod runs;
@@ -515,7 +516,8 @@ fn continues(
 /// ambiguous; else the outermost lines are pinned nearby where they can be.
 fn sure(ctx: &Context<'_>, seg: &Segment, fresh: &[Range<usize>], mut pins: Vec<Pin>) -> Placed {
     let elsewhere = loose_elsewhere(ctx, &pins).filter(|_| ctx.rules.on(Rule::LooseElsewhere));
-    if let Some(other) = elsewhere {
+    let jump = || jumps::second_reading(ctx, &pins).filter(|_| ctx.rules.on(Rule::JumpLookalike));
+    if let Some(other) = elsewhere.or_else(jump) {
         let here = Candidate { pins, score: 1.0 };
         return Placed::Open(Open::Ambiguous(vec![here, other]));
     }

@@ -29,6 +29,8 @@ mod instruction_removes;
 #[cfg(test)]
 mod instruction_renames;
 #[cfg(test)]
+mod jump_lookalike;
+#[cfg(test)]
 mod kept_between;
 #[cfg(test)]
 mod licence;
@@ -95,6 +97,8 @@ pub enum Rule {
     ChangedLines,
     /// `loose-elsewhere`.
     LooseElsewhere,
+    /// `jump-lookalike`.
+    JumpLookalike,
     /// `file-edges`.
     FileEdges,
     /// `moved-lines`.
@@ -199,6 +203,13 @@ pub const ALL: &[RuleInfo] = &[
         "loose-elsewhere",
         Stage::Place,
         "repeated anchors that fit a second place a few lines apart are two readings",
+    ),
+    info(
+        Rule::JumpLookalike,
+        "jump-lookalike",
+        Stage::Place,
+        "sure anchors that jump over file lines, when one side also fits beside the other \
+         with a line changed, are two readings",
     ),
     info(
         Rule::FileEdges,
@@ -378,6 +389,7 @@ pub(super) mod fixture {
         &super::doc_comments::FIXTURE,
         &super::changed_lines::FIXTURE,
         &super::loose_elsewhere::FIXTURE,
+        &super::jump_lookalike::FIXTURE,
         &super::file_edges::FIXTURE,
         &super::moved_lines::FIXTURE,
         &super::slide::FIXTURE,

@@ -1,0 +1,153 @@
+//! Stage 3, place: a jump in a segment's sure pins read a second way. Two lines the snippet
+//! writes one after the other, pinned to file lines far apart, delete the file's lines
+//! between them. When the lines on one side of the jump also pair, in order, with the file's
+//! lines just beside the other side — one of them as its changed version — the snippet may
+//! as well show one block there with that line changed, deleting next to nothing: the
+//! segment has two readings (rule `jump-lookalike`).
+
+use super::{Candidate, Context, Pin, units};
+use crate::edit::lazy::costs::WEIGHTS;
+use crate::edit::lazy::lines;
+
+/// Which way from the jump's far side the near side's lines are paired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// Up from the far side's first pin (the near side is above the jump).
+    Up,
+    /// Down from the near side's last pin (the far side is below the jump).
+    Down,
+}
+
+/// The second reading of sure `pins` (ascending), if a jump has one.
+pub(crate) fn second_reading(ctx: &Context<'_>, pins: &[Pin]) -> Option<Candidate> {
+    let lines = ctx.lines();
+    let file = ctx.file;
+    for w in 0..pins.len().saturating_sub(1) {
+        let (p, q) = (pins[w], pins[w + 1]);
+        if !(p.i + 1..q.i).all(|i| lines[i].blank) || p.replace || q.replace {
+            continue;
+        }
+        let between = (p.j + 1..q.j).filter(|&j| !file.is_blank(j)).count();
+        if between < WEIGHTS.jump_min_lines {
+            continue;
+        }
+        let inside = p.j + 1..q.j;
+        let near_at_far = repin(ctx, pins[..=w].iter().rev(), q.j, Way::Up, &inside);
+        if let Some(moved) = near_at_far {
+            let mut out: Vec<Pin> = moved.into_iter().rev().collect();
+            out.extend_from_slice(&pins[w + 1..]);
+            return Some(Candidate {
+                pins: out,
+                score: 1.0,
+            });
+        }
+        if let Some(moved) = repin(ctx, pins[w + 1..].iter(), p.j, Way::Down, &inside) {
+            let mut out = pins[..=w].to_vec();
+            out.extend(moved);
+            return Some(Candidate {
+                pins: out,
+                score: 1.0,
+            });
+        }
+    }
+    None
+}
+
+/// `side`'s pins (in order away from the jump) paired with the file's lines from `from`
+/// (exclusive) on, the `way` given, within `inside`: each with the first of the next few
+/// non-blank lines that is it or (for a line that says something) its changed version. None
+/// unless every pin pairs and at least one as a changed line.
+fn repin<'p>(
+    ctx: &Context<'_>,
+    side: impl Iterator<Item = &'p Pin>,
+    from: usize,
+    way: Way,
+    inside: &std::ops::Range<usize>,
+) -> Option<Vec<Pin>> {
+    let lines = ctx.lines();
+    let file = ctx.file;
+    let step = |j: usize| match way {
+        Way::Up => j.checked_sub(1),
+        Way::Down => Some(j + 1),
+    };
+    let mut at = from;
+    let mut out = Vec::new();
+    let mut changed = false;
+    for pin in side {
+        let l = &lines[pin.i];
+        let mut tried = 0;
+        let found = loop {
+            at = step(at).filter(|j| inside.contains(j))?;
+            if file.is_blank(at) {
+                continue;
+            }
+            if file.key(at) == l.key {
+                break Pin { j: at, ..*pin };
+            }
+            // (A definition's header the file has already is no changed version of another
+            // line: so read, the result would define that name twice.)
+            let kept_header = l.count > 0 && units::header_name(&l.text).is_some();
+            let alike = !l.trivial
+                && !file.is_trivial(at)
+                && !kept_header
+                && l.text.trim().len() >= WEIGHTS.placing_change_min_chars
+                && lines::similarity(l.text.trim(), file.lines[at].trim())
+                    >= WEIGHTS.jump_similarity;
+            if alike {
+                changed = true;
+                break Pin {
+                    j: at,
+                    replace: true,
+                    ..*pin
+                };
+            }
+            tried += 1;
+            if tried > WEIGHTS.jump_look {
+                return None;
+            }
+        };
+        out.push(found);
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::edit::lazy::{Hints, merge};
+
+    fn merged(file: &str, snippet: &str) -> crate::error::Result<String> {
+        let hints = Hints {
+            path: Some("V.java"),
+            instruction: None,
+        };
+        merge(file, snippet, &hints).map(|m| m.content)
+    }
+
+    /// A method deleted between a comment and the next method, whose header looks like the
+    /// next one's: read as that header changed, the file would define the next method twice,
+    /// so that is no second reading and the deletion stands.
+    #[test]
+    fn a_header_the_file_keeps_is_no_changed_version_of_its_lookalike() {
+        let file = "class V {\n  // the other methods are on the object visitor\n  // instead.\n\n  public void endVisiting(Object node) {\n    throw new UnsupportedOperationException();\n  }\n\n  public void startVisiting(Object node) {\n    throw new UnsupportedOperationException();\n  }\n}\n";
+        let snippet = "  // ...\n  // instead.\n\n  public void startVisiting(Object node) {\n    throw new UnsupportedOperationException();\n  // ...\n";
+        assert_eq!(
+            merged(file, snippet).unwrap(),
+            "class V {\n  // the other methods are on the object visitor\n  // instead.\n\n  public void startVisiting(Object node) {\n    throw new UnsupportedOperationException();\n  }\n}\n"
+        );
+    }
+
+    /// The same jump over a table's changed line: the second reading (one table, a line
+    /// changed) is named beside the first (the head of another table, all between deleted).
+    #[test]
+    fn a_jump_whose_near_side_fits_beside_its_far_side_is_refused_naming_both() {
+        let file = "def test_a(self):\n    expected = {\n        (self.name, first + 1): 1,\n        (self.name, first + 2): 11,\n    }\n    check(expected)\n\n\ndef test_b(self):\n    expected = {\n        (self.name, first + 1): 1,\n        # counted twice before\n        (self.name, first + 2): 12,\n        (self.name, called + 1): 10,\n    }\n    check(expected)\n";
+        let snippet = "# ...\n    expected = {\n        (self.name, first + 1): 1,\n        (self.name, first + 2): 11,\n        (self.name, called + 1): 10,\n    }\n# ...\n";
+        let hints = Hints {
+            path: Some("t.py"),
+            instruction: None,
+        };
+        let e = merge(file, snippet, &hints).unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::NeedsMoreContext);
+        assert!(e.message.contains("2 places"), "{}", e.message);
+    }
+}

@@ -2,8 +2,9 @@
 //! the file's path and in the names it defines, times a prior by kind (program source over
 //! tests and prose); the file's best unit counts again, so the query's words together in
 //! one definition outweigh the same words scattered. A second stage scores the leading
-//! [`RERANK_DEPTH`] files again by the share of the query's weight their path holds. Each
-//! hit's line ranges are its best-scoring units.
+//! [`RERANK_DEPTH`] files again by the share of the query's weight their path holds, and
+//! favours a file the query names (its name's stem, as written, one of the query's words).
+//! Each hit's line ranges are its best-scoring units.
 
 use std::collections::HashMap;
 
@@ -27,6 +28,11 @@ pub(crate) const RERANK_DEPTH: usize = 30;
 /// (the path's words already count in the first stage; this favours the file whose path
 /// holds more of the query over one that holds a single common word of it).
 const PATH_SHARE_WEIGHT: f64 = 0.3;
+/// How much a file the query names (its stem one of the query's words, e.g. `utils` for
+/// `utils.go`, `SetCookie` for `SetCookie.php`) multiplies its score by, less one.
+const NAMED_WEIGHT: f64 = 0.25;
+/// The shortest stem a query can name a file by (shorter ones are words by chance).
+const MIN_NAMED_STEM: usize = 3;
 /// How many leading files get the proximity bonus at least.
 const MIN_CANDIDATES: usize = 100;
 /// The most ranges one hit reports.
@@ -186,7 +192,7 @@ pub(crate) fn rank_in(
         scores[i] = (scores[i] + UNIT_WEIGHT * best_unit) * prior(src.kind(i));
     }
     order.sort_by(|a, b| by_score(&scores, a, b));
-    rerank(src, &q, &mut scores, &order);
+    rerank(src, &q, &query_words(query), &mut scores, &order);
     order.sort_by(|a, b| by_score(&scores, a, b));
     order.truncate(limit);
     order
@@ -204,10 +210,33 @@ pub(crate) fn rank_in(
         .collect()
 }
 
+/// The query's words as written, lowercased, stopwords left out: what can name a file.
+fn query_words(query: &str) -> Vec<String> {
+    tokens::identifiers(query)
+        .map(str::to_lowercase)
+        .filter(|w| !tokens::is_stopword(w))
+        .collect()
+}
+
+/// Whether the query (its `words`) names the file at `path`: the file's name up to its
+/// first dot, lowercased, is one of them and at least [`MIN_NAMED_STEM`] long.
+fn is_named(path: &str, words: &[String]) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name).to_lowercase();
+    stem.chars().count() >= MIN_NAMED_STEM && words.contains(&stem)
+}
+
 /// The second stage: each of the leading [`RERANK_DEPTH`] files (`order`, best first) times
 /// one plus [`PATH_SHARE_WEIGHT`] times the share of the query's weight (idf by weight) its
-/// path's terms hold.
-fn rerank(src: &dyn Source, q: &[QueryTerm], scores: &mut [f64], order: &[usize]) {
+/// path's terms hold, and times one plus [`NAMED_WEIGHT`] when the query names it (`words`:
+/// [`query_words`]).
+fn rerank(
+    src: &dyn Source,
+    q: &[QueryTerm],
+    words: &[String],
+    scores: &mut [f64],
+    order: &[usize],
+) {
     let total: f64 = q.iter().map(QueryTerm::worth).sum();
     if total <= 0.0 {
         return;
@@ -219,6 +248,9 @@ fn rerank(src: &dyn Source, q: &[QueryTerm], scores: &mut [f64], order: &[usize]
             .map(QueryTerm::worth)
             .sum();
         scores[i] *= 1.0 + PATH_SHARE_WEIGHT * in_path / total;
+        if is_named(src.path(i), words) {
+            scores[i] *= 1.0 + NAMED_WEIGHT;
+        }
     }
 }
 
@@ -344,6 +376,36 @@ mod tests {
         ]);
         let hits = rank(&ix, "session cookie", 10, &|_| true);
         assert_eq!(hits[0].path, "session/cookie.go");
+    }
+
+    /// A file the query names: `backoff.go` holds the query's word `backoff` in its path
+    /// only (`wait.go` in its code), `client.go` the query's other words in its code; the
+    /// first stage and the path's share put `client.go` first (2.23 against 1.86), the
+    /// query naming `backoff.go` turns them (1.86 × 1.25 = 2.33). A stem under
+    /// [`MIN_NAMED_STEM`], or a word that only holds a stem, names nothing.
+    #[test]
+    fn a_file_the_query_names_comes_first() {
+        let ix = index(&[
+            (
+                "backoff.go",
+                "package retry\n\nfunc Wait(n int) int {\n\treturn n * 2\n}\n",
+            ),
+            (
+                "client.go",
+                "package retry\n\nfunc Send(r Request) {\n\tsend(r)\n}\n",
+            ),
+            ("other.go", "package retry\n\nfunc Other() {}\n"),
+            (
+                "wait.go",
+                "package retry\n\n// wait for the backoff\nfunc Pause() {}\n",
+            ),
+        ]);
+        let hits = rank(&ix, "retry the request with backoff", 10, &|_| true);
+        let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+        assert_eq!(paths[..2], ["backoff.go", "client.go"]);
+        let words = query_words("fix go in backoffs");
+        assert!(!is_named("a/go.go", &words) && !is_named("backoff.go", &words));
+        assert!(is_named("src/Backoff.test.ts", &query_words("Backoff")));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::Lang;
 use tree_sitter::Tree;
 
 use super::memory::{Parsed, memory};
-use super::parse::{Parse, Skipped, SyntaxError, errors, parse};
+use super::parse::{Parse, Skipped, SyntaxError, errors_as, parse};
 
 /// The parse of `text` as `lang` (from the parse of `from`, an earlier text, when given),
 /// remembered so the same text is parsed once. The tree is the remembered one, or the new one
@@ -27,7 +27,7 @@ fn parsed(
         return found.map(|(tree, e)| (Parse::kept(tree), e));
     }
     let found = parse(lang, text, from).map(|tree| {
-        let e = errors(&tree, text);
+        let e = errors_as(lang, &tree, text);
         (tree, e)
     });
     let copy = match &found {
@@ -60,7 +60,9 @@ pub fn errors_of(lang: Lang, text: &str) -> Option<Vec<SyntaxError>> {
 /// The parse errors of `text` as `lang`, parsed on its own and not remembered (a snippet, say);
 /// `None` when it was not parsed.
 pub fn errors_once(lang: Lang, text: &str) -> Option<Vec<SyntaxError>> {
-    parse(lang, text, None).ok().map(|tree| errors(&tree, text))
+    parse(lang, text, None)
+        .ok()
+        .map(|tree| errors_as(lang, &tree, text))
 }
 
 /// The parse errors that `new` has and `old` (none: a new file) did not have, for the file at

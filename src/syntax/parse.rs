@@ -400,6 +400,53 @@ pub fn errors(tree: &Tree, text: &str) -> Vec<SyntaxError> {
     out
 }
 
+/// The parse errors of `tree`, a parse of `text` as `lang`: [`errors`], and for Python each
+/// compound statement left with an empty body (the grammar accepts one; Python does not: a
+/// `def` whose body a merge dropped parses clean otherwise).
+pub fn errors_as(lang: Lang, tree: &Tree, text: &str) -> Vec<SyntaxError> {
+    let mut out = errors(tree, text);
+    if lang == Lang::Python && out.len() < MAX_ERRORS {
+        empty_bodies(tree, &mut out);
+        out.sort_by_key(|e| (e.line, e.column));
+        out.truncate(MAX_ERRORS);
+    }
+    out
+}
+
+/// Python's empty bodies: each `block` holding no statement (comments aside), named at its
+/// header's line. One walk of the tree, in order.
+fn empty_bodies(tree: &Tree, out: &mut Vec<SyntaxError>) {
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        if node.kind() == "block" && !node.has_error() {
+            let mut inner = node.walk();
+            let empty = node
+                .named_children(&mut inner)
+                .all(|n| n.kind() == "comment");
+            if empty && let Some(header) = node.parent() {
+                let at = header.start_position();
+                out.push(SyntaxError {
+                    line: at.row + 1,
+                    column: at.column + 1,
+                    what: "an empty body: nothing indented under this line".to_string(),
+                });
+                if out.len() >= MAX_ERRORS {
+                    return;
+                }
+            }
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
 /// An error node as a [`SyntaxError`].
 fn describe(node: Node, text: &str) -> SyntaxError {
     let start = node.start_position();
@@ -433,6 +480,20 @@ fn describe(node: Node, text: &str) -> SyntaxError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_python_header_left_without_a_body_is_an_error() {
+        let text =
+            "import os\n\ndef show(parent):\n    # gone\n\n\ndef help(parent):\n    return 1\n";
+        let tree = parse(Lang::Python, text, None).unwrap();
+        assert!(errors(&tree, text).is_empty(), "the grammar accepts it");
+        let e = errors_as(Lang::Python, &tree, text);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!((e[0].line, e[0].column), (3, 1), "{e:?}");
+        let whole = "def show(parent):\n    pass\n\nclass A:\n    x = 1\n";
+        let tree = parse(Lang::Python, whole, None).unwrap();
+        assert!(errors_as(Lang::Python, &tree, whole).is_empty());
+    }
 
     #[test]
     fn a_missing_brace_and_stray_text_are_found_where_they_are() {

@@ -21,6 +21,8 @@ use patchgate::workspace::config::{Config, PolicyName};
 use serde_json::json;
 
 const TOKEN: &str = "bench-token";
+/// The binary's blocking pool (`app::runtime`).
+const BLOCKING_THREADS: usize = 32;
 
 async fn gate(dir: &std::path::Path, nodelay: bool) -> (Running, Journal) {
     let ws = Workspace::new(dir, Config::default()).unwrap();
@@ -116,7 +118,10 @@ fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let clients = arg("--clients", 100);
     let edits = arg("--edits", 100);
+    // As the binary's runtime (`app::runtime`): the blocking work (writes, fsyncs) on at most
+    // 32 threads.
     let rt = tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(BLOCKING_THREADS)
         .enable_all()
         .build()
         .unwrap();

@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use base64::Engine as _;
@@ -22,6 +23,7 @@ use crate::diff::FileDiff;
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::digest;
 use crate::workspace::fs;
+use crate::workspace::group_sync::GroupSync;
 use crate::workspace::paths::Root;
 use crate::workspace::state;
 
@@ -117,6 +119,8 @@ pub struct Journal {
     path: PathBuf,
     root: Root,
     preimages: Preimages,
+    /// The appends' syncs, grouped across this journal's clones.
+    syncs: Arc<GroupSync>,
 }
 
 pub(super) fn now_secs() -> u64 {
@@ -143,6 +147,7 @@ impl Journal {
             preimages: Preimages::beside(&path, DEFAULT_CAP),
             path,
             root: root.clone(),
+            syncs: Arc::default(),
         }
     }
 
@@ -269,7 +274,8 @@ impl Journal {
         self.append_all(std::slice::from_ref(entry))
     }
 
-    /// Append `entries` as one write of their lines, synced (one writer at a time).
+    /// Append `entries` as one write of their lines (one writer at a time), synced: appends
+    /// that land at once share one sync (`group_sync`).
     pub(super) fn append_all(&self, entries: &[Entry]) -> Result<()> {
         let fail = |e: std::io::Error| {
             Error::new(
@@ -311,8 +317,10 @@ impl Journal {
         // One writer at a time across processes: lines can be longer than an atomic append.
         file.lock().map_err(fail)?;
         file.write_all(line.as_bytes()).map_err(fail)?;
-        file.sync_data().map_err(fail)?;
-        Ok(())
+        // The lock goes before the sync, so that other appends write meanwhile and share
+        // the next one.
+        file.unlock().map_err(fail)?;
+        self.syncs.after_write(|| file.sync_data()).map_err(fail)
     }
 
     /// Record an applied proposal with the pre-images of what it wrote: `proposal` as it was

@@ -46,14 +46,15 @@ impl Preimages {
             .ok_or_else(|| std::io::Error::other("unexpected hash"))?;
         std::fs::create_dir_all(&self.dir)?;
         if let Ok(f) = std::fs::File::options().append(true).open(&path) {
-            // Already here: it is the most recent now.
+            // Already here: it is the most recent now, and the total did not grow (no trim,
+            // which reads the whole store).
             let _ = f.set_modified(std::time::SystemTime::now());
         } else {
             let mut z = ZlibEncoder::new(Vec::new(), Compression::fast());
             z.write_all(bytes)?;
             fs::write_private(&path, &z.finish()?)?;
+            self.trim(&hash);
         }
-        self.trim(&hash);
         Ok(hash)
     }
 

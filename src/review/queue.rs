@@ -24,6 +24,9 @@ use super::tally::{Held, Tally};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::Workspace;
 
+/// A file's lock in the queue, held by an edit from its computation to its write.
+type FileGuard = tokio::sync::OwnedMutexGuard<()>;
+
 /// How many closed proposals the gate remembers for the queue view.
 const KEEP_CLOSED: usize = 500;
 
@@ -1005,9 +1008,9 @@ impl Gate {
         // A self-declared name is kept bounded, whichever door it came in by (docs/DESIGN.md §7).
         req.client = req.client.as_deref().and_then(crate::inert::client_name);
         let locks = self.file_locks(&req.edits);
-        let mut _guards = Vec::with_capacity(locks.len());
-        for l in &locks {
-            _guards.push(l.lock().await);
+        let mut guards = Vec::with_capacity(locks.len());
+        for l in locks {
+            guards.push(l.lock_owned().await);
         }
         // A client at its cap is told before any work is done for it (and a flood of such
         // calls leaves no rows behind); the place it takes is held until it is admitted.
@@ -1059,8 +1062,29 @@ impl Gate {
             self.withdraw_because(&run_id, agents::GONE);
         }
         match action {
-            Action::Auto => self.decide_inner(&run_id, Decision::Accept, None, false),
+            Action::Auto => self.apply_auto(run_id, guards).await,
             _ => Ok(self.status(&run_id)),
+        }
+    }
+
+    /// Write an edit the policy applies at once, off the async runtime (docs/DESIGN.md §4):
+    /// the write and the journal wait for the disk (fsyncs), and on a runtime worker they
+    /// would let only as many edits write at once as the runtime has workers. The caller
+    /// hands over the edit's files' locks (`guards`), held until the write and its journal
+    /// line are done even when the caller is dropped meanwhile, so one file's edits still
+    /// write one after the other, in the order they came.
+    async fn apply_auto(&self, run_id: String, guards: Vec<FileGuard>) -> Result<Outcome> {
+        let gate = self.clone();
+        let id = run_id.clone();
+        let work = move || {
+            let decided = gate.decide_inner(&id, Decision::Accept, None, false);
+            drop(guards);
+            decided
+        };
+        match off_runtime("the write", work).await {
+            Ok(decided) => decided,
+            // The runtime is shutting down and never ran it: decided here, as it was promised.
+            Err(_) => self.decide_inner(&run_id, Decision::Accept, None, false),
         }
     }
 
@@ -1957,6 +1981,102 @@ mod tests {
             .block_on(g.submit(as_client("c", format!("3{big}"))))
             .unwrap_err();
         assert!(e.message.contains("MiB"), "{e:?}");
+    }
+
+    /// A runtime with one worker, and the in-process lock of `rel`'s file (held: that
+    /// file's writes wait for it).
+    fn one_worker_and_lock(g: &Gate, rel: &str) -> (tokio::runtime::Runtime, Arc<Mutex<()>>) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let abs = g.workspace().root.resolve(rel).unwrap().abs;
+        (rt, crate::workspace::fs::lock_for(&abs))
+    }
+
+    /// Submit an `auto` edit writing `body` to `rel` as a task; its outcome goes to `tx`,
+    /// named by its body.
+    fn spawn_edit(
+        rt: &tokio::runtime::Runtime,
+        g: &Gate,
+        tx: &std::sync::mpsc::Sender<(&'static str, bool)>,
+        rel: &'static str,
+        body: &'static str,
+    ) -> tokio::task::JoinHandle<()> {
+        let (g, tx) = (g.clone(), tx.clone());
+        rt.spawn(async move {
+            let r = g.submit(req(vec![edit(rel, body)], false)).await;
+            let _ = tx.send((body, r.is_ok()));
+        })
+    }
+
+    /// An `auto` edit (adding lines only: nothing holds it for a person) whose write waits
+    /// (here for its file's lock) holds up no other file's edit: the write runs off the runtime's workers. Regression: it ran on one, so a gate
+    /// wrote at most as many edits at once as its runtime had workers (two on two cores),
+    /// and here, with one, none.
+    #[test]
+    fn an_auto_write_waiting_for_its_file_holds_up_no_other_files_edit() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        write(&g, "a.txt", "a\n");
+        write(&g, "b.txt", "b\n");
+        let (rt, lock) = one_worker_and_lock(&g, "a.txt");
+        let held = lock.lock().unwrap();
+        let mut events = g.subscribe();
+        let (tx, rx) = std::sync::mpsc::channel();
+        spawn_edit(&rt, &g, &tx, "a.txt", "a\na2\n");
+        // a's proposal is in: its write follows at once, and waits for the lock held here.
+        assert!(matches!(events.blocking_recv(), Ok(Event::New(_))));
+        spawn_edit(&rt, &g, &tx, "b.txt", "b\nb2\n");
+        let first = rx.recv_timeout(Duration::from_secs(30));
+        assert_eq!(
+            first,
+            Ok(("b\nb2\n", true)),
+            "b's edit waited for a's write"
+        );
+        assert_eq!(read(&g, "a.txt"), "a\n");
+        drop(held);
+        let second = rx.recv_timeout(Duration::from_secs(30));
+        assert_eq!(second, Ok(("a\na2\n", true)));
+        assert_eq!(
+            (read(&g, "a.txt"), read(&g, "b.txt")),
+            ("a\na2\n".into(), "b\nb2\n".into())
+        );
+    }
+
+    /// Two edits of one file write in the order they came, never interleaved, even when the
+    /// first one's caller goes away while its write waits: the write keeps the file's lock
+    /// in the queue until it and its journal line are done.
+    #[test]
+    fn one_files_edits_stay_in_order_when_the_first_caller_leaves_during_its_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        write(&g, "a.txt", "a\n");
+        let (rt, lock) = one_worker_and_lock(&g, "a.txt");
+        let held = lock.lock().unwrap();
+        let mut events = g.subscribe();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let first = spawn_edit(&rt, &g, &tx, "a.txt", "a\none\n");
+        assert!(matches!(events.blocking_recv(), Ok(Event::New(_))));
+        // Its caller goes away while the write waits for the file.
+        first.abort();
+        spawn_edit(&rt, &g, &tx, "a.txt", "a\none\ntwo\n");
+        std::thread::sleep(Duration::from_millis(200));
+        drop(held);
+        // The first caller, gone, hears nothing: the next answer is the second's.
+        let second = rx.recv_timeout(Duration::from_secs(30));
+        assert_eq!(second, Ok(("a\none\ntwo\n", true)));
+        assert_eq!(read(&g, "a.txt"), "a\none\ntwo\n");
+        let diffs: Vec<String> = (g.inner.journal.entries().unwrap())
+            .into_iter()
+            .map(|e| e.diff)
+            .collect();
+        assert_eq!(diffs.len(), 2, "{diffs:?}");
+        assert!(
+            diffs[0].contains("+one") && diffs[1].contains(" one\n+two"),
+            "{diffs:?}"
+        );
     }
 
     /// Under `auto`, a dry-run that deletes lines its edit does not show is not committed by

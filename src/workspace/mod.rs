@@ -8,6 +8,7 @@ pub(crate) mod beneath;
 pub mod config;
 pub(crate) mod digest;
 pub mod fs;
+pub(crate) mod group_sync;
 pub(crate) mod io_error;
 pub mod paths;
 pub(crate) mod private;

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use base64::Engine as _;
@@ -23,7 +23,7 @@ use crate::diff::FileDiff;
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::digest;
 use crate::workspace::fs;
-use crate::workspace::group_sync::GroupSync;
+use crate::workspace::group_sync::{self, Flush, GroupSync};
 use crate::workspace::paths::Root;
 use crate::workspace::state;
 
@@ -119,8 +119,9 @@ pub struct Journal {
     path: PathBuf,
     root: Root,
     preimages: Preimages,
-    /// The appends' syncs, grouped across this journal's clones.
-    syncs: Arc<GroupSync>,
+    /// The appends' syncs, grouped across this journal's clones, through one descriptor
+    /// of the journal file kept open (a new one when the file was replaced).
+    syncs: Arc<Mutex<Option<Arc<GroupSync>>>>,
 }
 
 pub(super) fn now_secs() -> u64 {
@@ -316,11 +317,30 @@ impl Journal {
         }
         // One writer at a time across processes: lines can be longer than an atomic append.
         file.lock().map_err(fail)?;
-        file.write_all(line.as_bytes()).map_err(fail)?;
-        // The lock goes before the sync, so that other appends write meanwhile and share
-        // the next one.
-        file.unlock().map_err(fail)?;
-        self.syncs.after_write(|| file.sync_data()).map_err(fail)
+        let syncs = self.syncs_of(&file).map_err(fail)?;
+        syncs
+            .write(|| {
+                let written = file.write_all(line.as_bytes());
+                // The lock goes before the sync, so that other appends write meanwhile and
+                // share the next one.
+                written.and(file.unlock())
+            })
+            .map_err(fail)
+    }
+
+    /// The group syncing the journal file open as `file`: the one kept, else (the first
+    /// append, or the file was replaced since) a new one keeping a copy of `file`'s
+    /// descriptor for every sync (`group_sync`: a writeback error is told to the
+    /// descriptors open when it happened).
+    fn syncs_of(&self, file: &std::fs::File) -> std::io::Result<Arc<GroupSync>> {
+        let key = group_sync::key_of(file)?;
+        let mut kept = self.syncs.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(g) = kept.as_ref().filter(|g| g.key() == key) {
+            return Ok(g.clone());
+        }
+        let g = Arc::new(GroupSync::new(file.try_clone()?, Flush::Data)?);
+        *kept = Some(g.clone());
+        Ok(g)
     }
 
     /// Record an applied proposal with the pre-images of what it wrote: `proposal` as it was
@@ -685,6 +705,35 @@ mod tests {
             .record_applied(&proposal, Some(&review), &written)
             .unwrap();
         proposal
+    }
+
+    /// The appends sync through one descriptor kept open (a writeback error is told to the
+    /// descriptors open when it happened, not to one opened after), and through one of the
+    /// new file when the journal file was replaced.
+    #[test]
+    #[cfg(unix)]
+    fn appends_sync_through_one_kept_descriptor_of_the_journal_file() {
+        use std::os::unix::fs::MetadataExt;
+        let (_d, root, journal) = setup();
+        let kept = |j: &Journal| j.syncs.lock().unwrap().clone().expect("a group");
+        let file_key = |j: &Journal| {
+            let m = std::fs::metadata(j.path()).unwrap();
+            (m.dev(), m.ino())
+        };
+        apply(&root, &journal, "a.txt", b"1\n", "2\n");
+        let first = kept(&journal);
+        assert_eq!(first.key(), file_key(&journal));
+        apply(&root, &journal, "a.txt", b"2\n", "3\n");
+        assert!(
+            Arc::ptr_eq(&first, &kept(&journal.clone())),
+            "a new descriptor"
+        );
+        // Replaced (moved away, a new one made): its appends sync the new file.
+        std::fs::rename(journal.path(), journal.path().with_extension("old")).unwrap();
+        apply(&root, &journal, "a.txt", b"3\n", "4\n");
+        assert_eq!(kept(&journal).key(), file_key(&journal));
+        assert_ne!(kept(&journal).key(), first.key());
+        assert_eq!(journal.entries().unwrap().len(), 1);
     }
 
     #[test]

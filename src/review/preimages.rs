@@ -47,8 +47,11 @@ impl Preimages {
         std::fs::create_dir_all(&self.dir)?;
         if let Ok(f) = std::fs::File::options().append(true).open(&path) {
             // Already here: it is the most recent now, and the total did not grow (no trim,
-            // which reads the whole store).
+            // which reads the whole store). Another writer may have renamed it in a moment
+            // ago and not yet synced the directory: a journal line naming it must not be
+            // durable before it is.
             let _ = f.set_modified(std::time::SystemTime::now());
+            fs::sync_dir_now(&self.dir)?;
         } else {
             let mut z = ZlibEncoder::new(Vec::new(), Compression::fast());
             z.write_all(bytes)?;
@@ -138,6 +141,47 @@ mod tests {
         }
         assert_eq!(store.get(&hashes[0]).unwrap(), text);
         assert_eq!(store.get("../../etc/passwd"), None);
+    }
+
+    /// Threads storing the same content at once each store it whole and get its hash.
+    /// Regression: they shared one temp name (`HASH.PID.tmp`), so one removed or renamed
+    /// another's half-written file: a store failed, or left a damaged pre-image.
+    #[test]
+    fn threads_storing_one_content_at_once_never_share_a_temp_file() {
+        const THREADS: usize = 8;
+        const ROUNDS: u64 = 12;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        for round in 0..ROUNDS {
+            let bytes = noise(round + 1, 512 << 10);
+            let start = std::sync::Barrier::new(THREADS);
+            let hashes: Vec<std::io::Result<String>> = std::thread::scope(|s| {
+                let threads: Vec<_> = (0..THREADS)
+                    .map(|_| {
+                        s.spawn(|| {
+                            start.wait();
+                            store.put(&bytes)
+                        })
+                    })
+                    .collect();
+                threads.into_iter().map(|t| t.join().unwrap()).collect()
+            });
+            for h in &hashes {
+                let h = h.as_ref().expect("a store failed");
+                assert_eq!(
+                    store.get(h).as_deref(),
+                    Some(bytes.as_slice()),
+                    "round {round}"
+                );
+            }
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("j.preimages"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.len() != 64)
+            .collect();
+        assert!(left.is_empty(), "temp files left: {left:?}");
     }
 
     #[test]

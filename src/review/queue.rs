@@ -1072,20 +1072,27 @@ impl Gate {
     /// would let only as many edits write at once as the runtime has workers. The caller
     /// hands over the edit's files' locks (`guards`), held until the write and its journal
     /// line are done even when the caller is dropped meanwhile, so one file's edits still
-    /// write one after the other, in the order they came.
+    /// write one after the other, in the order they came. They are shared by the work and
+    /// this call: the write made here when the runtime, shutting down, never ran the work
+    /// holds them too (a file is never written outside its lock).
     async fn apply_auto(&self, run_id: String, guards: Vec<FileGuard>) -> Result<Outcome> {
+        let guards = Arc::new(guards);
         let gate = self.clone();
         let id = run_id.clone();
+        let held = guards.clone();
         let work = move || {
             let decided = gate.decide_inner(&id, Decision::Accept, None, false);
-            drop(guards);
+            drop(held);
             decided
         };
-        match off_runtime("the write", work).await {
+        let decided = match off_runtime("the write", work).await {
             Ok(decided) => decided,
-            // The runtime is shutting down and never ran it: decided here, as it was promised.
+            // The runtime is shutting down and never ran it: decided here, as it was
+            // promised, under the same locks.
             Err(_) => self.decide_inner(&run_id, Decision::Accept, None, false),
-        }
+        };
+        drop(guards);
+        decided
     }
 
     /// `proposal` as the next revision of the rejected review it answers, if the gate still
@@ -2043,6 +2050,43 @@ mod tests {
             (read(&g, "a.txt"), read(&g, "b.txt")),
             ("a\na2\n".into(), "b\nb2\n".into())
         );
+    }
+
+    /// When the runtime, shutting down, never runs an `auto` write, the write made in its
+    /// place holds the file's lock in the queue until it is done. Regression: the locks
+    /// went with the work the runtime dropped, and the write was made without them.
+    #[test]
+    fn the_write_made_when_the_runtime_shuts_down_holds_the_files_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "a\n");
+        let edits = vec![edit("a.txt", "a\nb\n")];
+        let run = run_id(&rt().block_on(g.submit(req(edits.clone(), false))).unwrap());
+        let lock = g.file_locks(&edits).remove(0);
+        let guards = vec![lock.clone().try_lock_owned().unwrap()];
+        // The write will wait for the file (held here), once it starts.
+        let (shut, fs_lock) = one_worker_and_lock(&g, "a.txt");
+        let held = fs_lock.lock().unwrap();
+        let handle = shut.handle().clone();
+        shut.shutdown_background();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let g2 = g.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(handle.block_on(g2.apply_auto(run, guards)).is_ok());
+        });
+        // The work was dropped at once; the write in its place waits for the file.
+        let t = std::time::Instant::now();
+        while t.elapsed() < Duration::from_millis(500) {
+            assert!(
+                lock.try_lock().is_err(),
+                "the file's lock was let go before its write"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(held);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(30)), Ok(true));
+        assert_eq!(read(&g, "a.txt"), "a\nb\n");
+        assert!(lock.try_lock().is_ok());
     }
 
     /// Two edits of one file write in the order they came, never interleaved, even when the

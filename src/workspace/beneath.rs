@@ -67,8 +67,8 @@ fn default_mode() -> u32 {
 
 /// Write `bytes` as `path` atomically: a temp file `temp_name` created 0600 beside it (no
 /// symlink followed, nothing overwritten), written, given `mode` (else the file's own mode,
-/// else the default), synced, renamed over the file and the directory synced (renames that land at once into
-/// one directory share its sync).
+/// else the default), synced, renamed over the file and the directory synced (renames that
+/// land at once into one directory share its sync).
 pub(crate) fn write(
     path: &SafePath,
     temp_name: &str,
@@ -99,22 +99,21 @@ pub(crate) fn write(
         rustix::fs::fchmod(&file, Mode::from_bits_truncate(final_mode))?;
         file.sync_all()?;
         drop(file);
-        rustix::fs::renameat(&dir, temp_name, &dir, name.as_os_str())?;
-        sync_dir_grouped(&dir)
+        // Renamed, then the directory synced: renames that land at once into it share one
+        // `fsync` (`group_sync`).
+        super::group_sync::for_dir(&dir)?.write(|| {
+            Ok(rustix::fs::renameat(
+                &dir,
+                temp_name,
+                &dir,
+                name.as_os_str(),
+            )?)
+        })
     })();
     if result.is_err() {
         let _ = rustix::fs::unlinkat(&dir, temp_name, AtFlags::empty());
     }
     result
-}
-
-/// Make the renames into `dir` durable: an `fsync` of the directory begun after this
-/// writer's rename, its own or one another writer into the same directory started
-/// (`group_sync`), so renames that land at once share one.
-fn sync_dir_grouped(dir: &OwnedFd) -> io::Result<()> {
-    let st = rustix::fs::fstat(dir)?;
-    let key = (st.st_dev as u64, st.st_ino as u64);
-    super::group_sync::for_dir(key).after_write(|| Ok(rustix::fs::fsync(dir)?))
 }
 
 /// Open `path`'s file for reading, following no symlink on the way or at the end; `None`

@@ -83,31 +83,54 @@ pub fn mode(path: &Path) -> Option<u32> {
     }
 }
 
-/// Write a small private file (mode 0600 from its creation): a temp file beside it, synced,
-/// renamed over `path`. For patchgate's own state (discovery and lock notes), not for files
-/// under a root.
+/// Write a small private file (mode 0600 from its creation): a temp file beside it with a
+/// name of its own (`STEM.XXXXXX.tmp`: writers of one file at once, threads of one process
+/// too, never share one), synced, renamed over `path`, and the directory synced (renames
+/// that land at once into it share one: `group_sync`). For patchgate's own state (journal
+/// pre-images, discovery and lock notes), not for files under a root.
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    // 0600 from its creation (tempfile's default on unix); removed if it is not renamed.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!("{stem}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    persist_synced(tmp, path, dir)
+}
+
+/// Return once a sync of `dir` begun now has ended: what another writer renamed into it a
+/// moment ago (and may not have synced yet) is then durable too.
+pub(crate) fn sync_dir_now(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
+        let dir = std::fs::File::open(dir)?;
+        super::group_sync::for_dir(&dir)?.write(|| Ok(()))
     }
-    let _ = std::fs::remove_file(&tmp);
-    let written = opts.open(&tmp).and_then(|mut f| {
-        f.write_all(bytes)?;
-        f.sync_all()
-    });
-    match written.and_then(|()| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
     }
+}
+
+/// Rename `tmp` over `path` in `dir`, and make that durable (the directory synced).
+#[cfg(unix)]
+fn persist_synced(tmp: tempfile::NamedTempFile, path: &Path, dir: &Path) -> std::io::Result<()> {
+    let dir = std::fs::File::open(dir)?;
+    super::group_sync::for_dir(&dir)?.write(|| tmp.persist(path).map(drop).map_err(|e| e.error))
+}
+
+/// Rename `tmp` over `path` (no directory to sync here).
+#[cfg(not(unix))]
+fn persist_synced(tmp: tempfile::NamedTempFile, path: &Path, _dir: &Path) -> std::io::Result<()> {
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// Write `bytes` to one of the user's own files outside every root (a client's

@@ -192,10 +192,13 @@ fn eval_lazy_on_git_history_fresh_flags_every_merge_that_loses_code() {
     assert!(s["correct"] >= 75.2, "{stdout}");
     assert!(s["wrong"] <= 4.8, "{stdout}");
     // Issue 37's bars are right >= 74% and harmful <= 1%: measured 78.0% and 3.2%, then 77.6% and 2.4% (file lines kept between two lines written together, and deletions licensed only among new lines, refused: one right merge for two harmful) (one
-    // harmful merge refused by the margin, no right one); the ceiling holds what it reaches.
+    // harmful merge refused by the margin, no right one); then 1.6% (`jump-lookalike` asks
+    // where sure anchors jump over a table's changed line; a Python body left empty is a
+    // syntax error the reading check refuses); the ceiling holds what it reaches.
     assert!(s["right"] >= 77.6, "{stdout}");
-    assert!(s["harmful"] <= 2.4, "{stdout}");
-    assert!(s["lost"] <= 1.2, "{stdout}");
+    assert!(s["harmful"] <= 1.6, "{stdout}");
+    assert!(s["wrong"] <= 4.0, "{stdout}");
+    assert!(s["lost"] <= 0.8, "{stdout}");
     assert!(s["lost_code"] <= 0.8, "{stdout}");
     unseen_flags_hold(&stdout, &s, 8.5);
 }

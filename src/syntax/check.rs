@@ -5,14 +5,18 @@
 //! is parsed once and its tree remembered (`memory`); the result is parsed from it
 //! (tree-sitter's incremental parse, only where it changed) and remembered in turn, so an
 //! accepted result is the next edit's original with its tree, and the reading check, the
-//! review's warning and the definitions share one parse of each text.
+//! review's warning and the definitions share one parse of each text. A result of a clean
+//! original is first judged from the items its edit touched alone (`local`), where that is
+//! the same judgement and cheaper: clean so, it is remembered without a tree (made when asked).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::Lang;
 use tree_sitter::Tree;
 
-use super::memory::{Parsed, memory};
+use super::local::{self, Tops};
+use super::memory::{Made, Parsed, Sketch, memory};
 use super::parse::{Parse, Skipped, SyntaxError, errors_as, parse};
 
 /// The parse of `text` as `lang` (from the parse of `from`, an earlier text, when given),
@@ -23,15 +27,20 @@ fn parsed(
     text: &str,
     from: Option<(&Tree, &str)>,
 ) -> Result<(Parse, Vec<SyntaxError>), Skipped> {
-    if let Some(found) = remembered(lang, text) {
-        return found.map(|(tree, e)| (Parse::kept(tree), e));
-    }
+    let sketch = match remembered(lang, text) {
+        Some(Ok((Made::Tree(tree), e))) => return Ok((Parse::kept(tree), e)),
+        Some(Err(e)) => return Err(e),
+        Some(Ok((Made::Sketch(sketch), _))) => Some(sketch),
+        None => None,
+    };
+    // A sketch's tree is made from the tree it keeps.
+    let from = sketch.as_ref().map_or(from, |s| Some((&s.tree, &*s.base)));
     let found = parse(lang, text, from).map(|tree| {
         let e = errors_as(lang, &tree, text);
         (tree, e)
     });
     let copy = match &found {
-        Ok((tree, e)) => Ok(((**tree).clone(), e.clone())),
+        Ok((tree, e)) => Ok((Made::Tree((**tree).clone()), e.clone())),
         Err(e) => Err(*e),
     };
     let kept = memory().put(lang, text, copy);
@@ -54,7 +63,16 @@ pub(crate) fn tree(lang: Lang, text: &str) -> Option<Parse> {
 
 /// The errors of `text` as `lang`, or `None` when it was not parsed (too large or too slow).
 pub fn errors_of(lang: Lang, text: &str) -> Option<Vec<SyntaxError>> {
-    parsed(lang, text, None).ok().map(|(_, e)| e)
+    errors_known(lang, text).ok()
+}
+
+/// The errors of `text` as `lang` (remembered, else parsed), or why it was not parsed; a
+/// sketch's errors (none) are told without making its tree.
+fn errors_known(lang: Lang, text: &str) -> Known {
+    if let Some(found) = remembered(lang, text) {
+        return found.map(|(_, e)| e);
+    }
+    parsed(lang, text, None).map(|(_, e)| e)
 }
 
 /// The parse errors of `text` as `lang`, parsed on its own and not remembered (a snippet, say);
@@ -83,27 +101,22 @@ pub fn check(path: &str, old: Option<&str>, new: &str) -> Result<Vec<SyntaxError
         Skipped::NoGrammar => Ok(Vec::new()),
         e => Err(e),
     };
-    // The original first, once: its tree is kept, the result is parsed from it (only where
-    // it changed), and the result's tree is kept in turn for the next edit, whose original
-    // it is. A tree the memory could not keep is let go before the result is parsed: both
-    // would hold their share of the parse budget at once.
-    let known =
-        old.map(|o| parsed(lang, o, None).map(|(tree, e)| (tree.is_kept().then_some(tree), e)));
-    let from = match (&known, old) {
-        (Some(Ok((Some(tree), _))), Some(o)) => Some((&**tree, o)),
-        _ => None,
-    };
-    let after = match parsed(lang, new, from) {
-        Ok((_, after)) => after,
+    let (after, before) = errors_after(lang, old, new);
+    let after = match after {
+        Ok(after) => after,
         Err(e) => return unknown(e),
     };
     if after.is_empty() {
         return Ok(after);
     }
-    let before = match known {
-        None => Vec::new(),
-        Some(Ok((_, e))) => e,
-        Some(Err(e)) => return unknown(e),
+    let before = match (before, old) {
+        (Some(known), _) => known,
+        (None, Some(o)) => errors_known(lang, o),
+        (None, None) => Ok(Vec::new()),
+    };
+    let before = match before {
+        Ok(e) => e,
+        Err(e) => return unknown(e),
     };
     if after.len() <= before.len() {
         return Ok(Vec::new());
@@ -125,6 +138,78 @@ pub fn check(path: &str, old: Option<&str>, new: &str) -> Result<Vec<SyntaxError
         fresh.push(after[0].clone());
     }
     Ok(fresh)
+}
+
+/// What is known of a text's parse: its errors, or why it was not parsed.
+type Known = Result<Vec<SyntaxError>, Skipped>;
+
+/// The errors of `new`, an edit of `old` (none: a new file), and of `old` when they were
+/// looked at: remembered; else, when `old` is clean, judged from the edit's window alone where
+/// that can tell (`local`), the result then remembered as a sketch; else parsed from the
+/// original's tree. The original is parsed first, once: its tree is kept, the result is parsed
+/// from it (only where it changed), and the result's tree is kept in turn for the next edit,
+/// whose original it is. A tree the memory could not keep is let go before the result is
+/// parsed: both would hold their share of the parse budget at once.
+fn errors_after(lang: Lang, old: Option<&str>, new: &str) -> (Known, Option<Known>) {
+    if let Some(found) = remembered(lang, new) {
+        return (found.map(|(_, e)| e), None);
+    }
+    let Some(old) = old else {
+        return (parsed(lang, new, None).map(|(_, e)| e), None);
+    };
+    let (made, before) = match remembered(lang, old) {
+        Some(Ok((made, e))) => (Some(made), Ok(e)),
+        Some(Err(e)) => (None, Err(e)),
+        None => match parsed(lang, old, None) {
+            Ok((tree, e)) => (tree.is_kept().then(|| Made::Tree((*tree).clone())), Ok(e)),
+            Err(e) => (None, Err(e)),
+        },
+    };
+    let clean = before.as_ref().is_ok_and(Vec::is_empty);
+    if let Some(made) = &made
+        && clean
+        && local::judged_locally(lang)
+        && let Some(sketch) = sketch_of(lang, old, new, made)
+    {
+        memory().put(lang, new, Ok((Made::Sketch(Arc::new(sketch)), Vec::new())));
+        return (Ok(Vec::new()), Some(before));
+    }
+    let from = match made {
+        Some(Made::Tree(tree)) => Some(Parse::kept(tree)),
+        // A sketch's tree is made now: the result is parsed from it.
+        Some(Made::Sketch(_)) => parsed(lang, old, None)
+            .ok()
+            .and_then(|(tree, _)| tree.is_kept().then_some(tree)),
+        None => None,
+    };
+    let from = from.as_ref().map(|tree| (&**tree, old));
+    (parsed(lang, new, from).map(|(_, e)| e), Some(before))
+}
+
+/// The sketch of `new`, an edit of `old` (remembered as `made`, clean), when the edit's
+/// window alone tells it is clean.
+fn sketch_of(lang: Lang, old: &str, new: &str, made: &Made) -> Option<Sketch> {
+    let old_tops = match made {
+        Made::Sketch(s) => s.tops.clone(),
+        Made::Tree(tree) => {
+            let kept = memory().tops(lang, old);
+            kept.unwrap_or_else(|| {
+                let tops = Arc::new(local::tops(tree));
+                memory().put_tops(lang, old, tops.clone());
+                tops
+            })
+        }
+    };
+    let tops: Tops = local::clean_tops(lang, old, new, &old_tops)?;
+    let (tree, base) = match made {
+        Made::Sketch(s) => (s.tree.clone(), s.base.clone()),
+        Made::Tree(tree) => (tree.clone(), Arc::from(old)),
+    };
+    Some(Sketch {
+        tops: Arc::new(tops),
+        base,
+        tree,
+    })
 }
 
 /// The warning an edit carries for its new errors: `syntax: LINE:COL: what` (with a count of
@@ -233,6 +318,36 @@ mod tests {
         );
         assert_eq!(check("a.rs", None, &huge), Err(Skipped::TooLarge));
         assert_eq!(check("a.txt", None, &huge), Ok(Vec::new()));
+    }
+
+    /// A clean edit of a clean Rust file is judged from its window: the result is remembered
+    /// without a tree (none made, not even incrementally), the next edit of that result is
+    /// judged so too, a broken one still names its error, and the tree made when asked is the
+    /// whole parse's.
+    #[test]
+    fn a_clean_edit_is_judged_from_its_window_and_its_tree_made_when_asked() {
+        let file: String = (0..60)
+            .map(|i| format!("/// Sketched {i}.\nfn sketched_{i}() -> u32 {{\n    {i}\n}}\n\n"))
+            .collect();
+        let sketched = |text: &str| {
+            matches!(
+                memory().get(Lang::Rust, text),
+                Some(Ok((Made::Sketch(_), e))) if e.is_empty()
+            )
+        };
+        let first = file.replace("    30\n", "    30 + 1\n");
+        assert_eq!(new_errors("src/s.rs", Some(&file), &first), Vec::new());
+        assert!(sketched(&first), "judged without a tree");
+        let second = first.replace("    40\n", "    40 * 2\n");
+        assert_eq!(new_errors("src/s.rs", Some(&first), &second), Vec::new());
+        assert!(sketched(&second), "the next edit, from a sketch");
+        let broken = second.replace("    50\n}", "    50\n");
+        let e = new_errors("src/s.rs", Some(&second), &broken);
+        assert_eq!(e.len(), 1, "{e:?}");
+        let made = tree(Lang::Rust, &second).unwrap();
+        let full = parse(Lang::Rust, &second, None).unwrap();
+        assert_eq!(made.root_node().to_sexp(), full.root_node().to_sexp());
+        assert!(!sketched(&second), "its tree kept once made");
     }
 
     #[test]

@@ -2,14 +2,17 @@
 //! next edits of the same file (its result is parsed from the original's tree, and a result
 //! that is written is the next edit's original), bounded in bytes by estimated size, not by
 //! a file-size cut. A text's definitions are kept with it once read (a tags query costs about
-//! half a parse). A text is found by the text itself, compared whole (no hash to compute over
-//! a large text, none to collide), among the few kept.
+//! half a parse), and its top-level nodes once asked for (`local`). A result judged clean from
+//! its edit's window alone (`local`) is kept without a tree: its tree is made only when asked
+//! for, from the tree of the text it was edited from. A text is found by the text itself,
+//! compared whole (no hash to compute over a large text, none to collide), among the few kept.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use tree_sitter::Tree;
 
+use super::local::Tops;
 use super::parse::{Skipped, SyntaxError};
 use super::{Def, Lang};
 
@@ -29,8 +32,29 @@ pub(crate) const NODE_BYTES: usize = 192;
 /// The memory a definition takes, as estimated, besides its name.
 const DEF_BYTES: usize = std::mem::size_of::<Def>();
 
-/// A text's tree and errors, or why it was not parsed.
-pub(crate) type Parsed = Result<(Tree, Vec<SyntaxError>), Skipped>;
+/// A text's tree (or its sketch) and errors, or why it was not parsed.
+pub(crate) type Parsed = Result<(Made, Vec<SyntaxError>), Skipped>;
+
+/// What a remembered text has of its parse.
+#[derive(Clone)]
+pub(crate) enum Made {
+    /// Its tree.
+    Tree(Tree),
+    /// No tree yet: it was judged clean from its edit's window alone (`local`).
+    Sketch(Arc<Sketch>),
+}
+
+/// A text judged clean without its tree: its top-level nodes, and the nearest tree to make
+/// its own from (tree-sitter's incremental parse) when it is asked for.
+pub(crate) struct Sketch {
+    /// Its top-level nodes.
+    pub(crate) tops: Arc<Tops>,
+    /// The text the tree is of, and the tree (shared: every edit of a chain of sketches
+    /// keeps the tree of the text the chain started from).
+    pub(crate) base: Arc<str>,
+    /// That text's tree.
+    pub(crate) tree: Tree,
+}
 
 /// A text's definitions, once read (`None`: they could not be, past the query's match limit
 /// or the most definitions read; one past its deadline is not remembered).
@@ -43,6 +67,8 @@ struct Entry {
     parsed: Parsed,
     /// Its definitions, once read.
     defs: Option<Defs>,
+    /// Its top-level nodes, once asked for.
+    tops: Option<Arc<Tops>>,
     /// Its estimated size ([`size_of`], and its definitions').
     size: usize,
 }
@@ -54,13 +80,25 @@ pub(crate) struct Memory {
     pub(crate) bytes: usize,
 }
 
-/// The estimated bytes a remembered parse of a text of `len` bytes takes.
+/// The estimated bytes a remembered parse of a text of `len` bytes takes; a sketch counts the
+/// tree and text it keeps to make its own from (shared with other entries or not).
 pub(crate) fn size_of(parsed: &Parsed, len: usize) -> usize {
-    let nodes = match parsed {
-        Ok((tree, _)) => tree.root_node().descendant_count(),
-        Err(_) => 0,
+    let (nodes, more) = match parsed {
+        Ok((Made::Tree(tree), _)) => (tree.root_node().descendant_count(), 0),
+        Ok((Made::Sketch(s), _)) => (
+            s.tree.root_node().descendant_count(),
+            s.base.len().saturating_add(tops_size(&s.tops)),
+        ),
+        Err(_) => (0, 0),
     };
-    len.saturating_add(nodes.saturating_mul(NODE_BYTES))
+    len.saturating_add(more)
+        .saturating_add(nodes.saturating_mul(NODE_BYTES))
+}
+
+/// The estimated bytes of a text's top-level nodes.
+fn tops_size(tops: &Tops) -> usize {
+    tops.len()
+        .saturating_mul(std::mem::size_of::<(usize, usize)>())
 }
 
 impl Memory {
@@ -97,6 +135,10 @@ impl Memory {
         self.entries.push_back(Entry {
             lang,
             text: text.into(),
+            tops: match &parsed {
+                Ok((Made::Sketch(s), _)) => Some(s.tops.clone()),
+                _ => None,
+            },
             parsed,
             defs: None,
             size,
@@ -142,6 +184,27 @@ impl Memory {
                 .fold(0usize, usize::saturating_add)
         });
         entry.defs = Some(defs);
+        entry.size = entry.size.saturating_add(size);
+        self.bytes = self.bytes.saturating_add(size);
+        self.evict();
+    }
+
+    /// The top-level nodes of `text` as `lang`, if remembered (the outer `None`: the text is
+    /// not, or they were not asked for yet).
+    pub(crate) fn tops(&self, lang: Lang, text: &str) -> Option<Arc<Tops>> {
+        self.entries.get(self.find(lang, text)?)?.tops.clone()
+    }
+
+    /// Remember the top-level nodes of `text` as `lang`, a text whose parse is remembered.
+    pub(crate) fn put_tops(&mut self, lang: Lang, text: &str, tops: Arc<Tops>) {
+        let Some(entry) = self
+            .find(lang, text)
+            .and_then(|at| self.entries.get_mut(at))
+        else {
+            return;
+        };
+        let size = tops_size(&tops);
+        entry.tops = Some(tops);
         entry.size = entry.size.saturating_add(size);
         self.bytes = self.bytes.saturating_add(size);
         self.evict();
@@ -231,7 +294,11 @@ mod tests {
         let nodes = tree.root_node().descendant_count();
         assert!(nodes > text.len() / 2, "{nodes} nodes");
         let mut m = Memory::default();
-        assert!(m.put(Lang::Json, &text, Ok(((*tree).clone(), Vec::new()))));
+        assert!(m.put(
+            Lang::Json,
+            &text,
+            Ok((Made::Tree((*tree).clone()), Vec::new()))
+        ));
         assert_eq!(m.bytes, text.len() + nodes * NODE_BYTES);
         assert!(m.bytes > 50 * text.len(), "{}", m.bytes);
     }
@@ -244,7 +311,11 @@ mod tests {
         // Not for a text not remembered.
         m.put_defs(Lang::Rust, text, None);
         assert!(m.defs(Lang::Rust, text).is_none());
-        assert!(m.put(Lang::Rust, text, Ok(((*tree).clone(), Vec::new()))));
+        assert!(m.put(
+            Lang::Rust,
+            text,
+            Ok((Made::Tree((*tree).clone()), Vec::new()))
+        ));
         assert!(m.defs(Lang::Rust, text).is_none(), "not read yet");
         let before = m.bytes;
         let def = Def {
@@ -259,7 +330,11 @@ mod tests {
         assert_eq!(m.defs(Lang::Rust, text), Some(Some(Arc::new(vec![def]))));
         assert_eq!(m.bytes, before + DEF_BYTES + 1);
         // Parsed again (a new tree): read again.
-        assert!(m.put(Lang::Rust, text, Ok(((*tree).clone(), Vec::new()))));
+        assert!(m.put(
+            Lang::Rust,
+            text,
+            Ok((Made::Tree((*tree).clone()), Vec::new()))
+        ));
         assert!(m.defs(Lang::Rust, text).is_none());
     }
 
@@ -271,7 +346,11 @@ mod tests {
         let text = format!("/* {} */\nfn a() {{}}\n", "x".repeat(300 << 10));
         let tree = parse(Lang::Rust, &text, None).unwrap();
         let mut m = Memory::default();
-        assert!(m.put(Lang::Rust, &text, Ok(((*tree).clone(), Vec::new()))));
+        assert!(m.put(
+            Lang::Rust,
+            &text,
+            Ok((Made::Tree((*tree).clone()), Vec::new()))
+        ));
         assert!(m.get(Lang::Rust, &text).is_some_and(|p| p.is_ok()));
     }
 }

@@ -6,6 +6,7 @@
 pub mod check;
 pub mod defs;
 pub mod lang;
+pub(crate) mod local;
 pub mod memory;
 pub mod parse;
 

@@ -246,6 +246,13 @@ mod tests {
             .replace("    2\n", "    2 + 1\n")
             .replace("    37\n", "    37 + 1\n");
         assert!(judge(&wide).is_none());
+        // A window whose text joins its neighbour before into one item (a block, then a
+        // method call on it): clean, but that neighbour no longer ends where it did.
+        let joined = format!("fn a() {{}}\n\n{{}}\n\nfn b() {{}}\n\n{items}");
+        let tree = parse(Lang::Rust, &joined, None).unwrap();
+        assert!(!tree.root_node().has_error());
+        let new = joined.replacen("fn b() {}", ".await;", 1);
+        assert!(clean_tops(Lang::Rust, &joined, &new, &tops(&tree)).is_none());
         // Unchanged, and a file with no items: nothing to cut.
         assert!(clean_tops(Lang::Rust, "", "fn a() {}\n", &[]).is_none());
     }

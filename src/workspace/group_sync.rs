@@ -16,9 +16,10 @@
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
-/// Past this many directories known, those no writer holds are forgotten.
+/// Past this many directories named in the map, those no writer holds any more are dropped
+/// from it (their groups, and descriptors, went when their last writer let go).
 const DIRS_KEPT: usize = 1024;
 
 /// The identity of a file or directory: (device, inode). The group's open descriptor keeps
@@ -188,12 +189,15 @@ pub(crate) fn key_of(file: &File) -> io::Result<Key> {
     }
 }
 
-/// Each directory's syncs, by its identity (device, inode).
-type DirSyncs = HashMap<Key, Arc<GroupSync>>;
+/// Each directory's syncs while a writer holds them, by its identity (device, inode).
+type DirSyncs = HashMap<Key, Weak<GroupSync>>;
 
 /// The syncs of the directory open as `dir`: every writer that renames a file into it and
-/// must make that durable shares them. A directory not known yet keeps a copy of `dir`'s
-/// descriptor for its syncs.
+/// must make that durable shares them. A group lives while a writer holds it, keeping a copy
+/// of `dir`'s descriptor for its syncs: a gate writing into many directories holds one
+/// descriptor per directory written at once, not one per directory ever written. (A group
+/// no writer holds has settled every write made through it, synced or failed, so the next
+/// writer's new group, with a new descriptor, misses no error of theirs.)
 #[cfg(unix)]
 pub(crate) fn for_dir(dir: impl std::os::fd::AsFd) -> io::Result<Arc<GroupSync>> {
     static DIRS: OnceLock<Mutex<DirSyncs>> = OnceLock::new();
@@ -203,14 +207,14 @@ pub(crate) fn for_dir(dir: impl std::os::fd::AsFd) -> io::Result<Arc<GroupSync>>
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    if let Some(g) = dirs.get(&key) {
-        return Ok(g.clone());
+    if let Some(g) = dirs.get(&key).and_then(Weak::upgrade) {
+        return Ok(g);
     }
     if dirs.len() > DIRS_KEPT {
-        dirs.retain(|_, g| Arc::strong_count(g) > 1);
+        dirs.retain(|_, g| g.strong_count() > 0);
     }
     let g = Arc::new(GroupSync::new(copy, Flush::All)?);
-    dirs.insert(key, g.clone());
+    dirs.insert(key, Arc::downgrade(&g));
     Ok(g)
 }
 
@@ -394,5 +398,19 @@ mod tests {
         let b = for_dir(File::open(dir.path()).unwrap()).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
         a.write(|| Ok(())).unwrap();
+    }
+
+    /// A directory's group, and the descriptor it keeps, go when its last writer lets go:
+    /// writing into thousands of directories one after another holds no descriptor for each.
+    #[test]
+    fn a_directory_group_no_writer_holds_is_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = for_dir(File::open(dir.path()).unwrap()).unwrap();
+        g.write(|| Ok(())).unwrap();
+        let gone = Arc::downgrade(&g);
+        drop(g);
+        assert!(gone.upgrade().is_none(), "the map still holds the group");
+        let again = for_dir(File::open(dir.path()).unwrap()).unwrap();
+        again.write(|| Ok(())).unwrap();
     }
 }

@@ -45,12 +45,20 @@ impl Preimages {
             .path_of(&hash)
             .ok_or_else(|| std::io::Error::other("unexpected hash"))?;
         std::fs::create_dir_all(&self.dir)?;
-        if let Ok(f) = std::fs::File::options().append(true).open(&path) {
+        // Seen and touched under the store's lock, so that no trim lists it before the touch
+        // and deletes it after: a pre-image reported stored stays until it is the oldest.
+        let seen = {
+            let _store = store_lock();
+            std::fs::File::options()
+                .append(true)
+                .open(&path)
+                .map(|f| f.set_modified(std::time::SystemTime::now()))
+        };
+        if seen.is_ok() {
             // Already here: it is the most recent now, and the total did not grow (no trim,
             // which reads the whole store). Another writer may have renamed it in a moment
             // ago and not yet synced the directory: a journal line naming it must not be
             // durable before it is.
-            let _ = f.set_modified(std::time::SystemTime::now());
             fs::sync_dir_now(&self.dir)?;
         } else {
             let mut z = ZlibEncoder::new(Vec::new(), Compression::fast());
@@ -73,6 +81,7 @@ impl Preimages {
 
     /// Drop the least recently stored pre-images (never `keep`) until the total fits the cap.
     fn trim(&self, keep: &str) {
+        let _store = store_lock();
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
@@ -100,6 +109,13 @@ impl Preimages {
             }
         }
     }
+}
+
+/// The lock of this process's pre-image stores: a trim's listing and deletions on one side, a
+/// stored pre-image's check and touch on the other.
+fn store_lock() -> std::sync::MutexGuard<'static, ()> {
+    static STORE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    STORE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

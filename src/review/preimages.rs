@@ -115,7 +115,9 @@ impl Preimages {
 /// stored pre-image's check and touch on the other.
 fn store_lock() -> std::sync::MutexGuard<'static, ()> {
     static STORE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    STORE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    STORE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

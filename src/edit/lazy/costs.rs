@@ -67,6 +67,9 @@ pub(crate) struct Weights {
     /// How alike a line beside a jump and a file line beside its far side must be to pair as
     /// one changed line (higher than a placing change: the pairing moves sure pins).
     pub(crate) jump_similarity: f32,
+    /// How many file lines (blank ones too) a jump's check reads past either side: the
+    /// deletion it weighs is looked for, and its sides paired, that near only.
+    pub(crate) jump_scan_lines: usize,
     /// How many of the lines a segment shows before its closer are compared with another
     /// closer's (enough to tell two blocks' ends apart, and a bound on the work).
     pub(crate) tail_compared: usize,
@@ -207,6 +210,7 @@ pub(crate) const WEIGHTS: Weights = Weights {
     jump_min_lines: 3,
     jump_look: 3,
     jump_similarity: 0.8,
+    jump_scan_lines: 64,
     tail_compared: 8,
     lone_line_weight: 0.01,
     reach_per_line: 2,

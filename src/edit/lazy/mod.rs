@@ -564,21 +564,27 @@ fn edit_of(
 /// outermost non-trivial unchanged lines (those the snippet indents least), which a snippet
 /// written at another depth as a whole moves with everything else, and a deliberate
 /// re-indent inside the segment (a block wrapped in a new `if`) leaves alone. A segment with
-/// a non-trivial unchanged line at its file line's own depth is written at the file's depth
-/// (the lines that differ are re-indented on purpose: a block taken out of an `if`): 0.
-/// `None` when the pins hold no such line.
+/// a non-trivial unchanged line indented at its file line's own depth is written at the
+/// file's depth (the lines that differ are re-indented on purpose: a block taken out of an
+/// `if`): 0. (A line at column 0 proves nothing: a C label, a commented-out line or a string's
+/// text sits there in any body, and a snippet pasted at column 0 matches it.) `None` when the
+/// pins hold no such line.
 fn shift_of(ctx: &Context<'_>, pins: &[Pin]) -> Option<i64> {
     let lines = ctx.lines();
     let solid: Vec<&Pin> = pins
         .iter()
         .filter(|p| !p.replace && !lines[p.i].trivial)
         .collect();
-    if solid
-        .iter()
-        .any(|p| ctx.file.indent(p.j) == lines[p.i].indent)
-    {
+    let in_place = |p: &&&Pin| lines[p.i].indent > 0 && ctx.file.indent(p.j) == lines[p.i].indent;
+    if solid.iter().any(|p| in_place(&p)) {
         return Some(0);
     }
+    shift_of_outermost(ctx, &solid)
+}
+
+/// The offset most of a segment's outermost solid pins sit at (ties: the smallest).
+fn shift_of_outermost(ctx: &Context<'_>, solid: &[&Pin]) -> Option<i64> {
+    let lines = ctx.lines();
     let outer = solid.iter().map(|p| lines[p.i].indent).min()?;
     let mut counts: Vec<(i64, usize)> = Vec::new();
     for p in solid.iter().filter(|p| lines[p.i].indent == outer) {

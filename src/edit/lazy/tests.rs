@@ -150,6 +150,37 @@ fn a_block_taken_out_of_an_if_keeps_the_snippets_depth() {
     );
 }
 
+/// One line at its file line's own depth does not make a body pasted at column 0 the file's
+/// depth: a C label (or a commented-out line) sits at column 0 in any body.
+#[test]
+fn a_body_at_column_0_is_reindented_whatever_its_column_0_label_says() {
+    let file = "static int probe(struct device *dev)\n{\n\tint ret;\n\n\tret = setup(dev);\n\tif (ret)\n\t\tgoto out;\n\tpm_enable(dev);\nout:\n\tteardown(dev);\n\treturn ret;\n}\n";
+    let snippet = "// ... existing code ...\nret = setup(dev);\nif (ret)\n\tgoto out;\npm_enable(dev);\npm_mark(dev);\nout:\nteardown(dev);\n// ... existing code ...\n";
+    let merged = merge(file, snippet, &hints("p.c")).unwrap();
+    assert!(
+        merged.content.contains(
+            "\tret = setup(dev);\n\tif (ret)\n\t\tgoto out;\n\tpm_enable(dev);\n\tpm_mark(dev);\n"
+        ),
+        "{}",
+        merged.content
+    );
+    assert!(
+        merged
+            .content
+            .contains("\tteardown(dev);\n\treturn ret;\n}\n")
+    );
+    assert!(merged.warnings.iter().any(|w| w.contains("re-indented")));
+    let file = "class A:\n    def run(self):\n        x = compute(1)\n#        debug_dump(x)\n        y = compute(2)\n        return x + y\n\n    def other(self):\n        pass\n";
+    let snippet = "# ... existing code ...\nx = compute(1)\n#        debug_dump(x)\ny = compute(2)\nlog(y)\nreturn x + y\n# ... existing code ...\n";
+    let out = merge(file, snippet, &hints("c.py")).unwrap().content;
+    assert!(
+        out.contains(
+            "        y = compute(2)\n        log(y)\n        return x + y\n\n    def other"
+        ),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_dedented_method_body_is_reindented() {
     let file = "class A:\n    def run(self):\n        x = 1\n        y = 2\n        return x + y\n";

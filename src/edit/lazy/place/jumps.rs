@@ -27,7 +27,13 @@ pub(crate) fn second_reading(ctx: &Context<'_>, pins: &[Pin]) -> Option<Candidat
         if !(p.i + 1..q.i).all(|i| lines[i].blank) || p.replace || q.replace {
             continue;
         }
-        let between = (p.j + 1..q.j).filter(|&j| !file.is_blank(j)).count();
+        // Enough lines between to be a deletion worth a second reading, looked for among
+        // the first few lines past the near side only (the work stays bounded per jump).
+        let between = (p.j + 1..q.j)
+            .take(WEIGHTS.jump_scan_lines)
+            .filter(|&j| !file.is_blank(j))
+            .take(WEIGHTS.jump_min_lines)
+            .count();
         if between < WEIGHTS.jump_min_lines {
             continue;
         }
@@ -73,11 +79,18 @@ fn repin<'p>(
     let mut at = from;
     let mut out = Vec::new();
     let mut changed = false;
+    // Every pin of the side pairs within the first lines past the other side: the work per
+    // jump is bounded, whatever the segment's length.
+    let mut stepped = 0;
     for pin in side {
         let l = &lines[pin.i];
         let mut tried = 0;
         let found = loop {
             at = step(at).filter(|j| inside.contains(j))?;
+            stepped += 1;
+            if stepped > WEIGHTS.jump_scan_lines {
+                return None;
+            }
             if file.is_blank(at) {
                 continue;
             }
@@ -91,7 +104,7 @@ fn repin<'p>(
                 && !file.is_trivial(at)
                 && !kept_header
                 && l.text.trim().len() >= WEIGHTS.placing_change_min_chars
-                && lines::similarity(l.text.trim(), file.lines[at].trim())
+                && lines::similarity(compared(l.text.trim()), compared(file.lines[at].trim()))
                     >= WEIGHTS.jump_similarity;
             if alike {
                 changed = true;
@@ -109,6 +122,14 @@ fn repin<'p>(
         out.push(found);
     }
     changed.then_some(out)
+}
+
+/// The start of a line that similarity compares (its cost grows with the length).
+fn compared(line: &str) -> &str {
+    match line.char_indices().nth(WEIGHTS.compared_chars) {
+        Some((at, _)) => &line[..at],
+        None => line,
+    }
 }
 
 #[cfg(test)]
@@ -148,6 +169,21 @@ mod tests {
         };
         let e = merge(file, snippet, &hints).unwrap_err();
         assert_eq!(e.code, crate::error::ErrorCode::NeedsMoreContext);
+        assert!(e.message.contains("2 places"), "{}", e.message);
+    }
+
+    /// The mirror: the far side's first line is a changed version of a line just below the
+    /// near side (the snippet may edit one table there), so the jump into the other test's
+    /// table is not the only reading.
+    #[test]
+    fn a_jump_whose_far_side_fits_below_its_near_side_is_refused() {
+        let file = "def test_a(self):\n    expected = {\n        (self.filename, first + 1): 1,\n        (self.filename, first + 2): 11,\n        (self.filename, first + 3): 5,\n    }\n    check(expected)\n\n\ndef test_b(self):\n    expected = {\n        \"unrelated\": compute(),\n        (self.filename, first + 3): 10,\n    }\n    check(expected)\n";
+        let snippet = "# ... existing code ...\n        (self.filename, first + 1): 1,\n        (self.filename, first + 2): 11,\n        (self.filename, first + 3): 10,\n    }\n# ... existing code ...\n";
+        let hints = Hints {
+            path: Some("t.py"),
+            instruction: None,
+        };
+        let e = merge(file, snippet, &hints).unwrap_err();
         assert!(e.message.contains("2 places"), "{}", e.message);
     }
 }

@@ -3,7 +3,10 @@
 //! - Lines of *unique* runs (consecutive lines that occur together only once, holding a
 //!   non-trivial line) are sure anchors. The sure anchors that agree in order form the
 //!   segment's chain. Sure anchors that disagree mean a move or a copy: the segment is split
-//!   at a narration or blank line between them when that settles it, else refused.
+//!   at a narration or blank line between them when that settles it, else refused. Sure
+//!   anchors may still leave two readings, and the segment open: repeated lines that fit a
+//!   second place a few lines apart (`loose-elsewhere`), or a jump over file lines whose one
+//!   side also fits beside the other with a line changed (`jump-lookalike`, [`jumps`]).
 //! - A segment without sure anchors is placed by its other runs (repeated lines) and by
 //!   changed lines whose old version is unmistakable; when two places explain the snippet
 //!   equally well, it is left open with both as candidates, for the instruction, the

@@ -169,7 +169,9 @@ mod tests {
         };
         let e = merge(file, snippet, &hints).unwrap_err();
         assert_eq!(e.code, crate::error::ErrorCode::NeedsMoreContext);
-        assert!(e.message.contains("2 places"), "{}", e.message);
+        assert!(e.message.contains("two ways"), "{}", e.message);
+        assert!(e.message.contains("deleting 7 line(s)"), "{}", e.message);
+        assert!(e.message.contains("changing line(s) 13"), "{}", e.message);
     }
 
     /// The mirror: the far side's first line is a changed version of a line just below the
@@ -184,6 +186,6 @@ mod tests {
             instruction: None,
         };
         let e = merge(file, snippet, &hints).unwrap_err();
-        assert!(e.message.contains("2 places"), "{}", e.message);
+        assert!(e.message.contains("two ways"), "{}", e.message);
     }
 }

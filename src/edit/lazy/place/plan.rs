@@ -654,10 +654,62 @@ fn held_lines(ctx: &Context<'_>, seg: &Segment, number: Number) -> Vec<String> {
         .collect()
 }
 
+/// One reading of a segment: its file lines, the lines it deletes between two lines written
+/// one after the other, and the lines it changes.
+fn reading(ctx: &Context<'_>, c: &Candidate) -> String {
+    let s = c.span();
+    let deleted: usize = c
+        .pins
+        .windows(2)
+        .filter(|w| (w[0].i + 1..w[1].i).all(|i| ctx.lines()[i].blank))
+        .map(|w| {
+            (w[0].j + 1..w[1].j)
+                .filter(|&j| !ctx.file.is_blank(j))
+                .count()
+        })
+        .sum();
+    let changed: Vec<String> = c
+        .pins
+        .iter()
+        .filter(|p| p.replace)
+        .map(|p| (p.j + 1).to_string())
+        .collect();
+    let mut what = format!("over file lines {}-{}", s.start + 1, s.end);
+    if deleted > 0 {
+        what.push_str(&format!(
+            ", deleting {deleted} line(s) between lines it writes together"
+        ));
+    }
+    if !changed.is_empty() {
+        what.push_str(&format!(", changing line(s) {}", changed.join(", ")));
+    }
+    what
+}
+
 /// Several places fit: each listed with the instruction that names it, where one does (as
-/// the instruction reader takes it).
+/// the instruction reader takes it). Two readings one inside the other are told by what each
+/// does there.
 fn ambiguous(ctx: &Context<'_>, seg: &Segment, cands: &[Candidate]) -> Error {
     let spans: Vec<_> = cands.iter().map(Candidate::span).collect();
+    if let [a, b] = &spans[..]
+        && (a.start <= b.start && b.end <= a.end || b.start <= a.start && a.end <= b.end)
+    {
+        let (named, number) = seg_named(ctx, seg);
+        let verb = match number {
+            Number::One => "reads",
+            Number::Several => "read",
+        };
+        let readings: Vec<String> = cands.iter().map(|c| reading(ctx, c)).collect();
+        return Error::new(
+            ErrorCode::NeedsMoreContext,
+            format!(
+                "{named} {verb} two ways: {}, or {}; show the lines between as they are to be \
+                 (or mark the ones that go with `-` lines), or add 1-3 unchanged lines that \
+                 occur only around the intended place",
+                readings[0], readings[1]
+            ),
+        );
+    }
     let mut named = false;
     let places: Vec<String> = (0..spans.len().min(PLACES_LISTED))
         .map(|k| {

@@ -303,6 +303,9 @@ impl Journal {
             use std::os::unix::fs::OpenOptionsExt;
             opts.mode(0o600);
         }
+        // A journal made now is named in its directory only once that directory is synced:
+        // until then a crash could lose the file, every line in it with it.
+        let created = !self.path.exists();
         let mut file = opts.open(&self.path).map_err(fail)?;
         #[cfg(unix)]
         {
@@ -325,7 +328,11 @@ impl Journal {
                 // share the next one.
                 written.and(file.unlock())
             })
-            .map_err(fail)
+            .map_err(fail)?;
+        match self.path.parent() {
+            Some(dir) if created => crate::workspace::fs::sync_dir_now(dir).map_err(fail),
+            _ => Ok(()),
+        }
     }
 
     /// The group syncing the journal file open as `file`: the one kept, else (the first

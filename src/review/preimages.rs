@@ -44,7 +44,13 @@ impl Preimages {
         let path = self
             .path_of(&hash)
             .ok_or_else(|| std::io::Error::other("unexpected hash"))?;
-        std::fs::create_dir_all(&self.dir)?;
+        if !self.dir.is_dir() {
+            // The store's directory is named in its parent only once that is synced.
+            std::fs::create_dir_all(&self.dir)?;
+            if let Some(parent) = self.dir.parent() {
+                fs::sync_dir_now(parent)?;
+            }
+        }
         // Seen and touched under the store's lock, so that no trim lists it before the touch
         // and deletes it after: a pre-image reported stored stays until it is the oldest.
         let seen = {

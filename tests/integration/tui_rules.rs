@@ -150,13 +150,15 @@ fn r_on_a_review_makes_a_rule_in_the_users_config_and_the_review_is_decided_by_i
     tmux.keys(&[":"]);
     tmux.type_text("rules");
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("the rules", 10, |s| s.contains("first match wins"));
-    assert!(
-        screen
-            .lines()
-            .any(|l| l.contains("user") && l.contains("auto") && l.contains("src/app/**")),
-        "{screen}"
-    );
+    // Waited for whole: a capture taken while the overlay is still being drawn shows its
+    // header before its rows.
+    let user_rule = |s: &str| {
+        s.lines()
+            .any(|l| l.contains("user") && l.contains("auto") && l.contains("src/app/**"))
+    };
+    let screen = tmux.wait_for("the rules with the user's rule", 10, |s| {
+        s.contains("first match wins") && user_rule(s)
+    });
     assert!(
         screen
             .lines()

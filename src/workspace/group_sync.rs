@@ -276,9 +276,20 @@ mod tests {
 
     /// Wait until the log holds `what`.
     fn until_logged(log: &Log, what: &str) {
+        until_one_logged(log, &[what]);
+    }
+
+    /// Wait until one of `whats` is logged; which one.
+    fn until_one_logged<'w>(log: &Log, whats: &[&'w str]) -> &'w str {
         let t = std::time::Instant::now();
-        while !log.lock().unwrap().iter().any(|l| l == what) {
-            assert!(t.elapsed() < WAIT, "never logged: {what}");
+        loop {
+            if let Some(w) = whats
+                .iter()
+                .find(|w| log.lock().unwrap().iter().any(|l| l == **w))
+            {
+                return w;
+            }
+            assert!(t.elapsed() < WAIT, "never logged: {whats:?}");
             std::thread::sleep(Duration::from_millis(2));
         }
     }
@@ -314,12 +325,10 @@ mod tests {
         assert!(results.try_recv().is_err(), "a writer left before its sync");
         go_b.send(Ok(())).unwrap();
         assert_eq!(results.recv_timeout(WAIT), Ok(("b", true)));
-        // One of c and d syncs for both: its sync is told to end either way.
-        let syncer = if log.lock().unwrap().iter().any(|l| l == "d syncs") {
-            go_unused
-        } else {
-            until_logged(&log, "c syncs");
-            go_cd
+        // One of c and d syncs for both (whichever asks first): its sync is told to end.
+        let syncer = match until_one_logged(&log, &["c syncs", "d syncs"]) {
+            "d syncs" => go_unused,
+            _ => go_cd,
         };
         syncer.send(Ok(())).unwrap();
         let mut last = [0, 1].map(|_| results.recv_timeout(WAIT).unwrap());

@@ -6,6 +6,15 @@ use super::costs::{QUOTED_CHARS, WEIGHTS};
 pub(crate) use crate::edit::likeness::{bigrams, same_setting, setting_key, similarity};
 pub(crate) use crate::edit::matching::line_key as key;
 
+/// The start of a line that a similarity compares (its cost grows with the length): its
+/// first `compared_chars` characters.
+pub(crate) fn compared(line: &str) -> &str {
+    match line.char_indices().nth(WEIGHTS.compared_chars) {
+        Some((at, _)) => &line[..at],
+        None => line,
+    }
+}
+
 /// Lines whose content says little about where they are: blank lines, lines without letters
 /// or digits (`}`, `});`, `*/`), and bare keyword lines (`else`, `end`, `return;` …).
 pub(crate) fn is_trivial(line: &str) -> bool {

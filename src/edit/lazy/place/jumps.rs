@@ -104,8 +104,10 @@ fn repin<'p>(
                 && !file.is_trivial(at)
                 && !kept_header
                 && l.text.trim().len() >= WEIGHTS.placing_change_min_chars
-                && lines::similarity(compared(l.text.trim()), compared(file.lines[at].trim()))
-                    >= WEIGHTS.jump_similarity;
+                && lines::similarity(
+                    lines::compared(l.text.trim()),
+                    lines::compared(file.lines[at].trim()),
+                ) >= WEIGHTS.jump_similarity;
             if alike {
                 changed = true;
                 break Pin {
@@ -122,14 +124,6 @@ fn repin<'p>(
         out.push(found);
     }
     changed.then_some(out)
-}
-
-/// The start of a line that similarity compares (its cost grows with the length).
-fn compared(line: &str) -> &str {
-    match line.char_indices().nth(WEIGHTS.compared_chars) {
-        Some((at, _)) => &line[..at],
-        None => line,
-    }
 }
 
 #[cfg(test)]

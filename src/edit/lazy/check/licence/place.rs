@@ -298,7 +298,7 @@ impl<'a, 'f> Licences<'a, 'f> {
             let (old, new) = (self.file.lines[j], out[k].as_ref());
             let net = units::depth_change(old).0;
             lines::indent_of(new) == self.file.indent(j)
-                && (lines::similarity(compared(old), compared(new))
+                && (lines::similarity(lines::compared(old), lines::compared(new))
                     >= WEIGHTS.licence_changed_similarity
                     || (net != 0 && units::depth_change(new).0 == net))
         };
@@ -481,15 +481,6 @@ enum Side {
     Unique,
     /// Among new lines, and elsewhere in the file too.
     Ambiguous,
-}
-
-/// A line as far as it is compared with another (`WEIGHTS.compared_chars`): a huge line costs no
-/// more than a long one.
-fn compared(line: &str) -> &str {
-    match line.char_indices().nth(WEIGHTS.compared_chars) {
-        Some((at, _)) => &line[..at],
-        None => line,
-    }
 }
 
 /// How a run of lost lines is licensed by its place (evidence for the merge's margin).

@@ -518,6 +518,7 @@ fn edit_of(
                 open_start: p.seg.gap_before.is_none()
                     && !p.seg.cut_before
                     && p.seg.lines.start == 0,
+                rules: ctx.rules,
             };
             aligner.align(p.seg.lines.clone(), pins, bounds)
         }

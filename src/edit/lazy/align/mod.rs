@@ -15,6 +15,7 @@
 //!   anchor and the placeholder is a separator, not new code.
 
 pub(crate) mod depth;
+mod readings;
 pub(crate) mod render;
 pub(crate) mod slide;
 
@@ -29,6 +30,7 @@ use super::lines;
 use super::place::Pin;
 use super::placeholder;
 use super::prepare::{Kind, SLine};
+use super::rules::{Rule, RuleSet};
 use super::runs::same;
 use crate::edit::text::Indent;
 use crate::error::{Error, ErrorCode, Result};
@@ -117,6 +119,8 @@ pub(crate) struct Aligner<'a> {
     pub(crate) cut: (bool, bool),
     /// Whether the segment starts the snippet with no placeholder before it.
     pub(crate) open_start: bool,
+    /// The rules the merge runs with.
+    pub(crate) rules: RuleSet,
 }
 
 const NEG: f32 = -1.0e30;
@@ -485,6 +489,14 @@ impl Aligner<'_> {
         settle(&mut ops, avail, self, end);
         self.check_outer(&ops, avail, end)?;
         self.check_outer_blank(snip, &ops, avail)?;
+        if self.rules.on(Rule::EdgeLookalike)
+            && let Some(mut near) = self.nearer_reading(snip, &ops, avail, &ties)
+        {
+            settle(&mut near, avail, self, end);
+            self.check_outer(&near, avail, end)?;
+            self.check_outer_blank(snip, &near, avail)?;
+            ops = near;
+        }
         Ok(ops)
     }
 

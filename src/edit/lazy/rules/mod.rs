@@ -19,6 +19,8 @@ mod closer_floor;
 #[cfg(test)]
 mod doc_comments;
 #[cfg(test)]
+mod edge_lookalike;
+#[cfg(test)]
 mod file_edges;
 #[cfg(test)]
 mod ground;
@@ -105,6 +107,8 @@ pub enum Rule {
     MovedLines,
     /// `slide`.
     Slide,
+    /// `edge-lookalike`.
+    EdgeLookalike,
     /// `ground`.
     Ground,
     /// `rename-check`.
@@ -228,6 +232,13 @@ pub const ALL: &[RuleInfo] = &[
         "slide",
         Stage::Align,
         "new code a placeholder cuts mid-block is slid so the block balances",
+    ),
+    info(
+        Rule::EdgeLookalike,
+        "edge-lookalike",
+        Stage::Align,
+        "an edge that changes file lines to reach context it could take nearer its pin \
+         takes the nearer copy, inserting and deleting nothing",
     ),
     info(
         Rule::Ground,
@@ -393,6 +404,7 @@ pub(super) mod fixture {
         &super::file_edges::FIXTURE,
         &super::moved_lines::FIXTURE,
         &super::slide::FIXTURE,
+        &super::edge_lookalike::FIXTURE,
         &super::ground::FIXTURE,
         &super::rename_check::FIXTURE,
         &super::balance::FIXTURE,

@@ -67,6 +67,9 @@ pub(crate) struct Weights {
     /// How alike a line beside a jump and a file line beside its far side must be to pair as
     /// one changed line (higher than a placing change: the pairing moves sure pins).
     pub(crate) jump_similarity: f32,
+    /// Snippet lines a statement broken over several lines may take, read as the changed
+    /// version of one file line on a jump's other side.
+    pub(crate) jump_statement_lines: usize,
     /// How many file lines (blank ones too) a jump's check reads past either side: the
     /// deletion it weighs is looked for, and its sides paired, that near only.
     pub(crate) jump_scan_lines: usize,
@@ -210,6 +213,7 @@ pub(crate) const WEIGHTS: Weights = Weights {
     jump_min_lines: 3,
     jump_look: 3,
     jump_similarity: 0.8,
+    jump_statement_lines: 8,
     jump_scan_lines: 64,
     tail_compared: 8,
     lone_line_weight: 0.01,

@@ -3,11 +3,13 @@
 //! between them. When the lines on one side of the jump also pair, in order, with the file's
 //! lines just beside the other side — one of them as its changed version — the snippet may
 //! as well show one block there with that line changed, deleting next to nothing: the
-//! segment has two readings (rule `jump-lookalike`).
+//! segment has two readings (rule `jump-lookalike`). A statement the snippet breaks over new
+//! lines pairs as one line (a header given one more parameter, the file's header on one).
 
-use super::{Candidate, Context, Pin, units};
+use super::{Candidate, Context, Pin, outline, units};
 use crate::edit::lazy::costs::WEIGHTS;
 use crate::edit::lazy::lines;
+use crate::edit::lazy::prepare::SLine;
 
 /// Which way from the jump's far side the near side's lines are paired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +110,7 @@ fn repin<'p>(
                     lines::compared(l.text.trim()),
                     lines::compared(file.lines[at].trim()),
                 ) >= WEIGHTS.jump_similarity;
-            if alike {
+            if alike || reflowed(ctx, pin.i, at, way) {
                 changed = true;
                 break Pin {
                     j: at,
@@ -124,6 +126,102 @@ fn repin<'p>(
         out.push(found);
     }
     changed.then_some(out)
+}
+
+/// Whether snippet line `i` ends (`Way::Up`: closes brackets the lines above it opened) or
+/// starts (`Way::Down`: opens brackets the lines below close) a statement the snippet breaks
+/// over several new lines, and that statement is file line `at`'s changed version written on
+/// one (much alike, or a definition's header of the same name): `) -> Theme:` under
+/// `def read(` and its parameters, where the file has `def read(cls, path) -> Theme:`.
+fn reflowed(ctx: &Context<'_>, i: usize, at: usize, way: Way) -> bool {
+    let Some((a, b)) = statement(ctx.lines(), i, way) else {
+        return false;
+    };
+    let statement = joined(ctx.lines()[a..=b].iter().map(|l| l.text.trim()));
+    let old = ctx.file.lines[at].trim();
+    // (A definition's header broken over lines to take more parameters is its old one-line
+    // header's new version: the same name.)
+    let same_header =
+        units::header_name(&statement).is_some_and(|name| units::header_name(old) == Some(name));
+    statement.len() >= WEIGHTS.placing_change_min_chars
+        && !ctx.file.is_trivial(at)
+        && (same_header
+            || lines::similarity(lines::compared(&statement), lines::compared(old))
+                >= WEIGHTS.jump_similarity)
+}
+
+/// The snippet lines (first, last) of the statement line `i` ends (`Way::Up`) or starts
+/// (`Way::Down`), when it spans new lines only, within a few lines.
+fn statement(lines: &[SLine], i: usize, way: Way) -> Option<(usize, usize)> {
+    let (mut open, mut k) = match way {
+        // Brackets the line closes that it did not open.
+        Way::Up => (-lowest(&lines[i].text), i),
+        // Brackets the line leaves open.
+        Way::Down => (units::depth_change(&lines[i].text).0, i),
+    };
+    if open <= 0 {
+        return None;
+    }
+    for _ in 0..WEIGHTS.jump_statement_lines {
+        k = match way {
+            Way::Up => k.checked_sub(1)?,
+            Way::Down => Some(k + 1).filter(|&k| k < lines.len())?,
+        };
+        let l = &lines[k];
+        if l.blank || l.count > 0 {
+            return None;
+        }
+        match way {
+            Way::Up => {
+                open -= units::depth_change(&l.text).0;
+                if open == 0 {
+                    return Some((k, i));
+                }
+                if open < 0 {
+                    return None;
+                }
+            }
+            Way::Down => {
+                if open + lowest(&l.text) <= 0 {
+                    return Some((i, k));
+                }
+                open += units::depth_change(&l.text).0;
+            }
+        }
+    }
+    None
+}
+
+/// The lowest bracket depth a line reaches, from 0 at its start (closing brackets it did not
+/// open make it negative).
+fn lowest(line: &str) -> i64 {
+    let mut depth = 0i64;
+    let mut low = 0i64;
+    for c in outline::code_chars(line) {
+        match c {
+            '{' | '(' | '[' => depth += 1,
+            '}' | ')' | ']' => {
+                depth -= 1;
+                low = low.min(depth);
+            }
+            _ => {}
+        }
+    }
+    low
+}
+
+/// A statement's lines written on one: no space after an opening bracket or before a closing
+/// one, one space elsewhere.
+fn joined<'a>(parts: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for part in parts {
+        let tight = out.ends_with(['(', '[', '{']) || part.starts_with([')', ']', '}']);
+        if !out.is_empty() && !tight {
+            out.push(' ');
+        }
+        out.push_str(part);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -181,5 +279,27 @@ mod tests {
         };
         let e = merge(file, snippet, &hints).unwrap_err();
         assert!(e.message.contains("two ways"), "{}", e.message);
+    }
+
+    /// A header broken over lines to take one more parameter: its last line (`) -> "Palette":`)
+    /// is also the last line of another definition's broken header above, which would pin
+    /// the segment there and delete everything between. Written on one line the snippet's
+    /// header is the file's old one-line header changed: a second reading, so the merge asks.
+    #[test]
+    fn a_header_broken_over_lines_is_read_as_its_one_line_old_version_too() {
+        let file = "class Palette:\n    @classmethod\n    def from_stream(\n        cls, stream: IO[str], name: Optional[str] = None\n    ) -> \"Palette\":\n        \"\"\"Load a palette from an open stream.\"\"\"\n        colors = [parse_color(line) for line in stream]\n        return cls(colors, name=name)\n\n    @classmethod\n    def load(cls, path: str) -> \"Palette\":\n        \"\"\"Load a palette from a path.\"\"\"\n        with open(path) as stream:\n            return cls.from_stream(stream, name=path)\n";
+        let snippet = "# ...\n    @classmethod\n    def load(\n        cls, path: str, encoding: Optional[str] = None\n    ) -> \"Palette\":\n        \"\"\"Load a palette from a path.\"\"\"\n        with open(path, encoding=encoding) as stream:\n# ...\n";
+        let hints = Hints {
+            path: Some("p.py"),
+            instruction: None,
+        };
+        let err = merge(file, snippet, &hints).unwrap_err();
+        assert_eq!(err.code, crate::error::ErrorCode::NeedsMoreContext);
+        assert!(err.message.contains("read two ways"), "{}", err.message);
+        assert!(
+            err.message.contains("changing line(s) 11"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! and mode it had, and the refusal says whether that worked. The caller holds the files'
 //! locks ([`crate::workspace::fs::with_locks`]).
 
+use super::proposal::Written as Committed;
 use crate::error::{Error, Result};
 use crate::workspace::fs;
 use crate::workspace::paths::SafePath;
@@ -67,6 +68,35 @@ fn refusal(why: &Error, failed: &[String]) -> Error {
         format!("{NOT_PUT_BACK}: {}", failed.join(", "))
     };
     Error::new(why.code, format!("{}; {tail}", why.message))
+}
+
+/// Put back the files a commit wrote (`written`) when the step after its writes, the
+/// journal's append, failed (`why`): each file that still holds what the commit wrote gets
+/// its bytes from before again (or is removed, if the commit made it), newest first, under
+/// every file's lock (the commit let them go; a file changed since is left as it is and
+/// named). The refusal for `why`, saying what could not be put back, and whether every file
+/// was.
+pub(crate) fn put_back_written(
+    written: &[Committed],
+    why: &Error,
+    max_bytes: u64,
+) -> (Error, bool) {
+    let paths: Vec<SafePath> = written.iter().map(|w| w.path.clone()).collect();
+    let failed = fs::with_locks(&paths, || {
+        let mut failed = Vec::new();
+        for w in written.iter().rev() {
+            let now = fs::read(&w.path, max_bytes).ok().flatten();
+            if now != w.after {
+                failed.push(format!("`{}` (changed since it was written)", w.path.rel));
+                continue;
+            }
+            if let Err(e) = put(&w.path, w.before.as_deref(), None) {
+                failed.push(format!("`{}` ({})", w.path.rel, e.message));
+            }
+        }
+        failed
+    });
+    (refusal(why, &failed), failed.is_empty())
 }
 
 /// Write every plan whose content changes, or none: on a failed write the files written

@@ -140,8 +140,18 @@ pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
             .flatten()
             .and_then(|b| serde_json::from_slice::<Record>(&b).ok())
         else {
-            // A temp file of an unfinished store, or garbage: the batch never began.
-            let _ = std::fs::remove_file(&path);
+            // A temp file of an unfinished store, or garbage: the batch never began. (A
+            // young temp file may be another process's store under way: left.)
+            let young = fs::is_temp_name(&entry.file_name().to_string_lossy())
+                && entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| t.elapsed().ok())
+                    .is_none_or(|age| age < fs::STALE_TEMP_AGE);
+            if !young {
+                let _ = std::fs::remove_file(&path);
+            }
             continue;
         };
         if record.pid != std::process::id() && crate::workspace::state::pid_alive(record.pid) {

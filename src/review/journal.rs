@@ -232,6 +232,12 @@ impl Journal {
         &self.path
     }
 
+    /// Remove the temp files stores of its pre-images left when a crash cut them short
+    /// (stale ones only); how many were removed.
+    pub fn sweep_temps(&self) -> usize {
+        self.preimages.sweep_temps()
+    }
+
     /// The journal's length in bytes now (0 when there is none yet).
     pub fn bytes(&self) -> u64 {
         std::fs::metadata(&self.path).map_or(0, |m| m.len())
@@ -329,10 +335,9 @@ impl Journal {
                 written.and(file.unlock())
             })
             .map_err(fail)?;
-        match self.path.parent() {
-            Some(dir) if created => crate::workspace::fs::sync_dir_now(dir).map_err(fail),
-            _ => Ok(()),
-        }
+        // The journal file's own entry: synced when this append made it, and once per
+        // process for one made before (whose making may have failed to sync).
+        fs::entry_durable(&self.path, created).map_err(fail)
     }
 
     /// The group syncing the journal file open as `file`: the one kept, else (the first
@@ -741,6 +746,39 @@ mod tests {
         assert_eq!(kept(&journal).key(), file_key(&journal));
         assert_ne!(kept(&journal).key(), first.key());
         assert_eq!(journal.entries().unwrap().len(), 1);
+    }
+
+    /// A journal file whose making could not be synced in its directory fails the appends
+    /// after it too (its entry may be lost on disk, whatever a later sync says), until that
+    /// is over. Regression: the next append found the file there and took it for durable.
+    #[test]
+    #[cfg(unix)]
+    fn a_journal_file_whose_making_was_not_synced_is_not_trusted_later() {
+        let (d, _root, journal) = setup();
+        let state = d.path().join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        let failed = group_sync::fail_a_sync_of(&state);
+        let line = Entry {
+            ts: 1,
+            run_id: "r1".into(),
+            action: Action::Rejected,
+            tool: "test".into(),
+            client: None,
+            note: String::new(),
+            hunks: None,
+            edited: false,
+            files: Vec::new(),
+            counts: None,
+            diff: String::new(),
+            left_out: Vec::new(),
+        };
+        assert!(
+            journal.append(&line).is_err(),
+            "its making was called durable"
+        );
+        assert!(journal.append(&line).is_err(), "the next append trusted it");
+        drop(failed);
+        journal.append(&line).unwrap();
     }
 
     #[test]

@@ -34,45 +34,58 @@ impl Preimages {
 
     fn path_of(&self, hash: &str) -> Option<PathBuf> {
         // A hash from the journal names a file here, nothing else.
-        (hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
-            .then(|| self.dir.join(hash))
+        is_hash(hash).then(|| self.dir.join(hash))
     }
 
-    /// Store `bytes`; returns their hash (the key to [`Preimages::get`] them back).
+    /// Remove the temp files of stores a crash interrupted (stale ones only: a younger one
+    /// may be another process's store under way); how many were removed.
+    pub(crate) fn sweep_temps(&self) -> usize {
+        fs::sweep_temps_in(&self.dir, is_store_temp)
+    }
+
+    /// Store `bytes`; returns their hash (the key to [`Preimages::get`] them back). A copy
+    /// already stored is trusted only when it still holds `bytes` and its directory entry
+    /// is durable; else (damaged on disk, a torn write, a directory whose sync failed) it
+    /// is written again.
     pub(crate) fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
         let hash = digest::hash(bytes);
         let path = self
             .path_of(&hash)
             .ok_or_else(|| std::io::Error::other("unexpected hash"))?;
-        if !self.dir.is_dir() {
-            // The store's directory is named in its parent only once that is synced.
+        let made = !self.dir.is_dir();
+        if made {
             std::fs::create_dir_all(&self.dir)?;
-            if let Some(parent) = self.dir.parent() {
-                fs::sync_dir_now(parent)?;
-            }
         }
-        // Seen and touched under the store's lock, so that no trim lists it before the touch
-        // and deletes it after: a pre-image reported stored stays until it is the oldest.
-        let seen = {
-            let _store = store_lock();
-            std::fs::File::options()
-                .append(true)
-                .open(&path)
-                .map(|f| f.set_modified(std::time::SystemTime::now()))
-        };
-        if seen.is_ok() {
-            // Already here: it is the most recent now, and the total did not grow (no trim,
-            // which reads the whole store). Another writer may have renamed it in a moment
-            // ago and not yet synced the directory: a journal line naming it must not be
-            // durable before it is.
-            fs::sync_dir_now(&self.dir)?;
-        } else {
+        // The store's directory is named in its parent only once that is synced (once per
+        // process for one made before).
+        fs::entry_durable(&self.dir, made)?;
+        if !self.kept_whole(&path, bytes) {
             let mut z = ZlibEncoder::new(Vec::new(), Compression::fast());
             z.write_all(bytes)?;
             fs::write_private(&path, &z.finish()?)?;
             self.trim(&hash);
         }
         Ok(hash)
+    }
+
+    /// Whether `path` already holds `bytes` durably: then it is the most recent now (touched
+    /// under the store's lock, so that no trim lists it before the touch and deletes it
+    /// after), and a sync of the directory begun after it was seen has ended (another writer
+    /// may have renamed it in a moment ago and not synced it yet: a journal line naming it
+    /// must not be durable before it is). The total did not grow: no trim.
+    fn kept_whole(&self, path: &Path, bytes: &[u8]) -> bool {
+        let seen = {
+            let _store = store_lock();
+            std::fs::File::options()
+                .read(true)
+                .append(true)
+                .open(path)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()).map(|()| f))
+        };
+        let Ok(file) = seen else {
+            return false;
+        };
+        holds(file, bytes) && fs::sync_dir_now(&self.dir).is_ok()
     }
 
     /// The bytes stored as `hash`; `None` when they were dropped (or never stored).
@@ -91,8 +104,11 @@ impl Preimages {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
+        // Pre-images only: a temp file is another store's under way (or a crash's, swept
+        // at the gate's start), not to be deleted here.
         let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
             .flatten()
+            .filter(|e| e.file_name().to_str().is_some_and(is_hash))
             .filter_map(|e| {
                 let m = e.metadata().ok()?;
                 Some((m.modified().ok()?, m.len(), e.path()))
@@ -113,6 +129,47 @@ impl Preimages {
             if std::fs::remove_file(&path).is_ok() {
                 total -= len;
             }
+        }
+    }
+}
+
+/// Whether `name` is a content hash (a stored pre-image's name).
+fn is_hash(name: &str) -> bool {
+    name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Whether `name` is the temp file of a store: `.HASH.patchgate-XXXXXX.tmp`
+/// (`fs::write_private`), or `HASH.XXXXXX.tmp` as versions before it named them.
+fn is_store_temp(name: &str) -> bool {
+    let legacy = name
+        .strip_suffix(".tmp")
+        .and_then(|n| n.split_once('.'))
+        .is_some_and(|(hash, rest)| {
+            is_hash(hash) && !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+        });
+    legacy || fs::is_temp_name(name)
+}
+
+/// Whether the stored copy open as `file` inflates to exactly `bytes`: read as it inflates
+/// and compared piece by piece, so a damaged copy is told at its first wrong byte (a torn one
+/// that ends early, or one longer than `bytes`, too). A copy whose bytes do not inflate is
+/// not whole either.
+fn holds(file: std::fs::File, bytes: &[u8]) -> bool {
+    const PIECE: usize = 64 << 10;
+    let mut z = ZlibDecoder::new(std::io::BufReader::new(file));
+    let mut piece = vec![0u8; PIECE];
+    let mut at = 0;
+    loop {
+        match z.read(&mut piece) {
+            Ok(0) => return at == bytes.len(),
+            Ok(n) => {
+                if bytes.get(at..at + n) != Some(&piece[..n]) {
+                    return false;
+                }
+                at += n;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
         }
     }
 }
@@ -206,6 +263,97 @@ mod tests {
             .filter(|n| n.len() != 64)
             .collect();
         assert!(left.is_empty(), "temp files left: {left:?}");
+    }
+
+    /// A stored copy damaged on disk (cut short by a torn write, or a byte changed in place)
+    /// is written again when the same content is stored again, so an undo finds it whole.
+    /// Regression: a file under the content's name was taken as the copy whatever it held.
+    #[test]
+    fn a_damaged_copy_is_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        let bytes = noise(7, 256 << 10);
+        let hash = store.put(&bytes).unwrap();
+        let path = dir.path().join("j.preimages").join(&hash);
+        let whole = std::fs::read(&path).unwrap();
+        let mut changed = whole.clone();
+        changed[whole.len() / 2] ^= 0x40;
+        for (damage, damaged) in [("torn", &whole[..whole.len() / 2]), ("changed", &changed)] {
+            std::fs::write(&path, damaged).unwrap();
+            assert_eq!(store.get(&hash), None, "{damage}: the damage shows");
+            assert_eq!(store.put(&bytes).unwrap(), hash);
+            assert_eq!(
+                store.get(&hash).as_deref(),
+                Some(bytes.as_slice()),
+                "{damage}: the damaged copy was kept"
+            );
+        }
+    }
+
+    /// A copy renamed into the store before a sync of its directory failed is written again
+    /// when it is stored again: that sync may have lost its entry on disk, and a later sync's
+    /// success does not say it is there. Regression: storing it again synced the directory
+    /// anew and took the copy for durable.
+    #[cfg(unix)]
+    #[test]
+    fn a_copy_whose_directory_sync_failed_is_written_again() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        let bytes = noise(9, 64 << 10);
+        let hash = store.put(&bytes).unwrap();
+        let path = dir.path().join("j.preimages").join(&hash);
+        let first = std::fs::metadata(&path).unwrap().ino();
+        let failed = crate::workspace::group_sync::fail_a_sync_of(&dir.path().join("j.preimages"));
+        assert_eq!(store.put(&bytes).unwrap(), hash);
+        assert_ne!(
+            std::fs::metadata(&path).unwrap().ino(),
+            first,
+            "the copy from before the failed sync was trusted"
+        );
+        assert_eq!(store.get(&hash).as_deref(), Some(bytes.as_slice()));
+        drop(failed);
+    }
+
+    /// The temp files of stores a crash cut short are swept, stale ones only (a young one may
+    /// be another process's store under way), and nothing else. Regression: they were never
+    /// swept, and each crash left one for good.
+    #[test]
+    fn stale_temp_files_of_interrupted_stores_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        let hash = store.put(b"kept").unwrap();
+        let at = |name: &str| dir.path().join("j.preimages").join(name);
+        let h = "ab".repeat(32);
+        let stale = [
+            format!(".{h}.patchgate-Xy12Zq.tmp"),
+            format!("{h}.aB3dE9.tmp"),
+        ];
+        let kept = [
+            format!(".{h}.patchgate-Fr3sh1.tmp"),
+            "notes.tmp".to_string(),
+        ];
+        let old = std::time::SystemTime::now() - fs::STALE_TEMP_AGE * 2;
+        for name in stale.iter().chain(&kept) {
+            std::fs::write(at(name), b"half").unwrap();
+        }
+        for name in stale.iter().chain([&kept[1]]) {
+            let f = std::fs::File::options()
+                .append(true)
+                .open(at(name))
+                .unwrap();
+            f.set_modified(old).unwrap();
+        }
+        assert_eq!(store.sweep_temps(), 2);
+        assert!(
+            stale.iter().all(|n| !at(n).exists()),
+            "a stale temp was left"
+        );
+        assert!(
+            kept.iter().all(|n| at(n).exists()),
+            "a young temp or another file went"
+        );
+        assert_eq!(store.get(&hash).as_deref(), Some(&b"kept"[..]));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use tokio::sync::{broadcast, watch};
 
 use super::account::{self, LeftOut};
 use super::agents::{self, AgentId, AgentLink, AgentMark, AgentRef, Agents};
+use super::all_or_none;
 use super::edit::ProposedEdit;
 use super::fallback::Fallback;
 use super::intent::Intent;
@@ -431,7 +432,8 @@ pub struct Gate {
 
 impl Gate {
     /// A gate over `ws` with `policy`, journaling to `journal`. Temp files a crashed writer
-    /// left under the root are removed first.
+    /// left (stale ones, named as patchgate names them) under the root and in the journal's
+    /// pre-image store are removed first.
     pub fn new(
         ws: Workspace,
         policy: Policy,
@@ -439,9 +441,10 @@ impl Gate {
         fallback: Option<Fallback>,
     ) -> Gate {
         let stray = crate::workspace::fs::clean_stray_temps(ws.root.path());
-        if stray > 0 {
+        let stored = journal.sweep_temps();
+        if stray + stored > 0 {
             tracing::info!(
-                "removed {stray} stray temp files under {}",
+                "removed {stray} stray temp files under {} and {stored} beside the journal",
                 ws.root.path().display()
             );
         }
@@ -1074,7 +1077,10 @@ impl Gate {
     /// line are done even when the caller is dropped meanwhile, so one file's edits still
     /// write one after the other, in the order they came. They are shared by the work and
     /// this call: the write made here when the runtime, shutting down, never ran the work
-    /// holds them too (a file is never written outside its lock).
+    /// holds them too (a file is never written outside its lock). Only a caller still
+    /// polling this after the runtime shut down (driving it from another runtime) reaches
+    /// that write; in the binary the runtime's drop drops this call with the work it
+    /// queued, and nothing is written (docs/DESIGN.md §7).
     async fn apply_auto(&self, run_id: String, guards: Vec<FileGuard>) -> Result<Outcome> {
         let guards = Arc::new(guards);
         let gate = self.clone();
@@ -1087,8 +1093,8 @@ impl Gate {
         };
         let decided = match off_runtime("the write", work).await {
             Ok(decided) => decided,
-            // The runtime is shutting down and never ran it: decided here, as it was
-            // promised, under the same locks.
+            // The runtime shut down and never ran it, and this call is still polled (from
+            // another runtime): decided here, as it was promised, under the same locks.
             Err(_) => self.decide_inner(&run_id, Decision::Accept, None, false),
         };
         drop(guards);
@@ -1404,7 +1410,11 @@ impl Gate {
             review.note = note.trim().to_string();
         }
         if let Decision::Reject(_) = decision {
-            let _ = self.inner.journal.record_rejected(&proposal, &review);
+            // A rejection the journal does not hold is not made: the review waits again.
+            if let Err(e) = self.inner.journal.record_rejected(&proposal, &review) {
+                self.release(run_id);
+                return Err(e);
+            }
             return Ok(self.settle_by(
                 Closer::Claimant,
                 run_id,
@@ -1530,12 +1540,20 @@ impl Gate {
         let written = proposal.write(contents, self.max_bytes());
         if let Ok(w) = &written {
             let journal_review = by_person.then_some(review);
-            if let Err(e) = self
+            let journaled = self
                 .inner
                 .journal
-                .record_applied(account, journal_review, w)
-            {
-                tracing::warn!("journal: {e}");
+                .record_applied(account, journal_review, w);
+            // An edit the journal does not hold durably is not applied: nobody could undo
+            // it, and a crash would lose its account. Its files are put back and it fails.
+            if let Err(e) = journaled {
+                let (refusal, all_back) = all_or_none::put_back_written(w, &e, self.max_bytes());
+                if all_back {
+                    intent.finish();
+                }
+                // Else the batch's intent stays: a gate starting next rolls back what still
+                // holds the edit.
+                return Ok(Err(refusal));
             }
         }
         intent.finish();

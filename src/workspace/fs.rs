@@ -20,6 +20,14 @@ pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// The marker in temp file names (`.NAME.patchgate-XXXXXXXX.tmp`).
 const TEMP_MARKER: &str = ".patchgate-";
 
+/// The random characters of a private temp file's name ([`write_private`]).
+const TEMP_RANDOM_CHARS: usize = 6;
+
+/// A temp file of patchgate's untouched this long was left by a writer that died (a write
+/// lives for one temp file's write, sync and rename): only such a one is swept, never one
+/// another process is writing now.
+pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
 /// Read a file; `None` when it does not exist. Refuses files over `max_bytes`
 /// (`FILE_TOO_LARGE`).
 pub fn read(path: &SafePath, max_bytes: u64) -> Result<Option<Vec<u8>>> {
@@ -84,10 +92,11 @@ pub fn mode(path: &Path) -> Option<u32> {
 }
 
 /// Write a small private file (mode 0600 from its creation): a temp file beside it with a
-/// name of its own (`STEM.XXXXXX.tmp`: writers of one file at once, threads of one process
-/// too, never share one), synced, renamed over `path`, and the directory synced (renames
-/// that land at once into it share one: `group_sync`). For patchgate's own state (journal
-/// pre-images, discovery and lock notes), not for files under a root.
+/// name of its own (`.STEM.patchgate-XXXXXX.tmp`, one of [`is_temp_name`]'s: writers of one
+/// file at once, threads of one process too, never share one), synced, renamed over `path`,
+/// and the directory synced (renames that land at once into it share one: `group_sync`).
+/// For patchgate's own state (journal pre-images, discovery and lock notes), not for files
+/// under a root.
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = match path.parent() {
@@ -97,7 +106,8 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let stem = path.file_stem().unwrap_or_default().to_string_lossy();
     // 0600 from its creation (tempfile's default on unix); removed if it is not renamed.
     let mut tmp = tempfile::Builder::new()
-        .prefix(&format!("{stem}."))
+        .prefix(&format!(".{stem}{TEMP_MARKER}"))
+        .rand_bytes(TEMP_RANDOM_CHARS)
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
@@ -106,18 +116,52 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Return once a sync of `dir` begun now has ended: what another writer renamed into it a
-/// moment ago (and may not have synced yet) is then durable too.
+/// moment ago (and may not have synced yet) is then durable too. An error when that sync
+/// failed, or an earlier one of `dir` did (`group_sync`: an entry renamed in before it may
+/// be lost on disk, whatever a later sync says).
 pub(crate) fn sync_dir_now(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         let dir = std::fs::File::open(dir)?;
-        super::group_sync::for_dir(&dir)?.write(|| Ok(()))
+        super::group_sync::for_dir(&dir)?.settle()
     }
     #[cfg(not(unix))]
     {
         let _ = dir;
         Ok(())
     }
+}
+
+/// Past this many entries known durable, the record starts again (each is synced once more).
+const DURABLE_ENTRIES_KEPT: usize = 1024;
+
+/// Make the entry `path` names in its directory durable (its parent synced, [`sync_dir_now`])
+/// once per process: later calls trust the first sync that succeeded, unless `fresh` (the
+/// entry was just made: the file or directory may have been replaced since). One whose
+/// sync failed is synced again next time, and refused while an earlier sync of its
+/// directory failed, so an entry whose making was never made durable is not trusted later.
+pub(crate) fn entry_durable(path: &Path, fresh: bool) -> std::io::Result<()> {
+    static KNOWN: OnceLock<Mutex<std::collections::HashSet<PathBuf>>> = OnceLock::new();
+    let known = || {
+        KNOWN
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if !fresh && known().contains(path) {
+        return Ok(());
+    }
+    let parent = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    sync_dir_now(parent)?;
+    let mut known = known();
+    if known.len() >= DURABLE_ENTRIES_KEPT {
+        known.clear();
+    }
+    known.insert(path.to_path_buf());
+    Ok(())
 }
 
 /// Rename `tmp` over `path` in `dir`, and make that durable (the directory synced).
@@ -363,8 +407,42 @@ pub fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.contains(TEMP_MARKER) && name.ends_with(".tmp")
 }
 
+/// Whether the file `entry` is a temp file a crash left: named as `is_temp` says, a regular
+/// file, untouched for [`STALE_TEMP_AGE`] (a younger one may be another process's write under
+/// way).
+fn is_stale_temp(entry: &std::fs::DirEntry, is_temp: impl Fn(&str) -> bool) -> bool {
+    let name = entry.file_name();
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    // `DirEntry::metadata` does not follow a link: a link named as a temp is not one.
+    is_temp(name)
+        && entry.metadata().is_ok_and(|m| {
+            m.is_file()
+                && m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age >= STALE_TEMP_AGE)
+        })
+}
+
+/// Remove the temp files a crash left in `dir` (not below it): those `is_temp` names that
+/// are stale ([`is_stale_temp`]). For patchgate's own state directories (the pre-images).
+/// Returns how many were removed.
+pub(crate) fn sweep_temps_in(dir: &Path, is_temp: impl Fn(&str) -> bool) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| is_stale_temp(e, &is_temp) && std::fs::remove_file(e.path()).is_ok())
+        .count()
+}
+
 /// Remove temp files a crash left behind under `root` (skipping `.git`, dependency and build
-/// directories). Returns how many were removed.
+/// directories): only patchgate's own ([`is_temp_name`]) and only stale ones
+/// ([`STALE_TEMP_AGE`]: a younger one may be another patchgate process's write under way).
+/// Returns how many were removed.
 pub fn clean_stray_temps(root: &Path) -> usize {
     const SKIP: &[&str] = &[
         ".git",
@@ -375,6 +453,7 @@ pub fn clean_stray_temps(root: &Path) -> usize {
         "__pycache__",
         ".tox",
     ];
+    const MOST_VISITED: usize = 200_000;
     let mut removed = 0;
     let mut stack = vec![root.to_path_buf()];
     let mut visited = 0usize;
@@ -384,19 +463,18 @@ pub fn clean_stray_temps(root: &Path) -> usize {
         };
         for entry in entries.flatten() {
             visited += 1;
-            if visited > 200_000 {
+            if visited > MOST_VISITED {
                 return removed;
             }
-            let name = entry.file_name().to_string_lossy().into_owned();
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
             if kind.is_dir() {
-                if !SKIP.contains(&name.as_str()) {
+                let name = entry.file_name();
+                if !SKIP.iter().any(|s| name == **s) {
                     stack.push(entry.path());
                 }
-            } else if kind.is_file()
-                && is_temp_name(&name)
+            } else if is_stale_temp(&entry, is_temp_name)
                 && std::fs::remove_file(entry.path()).is_ok()
             {
                 removed += 1;
@@ -467,13 +545,33 @@ mod tests {
         assert_eq!(read(&root.resolve("none.txt").unwrap(), 10).unwrap(), None);
     }
 
+    /// Make `path` look untouched for `age`.
+    fn aged(path: &Path, age: std::time::Duration) {
+        let f = std::fs::File::options().append(true).open(path).unwrap();
+        f.set_modified(std::time::SystemTime::now() - age).unwrap();
+    }
+
+    /// Stale temps of patchgate's are swept; a fresh one (another process's write under
+    /// way) and a user's file, however old or named, are kept. Regression: every temp was
+    /// removed whatever its age, so a gate starting removed the temp file of a write another
+    /// process was making, and that write failed.
     #[test]
     fn stray_temp_files_are_cleaned() {
         let dir = tempfile::tempdir().unwrap();
+        let old = STALE_TEMP_AGE + std::time::Duration::from_secs(60);
         std::fs::create_dir_all(dir.path().join("sub")).unwrap();
-        std::fs::write(dir.path().join("sub/.x.rs.patchgate-0011aa.tmp"), b"half").unwrap();
+        let stale = dir.path().join("sub/.x.rs.patchgate-0011aa.tmp");
+        let fresh = dir.path().join("sub/.y.rs.patchgate-0022bb.tmp");
+        let users = dir.path().join("sub/x.rs.tmp");
+        for (p, bytes) in [(&stale, "half"), (&fresh, "half"), (&users, "mine")] {
+            std::fs::write(p, bytes).unwrap();
+        }
         std::fs::write(dir.path().join("sub/x.rs"), b"whole").unwrap();
+        aged(&stale, old);
+        aged(&users, old);
         assert_eq!(clean_stray_temps(dir.path()), 1);
-        assert!(dir.path().join("sub/x.rs").exists());
+        assert!(!stale.exists());
+        assert!(fresh.exists(), "a write under way lost its temp file");
+        assert!(users.exists() && dir.path().join("sub/x.rs").exists());
     }
 }

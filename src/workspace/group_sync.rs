@@ -12,8 +12,14 @@
 //! call that data durable. A sync that fails fails every write finished before it ended
 //! (its writers, and those that wrote while it ran): none is ever called durable on the
 //! strength of a later sync, which the same descriptor would no longer tell the error.
+//!
+//! A directory whose sync failed is remembered as such for the rest of the process
+//! ([`GroupSync::settle`]): an entry renamed into it before the failure may be lost on disk
+//! though the directory still shows it, and no later sync can say otherwise. A writer that
+//! relies on an entry it did not rename itself (a pre-image already stored, a journal file
+//! made earlier) is refused there; one that renames its own entry is served by its own sync.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
@@ -21,6 +27,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 /// Past this many directories named in the map, those no writer holds any more are dropped
 /// from it (their groups, and descriptors, went when their last writer let go).
 const DIRS_KEPT: usize = 1024;
+
+/// The most directories remembered as having failed a sync; past it, every directory is
+/// taken for one (a disk failing that widely has no entry worth trusting).
+const FAILED_DIRS_KEPT: usize = 4096;
 
 /// The identity of a file or directory: (device, inode). The group's open descriptor keeps
 /// the inode alive, so no other file takes its number while the group is known.
@@ -119,6 +129,23 @@ impl GroupSync {
         })
     }
 
+    /// Return once a sync begun now has ended, for a writer relying on entries of this
+    /// directory it did not rename itself (another writer may have renamed one a moment ago
+    /// and not synced it yet): an error when that sync failed, or when any earlier sync of
+    /// this directory in this process failed (what was renamed in before it may be lost on
+    /// disk, though the directory shows it, and a later sync's success does not say it
+    /// is there).
+    pub(crate) fn settle(&self) -> io::Result<()> {
+        self.write(|| Ok(()))?;
+        if failed_dirs().has(self.key) {
+            return Err(io::Error::other(
+                "an earlier sync of this directory failed: what was renamed into it before may \
+                 not be on disk",
+            ));
+        }
+        Ok(())
+    }
+
     /// [`GroupSync::write`] with the sync as `sync` (of the group's descriptor).
     fn write_then<T>(
         &self,
@@ -151,6 +178,9 @@ impl GroupSync {
             match &r {
                 Ok(()) => s.settled = upto,
                 Err(e) => {
+                    if matches!(self.flush, Flush::All) {
+                        failed_dirs().mark(self.key);
+                    }
                     // Every write finished before the error was told: it may have been in
                     // the writeback that failed, and this descriptor will not say so again.
                     // This writer is told here; the others in `(after, upto]` wait.
@@ -216,6 +246,59 @@ pub(crate) fn for_dir(dir: impl std::os::fd::AsFd) -> io::Result<Arc<GroupSync>>
     let g = Arc::new(GroupSync::new(copy, Flush::All)?);
     dirs.insert(key, Arc::downgrade(&g));
     Ok(g)
+}
+
+/// The directories a sync of which failed in this process.
+#[derive(Default)]
+struct FailedDirs {
+    keys: HashSet<Key>,
+    /// More failed than are remembered: every directory counts as failed.
+    overflowed: bool,
+}
+
+/// The one record of failed directories, behind its lock.
+fn failed_dirs() -> MutexGuard<'static, FailedDirs> {
+    static FAILED: OnceLock<Mutex<FailedDirs>> = OnceLock::new();
+    FAILED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+impl FailedDirs {
+    fn mark(&mut self, key: Key) {
+        if self.keys.len() >= FAILED_DIRS_KEPT {
+            self.overflowed = true;
+        } else {
+            self.keys.insert(key);
+        }
+    }
+
+    fn has(&self, key: Key) -> bool {
+        self.overflowed || self.keys.contains(&key)
+    }
+}
+
+/// Test hook: a sync of the directory `dir` fails, as a disk error would, through its group
+/// (the path a real failure takes); the failure is forgotten when the guard goes, before the
+/// test lets its directory go (a directory made later on its inode is not taken for it).
+#[cfg(all(test, unix))]
+pub(crate) fn fail_a_sync_of(dir: &std::path::Path) -> FailedSync {
+    let g = for_dir(File::open(dir).unwrap()).unwrap();
+    let failed = g.write_then(|| Ok(()), |_| Err(io::Error::other("injected: disk gone")));
+    assert!(failed.is_err());
+    FailedSync(g.key)
+}
+
+/// A directory's injected sync failure ([`fail_a_sync_of`]), forgotten on drop.
+#[cfg(all(test, unix))]
+pub(crate) struct FailedSync(Key);
+
+#[cfg(all(test, unix))]
+impl Drop for FailedSync {
+    fn drop(&mut self) {
+        failed_dirs().keys.remove(&self.0);
+    }
 }
 
 /// A sync under way: when it ends, the next waiting writer may start one.
@@ -406,6 +489,27 @@ mod tests {
         let b = for_dir(File::open(dir.path()).unwrap()).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
         a.write(|| Ok(())).unwrap();
+    }
+
+    /// A directory whose sync failed is not called synced by a later sync that succeeds,
+    /// for a writer relying on what was renamed into it before: the failed sync may have lost
+    /// those entries on disk. A writer's own rename is served by its own sync. Regression:
+    /// the failed sync's group went with its last writer, and the next one's new group synced
+    /// and called every entry durable.
+    #[cfg(unix)]
+    #[test]
+    fn a_failed_directory_sync_is_not_forgotten_by_a_later_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let failed = fail_a_sync_of(dir.path());
+        assert!(
+            crate::workspace::fs::sync_dir_now(dir.path()).is_err(),
+            "a later sync called the directory durable"
+        );
+        let own = for_dir(File::open(dir.path()).unwrap()).unwrap();
+        assert!(own.write(|| Ok(())).is_ok(), "a writer's own rename");
+        drop(own);
+        drop(failed);
+        assert!(crate::workspace::fs::sync_dir_now(dir.path()).is_ok());
     }
 
     /// A directory's group, and the descriptor it keeps, go when its last writer lets go:

@@ -13,6 +13,7 @@ mod config_write;
 mod corpus;
 mod crash;
 mod docs;
+mod durability;
 mod eval_rules;
 mod gate_scope;
 mod help;

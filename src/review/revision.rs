@@ -89,9 +89,12 @@ fn same_caller(a: &Proposal, b: &Proposal) -> bool {
 }
 
 /// The earlier proposals a revision of `new` may answer, newest first (`earlier` is newest
-/// first): the same client's latest [`MAX_CANDIDATES`] that touch any of its files. None for
-/// a client with no name:
-/// two unnamed clients are not known to be the same. Cheap: content is shared, not copied.
+/// first): the same client's latest [`MAX_CANDIDATES`] that touch any of its files, up to
+/// the oldest of them a person rejected with a note. None for a client with no name (two
+/// unnamed clients are not known to be the same), and none when no rejection with a note is
+/// among them: [`answered`] finds nothing past the last such rejection, so the lines of
+/// the proposals after it are never compared (each comparison diffs two originals). Cheap:
+/// content is shared, not copied.
 pub(crate) fn candidates<'a>(
     earlier: impl IntoIterator<Item = &'a Proposal>,
     new: &Proposal,
@@ -99,10 +102,18 @@ pub(crate) fn candidates<'a>(
     let Some(client) = new.client.as_deref().filter(|c| !c.is_empty()) else {
         return Vec::new();
     };
-    earlier
+    let mut found: Vec<&Proposal> = earlier
         .into_iter()
         .filter(|p| same_thread(p, client, new))
         .take(MAX_CANDIDATES)
+        .collect();
+    let keep = found
+        .iter()
+        .rposition(|p| answerable(p))
+        .map_or(0, |i| i + 1);
+    found.truncate(keep);
+    found
+        .into_iter()
         .map(|p| Earlier {
             run_id: p.run_id.clone(),
             state: p.state,
@@ -110,6 +121,11 @@ pub(crate) fn candidates<'a>(
             files: p.files.iter().map(Lines::of).collect(),
         })
         .collect()
+}
+
+/// Whether a revision may answer `p`: a person rejected it with a note.
+fn answerable(p: &Proposal) -> bool {
+    p.state == State::Rejected && noted(p)
 }
 
 /// Whether a person rejected `p` with a note.
@@ -382,6 +398,41 @@ mod tests {
             chain.push(answer);
             assert_eq!(answers(&chain, &edit("x", "f.rs")), None, "{state:?}");
         }
+    }
+
+    #[test]
+    fn no_earlier_edit_is_compared_past_the_oldest_rejection_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let edit = |to: &str| proposal(Some("x"), vec![change(&root, "f.rs", Some("a\n"), to)]);
+        let ids = |earlier: &[Proposal]| -> Vec<String> {
+            candidates(earlier.iter().rev(), &edit("z\n"))
+                .into_iter()
+                .map(|e| e.run_id)
+                .collect()
+        };
+        // Applied edits only (an agent's edits under `auto`): nothing to answer, nothing
+        // compared.
+        let mut applied = edit("b\n");
+        applied.state = State::Applied;
+        assert!(ids(&[applied.clone(), applied.clone()]).is_empty());
+        // Those older than the oldest rejection with a note are left out; those after it
+        // stay (one of them may end the search before it).
+        let quiet = rejected(edit("c\n"), "");
+        let noted = rejected(edit("d\n"), "use e");
+        let earlier = [
+            applied.clone(),
+            noted.clone(),
+            quiet.clone(),
+            applied.clone(),
+        ];
+        let want = vec![
+            applied.run_id.clone(),
+            quiet.run_id.clone(),
+            noted.run_id.clone(),
+        ];
+        assert_eq!(ids(&earlier), want);
+        assert_eq!(answers(&earlier, &edit("z\n")), None);
     }
 
     /// Twenty numbered lines, `line k` at 0-based index k, with `prefix` lines before them.

@@ -25,9 +25,10 @@
 mod pins;
 
 use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 
 use crate::diff::FileDiff;
-use crate::edit::matching::line_key;
+use crate::edit::matching::{KeyHasher, line_key};
 use crate::syntax::{self, Lang};
 
 /// How alike a deleted line and an inserted line of the same change must be to count as one
@@ -166,9 +167,23 @@ pub fn lines(
     if open.is_empty() {
         return open;
     }
-    let pinned = pins::pinned(&old_lines, &new_lines, &changes, &shown.stretches);
+    // Every line's key, once for both measures that compare lines by key.
+    let okeys: Vec<u64> = old_lines.iter().map(|l| line_key(l)).collect();
+    let nkeys: Vec<u64> = new_lines.iter().map(|l| line_key(l)).collect();
+    let pinned = pins::pinned(
+        &pins::Keyed {
+            lines: &old_lines,
+            keys: &okeys,
+        },
+        &pins::Keyed {
+            lines: &new_lines,
+            keys: &nkeys,
+        },
+        &changes,
+        &shown.stretches,
+    );
     let paired = paired(&old_lines, &new_lines, &changes);
-    let moved = moved(&old_lines, &new_lines, &open);
+    let moved = moved(&okeys, &nkeys, &open);
     let placed: HashSet<usize> = open
         .iter()
         .copied()
@@ -249,18 +264,17 @@ fn paired(old: &[&str], new: &[&str], changes: &[&crate::diff::Change]) -> HashS
 
 /// Deleted lines whose text the result still holds as often as the file did: moved, written
 /// again at another place, or only told apart by the diff (no copy of the text is lost).
-fn moved(old: &[&str], new: &[&str], open: &[usize]) -> HashSet<usize> {
-    let wanted: HashSet<u64> = open.iter().map(|&i| line_key(old[i])).collect();
+/// `old` and `new` are the texts' line keys.
+fn moved(old: &[u64], new: &[u64], open: &[usize]) -> HashSet<usize> {
+    type Keys<V> = std::collections::HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+    let wanted: HashSet<u64, BuildHasherDefault<KeyHasher>> =
+        open.iter().map(|&i| old[i]).collect();
     if wanted.is_empty() {
         return HashSet::new();
     }
-    let count = |lines: &[&str]| {
-        let mut n: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
-        for k in lines
-            .iter()
-            .map(|l| line_key(l))
-            .filter(|k| wanted.contains(k))
-        {
+    let count = |keys: &[u64]| {
+        let mut n: Keys<usize> = Keys::default();
+        for &k in keys.iter().filter(|k| wanted.contains(*k)) {
             *n.entry(k).or_default() += 1;
         }
         n
@@ -269,7 +283,7 @@ fn moved(old: &[&str], new: &[&str], open: &[usize]) -> HashSet<usize> {
     open.iter()
         .copied()
         .filter(|&i| {
-            let k = line_key(old[i]);
+            let k = old[i];
             wanted.contains(&k) && after.get(&k) >= before.get(&k)
         })
         .collect()

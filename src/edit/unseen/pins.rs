@@ -11,9 +11,14 @@
 //! after the opener at the opener's depth or shallower, and is the same line.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 
 use crate::diff::Change;
-use crate::edit::matching::line_key;
+use crate::edit::matching::KeyHasher;
+
+/// Maps and sets of line keys (already hashes: not hashed again).
+type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+type KeySet = HashSet<u64, BuildHasherDefault<KeyHasher>>;
 
 /// A stretch line with more places in the result than this anchors only through a rarer
 /// neighbour of its block.
@@ -34,7 +39,9 @@ struct Anchor {
     down: bool,
 }
 
-/// The texts without blank lines, with how kept lines map between them.
+/// The texts without blank lines, with how kept lines map between them. Where lines are
+/// looked up by key (`opos`, `npos`, `kept_keys`), only the keys of the edit's stretches are
+/// kept: no other key is ever looked up, so the maps stay as small as the edit.
 struct Sides<'a> {
     old: Vec<&'a str>,
     /// The index in `old_lines` of each non-blank old line.
@@ -47,13 +54,25 @@ struct Sides<'a> {
     kept_to: Vec<Option<usize>>,
     /// For each non-blank old line, the first later one at its depth or shallower.
     next_shallow: Vec<Option<usize>>,
-    opos: HashMap<u64, Vec<usize>>,
-    npos: HashMap<u64, Vec<usize>>,
-    kept_keys: HashSet<u64>,
+    opos: KeyMap<Vec<usize>>,
+    npos: KeyMap<Vec<usize>>,
+    kept_keys: KeySet,
+}
+
+/// Lines and their keys ([`crate::edit::matching::line_key`]), one a line.
+pub(super) struct Keyed<'a, 'b> {
+    pub(super) lines: &'b [&'a str],
+    pub(super) keys: &'b [u64],
 }
 
 impl<'a> Sides<'a> {
-    fn new(old_lines: &[&'a str], new_lines: &[&str], changes: &[&Change]) -> Sides<'a> {
+    fn new(
+        old: &Keyed<'a, '_>,
+        new: &Keyed<'_, '_>,
+        changes: &[&Change],
+        wanted: &KeySet,
+    ) -> Sides<'a> {
+        let (old_lines, new_lines) = (old.lines, new.lines);
         let old_new = kept_map(old_lines.len(), new_lines.len(), changes);
         let mut sides = Sides {
             old: Vec::new(),
@@ -63,20 +82,19 @@ impl<'a> Sides<'a> {
             kept_from: Vec::new(),
             kept_to: Vec::new(),
             next_shallow: Vec::new(),
-            opos: HashMap::new(),
-            npos: HashMap::new(),
-            kept_keys: HashSet::new(),
+            opos: KeyMap::default(),
+            npos: KeyMap::default(),
+            kept_keys: KeySet::default(),
         };
         let mut new_np: Vec<Option<usize>> = vec![None; new_lines.len()];
         for (j, l) in new_lines.iter().enumerate() {
             if !l.trim().is_empty() {
+                let key = new.keys[j];
                 new_np[j] = Some(sides.nkeys.len());
-                sides
-                    .npos
-                    .entry(line_key(l))
-                    .or_default()
-                    .push(sides.nkeys.len());
-                sides.nkeys.push(line_key(l));
+                if wanted.contains(&key) {
+                    sides.npos.entry(key).or_default().push(sides.nkeys.len());
+                }
+                sides.nkeys.push(key);
             }
         }
         sides.kept_from = vec![None; sides.nkeys.len()];
@@ -85,8 +103,10 @@ impl<'a> Sides<'a> {
                 continue;
             }
             let x = sides.okeys.len();
-            let key = line_key(l);
-            sides.opos.entry(key).or_default().push(x);
+            let key = old.keys[i];
+            if wanted.contains(&key) {
+                sides.opos.entry(key).or_default().push(x);
+            }
             sides.okeys.push(key);
             sides.old.push(l);
             sides.old_at.push(i);
@@ -94,7 +114,9 @@ impl<'a> Sides<'a> {
             sides.kept_to.push(kept);
             if let Some(y) = kept {
                 sides.kept_from[y] = Some(x);
-                sides.kept_keys.insert(key);
+                if wanted.contains(&key) {
+                    sides.kept_keys.insert(key);
+                }
             }
         }
         sides.next_shallow = next_shallow(&sides.old);
@@ -124,12 +146,7 @@ fn kept_map(old_len: usize, new_len: usize, changes: &[&Change]) -> Vec<Option<u
 
 /// How often `seq` occurs, as a run, in `keys` (whose places by key are `pos`): 0, 1 or 2
 /// (two or more, or not known within `budget`).
-fn occurrences(
-    keys: &[u64],
-    pos: &HashMap<u64, Vec<usize>>,
-    seq: &[u64],
-    budget: &mut usize,
-) -> usize {
+fn occurrences(keys: &[u64], pos: &KeyMap<Vec<usize>>, seq: &[u64], budget: &mut usize) -> usize {
     let Some((r, places)) = seq
         .iter()
         .enumerate()
@@ -161,12 +178,13 @@ fn occurrences(
 /// The old lines (indices into the whole old text) that lie between two pinned anchors of one
 /// of `stretches` (blank lines' keys skipped), replaced there by exactly the stretch's lines.
 pub(super) fn pinned(
-    old_lines: &[&str],
-    new_lines: &[&str],
+    old: &Keyed<'_, '_>,
+    new: &Keyed<'_, '_>,
     changes: &[&Change],
     stretches: &[Vec<u64>],
 ) -> HashSet<usize> {
-    let sides = Sides::new(old_lines, new_lines, changes);
+    let wanted: KeySet = stretches.iter().flatten().copied().collect();
+    let sides = Sides::new(old, new, changes, &wanted);
     let mut out = HashSet::new();
     let mut budget = BLOCK_BUDGET;
     for s in stretches {
@@ -357,5 +375,48 @@ fn spans(
             continue;
         }
         out.extend(sides.old_at[a.x] + 1..sides.old_at[b.x]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::FileDiff;
+    use crate::edit::matching::line_key;
+
+    #[test]
+    fn only_the_stretches_keys_are_kept_by_place_and_the_pins_are_the_same() {
+        // A long file, one line replaced between two lines the edit shows.
+        let old: String = (0..2000).map(|i| format!("let v{i} = {i};\n")).collect();
+        let new = old.replace("let v1000 = 1000;\n", "let v1000 = 7;\n");
+        let diff = FileDiff::compute(&old, &new, 0);
+        let changes: Vec<&Change> = diff.hunks.iter().flat_map(|h| &h.changes).collect();
+        let (o, n): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+        let (okeys, nkeys): (Vec<u64>, Vec<u64>) = (
+            o.iter().map(|l| line_key(l)).collect(),
+            n.iter().map(|l| line_key(l)).collect(),
+        );
+        let stretch: Vec<u64> = ["let v999 = 999;", "let v1000 = 7;", "let v1001 = 1001;"]
+            .iter()
+            .map(|l| line_key(l))
+            .collect();
+        let (old_side, new_side) = (
+            Keyed {
+                lines: &o,
+                keys: &okeys,
+            },
+            Keyed {
+                lines: &n,
+                keys: &nkeys,
+            },
+        );
+        let wanted: KeySet = stretch.iter().copied().collect();
+        let sides = Sides::new(&old_side, &new_side, &changes, &wanted);
+        // By place: the stretch's keys only, not the file's 2,000.
+        assert!(sides.opos.len() <= 3 && sides.npos.len() <= 3);
+        assert!(sides.kept_keys.len() <= 3);
+        assert_eq!(sides.okeys.len(), 2000);
+        let pinned = pinned(&old_side, &new_side, &changes, &[stretch]);
+        assert_eq!(pinned, HashSet::from([1000]));
     }
 }

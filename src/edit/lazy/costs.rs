@@ -70,6 +70,9 @@ pub(crate) struct Weights {
     /// Snippet lines a statement broken over several lines may take, read as the changed
     /// version of one file line on a jump's other side.
     pub(crate) jump_statement_lines: usize,
+    /// How many line comparisons an edge's nearer reading may take placing its outer context
+    /// (`align/readings.rs`; past it the edge keeps its first reading).
+    pub(crate) edge_reading_work: usize,
     /// How many file lines (blank ones too) a jump's check reads past either side: the
     /// deletion it weighs is looked for, and its sides paired, that near only.
     pub(crate) jump_scan_lines: usize,
@@ -214,6 +217,7 @@ pub(crate) const WEIGHTS: Weights = Weights {
     jump_look: 3,
     jump_similarity: 0.8,
     jump_statement_lines: 8,
+    edge_reading_work: 20_000,
     jump_scan_lines: 64,
     tail_compared: 8,
     lone_line_weight: 0.01,

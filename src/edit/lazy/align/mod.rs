@@ -490,7 +490,7 @@ impl Aligner<'_> {
         self.check_outer(&ops, avail, end)?;
         self.check_outer_blank(snip, &ops, avail)?;
         if self.rules.on(Rule::EdgeLookalike)
-            && let Some(mut near) = self.nearer_reading(snip, &ops, avail, &ties)
+            && let Some(mut near) = self.nearer_reading(snip, &ops, avail)
         {
             settle(&mut near, avail, self, end);
             self.check_outer(&near, avail, end)?;

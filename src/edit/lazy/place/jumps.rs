@@ -9,7 +9,7 @@
 use super::{Candidate, Context, Pin, outline, units};
 use crate::edit::lazy::costs::WEIGHTS;
 use crate::edit::lazy::lines;
-use crate::edit::lazy::prepare::SLine;
+use crate::edit::lazy::prepare::{Kind, SLine};
 
 /// Which way from the jump's far side the near side's lines are paired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,7 +168,13 @@ fn statement(lines: &[SLine], i: usize, way: Way) -> Option<(usize, usize)> {
             Way::Down => Some(k + 1).filter(|&k| k < lines.len())?,
         };
         let l = &lines[k];
-        if l.blank || l.count > 0 {
+        // New code lines written one after the other: no placeholder (or anything else the
+        // snippet's lines leave out) between, no diff-style line.
+        let next_to = lines[k]
+            .at
+            .abs_diff(lines[if way == Way::Up { k + 1 } else { k - 1 }].at)
+            == 1;
+        if l.blank || l.count > 0 || l.kind != Kind::Plain || !next_to {
             return None;
         }
         match way {

@@ -1,8 +1,9 @@
 //! Rule `edge-lookalike` (align): an edge whose outermost context lines also stand in the
 //! file nearer the pin, when the alignment changed file lines to reach the farther copy, has
 //! two readings — the new lines replace the lookalike lines between, or they are inserted and
-//! nothing goes — and the merge asks. Without it the farther copy wins (it pairs more lines):
-//! a new test written after the previous one, whose lines repeat that test's, overwrites it.
+//! nothing goes — and the merge takes the nearer one, which changes and deletes nothing (what
+//! it keeps the diff shows). Without it the farther copy wins (it pairs more lines): a new
+//! doctest example written after an old one whose lines it repeats overwrites it.
 
 use super::Rule;
 use super::fixture::Fixture;

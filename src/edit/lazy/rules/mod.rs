@@ -238,7 +238,7 @@ pub const ALL: &[RuleInfo] = &[
         "edge-lookalike",
         Stage::Align,
         "an edge that changes file lines to reach context it could take nearer its pin \
-         takes the nearer copy, inserting and deleting nothing",
+         takes the nearer copy: it inserts, and changes and deletes nothing",
     ),
     info(
         Rule::Ground,

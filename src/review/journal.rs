@@ -76,6 +76,14 @@ impl Action {
     }
 }
 
+/// Whether a failed append's lines are in the journal file all the same (written, only not
+/// synced: readers see them until a crash takes them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Landed {
+    No,
+    Yes,
+}
+
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
@@ -284,20 +292,27 @@ impl Journal {
     /// Append `entries` as one write of their lines (one writer at a time), synced: appends
     /// that land at once share one sync (`group_sync`).
     pub(super) fn append_all(&self, entries: &[Entry]) -> Result<()> {
-        let fail = |e: std::io::Error| {
+        self.append_lines(entries).map_err(|(e, _)| e)
+    }
+
+    /// [`Journal::append_all`], saying on failure whether the lines were written (only their
+    /// sync failed: they stay in the file, and readers see them).
+    fn append_lines(&self, entries: &[Entry]) -> std::result::Result<(), (Error, Landed)> {
+        let error = |e: std::io::Error| {
             Error::new(
                 ErrorCode::FsError,
                 format!("cannot write the journal {}: {e}", self.path.display()),
             )
         };
+        let fail = |e: std::io::Error| (error(e), Landed::No);
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(fail)?;
         }
         let mut line = String::new();
         for entry in entries {
-            line.push_str(
-                &serde_json::to_string(entry).map_err(|e| Error::invalid_input(e.to_string()))?,
-            );
+            let json = serde_json::to_string(entry)
+                .map_err(|e| (Error::invalid_input(e.to_string()), Landed::No))?;
+            line.push_str(&json);
             line.push('\n');
         }
         // Private from its creation: it holds the pre-images of what edits replaced (old
@@ -327,17 +342,21 @@ impl Journal {
         // One writer at a time across processes: lines can be longer than an atomic append.
         file.lock().map_err(fail)?;
         let syncs = self.syncs_of(&file).map_err(fail)?;
+        let mut landed = Landed::No;
         syncs
             .write(|| {
                 let written = file.write_all(line.as_bytes());
+                if written.is_ok() {
+                    landed = Landed::Yes;
+                }
                 // The lock goes before the sync, so that other appends write meanwhile and
                 // share the next one.
                 written.and(file.unlock())
             })
-            .map_err(fail)?;
+            .map_err(|e| (error(e), landed))?;
         // The journal file's own entry: synced when this append made it, and once per
         // process for one made before (whose making may have failed to sync).
-        fs::entry_durable(&self.path, created).map_err(fail)
+        fs::entry_durable(&self.path, created).map_err(|e| (error(e), Landed::Yes))
     }
 
     /// The group syncing the journal file open as `file`: the one kept, else (the first
@@ -363,7 +382,7 @@ impl Journal {
         review: Option<&Review>,
         written: &[Written],
     ) -> Result<()> {
-        self.append(&Entry {
+        let entry = Entry {
             ts: now_secs(),
             run_id: proposal.run_id.clone(),
             action: Action::Applied,
@@ -376,7 +395,31 @@ impl Journal {
             counts: Some(proposal.counts()),
             diff: account::cut_diff(proposal.unified()),
             left_out: proposal.left_out.clone(),
-        })
+        };
+        let Err((e, landed)) = self.append_lines(std::slice::from_ref(&entry)) else {
+            return Ok(());
+        };
+        // The line is in the file though its sync failed, and the caller puts the files back:
+        // the run is recorded undone after it, so that the journal (`log`, `undo`, `rewind`)
+        // says what the files hold. (If that line cannot be written either, the journal says
+        // applied; undo then finds the files changed and refuses.)
+        if landed == Landed::Yes {
+            let undone = Entry {
+                ts: now_secs(),
+                action: Action::Undone,
+                note: "put back: its journal line could not be made durable".to_string(),
+                hunks: None,
+                edited: false,
+                counts: None,
+                diff: String::new(),
+                left_out: Vec::new(),
+                ..entry
+            };
+            if let Err(again) = self.append(&undone) {
+                tracing::warn!(run_id = %undone.run_id, error = %again.message, "cannot record the run undone after its failed journal line");
+            }
+        }
+        Err(e)
     }
 
     /// Record a rejection.
@@ -779,6 +822,44 @@ mod tests {
         assert!(journal.append(&line).is_err(), "the next append trusted it");
         drop(failed);
         journal.append(&line).unwrap();
+    }
+
+    /// An applied line written but not made durable stays in the file: the run is recorded
+    /// undone after it (its files are put back by the caller), so the journal does not say
+    /// applied for files that hold their old content.
+    #[test]
+    #[cfg(unix)]
+    fn an_applied_line_that_could_not_be_made_durable_is_followed_by_its_undoing() {
+        let (d, root, journal) = setup();
+        let state = d.path().join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        let p = root.resolve("a.txt").unwrap();
+        std::fs::write(&p.abs, b"old\n").unwrap();
+        let change = FileChange::new(
+            p,
+            Some(b"old\n".to_vec()),
+            Text::decode(b"old\n").unwrap(),
+            "new\n".into(),
+            vec![],
+        );
+        let proposal = Proposal::new("test", None, vec![change]).unwrap();
+        let (contents, review) = proposal.decided_contents(&Decision::Accept).unwrap();
+        let written = proposal.write(&contents, 1 << 20).unwrap();
+        let failed = group_sync::fail_a_sync_of(&state);
+        assert!(
+            journal
+                .record_applied(&proposal, Some(&review), &written)
+                .is_err()
+        );
+        drop(failed);
+        let actions: Vec<Action> = journal
+            .entries()
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.run_id == proposal.run_id)
+            .map(|e| e.action)
+            .collect();
+        assert_eq!(actions, vec![Action::Applied, Action::Undone]);
     }
 
     #[test]

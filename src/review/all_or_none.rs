@@ -85,7 +85,15 @@ pub(crate) fn put_back_written(
     let failed = fs::with_locks(&paths, || {
         let mut failed = Vec::new();
         for w in written.iter().rev() {
-            let now = fs::read(&w.path, max_bytes).ok().flatten();
+            // (A file that cannot be read now is not known to hold what the commit wrote:
+            // left as it is, like one changed since.)
+            let now = match fs::read(&w.path, max_bytes) {
+                Ok(now) => now,
+                Err(e) => {
+                    failed.push(format!("`{}` (cannot be read: {})", w.path.rel, e.message));
+                    continue;
+                }
+            };
             if now != w.after {
                 failed.push(format!("`{}` (changed since it was written)", w.path.rel));
                 continue;

@@ -186,7 +186,18 @@ fn roll_back(root: &Root, f: &IntentFile, max_bytes: u64) {
         tracing::warn!("batch roll-back: cannot resolve {}", f.rel);
         return;
     };
-    let now = fs::read(&path, max_bytes).ok().flatten();
+    // (A file that cannot be read now is not known to hold what the batch wrote: left.)
+    let now = match fs::read(&path, max_bytes) {
+        Ok(now) => now,
+        Err(e) => {
+            tracing::warn!(
+                "batch roll-back: {} cannot be read ({}); left as it is",
+                f.rel,
+                e.message
+            );
+            return;
+        }
+    };
     let before = f.before.as_deref().and_then(|b| B64.decode(b).ok());
     if now == before {
         return;

@@ -76,10 +76,28 @@ impl Action {
     }
 }
 
+/// Whether the journal file `file` ends inside a line (no newline last).
+fn ends_cut_short(file: &std::fs::File) -> bool {
+    let len = file.metadata().map_or(0, |m| m.len());
+    if len == 0 {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        let mut last = [0u8; 1];
+        file.read_at(&mut last, len - 1).is_ok() && last[0] != b'\n'
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
 /// Whether a failed append's lines are in the journal file all the same (written, only not
 /// synced: readers see them until a crash takes them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Landed {
+pub(crate) enum Landed {
     No,
     Yes,
 }
@@ -318,7 +336,7 @@ impl Journal {
         // Private from its creation: it holds the pre-images of what edits replaced (old
         // `.env` contents too). A journal an older version left readable is made private.
         let mut opts = std::fs::OpenOptions::new();
-        opts.create(true).append(true);
+        opts.create(true).append(true).read(true);
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
@@ -341,6 +359,11 @@ impl Journal {
         }
         // One writer at a time across processes: lines can be longer than an atomic append.
         file.lock().map_err(fail)?;
+        // A line a failed write left cut short (a full disk) ends where this one starts:
+        // it is closed first, so that this one is read whole.
+        if ends_cut_short(&file) {
+            line.insert(0, '\n');
+        }
         let syncs = self.syncs_of(&file).map_err(fail)?;
         let mut landed = Landed::No;
         syncs
@@ -382,6 +405,18 @@ impl Journal {
         review: Option<&Review>,
         written: &[Written],
     ) -> Result<()> {
+        self.record_applied_landed(proposal, review, written)
+            .map_err(|(e, _)| e)
+    }
+
+    /// [`Journal::record_applied`], saying on failure whether its line landed in the file
+    /// (written, only its sync failed).
+    pub(crate) fn record_applied_landed(
+        &self,
+        proposal: &Proposal,
+        review: Option<&Review>,
+        written: &[Written],
+    ) -> std::result::Result<(), (Error, Landed)> {
         let entry = Entry {
             ts: now_secs(),
             run_id: proposal.run_id.clone(),
@@ -396,30 +431,33 @@ impl Journal {
             diff: account::cut_diff(proposal.unified()),
             left_out: proposal.left_out.clone(),
         };
-        let Err((e, landed)) = self.append_lines(std::slice::from_ref(&entry)) else {
-            return Ok(());
+        self.append_lines(std::slice::from_ref(&entry))
+    }
+
+    /// After an applied line whose append failed though it landed (its sync failed), and
+    /// every file the proposal wrote was put back: the run recorded undone, so that the
+    /// journal (`log`, `undo`, `rewind`, a batch's recovery) says what the files hold. A line
+    /// that lands is recorded even when its own sync fails (it is in the file, as the
+    /// applied one is); only one that does not land is an error.
+    pub(crate) fn record_put_back(&self, proposal: &Proposal, written: &[Written]) -> Result<()> {
+        let entry = Entry {
+            ts: now_secs(),
+            run_id: proposal.run_id.clone(),
+            action: Action::Undone,
+            tool: proposal.tool.clone(),
+            client: proposal.client.clone(),
+            note: "put back: its journal line could not be made durable".to_string(),
+            hunks: None,
+            edited: false,
+            files: written.iter().map(|w| self.record(w)).collect(),
+            counts: None,
+            diff: String::new(),
+            left_out: Vec::new(),
         };
-        // The line is in the file though its sync failed, and the caller puts the files back:
-        // the run is recorded undone after it, so that the journal (`log`, `undo`, `rewind`)
-        // says what the files hold. (If that line cannot be written either, the journal says
-        // applied; undo then finds the files changed and refuses.)
-        if landed == Landed::Yes {
-            let undone = Entry {
-                ts: now_secs(),
-                action: Action::Undone,
-                note: "put back: its journal line could not be made durable".to_string(),
-                hunks: None,
-                edited: false,
-                counts: None,
-                diff: String::new(),
-                left_out: Vec::new(),
-                ..entry
-            };
-            if let Err(again) = self.append(&undone) {
-                tracing::warn!(run_id = %undone.run_id, error = %again.message, "cannot record the run undone after its failed journal line");
-            }
+        match self.append_lines(std::slice::from_ref(&entry)) {
+            Err((e, Landed::No)) => Err(e),
+            _ => Ok(()),
         }
-        Err(e)
     }
 
     /// Record a rejection.
@@ -824,9 +862,10 @@ mod tests {
         journal.append(&line).unwrap();
     }
 
-    /// An applied line written but not made durable stays in the file: the run is recorded
-    /// undone after it (its files are put back by the caller), so the journal does not say
-    /// applied for files that hold their old content.
+    /// An applied line written but not made durable stays in the file, and says so; once the
+    /// caller put the files back, the run is recorded undone after it (a line that lands
+    /// counts, though its own sync fails too), so the journal does not say applied for files
+    /// that hold their old content.
     #[test]
     #[cfg(unix)]
     fn an_applied_line_that_could_not_be_made_durable_is_followed_by_its_undoing() {
@@ -846,11 +885,13 @@ mod tests {
         let (contents, review) = proposal.decided_contents(&Decision::Accept).unwrap();
         let written = proposal.write(&contents, 1 << 20).unwrap();
         let failed = group_sync::fail_a_sync_of(&state);
-        assert!(
-            journal
-                .record_applied(&proposal, Some(&review), &written)
-                .is_err()
-        );
+        let Err((_, landed)) = journal.record_applied_landed(&proposal, Some(&review), &written)
+        else {
+            panic!("an append whose sync failed was called durable");
+        };
+        assert_eq!(landed, Landed::Yes);
+        // (The caller puts the files back, then records it.)
+        journal.record_put_back(&proposal, &written).unwrap();
         drop(failed);
         let actions: Vec<Action> = journal
             .entries()
@@ -860,6 +901,28 @@ mod tests {
             .map(|e| e.action)
             .collect();
         assert_eq!(actions, vec![Action::Applied, Action::Undone]);
+    }
+
+    /// A line a failed write left cut short (a full disk) does not swallow the next one.
+    #[test]
+    fn a_line_cut_short_by_a_failed_write_does_not_take_the_next_with_it() {
+        let (_d, root, journal) = setup();
+        apply(&root, &journal, "a.txt", b"1\n", "2\n");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(journal.path())
+            .unwrap();
+        f.write_all(br#"{"ts":1,"run_id":"cut"#).unwrap();
+        drop(f);
+        let next = apply(&root, &journal, "b.txt", b"1\n", "2\n");
+        let runs: Vec<String> = journal
+            .entries()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.run_id)
+            .collect();
+        assert_eq!(runs.len(), 2, "{runs:?}");
+        assert_eq!(runs[1], next.run_id);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use super::all_or_none;
 use super::edit::ProposedEdit;
 use super::fallback::Fallback;
 use super::intent::Intent;
-use super::journal::{Entry, Journal};
+use super::journal::{Entry, Journal, Landed};
 use super::pending::{Keeper, Look, PendingStore};
 use super::policy::{Action, Policy};
 use super::proposal::{Decision, FileChange, Proposal, Review, RunId, State};
@@ -1543,12 +1543,17 @@ impl Gate {
             let journaled = self
                 .inner
                 .journal
-                .record_applied(account, journal_review, w);
+                .record_applied_landed(account, journal_review, w);
             // An edit the journal does not hold durably is not applied: nobody could undo
             // it, and a crash would lose its account. Its files are put back and it fails.
-            if let Err(e) = journaled {
+            if let Err((e, landed)) = journaled {
                 let (refusal, all_back) = all_or_none::put_back_written(w, &e, self.max_bytes());
-                if all_back {
+                // Its line, written though not synced, is in the journal: once every file
+                // is back, the run is recorded undone after it (else the journal says applied,
+                // as the files not put back hold, and the intent stays).
+                let recorded = landed == Landed::No
+                    || (all_back && self.inner.journal.record_put_back(account, w).is_ok());
+                if all_back && recorded {
                     intent.finish();
                 }
                 // Else the batch's intent stays: a gate starting next rolls back what still

@@ -142,14 +142,8 @@ pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
         else {
             // A temp file of an unfinished store, or garbage: the batch never began. (A
             // young temp file may be another process's store under way: left.)
-            let young = fs::is_temp_name(&entry.file_name().to_string_lossy())
-                && entry
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .and_then(|t| t.elapsed().ok())
-                    .is_none_or(|age| age < fs::STALE_TEMP_AGE);
-            if !young {
+            let temp = fs::is_temp_name(&entry.file_name().to_string_lossy());
+            if !temp || fs::is_stale_temp(&entry, fs::is_temp_name) {
                 let _ = std::fs::remove_file(&path);
             }
             continue;

@@ -1410,18 +1410,7 @@ impl Gate {
             review.note = note.trim().to_string();
         }
         if let Decision::Reject(_) = decision {
-            // A rejection the journal does not hold is not made: the review waits again.
-            if let Err(e) = self.inner.journal.record_rejected(&proposal, &review) {
-                self.release(run_id);
-                return Err(e);
-            }
-            return Ok(self.settle_by(
-                Closer::Claimant,
-                run_id,
-                State::Rejected,
-                Some(review),
-                Outcome::Rejected,
-            ));
+            return self.reject_claimed(&proposal, review);
         }
         let left_out = proposal.left_out(&decision);
         // What is written when it is not the proposal: the agent, the queue, the review API
@@ -1471,6 +1460,23 @@ impl Gate {
                 Err(e)
             }
         }
+    }
+
+    /// A claimed proposal rejected: journaled, then settled. A rejection the journal does not
+    /// hold is not made: the review waits again (the claim is given back).
+    fn reject_claimed(&self, proposal: &Proposal, review: Review) -> Result<Outcome> {
+        let run_id = proposal.run_id.as_str();
+        if let Err(e) = self.inner.journal.record_rejected(proposal, &review) {
+            self.release(run_id);
+            return Err(e);
+        }
+        Ok(self.settle_by(
+            Closer::Claimant,
+            run_id,
+            State::Rejected,
+            Some(review),
+            Outcome::Rejected,
+        ))
     }
 
     /// A decision that found the file changed: a proposal that rebases cleanly waits for a

@@ -410,7 +410,7 @@ pub fn is_temp_name(name: &str) -> bool {
 /// Whether the file `entry` is a temp file a crash left: named as `is_temp` says, a regular
 /// file, untouched for [`STALE_TEMP_AGE`] (a younger one may be another process's write under
 /// way).
-fn is_stale_temp(entry: &std::fs::DirEntry, is_temp: impl Fn(&str) -> bool) -> bool {
+pub(crate) fn is_stale_temp(entry: &std::fs::DirEntry, is_temp: impl Fn(&str) -> bool) -> bool {
     let name = entry.file_name();
     let Some(name) = name.to_str() else {
         return false;

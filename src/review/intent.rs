@@ -151,15 +151,27 @@ pub fn recover(root: &Root, journal: &Journal, max_bytes: u64) -> Vec<String> {
         if record.pid != std::process::id() && crate::workspace::state::pid_alive(record.pid) {
             continue;
         }
-        let journaled = journaled.get_or_insert_with(|| {
-            journal
-                .entries()
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|e| e.action == super::journal::Action::Applied)
-                .map(|e| e.run_id)
-                .collect()
-        });
+        if journaled.is_none() {
+            // A journal that cannot be read says nothing of which batches it holds: rolling
+            // them all back would revert journaled edits. The intents wait for a start that
+            // can read it.
+            match journal.entries() {
+                Ok(entries) => {
+                    journaled = Some(
+                        entries
+                            .into_iter()
+                            .filter(|e| e.action == super::journal::Action::Applied)
+                            .map(|e| e.run_id)
+                            .collect(),
+                    );
+                }
+                Err(e) => {
+                    tracing::warn!("batch intents left as they are: {}", e.message);
+                    return rolled_back;
+                }
+            }
+        }
+        let journaled = journaled.as_ref().map_or(&[][..], Vec::as_slice);
         if !journaled.contains(&record.run_id) {
             for f in &record.files {
                 roll_back(root, f, max_bytes);

@@ -76,6 +76,14 @@ impl Action {
     }
 }
 
+/// An applied line the journal does not hold durably: why, whether it landed in the file
+/// all the same, and its file records (with their pre-images, for the line that follows).
+pub(crate) struct AppliedNotHeld {
+    pub(crate) error: Error,
+    pub(crate) landed: Landed,
+    pub(crate) files: Vec<FileRecord>,
+}
+
 /// Whether the journal file `file` ends inside a line (no newline last).
 fn ends_cut_short(file: &std::fs::File) -> bool {
     let len = file.metadata().map_or(0, |m| m.len());
@@ -366,11 +374,16 @@ impl Journal {
         }
         let syncs = self.syncs_of(&file).map_err(fail)?;
         let mut landed = Landed::No;
+        let start = file.metadata().map_err(fail)?.len();
         syncs
             .write(|| {
                 let written = file.write_all(line.as_bytes());
                 if written.is_ok() {
                     landed = Landed::Yes;
+                } else {
+                    // Nothing of a failed write stays: a line the reader could take whole
+                    // (all but its newline written) would say what was not done.
+                    let _ = file.set_len(start);
                 }
                 // The lock goes before the sync, so that other appends write meanwhile and
                 // share the next one.
@@ -406,7 +419,7 @@ impl Journal {
         written: &[Written],
     ) -> Result<()> {
         self.record_applied_landed(proposal, review, written)
-            .map_err(|(e, _)| e)
+            .map_err(|f| f.error)
     }
 
     /// [`Journal::record_applied`], saying on failure whether its line landed in the file
@@ -416,7 +429,7 @@ impl Journal {
         proposal: &Proposal,
         review: Option<&Review>,
         written: &[Written],
-    ) -> std::result::Result<(), (Error, Landed)> {
+    ) -> std::result::Result<(), AppliedNotHeld> {
         let entry = Entry {
             ts: now_secs(),
             run_id: proposal.run_id.clone(),
@@ -432,6 +445,11 @@ impl Journal {
             left_out: proposal.left_out.clone(),
         };
         self.append_lines(std::slice::from_ref(&entry))
+            .map_err(|(error, landed)| AppliedNotHeld {
+                error,
+                landed,
+                files: entry.files,
+            })
     }
 
     /// After an applied line whose append failed though it landed (its sync failed), and
@@ -439,7 +457,11 @@ impl Journal {
     /// journal (`log`, `undo`, `rewind`, a batch's recovery) says what the files hold. A line
     /// that lands is recorded even when its own sync fails (it is in the file, as the
     /// applied one is); only one that does not land is an error.
-    pub(crate) fn record_put_back(&self, proposal: &Proposal, written: &[Written]) -> Result<()> {
+    pub(crate) fn record_put_back(
+        &self,
+        proposal: &Proposal,
+        files: Vec<FileRecord>,
+    ) -> Result<()> {
         let entry = Entry {
             ts: now_secs(),
             run_id: proposal.run_id.clone(),
@@ -449,7 +471,7 @@ impl Journal {
             note: "put back: its journal line could not be made durable".to_string(),
             hunks: None,
             edited: false,
-            files: written.iter().map(|w| self.record(w)).collect(),
+            files,
             counts: None,
             diff: String::new(),
             left_out: Vec::new(),
@@ -885,13 +907,15 @@ mod tests {
         let (contents, review) = proposal.decided_contents(&Decision::Accept).unwrap();
         let written = proposal.write(&contents, 1 << 20).unwrap();
         let failed = group_sync::fail_a_sync_of(&state);
-        let Err((_, landed)) = journal.record_applied_landed(&proposal, Some(&review), &written)
+        let Err(failed_append) = journal.record_applied_landed(&proposal, Some(&review), &written)
         else {
             panic!("an append whose sync failed was called durable");
         };
-        assert_eq!(landed, Landed::Yes);
+        assert_eq!(failed_append.landed, Landed::Yes);
         // (The caller puts the files back, then records it.)
-        journal.record_put_back(&proposal, &written).unwrap();
+        journal
+            .record_put_back(&proposal, failed_append.files)
+            .unwrap();
         drop(failed);
         let actions: Vec<Action> = journal
             .entries()
@@ -903,8 +927,10 @@ mod tests {
         assert_eq!(actions, vec![Action::Applied, Action::Undone]);
     }
 
-    /// A line a failed write left cut short (a full disk) does not swallow the next one.
+    /// A line a failed write left cut short (a process killed mid-write) does not swallow the
+    /// next one.
     #[test]
+    #[cfg(unix)]
     fn a_line_cut_short_by_a_failed_write_does_not_take_the_next_with_it() {
         let (_d, root, journal) = setup();
         apply(&root, &journal, "a.txt", b"1\n", "2\n");

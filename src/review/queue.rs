@@ -1552,18 +1552,25 @@ impl Gate {
                 .record_applied_landed(account, journal_review, w);
             // An edit the journal does not hold durably is not applied: nobody could undo
             // it, and a crash would lose its account. Its files are put back and it fails.
-            if let Err((e, landed)) = journaled {
-                let (refusal, all_back) = all_or_none::put_back_written(w, &e, self.max_bytes());
+            if let Err(failed) = journaled {
+                let (refusal, all_back) =
+                    all_or_none::put_back_written(w, &failed.error, self.max_bytes());
                 // Its line, written though not synced, is in the journal: once every file
-                // is back, the run is recorded undone after it (else the journal says applied,
-                // as the files not put back hold, and the intent stays).
-                let recorded = landed == Landed::No
-                    || (all_back && self.inner.journal.record_put_back(account, w).is_ok());
-                if all_back && recorded {
+                // is back, the run is recorded undone after it. (Else the journal says
+                // applied, as the files not put back hold.)
+                if all_back && failed.landed == Landed::Yes {
+                    let journal = &self.inner.journal;
+                    if let Err(e) = journal.record_put_back(account, failed.files) {
+                        tracing::warn!(run_id = %account.run_id, error = %e.message,
+                            "the journal says applied for an edit put back");
+                    }
+                }
+                if all_back {
                     intent.finish();
                 }
                 // Else the batch's intent stays: a gate starting next rolls back what still
-                // holds the edit.
+                // holds the edit — unless the journal holds the run's line by then (it landed,
+                // and no crash took it): then the run stands applied, as those files hold.
                 return Ok(Err(refusal));
             }
         }

@@ -84,9 +84,8 @@ pub(crate) struct AppliedNotHeld {
     pub(crate) files: Vec<FileRecord>,
 }
 
-/// Whether the journal file `file` ends inside a line (no newline last).
-fn ends_cut_short(file: &std::fs::File) -> bool {
-    let len = file.metadata().map_or(0, |m| m.len());
+/// Whether the journal file `file`, `len` bytes long, ends inside a line (no newline last).
+fn ends_cut_short(file: &std::fs::File, len: u64) -> bool {
     if len == 0 {
         return false;
     }
@@ -369,12 +368,12 @@ impl Journal {
         file.lock().map_err(fail)?;
         // A line a failed write left cut short (a full disk) ends where this one starts:
         // it is closed first, so that this one is read whole.
-        if ends_cut_short(&file) {
+        let start = file.metadata().map_err(fail)?.len();
+        if ends_cut_short(&file, start) {
             line.insert(0, '\n');
         }
         let syncs = self.syncs_of(&file).map_err(fail)?;
         let mut landed = Landed::No;
-        let start = file.metadata().map_err(fail)?.len();
         syncs
             .write(|| {
                 let written = file.write_all(line.as_bytes());

@@ -242,6 +242,15 @@ mod tests {
         merge(file, snippet, &hints).map(|m| m.content)
     }
 
+    /// The refusal of a merge that must not be made (a Python file `path`).
+    fn refusal(path: &str, file: &str, snippet: &str) -> crate::error::Error {
+        let hints = Hints {
+            path: Some(path),
+            instruction: None,
+        };
+        merge(file, snippet, &hints).unwrap_err()
+    }
+
     /// A method deleted between a comment and the next method, whose header looks like the
     /// next one's: read as that header changed, the file would define the next method twice,
     /// so that is no second reading and the deletion stands.
@@ -261,11 +270,7 @@ mod tests {
     fn a_jump_whose_near_side_fits_beside_its_far_side_is_refused_naming_both() {
         let file = "def test_a(self):\n    expected = {\n        (self.name, first + 1): 1,\n        (self.name, first + 2): 11,\n    }\n    check(expected)\n\n\ndef test_b(self):\n    expected = {\n        (self.name, first + 1): 1,\n        # counted twice before\n        (self.name, first + 2): 12,\n        (self.name, called + 1): 10,\n    }\n    check(expected)\n";
         let snippet = "# ...\n    expected = {\n        (self.name, first + 1): 1,\n        (self.name, first + 2): 11,\n        (self.name, called + 1): 10,\n    }\n# ...\n";
-        let hints = Hints {
-            path: Some("t.py"),
-            instruction: None,
-        };
-        let e = merge(file, snippet, &hints).unwrap_err();
+        let e = refusal("t.py", file, snippet);
         assert_eq!(e.code, crate::error::ErrorCode::NeedsMoreContext);
         assert!(e.message.contains("two ways"), "{}", e.message);
         assert!(e.message.contains("deleting 7 line(s)"), "{}", e.message);
@@ -279,11 +284,7 @@ mod tests {
     fn a_jump_whose_far_side_fits_below_its_near_side_is_refused() {
         let file = "def test_a(self):\n    expected = {\n        (self.filename, first + 1): 1,\n        (self.filename, first + 2): 11,\n        (self.filename, first + 3): 5,\n    }\n    check(expected)\n\n\ndef test_b(self):\n    expected = {\n        \"unrelated\": compute(),\n        (self.filename, first + 3): 10,\n    }\n    check(expected)\n";
         let snippet = "# ... existing code ...\n        (self.filename, first + 1): 1,\n        (self.filename, first + 2): 11,\n        (self.filename, first + 3): 10,\n    }\n# ... existing code ...\n";
-        let hints = Hints {
-            path: Some("t.py"),
-            instruction: None,
-        };
-        let e = merge(file, snippet, &hints).unwrap_err();
+        let e = refusal("t.py", file, snippet);
         assert!(e.message.contains("two ways"), "{}", e.message);
     }
 
@@ -295,11 +296,7 @@ mod tests {
     fn a_header_broken_over_lines_is_read_as_its_one_line_old_version_too() {
         let file = "class Palette:\n    @classmethod\n    def from_stream(\n        cls, stream: IO[str], name: Optional[str] = None\n    ) -> \"Palette\":\n        \"\"\"Load a palette from an open stream.\"\"\"\n        colors = [parse_color(line) for line in stream]\n        return cls(colors, name=name)\n\n    @classmethod\n    def load(cls, path: str) -> \"Palette\":\n        \"\"\"Load a palette from a path.\"\"\"\n        with open(path) as stream:\n            return cls.from_stream(stream, name=path)\n";
         let snippet = "# ...\n    @classmethod\n    def load(\n        cls, path: str, encoding: Optional[str] = None\n    ) -> \"Palette\":\n        \"\"\"Load a palette from a path.\"\"\"\n        with open(path, encoding=encoding) as stream:\n# ...\n";
-        let hints = Hints {
-            path: Some("p.py"),
-            instruction: None,
-        };
-        let err = merge(file, snippet, &hints).unwrap_err();
+        let err = refusal("p.py", file, snippet);
         assert_eq!(err.code, crate::error::ErrorCode::NeedsMoreContext);
         assert!(err.message.contains("read two ways"), "{}", err.message);
         assert!(

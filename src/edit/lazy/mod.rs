@@ -518,6 +518,9 @@ fn edit_of(
                 open_start: p.seg.gap_before.is_none()
                     && !p.seg.cut_before
                     && p.seg.lines.start == 0,
+                open_end: p.seg.gap_after.is_none()
+                    && !p.seg.cut_after
+                    && p.seg.lines.end == lines.len(),
                 rules: ctx.rules,
             };
             aligner.align(p.seg.lines.clone(), pins, bounds)

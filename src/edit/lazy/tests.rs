@@ -705,6 +705,38 @@ fn lines_moved_into_another_part_of_the_snippet_leave_their_old_place() {
 }
 
 #[test]
+fn lines_above_a_snippet_opening_with_no_placeholder_that_it_shows_moved_go() {
+    // The snippet opens at the file's top with the imports reordered: its first line stands
+    // at file line 2, and the line above it is the one it shows next.
+    let file = "import b\nimport a\n\n\ndef f():\n    return a.x + b.y\n";
+    let snippet =
+        "import a\nimport b\n\n\ndef f():\n    return a.x + b.y\n# ... existing code ...\n";
+    assert_eq!(
+        lazy(file, snippet).unwrap(),
+        "import a\nimport b\n\n\ndef f():\n    return a.x + b.y\n"
+    );
+    // The same at the end: the snippet ends with no placeholder, and what follows its last
+    // line in the file is what it moved above.
+    let file = "a = 1\n\n\ndef f():\n    return a\n\n\nb = 2\n";
+    let snippet = "# ... existing code ...\nb = 2\n\n\ndef f():\n    return a\n";
+    assert_eq!(
+        lazy(file, snippet).unwrap(),
+        "a = 1\n\n\nb = 2\n\n\ndef f():\n    return a\n"
+    );
+}
+
+#[test]
+fn lines_above_a_snippet_opening_with_no_placeholder_stay_when_one_is_not_shown() {
+    // `import c` is shown nowhere: the snippet may only have left its placeholder out, so
+    // nothing above its first line goes (and `import b` stays where it was too).
+    let file = "import c\nimport b\nimport a\n\n\ndef f():\n    return a.x + b.y\n";
+    let snippet =
+        "import a\nimport b\n\n\ndef f():\n    return a.x + b.y\n# ... existing code ...\n";
+    let out = lazy(file, snippet).unwrap();
+    assert!(out.starts_with("import c\nimport b\nimport a\n"), "{out}");
+}
+
+#[test]
 fn a_trailing_comment_moved_onto_its_own_line_changes_the_line() {
     let file = "def run():\n    setup()\n    total = compute(items)  # cache the items for the next run\n    return total\n";
     // Shown without its comment, the line is the file's (the comment kept)...

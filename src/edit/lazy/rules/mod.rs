@@ -225,7 +225,7 @@ pub const ALL: &[RuleInfo] = &[
         Rule::MovedLines,
         "moved-lines",
         Stage::Align,
-        "a file line the snippet shows elsewhere, every copy of it, was moved and may go",
+        "a file line the snippet shows elsewhere, every copy of it, was moved and may go (at an open edge too)",
     ),
     info(
         Rule::Slide,

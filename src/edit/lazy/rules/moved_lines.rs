@@ -1,6 +1,7 @@
 //! Rule `moved-lines` (align): a file line the snippet shows elsewhere, every copy of it, was
-//! moved by the snippet, and an edge passing over its old place deletes it there. Without it
-//! the moved lines stay in both places.
+//! moved by the snippet, and an edge passing over its old place deletes it there; so does an
+//! open edge (a snippet opening or ending with no placeholder) when every file line beyond it
+//! is such a line or blank. Without it the moved lines stay in both places.
 
 use super::Rule;
 use super::fixture::Fixture;

@@ -819,6 +819,41 @@ fn the_last_line_of_a_new_function_is_not_pinned_to_a_look_alike() {
 }
 
 #[test]
+fn new_code_for_the_end_of_a_file_ending_with_its_entry_guard_asks() {
+    // The snippet ends with new code after a placeholder: the end of the file, which is
+    // after the guard that runs the program (the new code would be defined too late), or
+    // just before the guard? Two readings.
+    let file = "import sys\n\n\ndef main():\n    run(sys.argv)\n\n\nif __name__ == '__main__':\n    main()\n";
+    let snippet = "# ... existing code ...\n\n\nsettings = load()\n";
+    let e = lazy(file, snippet).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext, "{}", e.message);
+    assert!(
+        e.message
+            .contains("entry guard `if __name__ == '__main__':` (line 8)"),
+        "{}",
+        e.message
+    );
+    // Ruby's guard ends with `end`, and is read the same.
+    let file = "def main\n  run(ARGV)\nend\n\nif __FILE__ == $0\n  main\nend\n";
+    let snippet = "# ... existing code ...\n\nSETTINGS = load\n";
+    let e = merge(file, snippet, &hints("tool.rb")).unwrap_err();
+    assert!(
+        e.message
+            .contains("entry guard `if __FILE__ == $0` (line 5)"),
+        "{}",
+        e.message
+    );
+    // With the guard shown before it, the new code goes after the guard as the snippet says.
+    let snippet =
+        "# ... existing code ...\nif __name__ == '__main__':\n    main()\n\nsettings = load()\n";
+    let file = "import sys\n\n\ndef main():\n    run(sys.argv)\n\n\nif __name__ == '__main__':\n    main()\n";
+    assert_eq!(
+        lazy(file, snippet).unwrap(),
+        format!("{file}\nsettings = load()\n")
+    );
+}
+
+#[test]
 fn a_new_header_comment_over_an_unshown_one_asks() {
     // The snippet opens on a new comment block right above the file's first code line; the
     // file's own header comment above is not shown: replaced, or kept above the new one?

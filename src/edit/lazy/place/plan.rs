@@ -391,6 +391,9 @@ fn settle_open(
                             segs,
                             k,
                         )?;
+                        if ctx.rules.on(Rule::EntryGuard) {
+                            crate::edit::lazy::depth::check_entry_guard_at_file_end(ctx.file)?;
+                        }
                     }
                     w
                 }

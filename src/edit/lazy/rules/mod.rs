@@ -21,6 +21,8 @@ mod doc_comments;
 #[cfg(test)]
 mod edge_lookalike;
 #[cfg(test)]
+mod entry_guard;
+#[cfg(test)]
 mod file_edges;
 #[cfg(test)]
 mod ground;
@@ -103,6 +105,8 @@ pub enum Rule {
     JumpLookalike,
     /// `file-edges`.
     FileEdges,
+    /// `entry-guard`.
+    EntryGuard,
     /// `moved-lines`.
     MovedLines,
     /// `slide`.
@@ -220,6 +224,13 @@ pub const ALL: &[RuleInfo] = &[
         "file-edges",
         Stage::Place,
         "a segment the snippet opens or closes with no placeholder is pinned to the file's edge",
+    ),
+    info(
+        Rule::EntryGuard,
+        "entry-guard",
+        Stage::Place,
+        "new code bound for the file's end, which ends with its entry guard \
+         (`if __name__ == \"__main__\":`), goes before or after it: two readings",
     ),
     info(
         Rule::MovedLines,
@@ -402,6 +413,7 @@ pub(super) mod fixture {
         &super::loose_elsewhere::FIXTURE,
         &super::jump_lookalike::FIXTURE,
         &super::file_edges::FIXTURE,
+        &super::entry_guard::FIXTURE,
         &super::moved_lines::FIXTURE,
         &super::slide::FIXTURE,
         &super::edge_lookalike::FIXTURE,

@@ -141,13 +141,11 @@ fn print_project(p: &ProjectScore, verbose: bool) {
                 .position(|f| r.query.files.contains(f))
                 .map_or_else(|| "-".to_string(), |i| (i + 1).to_string());
             let missed: Vec<String> = r
-                .query
-                .files
+                .missed
                 .iter()
-                .filter(|f| !r.ranked.iter().take(5).any(|g| g == *f))
-                .map(|f| {
-                    let at = r.ranked.iter().position(|g| g == f);
-                    at.map_or_else(|| format!("{f} (-)"), |i| format!("{f} ({})", i + 1))
+                .map(|m| {
+                    let at = m.rank.map_or_else(|| "-".to_string(), |i| i.to_string());
+                    format!("{} ({at}, {})", m.path, m.why.name())
                 })
                 .collect();
             outln!(
@@ -226,6 +224,9 @@ pub(crate) fn search_eval(args: SearchEvalArgs) -> Result<ExitCode> {
     }
     for (kind, group) in eval::grouped(&results, |r| QueryKind::of(&r.query.query)) {
         print_group("kind", kind.name(), &group);
+    }
+    for (class, files, lost) in eval::misses(&results) {
+        outln!("missed {}: files={files} lost={lost:.1}%", class.name());
     }
     let (recall, hit, mrr) = eval::summary(&results);
     let median = eval::median(results.iter().map(|r| r.elapsed).collect());

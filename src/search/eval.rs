@@ -3,13 +3,16 @@
 //! `{"query", "files"}`: a commit's subject and the source files it changed). The snapshot
 //! is unpacked to a temporary directory, indexed once (timed), and every query is ranked
 //! (timed): recall@5, hit@1 and MRR against the files, in all and by group: the answers'
-//! language (their files' extension) and the query's kind (from its first verb).
+//! language (their files' extension) and the query's kind (from its first verb); and each
+//! file missed from the first five, by why ([`Miss`]): what tells whether a ranking by the
+//! files' text could find it at all.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+use super::index::Index;
 use super::rank;
 use super::store::Store;
 use crate::error::{Error, ErrorCode, Result};
@@ -38,6 +41,105 @@ pub struct QueryResult {
     pub scores: Vec<f64>,
     /// Time to rank.
     pub elapsed: Duration,
+    /// The query's files not in the first five, in the query's order.
+    pub missed: Vec<Missed>,
+}
+
+/// Why a query's file is not among the first five.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Miss {
+    /// The file holds none of the query's terms (in its text, path or defined names, after
+    /// identifier splitting and stemming): no ranking by text can find it.
+    Unreachable,
+    /// The file holds some of the query's terms, and no other file of the query is in the
+    /// first five: other files outrank it.
+    Outranked,
+    /// The file holds some of the query's terms and another file of the query is in the
+    /// first five: the same change's second file.
+    Companion,
+}
+
+impl Miss {
+    /// Every class, in report order.
+    pub const ALL: [Miss; 3] = [Miss::Unreachable, Miss::Outranked, Miss::Companion];
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Miss::Unreachable => "unreachable",
+            Miss::Outranked => "outranked",
+            Miss::Companion => "companion",
+        }
+    }
+}
+
+/// One of a query's files missed from the first five.
+#[derive(Debug, Clone)]
+pub struct Missed {
+    /// Its path.
+    pub path: String,
+    /// Its 1-based rank, when ranked within the depth.
+    pub rank: Option<usize>,
+    /// Why it missed.
+    pub why: Miss,
+}
+
+/// The query's files missing from the first five of `ranked`, each with why: whether the
+/// file (as `index` holds it) holds any of the query's terms, and whether another of the
+/// query's files made the first five.
+pub(crate) fn missed(index: &Index, query: &Query, ranked: &[String]) -> Vec<Missed> {
+    // The index in memory is never damaged.
+    let terms: Vec<u32> = rank::query_terms(index, &query.query)
+        .unwrap_or_default()
+        .iter()
+        .map(|t| t.id)
+        .collect();
+    let top = &ranked[..ranked.len().min(5)];
+    let holds = |path: &str| {
+        index.file(path).is_some_and(|f| {
+            terms.iter().any(|t| {
+                f.terms.binary_search_by_key(t, |&(id, _)| id).is_ok()
+                    || f.path_terms.contains(t)
+                    || f.def_terms.contains(t)
+            })
+        })
+    };
+    let companion = |path: &str| query.files.iter().any(|g| g != path && top.contains(g));
+    query
+        .files
+        .iter()
+        .filter(|f| !top.contains(f))
+        .map(|f| Missed {
+            path: f.clone(),
+            rank: ranked.iter().position(|g| g == f).map(|i| i + 1),
+            why: if !holds(f) {
+                Miss::Unreachable
+            } else if companion(f) {
+                Miss::Companion
+            } else {
+                Miss::Outranked
+            },
+        })
+        .collect()
+}
+
+/// Per class of [`Miss`]: the files missed, and the recall@5 they cost (percentage points
+/// over all `results`: a query of `k` files loses `1 / k` of its recall for each).
+pub fn misses(results: &[&QueryResult]) -> Vec<(Miss, usize, f64)> {
+    let n = results.len().max(1) as f64;
+    Miss::ALL
+        .iter()
+        .map(|&class| {
+            let mut count = 0;
+            let mut lost = 0.0;
+            for r in results {
+                let k = r.missed.iter().filter(|m| m.why == class).count();
+                count += k;
+                lost += k as f64 / r.query.files.len().max(1) as f64;
+            }
+            (class, count, lost * 100.0 / n)
+        })
+        .collect()
 }
 
 impl QueryResult {
@@ -314,9 +416,11 @@ pub fn score_project(
         let started = Instant::now();
         let hits = rank::rank(store.index(), &q.query, DEPTH, &|_| true);
         let elapsed = started.elapsed();
+        let ranked: Vec<String> = hits.iter().map(|h| h.path.clone()).collect();
         results.push(QueryResult {
             scores: hits.iter().map(|h| h.score).collect(),
-            ranked: hits.into_iter().map(|h| h.path).collect(),
+            missed: missed(store.index(), &q, &ranked),
+            ranked,
             query: q,
             elapsed,
         });
@@ -344,7 +448,63 @@ mod tests {
             ranked: ranked.iter().map(ToString::to_string).collect(),
             scores: vec![0.0; ranked.len()],
             elapsed: Duration::ZERO,
+            missed: Vec::new(),
         }
+    }
+
+    /// Each missed file's class: `sessions.go` holds none of the query's terms
+    /// (unreachable); `cookie.go` holds them but no other answer made the first five
+    /// (outranked) in one ranking, and `store.go` did in the other (companion). The cost of
+    /// each class: a file of a two-file query loses half its recall.
+    #[test]
+    fn a_missed_file_is_unreachable_outranked_or_a_companion() {
+        let mut ix = Index::new();
+        for (p, t) in [
+            ("cookie.go", "func SetCookie() {}\n"),
+            ("store.go", "func Save() {}\n"),
+            ("sessions.go", "func Open() {}\n"),
+        ] {
+            ix.add(p, 0, t.len() as u64, t);
+        }
+        ix.finish();
+        let query = |files: &[&str]| Query {
+            query: "save the cookie".into(),
+            files: files.iter().map(ToString::to_string).collect(),
+        };
+        let ranked = |paths: &[&str]| paths.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let fillers = ["a", "b", "c", "d", "e"];
+        let leads = |first: &[&str]| ranked(&[first, &fillers[..]].concat());
+        let why = |q: &Query, r: &[String]| {
+            missed(&ix, q, r)
+                .into_iter()
+                .map(|m| (m.path, m.rank, m.why))
+                .collect::<Vec<_>>()
+        };
+        let q = query(&["cookie.go", "sessions.go"]);
+        let r = ranked(&["a", "b", "c", "d", "e", "cookie.go"]);
+        assert_eq!(
+            why(&q, &r),
+            [
+                ("cookie.go".into(), Some(6), Miss::Outranked),
+                ("sessions.go".into(), None, Miss::Unreachable),
+            ]
+        );
+        let q2 = query(&["store.go", "cookie.go"]);
+        let r2 = leads(&["store.go"]);
+        assert_eq!(why(&q2, &r2), [("cookie.go".into(), None, Miss::Companion)]);
+        let mut a = result(&["cookie.go", "sessions.go"], &[]);
+        a.missed = missed(&ix, &q, &r);
+        let mut b = result(&["store.go", "cookie.go"], &[]);
+        b.missed = missed(&ix, &q2, &r2);
+        let costs: Vec<(Miss, usize, f64)> = misses(&[&a, &b]);
+        assert_eq!(
+            costs,
+            [
+                (Miss::Unreachable, 1, 25.0),
+                (Miss::Outranked, 1, 25.0),
+                (Miss::Companion, 1, 25.0),
+            ]
+        );
     }
 
     #[test]

@@ -314,8 +314,9 @@ fn search_eval_on_the_fresh_set_meets_the_bars() {
 }
 
 /// `search-eval --verbose`: a query that missed a file names each missed file with its rank
-/// (`(N)`, `(-)` past the depth) and lists its ten leading files with their scores, best
-/// first, answers marked `*`.
+/// (`N`, `-` past the depth) and why (`unreachable`, `outranked`, `companion`), and lists
+/// its ten leading files with their scores, best first, answers marked `*`; the summary
+/// counts the missed files by why.
 #[test]
 fn search_eval_verbose_shows_why_a_query_missed() {
     let project = corpus("search").join("gin-gonic+gin");
@@ -324,17 +325,26 @@ fn search_eval_verbose_shows_why_a_query_missed() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
     let mut misses = 0;
+    let mut classes = [0usize; 3];
     for (at, line) in lines.iter().enumerate() {
         let Some((_, missed)) = line.split_once("  missed: ") else {
             continue;
         };
         misses += 1;
-        for file in missed.split(", ") {
-            let rank = file.rsplit_once(" (").map(|(_, r)| r.trim_end_matches(')'));
+        for file in missed.split("), ") {
+            let (rank, why) = file
+                .rsplit_once(" (")
+                .and_then(|(_, r)| r.trim_end_matches(')').split_once(", "))
+                .unwrap_or_else(|| panic!("{line}"));
+            assert!(rank == "-" || rank.parse::<usize>().is_ok(), "{line}");
             assert!(
-                rank.is_some_and(|r| r == "-" || r.parse::<usize>().is_ok()),
+                ["unreachable", "outranked", "companion"].contains(&why),
                 "{line}"
             );
+            classes[["unreachable", "outranked", "companion"]
+                .iter()
+                .position(|c| *c == why)
+                .unwrap_or_default()] += 1;
         }
         let scores: Vec<f64> = lines[at + 1..]
             .iter()
@@ -348,4 +358,15 @@ fn search_eval_verbose_shows_why_a_query_missed() {
         assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{line}");
     }
     assert!(misses > 0, "{stdout}");
+    // The summary's lines of missed files by class count what the queries' lines name.
+    for (class, n) in ["unreachable", "outranked", "companion"]
+        .iter()
+        .zip(classes)
+    {
+        let line = format!("missed {class}: files={n} lost=");
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&line)),
+            "{line}: {stdout}"
+        );
+    }
 }

@@ -10,8 +10,12 @@ use flate2::Compression;
 use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use crate::workspace::digest;
 use crate::workspace::fs;
+use crate::workspace::group_sync;
 
 /// The default cap on the pre-images' total size.
 pub(crate) const DEFAULT_CAP: u64 = 256 << 20;
@@ -62,7 +66,8 @@ impl Preimages {
         if !self.kept_whole(&path, bytes) {
             let mut z = ZlibEncoder::new(Vec::new(), Compression::fast());
             z.write_all(bytes)?;
-            fs::write_private(&path, &z.finish()?)?;
+            let made = fs::write_private_as(&path, &z.finish()?)?;
+            remember_own(&path, &made);
             self.trim(&hash);
         }
         Ok(hash)
@@ -72,7 +77,9 @@ impl Preimages {
     /// under the store's lock, so that no trim lists it before the touch and deletes it
     /// after), and a sync of the directory begun after it was seen has ended (another writer
     /// may have renamed it in a moment ago and not synced it yet: a journal line naming it
-    /// must not be durable before it is). The total did not grow: no trim.
+    /// must not be durable before it is) — unless it is the very copy this process renamed
+    /// in and saw the directory's sync of succeed, and no sync of the directory failed in
+    /// this process (its entry is durable already). The total did not grow: no trim.
     fn kept_whole(&self, path: &Path, bytes: &[u8]) -> bool {
         let seen = {
             let _store = store_lock();
@@ -85,7 +92,16 @@ impl Preimages {
         let Ok(file) = seen else {
             return false;
         };
-        holds(file, bytes) && fs::sync_dir_now(&self.dir).is_ok()
+        let own = is_own(path, &file) && !self.dir_failed();
+        holds(file, bytes) && (own || fs::sync_dir_now(&self.dir).is_ok())
+    }
+
+    /// Whether a sync of the store's directory failed in this process (or it cannot be told).
+    fn dir_failed(&self) -> bool {
+        std::fs::metadata(&self.dir).map_or(true, |m| match identity(&m) {
+            Some((key, _)) => group_sync::failed(key),
+            None => true,
+        })
     }
 
     /// The bytes stored as `hash`; `None` when they were dropped (or never stored).
@@ -131,6 +147,60 @@ impl Preimages {
             }
         }
     }
+}
+
+/// Past this many copies remembered as renamed in by this process, the record starts again
+/// (each is then synced once more when it is stored again).
+const OWN_COPIES_KEPT: usize = 1024;
+
+/// A stored copy's identity: its device and inode, and its birth (an inode number that a
+/// deleted copy's successor reuses comes with another birth).
+type Identity = (group_sync::Key, std::time::SystemTime);
+
+/// The identity of the file `m` describes; `None` where it cannot be told.
+fn identity(m: &std::fs::Metadata) -> Option<Identity> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(((m.dev(), m.ino()), m.created().ok()?))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        None
+    }
+}
+
+/// The copies this process renamed into a store and saw the directory's sync of succeed:
+/// each path's latest.
+fn own_copies() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Identity>> {
+    static OWN: OnceLock<std::sync::Mutex<HashMap<PathBuf, Identity>>> = OnceLock::new();
+    OWN.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Remember the copy `made` (its metadata before the rename) as renamed in at `path` durably.
+fn remember_own(path: &Path, made: &std::fs::Metadata) {
+    let mut own = own_copies();
+    match identity(made) {
+        Some(id) => {
+            if own.len() >= OWN_COPIES_KEPT {
+                own.clear();
+            }
+            own.insert(path.to_path_buf(), id)
+        }
+        None => own.remove(path),
+    };
+}
+
+/// Whether `file` (open at `path`) is the copy this process last renamed in there: not one
+/// another writer renamed over it since, whose entry may not be synced yet.
+fn is_own(path: &Path, file: &std::fs::File) -> bool {
+    let Some(id) = file.metadata().ok().as_ref().and_then(identity) else {
+        return false;
+    };
+    own_copies().get(path) == Some(&id)
 }
 
 /// Whether `name` is a content hash (a stored pre-image's name).
@@ -313,6 +383,52 @@ mod tests {
         );
         assert_eq!(store.get(&hash).as_deref(), Some(bytes.as_slice()));
         drop(failed);
+    }
+
+    /// A copy this process renamed into the store (its directory synced) is trusted when it
+    /// is stored again without another sync of the directory: its entry is durable already.
+    /// Regression: every store of a kept copy synced the directory again (one fsync more per
+    /// edit, its pre-image being the previous edit's result).
+    #[cfg(unix)]
+    #[test]
+    fn a_copy_stored_here_is_trusted_without_another_directory_sync() {
+        use crate::workspace::group_sync::syncs_of;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        let bytes = noise(11, 64 << 10);
+        let hash = store.put(&bytes).unwrap();
+        let synced = syncs_of(&dir.path().join("j.preimages"));
+        assert!(synced > 0, "the first store synced its directory");
+        for _ in 0..3 {
+            assert_eq!(store.put(&bytes).unwrap(), hash);
+        }
+        assert_eq!(syncs_of(&dir.path().join("j.preimages")), synced);
+        assert_eq!(store.get(&hash).as_deref(), Some(bytes.as_slice()));
+    }
+
+    /// A copy another writer renamed over this process's own (the same bytes, another file)
+    /// is trusted only after a sync of the directory begun after it was seen: that writer may
+    /// not have synced its rename yet.
+    #[cfg(unix)]
+    #[test]
+    fn a_copy_another_writer_renamed_in_is_synced_before_it_is_trusted() {
+        use crate::workspace::group_sync::syncs_of;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        let bytes = noise(12, 64 << 10);
+        let hash = store.put(&bytes).unwrap();
+        let at = dir.path().join("j.preimages");
+        let theirs = at.join("theirs.tmp");
+        std::fs::copy(at.join(&hash), &theirs).unwrap();
+        std::fs::rename(&theirs, at.join(&hash)).unwrap();
+        let synced = syncs_of(&at);
+        assert_eq!(store.put(&bytes).unwrap(), hash);
+        assert_eq!(
+            syncs_of(&at),
+            synced + 1,
+            "the other writer's copy was trusted unsynced"
+        );
+        assert_eq!(store.get(&hash).as_deref(), Some(bytes.as_slice()));
     }
 
     /// The temp files of stores a crash cut short are swept, stale ones only (a young one may

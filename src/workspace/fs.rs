@@ -98,6 +98,13 @@ pub fn mode(path: &Path) -> Option<u32> {
 /// For patchgate's own state (journal pre-images, discovery and lock notes), not for files
 /// under a root.
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_private_as(path, bytes).map(drop)
+}
+
+/// [`write_private`], returning the metadata of the file it renamed in (taken from its own
+/// descriptor before the rename: its identity, whatever another writer renames over it
+/// after).
+pub(crate) fn write_private_as(path: &Path, bytes: &[u8]) -> std::io::Result<std::fs::Metadata> {
     use std::io::Write;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -112,7 +119,8 @@ pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    persist_synced(tmp, path, dir)
+    let made = tmp.as_file().metadata()?;
+    persist_synced(tmp, path, dir).map(|()| made)
 }
 
 /// Return once a sync of `dir` begun now has ended: what another writer renamed into it a

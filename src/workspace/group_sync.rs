@@ -173,6 +173,10 @@ impl GroupSync {
             // Cleared however the sync ends (an unwinding one too), so no writer waits on
             // a sync that is gone.
             let running = Running(self);
+            #[cfg(test)]
+            {
+                *syncs_made().entry(self.key).or_default() += 1;
+            }
             let r = sync(&self.file);
             let mut s = self.lock();
             match &r {
@@ -277,6 +281,29 @@ impl FailedDirs {
     fn has(&self, key: Key) -> bool {
         self.overflowed || self.keys.contains(&key)
     }
+}
+
+/// Whether a sync of the directory `key` names failed in this process (what was renamed
+/// into it before may not be on disk, whatever a later sync says).
+pub(crate) fn failed(key: Key) -> bool {
+    failed_dirs().has(key)
+}
+
+/// Syncs made of each file or directory, by its identity: a test's count of the syncs it
+/// caused.
+#[cfg(test)]
+fn syncs_made() -> MutexGuard<'static, HashMap<Key, u64>> {
+    static MADE: OnceLock<Mutex<HashMap<Key, u64>>> = OnceLock::new();
+    MADE.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Test hook: how many syncs of the file or directory at `path` this process began.
+#[cfg(test)]
+pub(crate) fn syncs_of(path: &std::path::Path) -> u64 {
+    let key = key_of(&File::open(path).unwrap()).unwrap();
+    syncs_made().get(&key).copied().unwrap_or(0)
 }
 
 /// Test hook: a sync of the directory `dir` fails, as a disk error would, through its group

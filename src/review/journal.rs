@@ -220,6 +220,18 @@ impl Journal {
         }
     }
 
+    /// Store `copies` as pre-images ahead of the journal line that will name them (each
+    /// file's result, then what it held: the order a line's record stores them in), so
+    /// that their syncs need not wait for the files' writes; the line's record finds them
+    /// kept. One that fails is left to that record.
+    pub(crate) fn store_ahead(&self, copies: &[&[u8]]) {
+        for c in copies {
+            if let Err(e) = self.preimages.put(c) {
+                tracing::debug!("pre-image store ahead: {e}; left to the journal line");
+            }
+        }
+    }
+
     /// The bytes a file had before `rec`'s run (`None`: it did not exist).
     pub(super) fn before_of(&self, run_id: &str, rec: &FileRecord) -> Result<Option<Vec<u8>>> {
         if let Some(hash) = &rec.before_blob {

@@ -1529,6 +1529,36 @@ impl Gate {
         )
     }
 
+    /// Write `proposal`'s files as `contents` (`bytes` encoded) while another thread stores
+    /// the pre-images its journal line will name (what each changed file holds and will
+    /// hold): their syncs run beside the files' own, and the line's record finds them kept.
+    /// One that could not be stored ahead is stored by that record.
+    fn write_storing_ahead(
+        &self,
+        proposal: &Proposal,
+        contents: &[Option<String>],
+        bytes: &[Option<Vec<u8>>],
+    ) -> Result<Vec<crate::review::proposal::Written>> {
+        let copies: Vec<&[u8]> = (proposal.files.iter().zip(bytes))
+            .filter(|(f, b)| f.before.as_deref() != b.as_deref())
+            .flat_map(|(f, b)| [b.as_deref(), f.before.as_deref()])
+            .flatten()
+            .collect();
+        let journal = &self.inner.journal;
+        std::thread::scope(|s| {
+            let ahead = (!copies.is_empty())
+                .then(|| {
+                    std::thread::Builder::new().spawn_scoped(s, || journal.store_ahead(&copies))
+                })
+                .and_then(std::result::Result::ok);
+            let written = proposal.write(contents, self.max_bytes());
+            if let Some(ahead) = ahead {
+                let _ = ahead.join();
+            }
+            written
+        })
+    }
+
     /// Write a decided proposal and journal it (`account`: the proposal as written, with
     /// what the reviewer left out): a batch's intent is durable before the first byte and
     /// goes once the journal holds the edit. The outer error is one before anything was
@@ -1543,7 +1573,7 @@ impl Gate {
     ) -> Result<Result<Vec<crate::review::proposal::Written>>> {
         let bytes = proposal.encode(contents)?;
         let intent = Intent::begin(&self.inner.journal, proposal, &bytes)?;
-        let written = proposal.write(contents, self.max_bytes());
+        let written = self.write_storing_ahead(proposal, contents, &bytes);
         if let Ok(w) = &written {
             let journal_review = by_person.then_some(review);
             let journaled = self

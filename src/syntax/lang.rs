@@ -88,6 +88,11 @@ impl Lang {
         Lang::of(path, text.lines().next().unwrap_or(""))
     }
 
+    /// [`Lang::of_text`], the language's grammar built in or not.
+    pub fn named_of_text(path: &str, text: &str) -> Option<Lang> {
+        Lang::named(path, text.lines().next().unwrap_or(""))
+    }
+
     /// The language of `path`, built in or not.
     fn named(path: &str, first_line: &str) -> Option<Lang> {
         let name = path.rsplit(['/', '\\']).next().unwrap_or(path);

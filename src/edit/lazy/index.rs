@@ -31,6 +31,8 @@ pub(crate) struct FileIndex<'a> {
     order: Vec<u32>,
     /// The whole text and its language, when a grammar for it is built in.
     source: Option<(Lang, &'a str)>,
+    /// The file's language by its path or shebang, its grammar built in or not.
+    named: Option<Lang>,
     /// The definitions the grammar's tags find, computed on first asking.
     tags: OnceCell<Option<Outline>>,
 }
@@ -102,6 +104,7 @@ impl<'a> FileIndex<'a> {
             groups: counts,
             order,
             source: None,
+            named: None,
             tags: OnceCell::new(),
         }
     }
@@ -112,7 +115,13 @@ impl<'a> FileIndex<'a> {
         self.source = path
             .and_then(|p| Lang::of_text(p, text))
             .map(|lang| (lang, text));
+        self.named = path.and_then(|p| Lang::named_of_text(p, text));
         self
+    }
+
+    /// The file's language by its path (or shebang), its grammar built in or not.
+    pub(crate) fn named_language(&self) -> Option<Lang> {
+        self.named
     }
 
     /// The file's definitions by its grammar, when its language has tags and the file parses

@@ -435,7 +435,108 @@ fn align_all(ctx: &Context<'_>, planned: &[Planned]) -> Result<(Vec<Edit>, Vec<i
         }
         edits.push(e);
     }
+    if ctx.rules.on(Rule::MovedLines) {
+        take_moved_at_open_edges(ctx, planned, &order, &mut edits, &moved);
+    }
     Ok((edits, shifts))
+}
+
+/// Rule `moved-lines` at the snippet's open edges: a segment that opens (ends) the snippet
+/// with no placeholder, and comes first (last) in the file, stands for the file from its top
+/// (to its end). When every file line above its first line (below its last) is blank or the
+/// old copy of a line the merge adds elsewhere — each added copy answering for one old line,
+/// less those a deletion already answered for, and none of the line's copies kept in place
+/// by the snippet (then the old one may be a line of its own) — those lines go with the
+/// edge. One line the snippet does not add again keeps them all: the snippet may only have
+/// left its placeholder out. A diff-style snippet deletes only its `-` lines.
+fn take_moved_at_open_edges(
+    ctx: &Context<'_>,
+    planned: &[Planned],
+    order: &[usize],
+    edits: &mut [Edit],
+    moved: &HashSet<u64>,
+) {
+    if moved.is_empty() || ctx.snippet.diff_style || edits.is_empty() {
+        return;
+    }
+    let lines = ctx.lines();
+    let file = ctx.file;
+    let mut added = added_again(lines, file, edits, moved);
+    let mut all_moved = |r: std::ops::Range<usize>| {
+        let mut taken = added.clone();
+        let ok = r.clone().any(|j| !file.is_blank(j))
+            && r.into_iter().all(|j| {
+                file.is_blank(j)
+                    || taken.get_mut(&file.key(j)).is_some_and(|n| {
+                        let had = *n > 0;
+                        *n = n.saturating_sub(1);
+                        had
+                    })
+            });
+        if ok {
+            added = taken;
+        }
+        ok
+    };
+    let seg = |n: usize| &planned[order[n]];
+    let pinned = |p: &Planned| matches!(p.at, Where::Pins(_));
+    let first = seg(0);
+    if pinned(first)
+        && first.seg.gap_before.is_none()
+        && !first.seg.cut_before
+        && first.seg.lines.start == 0
+        && all_moved(0..edits[0].span.start)
+    {
+        let above = 0..edits[0].span.start;
+        edits[0].ops.splice(0..0, above.map(Op::Drop));
+        edits[0].span.start = 0;
+    }
+    let n = edits.len() - 1;
+    let last = seg(n);
+    if pinned(last)
+        && last.seg.gap_after.is_none()
+        && !last.seg.cut_after
+        && last.seg.lines.end == lines.len()
+        && all_moved(edits[n].span.end..file.len())
+    {
+        let below = edits[n].span.end..file.len();
+        edits[n].ops.extend(below.map(Op::Drop));
+        edits[n].span.end = file.len();
+    }
+}
+
+/// How many times the merge adds each moved line anew, less the old copies its deletions
+/// already took; a line of which the snippet keeps a copy in place is not counted.
+fn added_again(
+    lines: &[prepare::SLine],
+    file: &FileIndex<'_>,
+    edits: &[Edit],
+    moved: &HashSet<u64>,
+) -> HashMap<u64, usize> {
+    let ops = || edits.iter().flat_map(|e| e.ops.iter().copied());
+    let kept: HashSet<u64> = ops()
+        .filter_map(|op| match op {
+            Op::Same { i, .. } | Op::Change { i, .. } => Some(lines[i].key),
+            _ => None,
+        })
+        .collect();
+    let mut added: HashMap<u64, usize> = HashMap::new();
+    for op in ops() {
+        if let Op::Add(i) = op
+            && moved.contains(&lines[i].key)
+            && !kept.contains(&lines[i].key)
+        {
+            *added.entry(lines[i].key).or_default() += 1;
+        }
+    }
+    for op in ops() {
+        if let Op::Drop(j) = op
+            && let Some(n) = added.get_mut(&file.key(j))
+        {
+            *n = n.saturating_sub(1);
+        }
+    }
+    added
 }
 
 /// Keys of the snippet's non-trivial file lines of which it shows every copy the file has:
@@ -518,9 +619,6 @@ fn edit_of(
                 open_start: p.seg.gap_before.is_none()
                     && !p.seg.cut_before
                     && p.seg.lines.start == 0,
-                open_end: p.seg.gap_after.is_none()
-                    && !p.seg.cut_after
-                    && p.seg.lines.end == lines.len(),
                 rules: ctx.rules,
             };
             aligner.align(p.seg.lines.clone(), pins, bounds)

@@ -732,8 +732,36 @@ fn lines_above_a_snippet_opening_with_no_placeholder_stay_when_one_is_not_shown(
     let file = "import c\nimport b\nimport a\n\n\ndef f():\n    return a.x + b.y\n";
     let snippet =
         "import a\nimport b\n\n\ndef f():\n    return a.x + b.y\n# ... existing code ...\n";
+    // (The snippet's `import b` is new below `import a`; the old one, kept, stays too.)
+    assert_eq!(
+        lazy(file, snippet).unwrap(),
+        "import c\nimport b\nimport a\nimport b\n\n\ndef f():\n    return a.x + b.y\n"
+    );
+}
+
+#[test]
+fn a_line_above_an_open_start_stays_when_the_snippet_keeps_a_copy_of_it_in_place() {
+    // The file has `x = 1` twice and the snippet shows it twice: once kept in `f`, once new
+    // in `g`. The global one above the snippet's first line was not moved: it stays.
+    let file = "x = 1\n\n\ndef f():\n    x = 1\n    return x\n\n\ndef g():\n    return 2\n";
+    let snippet = "def f():\n    x = 1\n    return x\n\n\ndef g():\n    x = 1\n    return x + 2\n";
     let out = lazy(file, snippet).unwrap();
-    assert!(out.starts_with("import c\nimport b\nimport a\n"), "{out}");
+    assert!(out.starts_with("x = 1\n\n\ndef f():\n"), "{out}");
+    // Out of the file's order, the segment that opens the snippet does not start the file:
+    // the line between the two parts is no open edge's, and stays.
+    let file = "def a():\n    return 1\nX = 1\ndef b():\n    return 2\n";
+    let snippet =
+        "def b():\n    return 2\nX = 1\n# ... existing code ...\ndef a():\n    return 1\n";
+    let out = lazy(file, snippet).unwrap();
+    assert!(
+        out.starts_with("def a():\n    return 1\nX = 1\ndef b():\n"),
+        "{out}"
+    );
+    // A diff-style snippet deletes only its `-` lines.
+    let file = "X = 1\n\n\ndef f():\n    return 1\n\n\nY = 2\n";
+    let snippet = " def f():\n-    return 1\n+    return 2\n \n \n Y = 2\n X = 1\n";
+    let out = lazy(file, snippet).unwrap();
+    assert!(out.starts_with("X = 1\n"), "{out}");
 }
 
 #[test]

@@ -1,8 +1,7 @@
 //! Stage 4c, placeholder depth: a placeholder written inside a body (indented) stands for
 //! the rest of that body. New code after such a placeholder at the snippet's end, when the
 //! body it is inside ends before the file does, has two readings: the end of that body, or
-//! the end of the file (another body); the merge asks. So it does when such code would go
-//! after the file's closing entry guard (`if __name__ == "__main__":`).
+//! the end of the file (another body); the merge asks.
 
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::prepare::SLine;
@@ -56,53 +55,6 @@ pub(crate) fn check_body_at_file_end(
             after + 1,
         ),
     ))
-}
-
-/// Refuses new code bound for the file's end when the file ends with its entry guard — a
-/// top-level `if __name__ == "__main__":` (Python) or `if __FILE__ == $0` (Ruby) block that
-/// runs the program: code after it is defined only once the program has run, so the
-/// snippet's open end (the end of the file) and "before the guard" are two readings. Called
-/// when the code would go at the file's end.
-pub(crate) fn check_entry_guard_at_file_end(file: &FileIndex<'_>) -> Result<()> {
-    // The file's last top-level line that is not a closer (Ruby's guard ends with `end`).
-    let Some(j) = (0..file.len())
-        .rev()
-        .find(|&j| !file.is_blank(j) && file.indent(j) == 0 && !is_block_end(file.lines[j]))
-    else {
-        return Ok(());
-    };
-    let line = file.lines[j].trim_end();
-    if !is_entry_guard(line) {
-        return Ok(());
-    }
-    Err(Error::new(
-        ErrorCode::NeedsMoreContext,
-        format!(
-            "the snippet ends with new code after a placeholder, which reads as the end of the \
-             file, but the file ends with its entry guard `{line}` (line {}): code after it is \
-             defined only after the program has run; to add it before the guard, show the \
-             guard's line after the new code; to add it after, show the guard's last line \
-             before it",
-            j + 1
-        ),
-    ))
-}
-
-/// Whether a top-level line opens a block that runs the file as a program.
-fn is_entry_guard(line: &str) -> bool {
-    let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-    let python = ["__name__=='__main__'", "__name__==\"__main__\""]
-        .iter()
-        .any(|g| compact == format!("if{g}:") || compact == format!("if({g}):"));
-    let ruby = ["$0", "$PROGRAM_NAME"]
-        .iter()
-        .any(|g| compact == format!("if__FILE__=={g}") || compact == format!("if{g}==__FILE__"));
-    python || ruby
-}
-
-/// Whether a line only ends a block (`end`, `}`).
-fn is_block_end(line: &str) -> bool {
-    matches!(line.trim(), "end" | "}")
 }
 
 /// The name a line defines when it opens a body: `def name(...):`, `fn name() {`.

@@ -6,9 +6,10 @@
 //!   shows the file completely: lines it does not show are deleted (`Drop`). Diff-style
 //!   snippets delete only their `-` lines.
 //! - Between pins that are not both sure, and at the segment's edges (before its first pin,
-//!   after its last), nothing unshown is deleted: edge lines match the file lines right next
-//!   to the pin, one after another, or are new; a changed line may replace the old line at
-//!   its place when the two are clearly versions of each other.
+//!   after its last), nothing unshown is deleted — but a line the snippet moved (rule
+//!   `moved-lines`, here and in `lazy/mod.rs` at its open edges): edge lines match the file
+//!   lines right next to the pin, one after another, or are new; a changed line may replace
+//!   the old line at its place when the two are clearly versions of each other.
 //! - At an edge, weak context lines that open a paragraph in the file (a doc comment's first
 //!   line, an attribute) and are followed only by new code belong to the new code; weak lines
 //!   that close a paragraph before new code at the head likewise. A blank line between an
@@ -119,8 +120,6 @@ pub(crate) struct Aligner<'a> {
     pub(crate) cut: (bool, bool),
     /// Whether the segment starts the snippet with no placeholder before it.
     pub(crate) open_start: bool,
-    /// Whether the segment ends the snippet with no placeholder after it.
-    pub(crate) open_end: bool,
     /// The rules the merge runs with.
     pub(crate) rules: RuleSet,
 }
@@ -326,7 +325,6 @@ impl Aligner<'_> {
         self.check_reconnect(&ops, tail_end..bounds.end.max(tail_end), End::Tail)?;
         self.check_reconnect(&ops, bounds.start.min(head_start)..head_start, End::Head)?;
         self.check_header(&ops, head_start)?;
-        let (head_start, tail_end) = self.take_moved_beyond(&mut ops, bounds, head_start, tail_end);
         let style = local_style(self.file, &ops);
         Ok(Edit {
             span: head_start..tail_end,
@@ -334,40 +332,6 @@ impl Aligner<'_> {
             shift: self.shift,
             style,
         })
-    }
-
-    /// A segment that opens (ends) the snippet with no placeholder stands for the file from
-    /// its top (to its end): when every file line above its first line (below its last) up
-    /// to its neighbour is one the snippet shows moved elsewhere, or blank, those lines go
-    /// (rule `moved-lines`). Lines of which one is not shown anywhere are kept, the snippet
-    /// perhaps only leaving its placeholder out. The new span.
-    fn take_moved_beyond(
-        &self,
-        ops: &mut Vec<Op>,
-        bounds: Range<usize>,
-        head_start: usize,
-        tail_end: usize,
-    ) -> (usize, usize) {
-        if !self.rules.on(Rule::MovedLines) {
-            return (head_start, tail_end);
-        }
-        let all_moved = |r: Range<usize>| {
-            r.clone().any(|j| !self.file.is_blank(j))
-                && r.into_iter()
-                    .all(|j| self.file.is_blank(j) || self.moved.contains(&self.file.key(j)))
-        };
-        let mut span = (head_start, tail_end);
-        let above = bounds.start.min(head_start)..head_start;
-        if self.open_start && all_moved(above.clone()) {
-            ops.splice(0..0, above.clone().map(Op::Drop));
-            span.0 = above.start;
-        }
-        let below = tail_end..bounds.end.max(tail_end);
-        if self.open_end && all_moved(below.clone()) {
-            ops.extend(below.clone().map(Op::Drop));
-            span.1 = below.end;
-        }
-        span
     }
 
     /// The segment's outermost line next to a placeholder (its last at the tail, first at

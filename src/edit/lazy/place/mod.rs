@@ -15,6 +15,7 @@
 //!   header to the definition's header, its last line to the definition's last line.
 
 pub(crate) mod docs;
+pub(crate) mod entry_guard;
 pub(crate) mod jumps;
 pub mod outline;
 pub(crate) mod plan;

@@ -392,7 +392,7 @@ fn settle_open(
                             k,
                         )?;
                         if ctx.rules.on(Rule::EntryGuard) {
-                            crate::edit::lazy::depth::check_entry_guard_at_file_end(ctx.file)?;
+                            super::entry_guard::check_at_file_end(ctx.file)?;
                         }
                     }
                     w

@@ -150,9 +150,7 @@ fn the_tuis_rewind_takes_back_the_selected_run_and_the_later_ones() {
     let applied = p.read("a.txt");
     p.write("a.txt", &applied.replace("LINE 8\n", "by hand 8\n"));
     tmux.keys(&["g"]);
-    tmux.keys(&[":"]);
-    tmux.type_text("rewind");
-    tmux.keys(&["Enter"]);
+    tmux.command("rewind");
     // Asked first, as an undo is.
     tmux.wait_for("the question", 30, |s| {
         s.contains("and every later applied run?")
@@ -167,18 +165,14 @@ fn the_tuis_rewind_takes_back_the_selected_run_and_the_later_ones() {
     });
     p.write("a.txt", &applied);
     // `n` takes nothing back.
-    tmux.keys(&[":"]);
-    tmux.type_text(&format!("rewind {first}"));
-    tmux.keys(&["Enter"]);
+    tmux.command(&format!("rewind {first}"));
     tmux.wait_for("the question", 30, |s| {
         s.contains(&format!("Take back {first} and"))
     });
     tmux.keys(&["n"]);
     tmux.wait_for("nothing taken back", 30, |s| s.contains("nothing undone"));
     assert_eq!(p.read("a.txt"), applied);
-    tmux.keys(&[":"]);
-    tmux.type_text(&format!("rewind {first}"));
-    tmux.keys(&["Enter"]);
+    tmux.command(&format!("rewind {first}"));
     tmux.wait_for("the question", 30, |s| {
         s.contains(&format!("Take back {first} and"))
     });
@@ -206,9 +200,7 @@ fn the_tuis_session_view_shows_what_the_runs_changed() {
     let second = run_at(&mcp_url, &token, 8);
     run_at(&mcp_url, &token, 14);
     tmux.wait_for("three applied rows", 30, |s| s.matches('✓').count() >= 3);
-    tmux.keys(&[":"]);
-    tmux.type_text("session");
-    tmux.keys(&["Enter"]);
+    tmux.command("session");
     let screen = tmux.wait_for("the session's diff", 30, |s| {
         s.contains("the session: what the applied runs changed")
     });
@@ -218,9 +210,7 @@ fn the_tuis_session_view_shows_what_the_runs_changed() {
     assert!(!screen.contains("by hand"), "{screen}");
     tmux.keys(&["Escape"]);
     tmux.wait_for("the view closed", 10, |s| !s.contains("the session"));
-    tmux.keys(&[":"]);
-    tmux.type_text(&format!("session {second}"));
-    tmux.keys(&["Enter"]);
+    tmux.command(&format!("session {second}"));
     let screen = tmux.wait_for("the session from the second run", 30, |s| {
         s.contains(&format!("the session from run {second}"))
     });

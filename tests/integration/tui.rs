@@ -153,9 +153,9 @@ fn a_person_accepts_two_of_three_hunks_then_rejects_with_a_note() {
         s.contains("a note for the agent")
     });
     // A note of two lines (Alt+Enter starts the second).
-    tmux.type_text("keep the title");
+    tmux.type_shown("keep the title");
     tmux.keys(&["M-Enter"]);
-    tmux.type_text("the docs link to it");
+    tmux.type_shown("the docs link to it");
     tmux.keys(&["Enter"]);
 
     let r = agent.next(&tmux);
@@ -508,9 +508,7 @@ fn search_lights_its_matches_and_n_steps_through_them() {
     tmux.wait_for("the review", 30, |s| {
         s.contains("1 pending") && s.contains("hunk 1/2")
     });
-    tmux.keys(&["/"]);
-    tmux.type_text("three");
-    tmux.keys(&["Enter"]);
+    tmux.search("three");
     tmux.wait_for("the first match", 10, |s| {
         s.contains("/three: match 1 of 2")
     });
@@ -557,7 +555,7 @@ fn the_external_editor_gets_every_key_and_the_screen_is_redrawn_after() {
     });
     tmux.keys(&["E"]);
     tmux.wait_for("the editor", 10, |s| s.contains("type here:"));
-    tmux.type_text("ZZTYPED");
+    tmux.type_shown("ZZTYPED");
     tmux.keys(&["Enter"]);
     // Back in the TUI: every key went to the editor, and no trace of it is left on screen.
     let screen = tmux.wait_for("the decision", 10, |s| s.contains("0 pending"));
@@ -1199,7 +1197,7 @@ fn a_revision_shows_v2_and_its_note_and_i_toggles_its_interdiff() {
     tmux.wait_for("the note editor", 10, |s| {
         s.contains("a note for the agent")
     });
-    tmux.type_text("use helper_two");
+    tmux.type_shown("use helper_two");
     tmux.keys(&["Enter"]);
     tmux.wait_for("the rejection", 10, |s| {
         s.contains("0 pending") && s.contains("note: use helper_two")
@@ -1341,7 +1339,7 @@ fn m_accepts_the_included_hunks_with_a_note_for_the_agent() {
     tmux.wait_for("the note editor of an acceptance", 10, |s| {
         s.contains(&format!("accept {run} (1 hunk): a note for the agent"))
     });
-    tmux.type_text("the first hunk breaks the parser");
+    tmux.type_shown("the first hunk breaks the parser");
     tmux.keys(&["Enter"]);
     tmux.wait_for("the decided review", 10, |s| s.contains("0 pending"));
     assert_eq!(
@@ -1372,4 +1370,28 @@ fn m_accepts_the_included_hunks_with_a_note_for_the_agent() {
         message.contains("Reviewer's note: the first hunk breaks the parser"),
         "{message}"
     );
+}
+
+/// The tmux driver reads a screen only once it is drawn whole: a frame that reaches the
+/// terminal in pieces (the TUI's 1 KiB writes, each a moment apart on a loaded machine) is not
+/// read at its first piece, though that piece already shows what is waited for (it once showed
+/// the session view's title over the old frame's lines).
+#[test]
+fn a_wait_reads_the_screen_only_once_it_is_drawn_whole() {
+    const PIECES: &str = "import time\n\
+        print('TITLE', flush=True)\n\
+        for i in range(50):\n    time.sleep(0.02)\n    print(f'row {i}', flush=True)\n\
+        print('DRAWN WHOLE', flush=True)\n\
+        time.sleep(120)\n";
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(
+        dir.path(),
+        40,
+        60,
+        &[],
+        Path::new("python3"),
+        &["-c", PIECES],
+    );
+    let screen = tmux.wait_for("the title", 30, |s| s.contains("TITLE"));
+    assert!(screen.contains("DRAWN WHOLE"), "{screen}");
 }

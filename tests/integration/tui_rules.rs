@@ -147,9 +147,7 @@ fn r_on_a_review_makes_a_rule_in_the_users_config_and_the_review_is_decided_by_i
         "{listed}"
     );
     // `:rules` lists it in the TUI, with where it comes from.
-    tmux.keys(&[":"]);
-    tmux.type_text("rules");
-    tmux.keys(&["Enter"]);
+    tmux.command("rules");
     // Waited for whole: a capture taken while the overlay is still being drawn shows its
     // header before its rows.
     let user_rule = |s: &str| {

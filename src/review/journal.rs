@@ -227,7 +227,7 @@ impl Journal {
     pub(crate) fn store_ahead(&self, copies: &[&[u8]]) {
         for c in copies {
             if let Err(e) = self.preimages.put(c) {
-                tracing::debug!("pre-image store ahead: {e}; left to the journal line");
+                tracing::warn!("pre-image store ahead: {e}; left to the journal line");
             }
         }
     }

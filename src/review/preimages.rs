@@ -66,6 +66,9 @@ impl Preimages {
         if !self.kept_whole(&path, bytes) {
             let mut z = ZlibEncoder::new(Vec::new(), Compression::fast());
             z.write_all(bytes)?;
+            // The old copy's record goes first: until the new one is renamed in and synced,
+            // nothing at `path` is this process's durable copy.
+            own_copies().remove(&path);
             let made = fs::write_private_as(&path, &z.finish()?)?;
             remember_own(&path, &made);
             self.trim(&hash);
@@ -143,6 +146,8 @@ impl Preimages {
                 continue;
             }
             if std::fs::remove_file(&path).is_ok() {
+                // A copy made again at this path (its inode reused) is not the one recorded.
+                own_copies().remove(&path);
                 total -= len;
             }
         }
@@ -491,5 +496,18 @@ mod tests {
             .map(|e| e.metadata().unwrap().len())
             .sum();
         assert!(total <= 1 << 20, "{total}");
+        // A dropped copy is forgotten as this process's own: a copy made again at its path
+        // (the inode perhaps reused) is synced before it is trusted.
+        let dropped = store.path_of(&hashes[0]).unwrap();
+        assert!(!own_copies().contains_key(&dropped));
+        let newest = store.path_of(&hashes[2]).unwrap();
+        if std::fs::metadata(&newest)
+            .ok()
+            .as_ref()
+            .and_then(identity)
+            .is_some()
+        {
+            assert!(own_copies().contains_key(&newest));
+        }
     }
 }

@@ -751,6 +751,18 @@ impl Proposal {
     /// file's lock is held, every hash verified, then every file written; a failing write
     /// restores the files already written. Returns what was written, for the journal.
     pub fn write(&self, contents: &[Option<String>], max_bytes: u64) -> Result<Vec<Written>> {
+        self.write_checked(contents, max_bytes, &mut || {})
+    }
+
+    /// [`Proposal::write`], calling `checked` once every file is verified unchanged and
+    /// every content encoded within `max_bytes`, before the first byte is written (not when
+    /// a check refuses the write).
+    pub(crate) fn write_checked(
+        &self,
+        contents: &[Option<String>],
+        max_bytes: u64,
+        checked: &mut dyn FnMut(),
+    ) -> Result<Vec<Written>> {
         if contents.len() != self.files.len() {
             return Err(Error::invalid_input(
                 "internal: one content per file expected",
@@ -758,11 +770,16 @@ impl Proposal {
         }
         // Every file's lock (in one order, and across processes) while verifying and writing.
         let paths: Vec<_> = self.files.iter().map(|f| f.path.clone()).collect();
-        fs::with_locks(&paths, || self.write_locked(contents, max_bytes))
+        fs::with_locks(&paths, || self.write_locked(contents, max_bytes, checked))
     }
 
-    /// [`Proposal::write`] with every file's lock held.
-    fn write_locked(&self, contents: &[Option<String>], max_bytes: u64) -> Result<Vec<Written>> {
+    /// [`Proposal::write_checked`] with every file's lock held.
+    fn write_locked(
+        &self,
+        contents: &[Option<String>],
+        max_bytes: u64,
+        checked: &mut dyn FnMut(),
+    ) -> Result<Vec<Written>> {
         self.verify_unchanged(max_bytes)?;
         // Encode everything before touching the disk.
         let mut plans: Vec<(usize, Option<Vec<u8>>)> = Vec::with_capacity(self.files.len());
@@ -781,6 +798,7 @@ impl Proposal {
             }
             plans.push((i, bytes));
         }
+        checked();
         let mut done: Vec<Written> = Vec::new();
         for (i, bytes) in &plans {
             let f = &self.files[*i];

@@ -1545,15 +1545,29 @@ impl Gate {
             .flatten()
             .collect();
         let journal = &self.inner.journal;
+        let run = &proposal.run_id;
         std::thread::scope(|s| {
-            let ahead = (!copies.is_empty())
-                .then(|| {
-                    std::thread::Builder::new().spawn_scoped(s, || journal.store_ahead(&copies))
-                })
-                .and_then(std::result::Result::ok);
-            let written = proposal.write(contents, self.max_bytes());
-            if let Some(ahead) = ahead {
-                let _ = ahead.join();
+            let mut ahead = None;
+            // Started once the write's checks pass: a refused write stores nothing.
+            let written = proposal.write_checked(contents, self.max_bytes(), &mut || {
+                if copies.is_empty() {
+                    return;
+                }
+                let thread = std::thread::Builder::new().name("pre-images".into());
+                match thread.spawn_scoped(s, || journal.store_ahead(&copies)) {
+                    Ok(h) => ahead = Some(h),
+                    Err(e) => tracing::warn!(
+                        "run {run}: no thread to store the pre-images ahead ({e}); the journal \
+                         line stores them"
+                    ),
+                }
+            });
+            if let Some(h) = ahead
+                && h.join().is_err()
+            {
+                tracing::warn!(
+                    "run {run}: storing the pre-images ahead panicked; the journal line stores them"
+                );
             }
             written
         })
@@ -2590,6 +2604,28 @@ mod tests {
             1,
             "no temp file outside"
         );
+    }
+
+    #[test]
+    fn an_acceptance_refused_as_stale_stores_no_pre_image() {
+        // The pre-images an applied edit's journal line will name are stored while its files
+        // are written; a write its checks refuse (the file changed since) stores none.
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        let lines: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        write(&g, "a.txt", &lines);
+        let proposed = lines.replace("line 25\n", "line twenty-five\n");
+        let o = rt()
+            .block_on(g.submit(req(vec![edit("a.txt", &proposed)], false)))
+            .unwrap();
+        let id = run_id(&o);
+        write(&g, "a.txt", &lines.replace("line 2\n", "line two\n"));
+        let e = g.decide(&id, Decision::Accept).unwrap_err();
+        assert_eq!(e.code, ErrorCode::FileChanged);
+        let stored = std::fs::read_dir(dir.path().join("journal.preimages"))
+            .map(|d| d.flatten().count())
+            .unwrap_or(0);
+        assert_eq!(stored, 0, "pre-images stored for a write that was refused");
     }
 
     #[test]

@@ -370,7 +370,7 @@ fn declares_only(node: Node<'_>) -> bool {
 /// can end with the newline of its last line, or with blank lines; a TOML table holds the
 /// comment that heads the next one).
 fn last_line(node: Node<'_>, text: &str) -> usize {
-    let mut end = node.end_byte();
+    let (mut end, mut end_row) = (node.end_byte(), node.end_position().row);
     let mut child = node
         .named_child_count()
         .checked_sub(1)
@@ -378,15 +378,20 @@ fn last_line(node: Node<'_>, text: &str) -> usize {
     while let Some(c) =
         child.filter(|c| c.kind() == "comment" && c.start_byte() > node.start_byte())
     {
-        end = c.start_byte();
+        (end, end_row) = (c.start_byte(), c.start_position().row);
         child = c.prev_named_sibling();
     }
     let start = node.start_position().row;
-    let body = text
-        .get(node.start_byte()..end)
-        .unwrap_or_default()
-        .trim_end();
-    start + memchr::memchr_iter(b'\n', body.as_bytes()).count()
+    // The row of `end` less the newlines of the white space trimmed before it: counting the
+    // body's own newlines instead reads each nested definition's text again, work that grows
+    // with the nesting depth times the file (docs/DESIGN.md §7, bounded work).
+    let Some(body) = text.get(node.start_byte()..end) else {
+        return start;
+    };
+    let tail = &body.as_bytes()[body.trim_end().len()..];
+    end_row
+        .saturating_sub(memchr::memchr_iter(b'\n', tail).count())
+        .max(start)
 }
 
 #[cfg(test)]

@@ -719,3 +719,35 @@ fn prototypes_and_signatures_have_no_body() {
         .collect();
     assert_eq!(bodies, [(0, false), (2, true)], "{d:?}");
 }
+
+/// Each definition's extent end of `text` as `lang`, by name, in order.
+fn ends(lang: Lang, text: &str) -> Vec<(String, usize)> {
+    let got = defs(lang, text).unwrap_or_else(|| panic!("{}: no tags", lang.name()));
+    got.into_iter().map(|d| (d.name, d.extent.1)).collect()
+}
+
+#[test]
+fn nested_extents_end_at_the_last_line_before_trailing_blanks_and_comments() {
+    let rust = "fn outer() {\n    fn inner() {\n        let x = 1;\n    }\n    // tail\n}\n\n\n";
+    let want = [("outer".to_string(), 6), ("inner".to_string(), 4)];
+    assert_eq!(ends(Lang::Rust, rust), want);
+    assert_eq!(ends(Lang::Rust, &rust.replace('\n', "\r\n")), want);
+    let python = "\
+def outer():
+    def inner():
+        return 1
+        # inner tail
+
+    # outer tail
+
+x = 1
+";
+    // Python's trailing comments are its block's, not the definition's: they count.
+    let want = [
+        ("outer".to_string(), 6),
+        ("inner".to_string(), 4),
+        ("x".to_string(), 8),
+    ];
+    assert_eq!(ends(Lang::Python, python), want);
+    assert_eq!(ends(Lang::Python, &python.replace('\n', "\r\n")), want);
+}

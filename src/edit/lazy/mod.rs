@@ -461,6 +461,24 @@ fn take_moved_at_open_edges(
     }
     let lines = ctx.lines();
     let file = ctx.file;
+    let (first, n) = (&planned[order[0]], edits.len() - 1);
+    let last = &planned[order[n]];
+    let pinned = |p: &Planned| matches!(p.at, Where::Pins(_));
+    // Only the segment first (last) in the file, opening (ending) the snippet with no
+    // placeholder and not reaching the file's top (end) already, has lines beyond it to weigh.
+    let head = pinned(first)
+        && first.seg.gap_before.is_none()
+        && !first.seg.cut_before
+        && first.seg.lines.start == 0
+        && edits[0].span.start > 0;
+    let tail = pinned(last)
+        && last.seg.gap_after.is_none()
+        && !last.seg.cut_after
+        && last.seg.lines.end == lines.len()
+        && edits[n].span.end < file.len();
+    if !head && !tail {
+        return;
+    }
     let mut added = added_again(lines, file, edits, moved);
     let mut all_moved = |r: std::ops::Range<usize>| {
         let mut taken = added.clone();
@@ -478,27 +496,12 @@ fn take_moved_at_open_edges(
         }
         ok
     };
-    let seg = |n: usize| &planned[order[n]];
-    let pinned = |p: &Planned| matches!(p.at, Where::Pins(_));
-    let first = seg(0);
-    if pinned(first)
-        && first.seg.gap_before.is_none()
-        && !first.seg.cut_before
-        && first.seg.lines.start == 0
-        && all_moved(0..edits[0].span.start)
-    {
+    if head && all_moved(0..edits[0].span.start) {
         let above = 0..edits[0].span.start;
         edits[0].ops.splice(0..0, above.map(Op::Drop));
         edits[0].span.start = 0;
     }
-    let n = edits.len() - 1;
-    let last = seg(n);
-    if pinned(last)
-        && last.seg.gap_after.is_none()
-        && !last.seg.cut_after
-        && last.seg.lines.end == lines.len()
-        && all_moved(edits[n].span.end..file.len())
-    {
+    if tail && all_moved(edits[n].span.end..file.len()) {
         let below = edits[n].span.end..file.len();
         edits[n].ops.extend(below.map(Op::Drop));
         edits[n].span.end = file.len();

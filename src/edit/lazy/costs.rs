@@ -40,6 +40,10 @@ pub(crate) struct Weights {
     /// snippet line between them is a version of (more than a blank line's weight: a chain
     /// does not jump over code to take one more blank line).
     pub(crate) passed_over_cost: f32,
+    /// How many of a segment's new lines bound for an open edge of the file are compared
+    /// with the file's lines (rule `open-edge-versions`), and how many lines like one are named.
+    pub(crate) open_edge_versions_tried: usize,
+    pub(crate) open_edge_versions_listed: usize,
     /// The most (snippet line, file line) pairs compared for `passed_over_cost` in one link,
     /// and in one segment's placement.
     pub(crate) passed_over_max_pairs: usize,
@@ -215,6 +219,8 @@ pub(crate) const WEIGHTS: Weights = Weights {
     displacement_cap: 100,
     passed_over_cost: 0.01,
     passed_over_max_pairs: 4096,
+    open_edge_versions_tried: 16,
+    open_edge_versions_listed: 4,
     passed_over_budget: 32_768,
     placeholder_max_words: 16,
     phrase_max_words: 8,

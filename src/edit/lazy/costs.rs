@@ -36,18 +36,11 @@ pub(crate) struct Weights {
     pub(crate) displacement_cost: f32,
     /// The most lines of displacement a link pays `displacement_cost` for.
     pub(crate) displacement_cap: usize,
-    /// What a link between weak runs pays per non-blank file line it passes over that no
-    /// snippet line between them is a version of (more than a blank line's weight: a chain
-    /// does not jump over code to take one more blank line).
-    pub(crate) passed_over_cost: f32,
     /// How many of a segment's new lines bound for an open edge of the file are compared
-    /// with the file's lines (rule `open-edge-versions`), and how many lines like one are named.
+    /// with the file's lines (rule `open-edge-versions`).
     pub(crate) open_edge_versions_tried: usize,
+    /// How many file lines like such a line the refusal names.
     pub(crate) open_edge_versions_listed: usize,
-    /// The most (snippet line, file line) pairs compared for `passed_over_cost` in one link,
-    /// and in one segment's placement.
-    pub(crate) passed_over_max_pairs: usize,
-    pub(crate) passed_over_budget: usize,
     // Reading placeholders (`placeholder`).
     /// Most words a placeholder comment has.
     pub(crate) placeholder_max_words: usize,
@@ -217,11 +210,8 @@ pub(crate) const WEIGHTS: Weights = Weights {
     unique_min_chars: 10,
     displacement_cost: 0.0005,
     displacement_cap: 100,
-    passed_over_cost: 0.01,
-    passed_over_max_pairs: 4096,
     open_edge_versions_tried: 16,
     open_edge_versions_listed: 4,
-    passed_over_budget: 32_768,
     placeholder_max_words: 16,
     phrase_max_words: 8,
     column_positions_max: 64,

@@ -1459,20 +1459,3 @@ fn a_snippet_mixing_tabs_and_spaces_keeps_each_lines_own_whitespace() {
         merged.content
     );
 }
-
-#[test]
-fn new_code_after_a_repeated_line_goes_after_the_copy_next_to_the_line_it_shows_below() {
-    // `cleanup()` and the decorator both occur twice: no sure anchor. Placed after the
-    // first `cleanup()`, the snippet's neighbours would stand four lines apart, and `test_b`
-    // would end up below the new method; after the second, they stand together as shown.
-    let file = "class T:\n    def test_a(self):\n        run()\n        cleanup()\n\n    def test_b(self):\n        build()\n        check(self.value)\n        cleanup()\n\n\n@skip_unless(ok)\nclass U:\n    pass\n\n\n@skip_unless(ok)\nclass V:\n    pass\n";
-    let snippet = "# ... existing code ...\n        cleanup()\n\n    def test_c(self):\n        made = fresh()\n        made.grow()\n        assert made.size == 2\n\n\n@skip_unless(ok)\n# ... existing code ...\n";
-    let out = lazy(file, snippet).unwrap();
-    assert_eq!(
-        out,
-        file.replace(
-            "        cleanup()\n\n\n@skip_unless(ok)\nclass U:",
-            "        cleanup()\n\n    def test_c(self):\n        made = fresh()\n        made.grow()\n        assert made.size == 2\n\n\n@skip_unless(ok)\nclass U:"
-        )
-    );
-}

@@ -23,7 +23,7 @@ pub(crate) mod plan;
 pub(crate) mod runs;
 pub(crate) mod units;
 
-use std::cell::{Cell, OnceCell};
+use std::cell::OnceCell;
 use std::ops::Range;
 
 use self::runs::Run;
@@ -839,15 +839,10 @@ fn weak(
                 .sum()
         }
     };
-    // File lines a link passes over that no snippet line between its runs is a version of
-    // stay, but out of the snippet's order (after its new lines): a cost per such line.
-    // (The comparisons are bounded per placement: past the budget a link costs nothing.)
-    let budget = Cell::new(WEIGHTS.passed_over_budget);
-    let link = |a: &Run, b: &Run| near(a, b).then(|| passed_over(ctx, a, b, &budget));
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut left = runs;
     while !left.is_empty() && candidates.len() < PLACES_LISTED {
-        let (chain, score) = runs::chain_costed(&left, weight, link);
+        let (chain, score) = runs::chain(&left, weight, near);
         let pins: Vec<Pin> = chain
             .iter()
             .flat_map(|l| run_pins(&left[l.run], l.trim, Certainty::Unsure))
@@ -873,33 +868,6 @@ fn weak(
         );
     }
     Placed::Open(Open::Ambiguous(rivals))
-}
-
-/// What a weak link from run `a` to run `b` costs for the file lines it passes over: each
-/// non-blank file line between them that no snippet line between them is a version of
-/// stays where it is, behind the snippet's new lines, against the order the snippet shows.
-/// (Gaps too large to compare line by line cost nothing, as before, and so does every link
-/// once the placement's `budget` of comparisons is spent.)
-fn passed_over(ctx: &Context<'_>, a: &Run, b: &Run, budget: &Cell<usize>) -> f32 {
-    let lines = ctx.lines();
-    let (gap_i, gap_j) = (a.i_end()..b.i.max(a.i_end()), a.j_end()..b.j.max(a.j_end()));
-    let pairs = gap_i.len().saturating_mul(gap_j.len());
-    if pairs > WEIGHTS.passed_over_max_pairs || pairs > budget.get() {
-        return 0.0;
-    }
-    budget.set(budget.get() - pairs);
-    let shown = |j: usize| {
-        let (old, key) = (ctx.file.lines[j], ctx.file.key(j));
-        lines[gap_i.clone()].iter().any(|l| {
-            !l.blank
-                && (l.key == key
-                    || lines::similarity(&l.text, old) >= WEIGHTS.edge_change_similarity)
-        })
-    };
-    let alone = gap_j
-        .filter(|&j| !ctx.file.is_blank(j) && !shown(j))
-        .count();
-    WEIGHTS.passed_over_cost * alone as f32
 }
 
 /// Changed lines that place a segment: a new line whose closest file line is similar enough

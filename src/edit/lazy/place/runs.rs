@@ -233,16 +233,6 @@ pub(crate) fn chain(
     weight: impl Fn(&Run, usize) -> f32,
     link: impl Fn(&Run, &Run) -> bool,
 ) -> (Vec<Link>, f32) {
-    chain_costed(runs, weight, |a, b| link(a, b).then_some(0.0))
-}
-
-/// [`chain`] where `link(a, b)` also says what `b` following `a` costs beyond their
-/// displacement (`None`: it may not follow).
-pub(crate) fn chain_costed(
-    runs: &[Run],
-    weight: impl Fn(&Run, usize) -> f32,
-    link: impl Fn(&Run, &Run) -> Option<f32>,
-) -> (Vec<Link>, f32) {
     if runs.is_empty() {
         return (Vec::new(), 0.0);
     }
@@ -254,10 +244,10 @@ pub(crate) fn chain_costed(
             let Some(trim) = overlap(ra, rb) else {
                 continue;
             };
-            let Some(cost) = link(ra, rb) else {
+            if !link(ra, rb) {
                 continue;
-            };
-            let s = best[a] + weight(rb, trim) - displacement(ra, rb) - cost;
+            }
+            let s = best[a] + weight(rb, trim) - displacement(ra, rb);
             if s > best[b] {
                 best[b] = s;
                 prev[b] = Some((a, trim));

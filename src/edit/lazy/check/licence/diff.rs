@@ -178,11 +178,13 @@ impl Diff {
                 }
             }
         }
+        // The lines of the common ends are the file's own: the index knows their blankness.
         let out_fill: Vec<Fill> = (0..m)
             .map(|k| {
                 let blank = match k.checked_sub(head) {
+                    None => file.is_blank(k),
                     Some(d) if d < facts.len() => facts[d].2,
-                    _ => lines::is_blank(out[k].as_ref()),
+                    Some(_) => file.is_blank(k + n - m),
                 };
                 if blank { Fill::Blank } else { Fill::Solid }
             })

@@ -243,6 +243,7 @@ fn run_once(case: &Case, format: Format, rules: RuleSet) -> Run {
         instruction: case.instruction.as_deref(),
     };
     crate::syntax::forget_parses();
+    edit::lazy::forget_indexes();
     let t = Instant::now();
     let merged = Text::decode(&case.before).and_then(|text| {
         let merged = edit::run_unverified_with(format, &text, &case.edit, &hints, rules)?;

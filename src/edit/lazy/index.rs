@@ -1,10 +1,14 @@
 //! The file's side of a merge, computed once: each line's key, indentation and triviality,
 //! where each key occurs, and (on first asking) the definitions its grammar finds. Memory is
-//! linear in the file: the positions of all keys live in one array, grouped by key.
+//! linear in the file: the positions of all keys live in one array, grouped by key. The line
+//! facts of the last few texts merged into are remembered (found by the text itself, compared
+//! whole), so a text merged into again (a retry, another snippet for the same file) is not
+//! read again.
 
 use std::cell::OnceCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::edit::matching::KeyHasher;
 use crate::syntax::{self, Def, Lang};
@@ -19,16 +23,89 @@ struct Facts {
     trivial: bool,
 }
 
-/// The indexed file.
-pub(crate) struct FileIndex<'a> {
-    /// The file's lines (LF-normalised, without line breaks).
-    pub(crate) lines: &'a [&'a str],
+/// The facts of a text's lines, shared by the indexes of that text.
+struct Table {
     keys: Vec<u64>,
     facts: Vec<Facts>,
     /// For each key, the range of `order` that holds its positions.
     groups: HashMap<u64, (u32, u32), BuildHasherDefault<KeyHasher>>,
     /// Every line number, grouped by key, ascending within a group.
     order: Vec<u32>,
+}
+
+/// How many texts' line facts are remembered (the least recently used goes first).
+const REMEMBERED_TEXTS: usize = 4;
+
+/// The remembered line facts take at most this many bytes together, by their estimated size
+/// (the text's bytes and [`LINE_BYTES`] a line); a text whose facts alone are larger keeps
+/// none.
+const REMEMBERED_BYTES: usize = 32 << 20;
+
+/// The memory one line's facts take, as estimated: its key, its facts, its place in `order`
+/// and its share of `groups`.
+const LINE_BYTES: usize = 64;
+
+/// One remembered text with its line facts and their estimated size.
+struct Remembered {
+    text: Box<str>,
+    table: Arc<Table>,
+    size: usize,
+}
+
+/// The remembered line facts, the most recently used last.
+static REMEMBERED: Mutex<VecDeque<Remembered>> = Mutex::new(VecDeque::new());
+
+fn remembered() -> std::sync::MutexGuard<'static, VecDeque<Remembered>> {
+    REMEMBERED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Forget the remembered line facts (for timing a merge from scratch).
+pub fn forget_indexes() {
+    remembered().clear();
+}
+
+/// The line facts of `text`, whose lines are `file`: the remembered ones, else computed (and
+/// remembered when they fit).
+fn table_of(file: &[&str], text: &str) -> Arc<Table> {
+    {
+        let mut kept = remembered();
+        if let Some(at) = kept.iter().rposition(|r| {
+            r.text.len() == text.len() && r.table.keys.len() == file.len() && *r.text == *text
+        }) && let Some(found) = kept.remove(at)
+        {
+            let table = found.table.clone();
+            kept.push_back(found);
+            return table;
+        }
+    }
+    let table = Arc::new(Table::new(file));
+    let size = file
+        .len()
+        .saturating_mul(LINE_BYTES)
+        .saturating_add(text.len());
+    if size <= REMEMBERED_BYTES {
+        let mut kept = remembered();
+        kept.push_back(Remembered {
+            text: text.into(),
+            table: table.clone(),
+            size,
+        });
+        let mut bytes: usize = kept.iter().map(|r| r.size).sum();
+        while kept.len() > REMEMBERED_TEXTS || bytes > REMEMBERED_BYTES {
+            let Some(old) = kept.pop_front() else {
+                break;
+            };
+            bytes -= old.size;
+        }
+    }
+    table
+}
+
+/// The indexed file.
+pub(crate) struct FileIndex<'a> {
+    /// The file's lines (LF-normalised, without line breaks).
+    pub(crate) lines: &'a [&'a str],
+    table: Arc<Table>,
     /// The whole text and its language, when a grammar for it is built in.
     source: Option<(Lang, &'a str)>,
     /// The file's language by its path or shebang, its grammar built in or not.
@@ -66,9 +143,9 @@ impl Outline {
     }
 }
 
-impl<'a> FileIndex<'a> {
-    /// Index the lines of a file.
-    pub(crate) fn new(file: &'a [&'a str]) -> FileIndex<'a> {
+impl Table {
+    /// The facts of the lines `file`.
+    fn new(file: &[&str]) -> Table {
         let mut keys: Vec<u64> = Vec::with_capacity(file.len());
         let mut facts: Vec<Facts> = Vec::with_capacity(file.len());
         for l in file {
@@ -97,12 +174,31 @@ impl<'a> FileIndex<'a> {
             order[(group.0 + group.1) as usize] = j as u32;
             group.1 += 1;
         }
-        FileIndex {
-            lines: file,
+        Table {
             keys,
             facts,
             groups: counts,
             order,
+        }
+    }
+}
+
+impl<'a> FileIndex<'a> {
+    /// Index the lines of a file.
+    pub(crate) fn new(file: &'a [&'a str]) -> FileIndex<'a> {
+        FileIndex::with_table(file, Arc::new(Table::new(file)))
+    }
+
+    /// Index `file`, the lines of `text`, with the line facts remembered for `text` when it
+    /// was indexed lately (and remembering them when not).
+    pub(crate) fn of_text(file: &'a [&'a str], text: &str) -> FileIndex<'a> {
+        FileIndex::with_table(file, table_of(file, text))
+    }
+
+    fn with_table(file: &'a [&'a str], table: Arc<Table>) -> FileIndex<'a> {
+        FileIndex {
+            lines: file,
+            table,
             source: None,
             named: None,
             tags: OnceCell::new(),
@@ -149,39 +245,42 @@ impl<'a> FileIndex<'a> {
 
     /// The key of line `j`.
     pub(crate) fn key(&self, j: usize) -> u64 {
-        self.keys[j]
+        self.table.keys[j]
     }
 
     /// The lines holding this key, ascending.
     pub(crate) fn positions(&self, key: u64) -> &[u32] {
-        self.groups.get(&key).map_or(&[], |&(start, len)| {
-            &self.order[start as usize..(start + len) as usize]
+        self.table.groups.get(&key).map_or(&[], |&(start, len)| {
+            &self.table.order[start as usize..(start + len) as usize]
         })
     }
 
     /// How many lines hold this key.
     pub(crate) fn count(&self, key: u64) -> usize {
-        self.groups.get(&key).map_or(0, |&(_, len)| len as usize)
+        self.table
+            .groups
+            .get(&key)
+            .map_or(0, |&(_, len)| len as usize)
     }
 
     /// Whether some line holds this key.
     pub(crate) fn contains(&self, key: u64) -> bool {
-        self.groups.contains_key(&key)
+        self.table.groups.contains_key(&key)
     }
 
     /// Indentation of line `j` in columns.
     pub(crate) fn indent(&self, j: usize) -> u32 {
-        self.facts[j].indent
+        self.table.facts[j].indent
     }
 
     /// Whether line `j` is blank.
     pub(crate) fn is_blank(&self, j: usize) -> bool {
-        self.facts[j].blank
+        self.table.facts[j].blank
     }
 
     /// Whether line `j` is trivial (blank included).
     pub(crate) fn is_trivial(&self, j: usize) -> bool {
-        self.facts[j].trivial
+        self.table.facts[j].trivial
     }
 
     /// Whether line `j` is the first of a paragraph (a run of non-blank lines).
@@ -209,5 +308,27 @@ mod tests {
         assert!(!index.contains(lines::key("c")));
         assert!(index.is_trivial(1) && !index.is_trivial(2));
         assert_eq!(index.indent(3), 2);
+    }
+
+    #[test]
+    fn a_text_indexed_again_shares_its_remembered_facts() {
+        let text = "fn remembered_a() {\n    1\n}\n\nfn remembered_b() {}\n";
+        let (file, _) = crate::edit::text::split_lines(text);
+        let first = FileIndex::of_text(&file, text);
+        let again = FileIndex::of_text(&file, text);
+        assert!(Arc::ptr_eq(&first.table, &again.table));
+        let fresh = FileIndex::new(&file);
+        for j in 0..file.len() {
+            assert_eq!(again.key(j), fresh.key(j));
+            assert_eq!(again.indent(j), fresh.indent(j));
+            assert_eq!(again.is_trivial(j), fresh.is_trivial(j));
+            assert_eq!(again.positions(fresh.key(j)), fresh.positions(fresh.key(j)));
+        }
+        // Another text (the same lines but one) has facts of its own.
+        let other = text.replace("    1", "    2");
+        let (other_lines, _) = crate::edit::text::split_lines(&other);
+        let third = FileIndex::of_text(&other_lines, &other);
+        assert!(!Arc::ptr_eq(&first.table, &third.table));
+        assert_ne!(third.key(1), first.key(1));
     }
 }

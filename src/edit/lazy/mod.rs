@@ -44,6 +44,7 @@ use self::read::{hints, impls, placeholder, prepare, segments, shown};
 pub(crate) use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
 pub(crate) use self::evidence::Evidence;
 pub use self::evidence::{MARGIN, Margin, MarginWeights};
+pub use self::index::forget_indexes;
 pub(crate) use self::placeholder::{is_markdown, strip_fence};
 pub use self::rules::{Rule, RuleInfo, RuleSet, Stage};
 pub(crate) use self::shown::shown;
@@ -243,7 +244,7 @@ pub(crate) fn merge_unverified_with(
     }
     let body = body(snippet_text, hints);
     let (lines, final_newline) = split_lines(content);
-    let file = FileIndex::new(&lines).with_source(hints.path, content);
+    let file = FileIndex::of_text(&lines, content).with_source(hints.path, content);
     let snippet = Snippet::cut(prepare::read(&body, &file));
     if snippet.segments.is_empty() && snippet.removals.is_empty() {
         return Err(only_placeholders(&lines));

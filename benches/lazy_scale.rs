@@ -2,14 +2,16 @@
 //! 4 KB, 40 KB, 400 KB and 4 MB, a 2,000-line snippet on 4 MB, and a 3 MB snippet on a 3 MB
 //! file (answered within 10 s under 1 GiB, or with `FILE_TOO_LARGE`). Prints one line per
 //! case and the growth exponent of time against file size. A one-region case is timed twice:
-//! at first sight (the parses forgotten: one full parse of the file included, beside the
+//! at first sight (the parses and line facts forgotten: one full parse included, beside the
 //! time of that bare parse) and steady (the file's tree kept, each run's snippet another, so
 //! each result is new and parsed from the file's tree). Exits non-zero when a bound is
 //! broken: a merge refused, the exponent over 1.5, a peak over 400 bytes a byte of input, the
 //! 3 MB case over its time or memory. Run with `cargo bench --bench lazy_scale`; `-- --quick`
 //! (CI, a debug build) runs 4 KB to 400 KB (the whole-file case at 40 KB) and the same
 //! bounds but time, the exponent fitted to each size's fastest steady run (at least three a
-//! size), so that one load spike on a shared machine does not read as growth.
+//! size), so that one load spike on a shared machine does not read as growth. For a
+//! profiler, `-- --loop-steady N` (`--loop-first N`) runs only the 4 KB one-region case, N
+//! merges steady (at first sight), and prints their median.
 
 mod common;
 mod counting;
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use patchgate::edit::{Hints, lazy};
 use patchgate::error::ErrorCode;
-use patchgate::syntax::{self, Lang, forget_parses, parse::parse};
+use patchgate::syntax::{self, Lang, parse::parse};
 
 #[global_allocator]
 static ALLOC: counting::Counting = counting::Counting;
@@ -78,7 +80,7 @@ fn measure(
     file: &str,
     snippet: impl Fn(usize) -> String,
     runs: usize,
-    before: impl Fn(usize),
+    mut before: impl FnMut(usize),
 ) -> Measured {
     let hints = Hints {
         path: Some("src/lib.rs"),
@@ -124,7 +126,42 @@ const MAX_EXPONENT: f64 = 1.5;
 /// is up to about 300 bytes a byte; several copies of the texts besides).
 const MAX_PEAK_PER_BYTE: usize = 400;
 
+/// Forget every parse and the line facts of every file: the next merge sees its file first.
+fn forget_parses() {
+    syntax::forget_parses();
+    lazy::forget_indexes();
+}
+
+/// The 4 KB one-region case alone, `runs` times steady or at first sight (for a profiler:
+/// `perf record` sees the merge, not the other sizes).
+fn profile_loop(first: bool, runs: usize) {
+    let file = source(4 << 10);
+    let n = file.matches("pub fn compute_").count();
+    let m = measure(
+        &file,
+        |k| one_region(n, k + 1),
+        runs,
+        |k| {
+            if first || k == 0 {
+                forget_parses();
+            }
+            if !first && k == 0 {
+                let _ = syntax::check::errors_of(Lang::Rust, &file);
+            }
+        },
+    );
+    let how = if first { "first sight" } else { "steady" };
+    report(&format!("{how}, 4KB, {runs} runs"), &m);
+}
+
 fn main() -> ExitCode {
+    for (flag, first) in [("--loop-steady", false), ("--loop-first", true)] {
+        let runs = common::arg(flag, 0);
+        if runs > 0 {
+            profile_loop(first, runs);
+            return ExitCode::SUCCESS;
+        }
+    }
     let quick = common::quick();
     let mut ok = true;
     let mut points = Vec::new();
@@ -216,19 +253,22 @@ fn main() -> ExitCode {
 }
 
 /// The first-sight time of one region in `file` (the parses forgotten before each run: one
-/// full parse included) beside one bare parse of the file, and their ratio.
+/// full parse included) beside one bare parse of the file, and their ratio. Each run's bare
+/// parse comes right before its merge, after the forgetting: load on a shared machine weighs
+/// on both alike, and each pays for the freeing of one tree of the file before it (the
+/// allocator sorts the freed memory at the next large allocation).
 fn first_sight(label: &str, file: &str, n: usize, runs: usize) {
     let runs = runs.clamp(1, FIRST_SIGHT_RUNS);
-    let m = measure(file, |k| one_region(n, k), runs, |_| forget_parses());
-    let mut bare: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            let tree = parse(Lang::Rust, black_box(file), None);
-            let took = start.elapsed();
-            drop(tree);
-            took
-        })
-        .collect();
+    let mut bare = Vec::with_capacity(runs);
+    let m = measure(
+        file,
+        |k| one_region(n, k),
+        runs,
+        |_| {
+            forget_parses();
+            bare.push(bare_parse(file));
+        },
+    );
     bare.sort();
     let bare = bare[bare.len() / 2];
     println!(
@@ -240,8 +280,17 @@ fn first_sight(label: &str, file: &str, n: usize, runs: usize) {
     );
 }
 
+/// The time of one parse of `file`, its tree dropped after.
+fn bare_parse(file: &str) -> Duration {
+    let start = Instant::now();
+    let tree = parse(Lang::Rust, black_box(file), None);
+    let took = start.elapsed();
+    drop(tree);
+    took
+}
+
 /// At most this many first-sight runs per size (each parses the whole file).
-const FIRST_SIGHT_RUNS: usize = 10;
+const FIRST_SIGHT_RUNS: usize = 40;
 
 /// Whether `m` peaked within [`MAX_PEAK_PER_BYTE`] of `bytes` of input (said when not).
 fn within_peak(m: &Measured, bytes: usize) -> bool {

@@ -5,10 +5,19 @@
 //! first edit's time (the file seen for the first time: one full parse) and the median of
 //! the 12 (the tree of each written result kept for the next edit).
 //!
-//! `cargo bench --bench gate_edits` (`-- --edits N` to change the count).
+//! First it prints this disk's floor for a durable edit at each size: the least any writer
+//! keeping docs/DESIGN.md §7 does (a temp file written and fsynced, renamed over the file, the
+//! directory fsynced, one journal line appended and fdatasynced), median of 50, each step's
+//! median beside it. The gate's time less the floor is the gate's own work.
+//!
+//! `cargo bench --bench gate_edits` (`-- --edits N` to change the count; the files, journal and
+//! pre-images go in a temporary directory under `$PATCHGATE_BENCH_DIR`, else the system's:
+//! `PATCHGATE_BENCH_DIR=/dev/shm` measures the gate on a tmpfs, where a sync costs nothing).
 
 mod common;
-use common::arg;
+use common::{arg, bench_tempdir};
+use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use patchgate::mcp::http::{HttpOptions, Running, start};
@@ -25,6 +34,13 @@ const TOKEN: &str = "bench-token";
 
 /// The edits of each run unless `--edits N`.
 const EDITS: usize = 12;
+
+/// Durable replaces timed for the floor (its median printed).
+const FLOOR_RUNS: usize = 50;
+
+/// A journal line's bytes in the floor (an applied edit's line: its run, files, hashes,
+/// counts and a short diff).
+const FLOOR_LINE_BYTES: usize = 600;
 
 /// One function of the file, `tweak` appended to its first statement.
 fn function(i: usize, tweak: &str) -> String {
@@ -86,7 +102,7 @@ async fn gate(dir: &std::path::Path) -> Running {
 
 /// `edits` edits of a fresh file of `bytes` bytes through `tool`: each edit's time.
 async fn run(tool: &str, bytes: usize, edits: usize) -> Vec<Duration> {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = bench_tempdir();
     let work = tmp.path().join("work");
     std::fs::create_dir_all(work.join("src")).unwrap();
     let (content, n) = source(bytes);
@@ -120,6 +136,63 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// The median of `times`.
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// One durable replace of `dir`'s file `floor.rs` by `content`, then one journal line: the
+/// time of each step (write + fsync of a temp file; rename + the directory's fsync; the
+/// line's append + fdatasync).
+fn durable_replace(
+    dir: &Path,
+    dir_handle: &std::fs::File,
+    journal: &mut std::fs::File,
+    content: &[u8],
+    k: usize,
+) -> std::io::Result<[Duration; 3]> {
+    let start = Instant::now();
+    let temp = dir.join(format!(".floor.rs.{k}.tmp"));
+    let mut file = std::fs::File::create(&temp)?;
+    file.write_all(content)?;
+    file.sync_all()?;
+    drop(file);
+    let written = Instant::now();
+    std::fs::rename(&temp, dir.join("floor.rs"))?;
+    dir_handle.sync_all()?;
+    let renamed = Instant::now();
+    let mut line = vec![b'x'; FLOOR_LINE_BYTES - 1];
+    line.push(b'\n');
+    journal.write_all(&line)?;
+    journal.sync_data()?;
+    Ok([written - start, renamed - written, renamed.elapsed()])
+}
+
+/// This disk's floor for a durable edit of `bytes` bytes ([`durable_replace`]), in a fresh
+/// directory where the gate's runs write: the median of [`FLOOR_RUNS`] in all and per step.
+fn floor(bytes: usize) -> std::io::Result<(Duration, [Duration; 3])> {
+    let tmp = bench_tempdir();
+    let dir = tmp.path();
+    let content = source(bytes).0.into_bytes();
+    std::fs::write(dir.join("floor.rs"), &content)?;
+    let mut journal = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("floor.jsonl"))?;
+    let dir_handle = std::fs::File::open(dir)?;
+    dir_handle.sync_all()?;
+    let (mut totals, mut steps) = (Vec::new(), [(); 3].map(|()| Vec::new()));
+    for k in 0..FLOOR_RUNS {
+        let times = durable_replace(dir, &dir_handle, &mut journal, &content, k)?;
+        totals.push(times.iter().sum());
+        for (step, t) in steps.iter_mut().zip(times) {
+            step.push(t);
+        }
+    }
+    Ok((median(&mut totals), steps.map(|mut s| median(&mut s))))
+}
+
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let edits = arg("--edits", EDITS);
@@ -127,6 +200,20 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    let place = std::env::var(common::BENCH_DIR_VAR).unwrap_or_else(|_| {
+        std::env::temp_dir().display().to_string()
+    });
+    for (label, bytes) in [("40KB", 40 << 10), ("400KB", 400 << 10)] {
+        let (total, [file, dir, line]) = floor(bytes).expect("the floor's writes");
+        println!(
+            "{label:<6} floor: median {:>8.2} ms   (temp file write + fsync {:.2}, rename + \
+             directory fsync {:.2}, journal line + fdatasync {:.2}; {FLOOR_RUNS} runs under {place})",
+            ms(total),
+            ms(file),
+            ms(dir),
+            ms(line),
+        );
+    }
     for (label, bytes) in [("40KB", 40 << 10), ("400KB", 400 << 10)] {
         for tool in ["patch_file", "fast_apply"] {
             let times = rt.block_on(run(tool, bytes, edits));

@@ -4,10 +4,11 @@
 //! (every file holds its last edit, the journal records every one) and prints edits/s; then
 //! the single-client rate with and without `TCP_NODELAY`.
 //!
-//! `cargo bench --bench http_load` (`-- --clients N --edits N` to change the load).
+//! `cargo bench --bench http_load` (`-- --clients N --edits N` to change the load; the files
+//! and journal go in a temporary directory under `$PATCHGATE_BENCH_DIR`, else the system's).
 
 mod common;
-use common::arg;
+use common::{arg, bench_tempdir};
 use std::time::{Duration, Instant};
 
 use patchgate::mcp::http::{HttpOptions, Running, start};
@@ -79,7 +80,7 @@ async fn client(url: String, id: usize, edits: usize) -> usize {
 
 /// Run `clients` × `edits` against a fresh gate; returns (edits/s, edits confirmed).
 async fn run(clients: usize, edits: usize, nodelay: bool) -> (f64, usize) {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = bench_tempdir();
     let work = tmp.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     for id in 0..clients {
@@ -151,7 +152,7 @@ async fn mcp_rate(calls: usize, nodelay: bool) -> f64 {
     use rmcp::model::CallToolRequestParams;
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = bench_tempdir();
     let work = tmp.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("m.txt"), "header\nvalue v0\nfooter\n").unwrap();

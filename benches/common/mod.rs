@@ -33,3 +33,30 @@ pub(crate) fn arg(name: &str, default: usize) -> usize {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// The variable naming the directory a bench's files, journal and pre-images go in (a
+/// temporary directory is made under it): the disk measured. Unset, the system's temporary
+/// directory (`$TMPDIR`, else `/tmp`).
+pub(crate) const BENCH_DIR_VAR: &str = "PATCHGATE_BENCH_DIR";
+
+/// A fresh temporary directory under `$PATCHGATE_BENCH_DIR`, else the system's. A gate
+/// refuses a root under `/dev` (docs/DESIGN.md §7), so `/dev/shm` cannot be it: a tmpfs
+/// mounted elsewhere can (on Linux, without touching the system's mounts: `unshare -m sh -c
+/// 'mount -t tmpfs none DIR && PATCHGATE_BENCH_DIR=DIR cargo bench --bench B'`).
+pub(crate) fn bench_tempdir() -> tempfile::TempDir {
+    match std::env::var_os(BENCH_DIR_VAR) {
+        Some(dir) => {
+            let canonical = std::fs::canonicalize(&dir)
+                .unwrap_or_else(|e| panic!("{BENCH_DIR_VAR}={}: {e}", dir.to_string_lossy()));
+            assert!(
+                !canonical.starts_with("/dev"),
+                "{BENCH_DIR_VAR}={}: a gate refuses files under /dev; mount a tmpfs elsewhere \
+                 (see benches/common/mod.rs)",
+                dir.to_string_lossy()
+            );
+            tempfile::tempdir_in(&canonical)
+                .unwrap_or_else(|e| panic!("{BENCH_DIR_VAR}={}: {e}", dir.to_string_lossy()))
+        }
+        None => tempfile::tempdir().expect("a temporary directory"),
+    }
+}

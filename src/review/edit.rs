@@ -10,6 +10,7 @@ use crate::edit::{Hints, Merged, blocks, replace};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::Workspace;
 use crate::workspace::fs;
+use crate::workspace::paths::SafePath;
 
 use super::fallback::{Fallback, merge_lazy};
 use super::proposal::FileChange;
@@ -107,7 +108,20 @@ impl ProposedEdit {
     /// Compute the change this edit would make (nothing is written), with what its text
     /// showed of the file.
     pub async fn compute(&self, ws: &Workspace, fallback: Option<&Fallback>) -> Result<FileChange> {
-        let mut change = self.compute_change(ws, fallback).await?;
+        let path = ws.root.resolve(&self.path)?;
+        self.compute_at(path, ws, fallback).await
+    }
+
+    /// [`ProposedEdit::compute`] with the edit's path already resolved (`ws.root.resolve`
+    /// of [`ProposedEdit::path`], once per request: its rules were read on it, and the file is
+    /// still read and written beneath the root, following no link: docs/DESIGN.md §7).
+    pub(crate) async fn compute_at(
+        &self,
+        path: SafePath,
+        ws: &Workspace,
+        fallback: Option<&Fallback>,
+    ) -> Result<FileChange> {
+        let mut change = self.compute_change(path, ws, fallback).await?;
         // What the edit shows, and the lines it deletes unseen: parses and diffs, off the
         // async runtime like the merge.
         let op = self.op.clone();
@@ -127,10 +141,10 @@ impl ProposedEdit {
 
     async fn compute_change(
         &self,
+        path: SafePath,
         ws: &Workspace,
         fallback: Option<&Fallback>,
     ) -> Result<FileChange> {
-        let path = ws.root.resolve(&self.path)?;
         let before = fs::read(&path, ws.config.max_file_bytes)?;
         let text = match &before {
             Some(bytes) => Text::decode(bytes)

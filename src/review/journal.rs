@@ -342,9 +342,6 @@ impl Journal {
             )
         };
         let fail = |e: std::io::Error| (error(e), Landed::No);
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(fail)?;
-        }
         let mut line = String::new();
         for entry in entries {
             let json = serde_json::to_string(entry)
@@ -352,39 +349,30 @@ impl Journal {
             line.push_str(&json);
             line.push('\n');
         }
-        // Private from its creation: it holds the pre-images of what edits replaced (old
-        // `.env` contents too). A journal an older version left readable is made private.
-        let mut opts = std::fs::OpenOptions::new();
-        opts.create(true).append(true).read(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
         // A journal made now is named in its directory only once that directory is synced:
         // until then a crash could lose the file, every line in it with it.
-        let created = !self.path.exists();
-        let mut file = opts.open(&self.path).map_err(fail)?;
+        let (mut file, created) = self.open_for_append().map_err(fail)?;
+        // One writer at a time across processes: lines can be longer than an atomic append.
+        file.lock().map_err(fail)?;
+        let meta = file.metadata().map_err(fail)?;
+        // A journal an older version left readable is made private.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let private = std::fs::Permissions::from_mode(0o600);
-            if file
-                .metadata()
-                .is_ok_and(|m| m.permissions().mode() & 0o077 != 0)
-            {
+            if meta.permissions().mode() & 0o077 != 0 {
+                let private = std::fs::Permissions::from_mode(0o600);
                 file.set_permissions(private).map_err(fail)?;
             }
         }
-        // One writer at a time across processes: lines can be longer than an atomic append.
-        file.lock().map_err(fail)?;
         // A line a failed write left cut short (a full disk) ends where this one starts:
         // it is closed first, so that this one is read whole.
-        let start = file.metadata().map_err(fail)?.len();
+        let start = meta.len();
         if ends_cut_short(&file, start) {
             line.insert(0, '\n');
         }
-        let syncs = self.syncs_of(&file).map_err(fail)?;
+        let syncs = self
+            .syncs_of(&file, group_sync::key_in(&meta))
+            .map_err(fail)?;
         let mut landed = Landed::No;
         syncs
             .write(|| {
@@ -406,12 +394,45 @@ impl Journal {
         fs::entry_durable(&self.path, created).map_err(|e| (error(e), Landed::Yes))
     }
 
-    /// The group syncing the journal file open as `file`: the one kept, else (the first
+    /// The journal file opened for an append, and whether this made it: an existing one as
+    /// it is (no other look at the disk first), a missing one made with its directory,
+    /// private (0600) from its creation (it holds the pre-images of what edits replaced, old
+    /// `.env` contents too). One another writer makes meanwhile is opened as theirs.
+    fn open_for_append(&self) -> std::io::Result<(std::fs::File, bool)> {
+        let open = |create: bool| {
+            let mut opts = std::fs::OpenOptions::new();
+            opts.append(true).read(true).create_new(create);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                opts.mode(0o600);
+            }
+            opts.open(&self.path)
+        };
+        match open(false) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            other => return other.map(|f| (f, false)),
+        }
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        match open(true) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                open(false).map(|f| (f, false))
+            }
+            other => other.map(|f| (f, true)),
+        }
+    }
+
+    /// The group syncing the journal file open as `file` (whose identity is `key`): the one kept, else (the first
     /// append, or the file was replaced since) a new one keeping a copy of `file`'s
     /// descriptor for every sync (`group_sync`: a writeback error is told to the
     /// descriptors open when it happened).
-    fn syncs_of(&self, file: &std::fs::File) -> std::io::Result<Arc<GroupSync>> {
-        let key = group_sync::key_of(file)?;
+    fn syncs_of(
+        &self,
+        file: &std::fs::File,
+        key: group_sync::Key,
+    ) -> std::io::Result<Arc<GroupSync>> {
         let mut kept = self.syncs.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(g) = kept.as_ref().filter(|g| g.key() == key) {
             return Ok(g.clone());

@@ -841,19 +841,20 @@ impl Gate {
         if req.edits.is_empty() {
             return Err(Error::invalid_input("the request holds no edit"));
         }
-        // Paths and deny rules first: a denied file is refused before it is even read.
-        let mut rels = Vec::with_capacity(req.edits.len());
+        // Paths and deny rules first: a denied file is refused before it is even read. Each
+        // path is resolved once, here (under the request's file locks), and computed there.
+        let mut resolved = Vec::with_capacity(req.edits.len());
         for edit in &req.edits {
-            rels.push(self.inner.ws.root.resolve(&edit.path)?.rel);
+            resolved.push(self.inner.ws.root.resolve(&edit.path)?);
         }
         self.inner
             .policy
-            .action_for_all(rels.iter().map(String::as_str))?;
+            .action_for_all(resolved.iter().map(|p| p.rel.as_str()))?;
         let mut files = Vec::with_capacity(req.edits.len());
         let many = req.edits.len() > 1;
-        for (i, edit) in req.edits.iter().enumerate() {
+        for (i, (edit, path)) in req.edits.iter().zip(resolved).enumerate() {
             let change = edit
-                .compute(&self.inner.ws, self.inner.fallback.as_ref())
+                .compute_at(path, &self.inner.ws, self.inner.fallback.as_ref())
                 .await
                 .map_err(|e| {
                     if many {

@@ -116,9 +116,10 @@ pub(crate) fn write(
     result
 }
 
-/// Open `path`'s file for reading, following no symlink on the way or at the end; `None`
-/// when it (or a directory above it) does not exist.
-pub(crate) fn open_read(path: &SafePath) -> io::Result<Option<std::fs::File>> {
+/// Open `path`'s file for reading, following no symlink on the way or at the end, with its
+/// metadata (taken once, from the open file); `None` when it (or a directory above it) does
+/// not exist.
+pub(crate) fn open_read(path: &SafePath) -> io::Result<Option<(std::fs::File, std::fs::Metadata)>> {
     let (dir, name) = match open_parent(path, false) {
         Ok(found) => found,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -133,10 +134,11 @@ pub(crate) fn open_read(path: &SafePath) -> io::Result<Option<std::fs::File>> {
     ) {
         Ok(fd) => {
             let file = std::fs::File::from(fd);
-            if !file.metadata()?.is_file() {
+            let meta = file.metadata()?;
+            if !meta.is_file() {
                 return Err(io::Error::other("not a regular file"));
             }
-            Ok(Some(file))
+            Ok(Some((file, meta)))
         }
         Err(rustix::io::Errno::NOENT) => Ok(None),
         Err(e) => Err(e.into()),

@@ -38,17 +38,14 @@ pub fn read(path: &SafePath, max_bytes: u64) -> Result<Option<Vec<u8>>> {
     let opened = super::beneath::open_read(path);
     #[cfg(not(unix))]
     let opened = match std::fs::File::open(&path.abs) {
-        Ok(f) => Ok(Some(f)),
+        Ok(f) => f.metadata().map(|m| Some((f, m))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     };
-    let Some(file) = opened.map_err(|e| io_error(&path.rel, "read", &e))? else {
+    let Some((file, meta)) = opened.map_err(|e| io_error(&path.rel, "read", &e))? else {
         return Ok(None);
     };
-    let len = file
-        .metadata()
-        .map_err(|e| io_error(&path.rel, "read", &e))?
-        .len();
+    let len = meta.len();
     if len > max_bytes {
         return Err(Error::new(
             ErrorCode::FileTooLarge,
@@ -269,16 +266,23 @@ impl ProcessLock {
     /// [`ProcessLock::acquire`] with the lock files in `dir`.
     pub(crate) fn acquire_in(dir: &Path, path: &Path) -> Option<ProcessLock> {
         let name = hash(path.as_os_str().as_encoded_bytes());
-        let file = std::fs::create_dir_all(dir)
-            .and_then(|()| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .truncate(false)
-                    .write(true)
-                    .open(dir.join(format!("{}.lock", &name[..32])))
-            })
-            .map_err(|e| tracing::warn!("no cross-process lock for {}: {e}", path.display()))
-            .ok()?;
+        let lock_file = dir.join(format!("{}.lock", &name[..32]));
+        let open = || {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&lock_file)
+        };
+        // The directory is made only when missing (not looked at first on every lock).
+        let file = match open() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir).and_then(|()| open())
+            }
+            opened => opened,
+        }
+        .map_err(|e| tracing::warn!("no cross-process lock for {}: {e}", path.display()))
+        .ok()?;
         loop {
             match file.lock() {
                 Ok(()) => break,

@@ -210,16 +210,20 @@ impl GroupSync {
 
 /// The identity (device, inode) of an open file or directory.
 pub(crate) fn key_of(file: &File) -> io::Result<Key> {
+    Ok(key_in(&file.metadata()?))
+}
+
+/// The identity (device, inode) of the file `m` describes (its descriptor's metadata).
+pub(crate) fn key_in(m: &std::fs::Metadata) -> Key {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let m = file.metadata()?;
-        Ok((m.dev(), m.ino()))
+        (m.dev(), m.ino())
     }
     #[cfg(not(unix))]
     {
-        let _ = file;
-        Ok((0, 0))
+        let _ = m;
+        (0, 0)
     }
 }
 

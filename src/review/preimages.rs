@@ -20,11 +20,29 @@ use crate::workspace::group_sync;
 /// The default cap on the pre-images' total size.
 pub(crate) const DEFAULT_CAP: u64 = 256 << 20;
 
+/// At most this many copies are written by one process between two listings of the store
+/// by its trims: the copies other processes wrote meanwhile count from the next listing.
+const TRIM_LISTS_EVERY: u32 = 64;
+
+/// What this process knows of a store's total since its trim last listed it.
+#[derive(Debug, Default)]
+struct Estimate {
+    /// The total listed then, plus the copies written since.
+    total: u64,
+    /// Copies written since the listing.
+    written: u32,
+}
+
 /// The pre-image store of one journal.
 #[derive(Debug, Clone)]
 pub(crate) struct Preimages {
     dir: PathBuf,
     cap: u64,
+    /// `None` until a trim lists the store.
+    estimate: std::sync::Arc<std::sync::Mutex<Option<Estimate>>>,
+    /// The listings its trims made (a test's count).
+    #[cfg(test)]
+    listings: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Preimages {
@@ -33,6 +51,9 @@ impl Preimages {
         Preimages {
             dir: journal.with_extension("preimages"),
             cap,
+            estimate: std::sync::Arc::default(),
+            #[cfg(test)]
+            listings: std::sync::Arc::default(),
         }
     }
 
@@ -71,7 +92,7 @@ impl Preimages {
             own_copies().remove(&path);
             let made = fs::write_private_as(&path, &z.finish()?)?;
             remember_own(&path, &made);
-            self.trim(&hash);
+            self.trim(&hash, made.len());
         }
         Ok(hash)
     }
@@ -117,12 +138,37 @@ impl Preimages {
         (digest::hash(&out) == hash).then_some(out)
     }
 
-    /// Drop the least recently stored pre-images (never `keep`) until the total fits the cap.
-    fn trim(&self, keep: &str) {
-        let _store = store_lock();
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+    /// After a copy of `added` bytes was written as `keep`: drop the least recently stored
+    /// pre-images (never `keep`) until the total fits the cap. The store is listed only when
+    /// the total this process knows of (its last listing's, plus the copies it wrote since)
+    /// would pass the cap, or [`TRIM_LISTS_EVERY`] copies after the last listing (other
+    /// processes' copies then count), not for every copy: a listing stats every stored copy.
+    fn trim(&self, keep: &str, added: u64) {
+        let mut estimate = self
+            .estimate
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(e) = estimate.as_mut()
+            && e.written < TRIM_LISTS_EVERY
+            && e.total.saturating_add(added) <= self.cap
+        {
+            e.total += added;
+            e.written += 1;
             return;
-        };
+        }
+        *estimate = self
+            .trim_listed(keep)
+            .map(|total| Estimate { total, written: 0 });
+    }
+
+    /// [`Preimages::trim`] by a listing of the store: the total left, `None` when the store
+    /// cannot be listed.
+    fn trim_listed(&self, keep: &str) -> Option<u64> {
+        let _store = store_lock();
+        #[cfg(test)]
+        self.listings
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let entries = std::fs::read_dir(&self.dir).ok()?;
         // Pre-images only: a temp file is another store's under way (or a crash's, swept
         // at the gate's start), not to be deleted here.
         let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
@@ -135,7 +181,7 @@ impl Preimages {
             .collect();
         let mut total: u64 = files.iter().map(|f| f.1).sum();
         if total <= self.cap {
-            return;
+            return Some(total);
         }
         files.sort();
         for (_, len, path) in files {
@@ -151,6 +197,7 @@ impl Preimages {
                 total -= len;
             }
         }
+        Some(total)
     }
 }
 
@@ -297,6 +344,42 @@ mod tests {
         }
         assert_eq!(store.get(&hashes[0]).unwrap(), text);
         assert_eq!(store.get("../../etc/passwd"), None);
+    }
+
+    /// The store's compressed bytes on disk.
+    fn stored_bytes(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.metadata().unwrap().len())
+            .sum()
+    }
+
+    /// Copies stored well under the cap list the store once, not once each (a listing stats
+    /// every stored copy: a gate storing two copies an edit listed thousands of files per
+    /// edit); copies that pass the cap list it each time, and the cap holds. Regression: every
+    /// copy written listed the whole store.
+    #[test]
+    fn the_store_is_listed_only_when_its_total_may_pass_the_cap() {
+        const COPIES: u64 = 40;
+        const COPY_BYTES: usize = 4096;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        for i in 0..COPIES {
+            store.put(&noise(2 * i + 1, COPY_BYTES)).unwrap();
+        }
+        assert_eq!(store.listings.load(std::sync::atomic::Ordering::Relaxed), 1);
+        // Three copies' room: every copy past it lists the store and trims it.
+        let cap = 3 * (COPY_BYTES as u64 + 64);
+        let small = Preimages::beside(&dir.path().join("k.jsonl"), cap);
+        for i in 0..COPIES {
+            small.put(&noise(1001 + 2 * i, COPY_BYTES)).unwrap();
+            assert!(
+                stored_bytes(&dir.path().join("k.preimages")) <= cap,
+                "copy {i}"
+            );
+        }
+        assert!(small.listings.load(std::sync::atomic::Ordering::Relaxed) > 1);
     }
 
     /// Threads storing the same content at once each store it whole and get its hash.

@@ -1,7 +1,8 @@
 //! What the gate tells about a decision holds on disk (docs/DESIGN.md §4, §7): an edit whose
 //! journal line cannot be written is put back and fails, a rejection the journal cannot hold
 //! is not made, and the temp files a crash left beside the journal are swept at a gate's
-//! start. Through the library's gate on real files, as the crash tests drive it.
+//! start; concurrent edits over HTTP, their syncs shared, each end whole in the journal.
+//! Through the library's gate on real files, as the crash tests drive it, and the real binary.
 
 use std::path::Path;
 
@@ -161,5 +162,80 @@ fn a_gate_starting_sweeps_the_stale_temp_files_a_crash_left() {
     }
     for p in &kept {
         assert!(p.exists(), "{} was removed", p.display());
+    }
+}
+
+/// Concurrent edits through the HTTP API under `auto`, their journal appends and directory
+/// syncs shared by group commit (docs/DESIGN.md §7): every edit answered applied has its own
+/// whole `applied` line in the journal once the gate is killed (SIGKILL) right after the last
+/// answer, and the pre-images each line names (what the file held, what it holds) are
+/// stored; every file holds its last edit. Sixteen clients write at once into one directory,
+/// so appends and renames land while other writers' syncs run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_edits_over_http_each_end_in_the_journal() {
+    use crate::mcp::{Gate as Served, Project, cli, http_client};
+    use serde_json::{Value, json};
+    const CLIENTS: usize = 16;
+    const EDITS: usize = 10;
+    let p = Project::new();
+    for c in 0..CLIENTS {
+        p.write(&format!("f{c}.txt"), &format!("head {c}\nvalue v0\ntail\n"));
+    }
+    let gate = Served::start(&p, &["--policy", "auto"]);
+    let url = format!("{}/api/tools/patch_file", gate.url);
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let (url, token) = (url.clone(), gate.token.clone());
+            tokio::spawn(async move {
+                let http = http_client();
+                let mut runs = Vec::new();
+                for k in 0..EDITS {
+                    let body = json!({"arguments": {
+                        "target_file": format!("f{c}.txt"),
+                        "search_content": format!("value v{k}"),
+                        "replace_content": format!("value v{}", k + 1),
+                    }, "client": format!("c{c}")});
+                    let resp = http.post(&url).bearer_auth(&token).json(&body).send();
+                    let v: Value = resp.await.unwrap().json().await.unwrap();
+                    assert_eq!(v["status"], "ok", "client {c} edit {k}: {v}");
+                    runs.push(v["run_id"].as_str().expect("run_id").to_string());
+                }
+                runs
+            })
+        })
+        .collect();
+    let mut answered = Vec::new();
+    for c in clients {
+        answered.extend(c.await.unwrap());
+    }
+    drop(gate);
+    let out = cli(&p, &["log", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("a torn line {l:?}: {e}")))
+        .collect();
+    let journal_dir = p.state.join("journal");
+    let store = std::fs::read_dir(&journal_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|d| d.extension().is_some_and(|x| x == "preimages"))
+        .expect("the pre-image store");
+    assert_eq!(lines.len(), CLIENTS * EDITS, "one line per edit");
+    for run in &answered {
+        let mine: Vec<&Value> = lines.iter().filter(|l| l["run_id"] == **run).collect();
+        assert_eq!(mine.len(), 1, "run {run}: {mine:?}");
+        assert_eq!(mine[0]["action"], "applied", "{}", mine[0]);
+        let file = &mine[0]["files"][0];
+        for hash in [&file["before_blob"], &file["after_hash"]] {
+            let hash = hash.as_str().unwrap_or_else(|| panic!("run {run}: {file}"));
+            assert!(store.join(hash).is_file(), "run {run}: {hash} not stored");
+        }
+    }
+    for c in 0..CLIENTS {
+        let want = format!("head {c}\nvalue v{EDITS}\ntail\n");
+        assert_eq!(p.read(&format!("f{c}.txt")), want);
     }
 }

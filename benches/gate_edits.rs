@@ -200,9 +200,8 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let place = std::env::var(common::BENCH_DIR_VAR).unwrap_or_else(|_| {
-        std::env::temp_dir().display().to_string()
-    });
+    let place = std::env::var(common::BENCH_DIR_VAR)
+        .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
     for (label, bytes) in [("40KB", 40 << 10), ("400KB", 400 << 10)] {
         let (total, [file, dir, line]) = floor(bytes).expect("the floor's writes");
         println!(

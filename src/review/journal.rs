@@ -424,9 +424,9 @@ impl Journal {
         }
     }
 
-    /// The group syncing the journal file open as `file` (whose identity is `key`): the one kept, else (the first
-    /// append, or the file was replaced since) a new one keeping a copy of `file`'s
-    /// descriptor for every sync (`group_sync`: a writeback error is told to the
+    /// The group syncing the journal file open as `file` (whose identity is `key`): the one
+    /// kept, else (the first append, or the file was replaced since) a new one keeping a copy
+    /// of `file`'s descriptor for every sync (`group_sync`: a writeback error is told to the
     /// descriptors open when it happened).
     fn syncs_of(
         &self,

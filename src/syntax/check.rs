@@ -8,9 +8,6 @@
 //! review's warning and the definitions share one parse of each text. A result of a clean
 //! original is first judged from the items its edit touched alone (`local`), where that is
 //! the same judgement and cheaper: clean so, it is remembered without a tree (made when asked).
-//! At the first sight of an original, its result is parsed whole instead: when that is clean
-//! it is the whole check, and the original is not parsed until it is needed (a broken result,
-//! its definitions, or its next sight).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -147,14 +144,12 @@ pub fn check(path: &str, old: Option<&str>, new: &str) -> Result<Vec<SyntaxError
 type Known = Result<Vec<SyntaxError>, Skipped>;
 
 /// The errors of `new`, an edit of `old` (none: a new file), and of `old` when they were
-/// looked at: remembered; else, at the first sight of `old` (neither remembered nor seen
-/// before), `new` parsed whole when that finds it clean (then `old` needs no parse: a clean
-/// result has no new error); else, when `old` is clean, judged from the edit's window alone
-/// where that can tell (`local`), the result then remembered as a sketch; else parsed from the
-/// original's tree. The original is parsed once: its tree is kept, the result is parsed from
-/// it (only where it changed), and the result's tree is kept in turn for the next edit, whose
-/// original it is. A tree the memory could not keep is let go before the result is parsed:
-/// both would hold their share of the parse budget at once.
+/// looked at: remembered; else, when `old` is clean, judged from the edit's window alone where
+/// that can tell (`local`), the result then remembered as a sketch; else parsed from the
+/// original's tree. The original is parsed first, once: its tree is kept, the result is parsed
+/// from it (only where it changed), and the result's tree is kept in turn for the next edit,
+/// whose original it is. A tree the memory could not keep is let go before the result is
+/// parsed: both would hold their share of the parse budget at once.
 fn errors_after(lang: Lang, old: Option<&str>, new: &str) -> (Known, Option<Known>) {
     if let Some(found) = remembered(lang, new) {
         return (found.map(|(_, e)| e), None);
@@ -162,12 +157,7 @@ fn errors_after(lang: Lang, old: Option<&str>, new: &str) -> (Known, Option<Know
     let Some(old) = old else {
         return (parsed(lang, new, None).map(|(_, e)| e), None);
     };
-    let known = remembered(lang, old);
-    let first_sight = known.is_none() && !memory().seen_before(lang, old);
-    if first_sight && clean_whole(lang, new) {
-        return (Ok(Vec::new()), None);
-    }
-    let (made, before) = match known {
+    let (made, before) = match remembered(lang, old) {
         Some(Ok((made, e))) => (Some(made), Ok(e)),
         Some(Err(e)) => (None, Err(e)),
         None => match parsed(lang, old, None) {
@@ -194,25 +184,6 @@ fn errors_after(lang: Lang, old: Option<&str>, new: &str) -> (Known, Option<Know
     };
     let from = from.as_ref().map(|tree| (&**tree, old));
     (parsed(lang, new, from).map(|(_, e)| e), Some(before))
-}
-
-/// Whether `new`, parsed whole, has no error: then it is remembered with its tree (the next
-/// edit's original's). A result with an error, or not parsed, is let go before anything else
-/// is parsed: the caller judges it as at a later sight (the original parsed, the result from
-/// its tree), so its errors are the same whichever sight it came at.
-fn clean_whole(lang: Lang, new: &str) -> bool {
-    let Ok(tree) = parse(lang, new, None) else {
-        return false;
-    };
-    if !errors_as(lang, &tree, new).is_empty() {
-        return false;
-    }
-    let copy = Ok((Made::Tree((*tree).clone()), Vec::new()));
-    if memory().put(lang, new, copy) {
-        // Kept: its share of the budget goes back, and no memory to the system.
-        drop(tree.into_kept());
-    }
-    true
 }
 
 /// The sketch of `new`, an edit of `old` (remembered as `made`, clean), when the edit's
@@ -364,8 +335,6 @@ mod tests {
                 Some(Ok((Made::Sketch(_), e))) if e.is_empty()
             )
         };
-        // The file's tree kept (at a first sight the result would be parsed whole).
-        assert_eq!(errors_of(Lang::Rust, &file), Some(Vec::new()));
         let first = file.replace("    30\n", "    30 + 1\n");
         assert_eq!(new_errors("src/s.rs", Some(&file), &first), Vec::new());
         assert!(sketched(&first), "judged without a tree");
@@ -379,57 +348,6 @@ mod tests {
         let full = parse(Lang::Rust, &second, None).unwrap();
         assert_eq!(made.root_node().to_sexp(), full.root_node().to_sexp());
         assert!(!sketched(&second), "its tree kept once made");
-    }
-
-    /// At the first sight of an original, a clean result is parsed whole and the original not
-    /// at all; at its next sight the original is parsed and kept, and its result judged from
-    /// the edit's window. A broken result at first sight gets the errors it gets later.
-    #[test]
-    fn at_first_sight_a_clean_result_is_parsed_whole_and_its_original_when_seen_again() {
-        let file: String = (0..40)
-            .map(|i| format!("/// Seen {i}.\nfn seen_{i}() -> u32 {{\n    {i}\n}}\n\n"))
-            .collect();
-        let kept = |text: &str| match memory().get(Lang::Rust, text) {
-            Some(Ok((Made::Tree(_), e))) => Some(("tree", e.len())),
-            Some(Ok((Made::Sketch(_), e))) => Some(("sketch", e.len())),
-            _ => None,
-        };
-        let first = file.replace("    10\n", "    10 + 1\n");
-        assert_eq!(new_errors("src/t.rs", Some(&file), &first), Vec::new());
-        assert_eq!(kept(&first), Some(("tree", 0)), "the result parsed whole");
-        assert_eq!(kept(&file), None, "the original not parsed");
-        let second = file.replace("    20\n", "    20 + 1\n");
-        assert_eq!(new_errors("src/t.rs", Some(&file), &second), Vec::new());
-        assert_eq!(
-            kept(&file),
-            Some(("tree", 0)),
-            "seen again: parsed and kept"
-        );
-        assert_eq!(kept(&second), Some(("sketch", 0)), "judged from its window");
-        // A broken result of an original seen for the first time: the same errors as one of
-        // an original whose tree is kept.
-        let other = file.replace("seen_", "other_");
-        let broken = |text: &str| text.replace("    30\n}", "    30\n");
-        let at_first = new_errors("src/t.rs", Some(&other), &broken(&other));
-        assert_eq!(at_first.len(), 1, "{at_first:?}");
-        assert_eq!(
-            kept(&other),
-            Some(("tree", 0)),
-            "then parsed as at a later sight"
-        );
-        let later = file.replace("seen_", "later_");
-        assert_eq!(errors_of(Lang::Rust, &later), Some(Vec::new()));
-        let at_later = new_errors("src/t.rs", Some(&later), &broken(&later));
-        assert_eq!(
-            at_first
-                .iter()
-                .map(|e| (e.line, e.column, &e.what))
-                .collect::<Vec<_>>(),
-            at_later
-                .iter()
-                .map(|e| (e.line, e.column, &e.what))
-                .collect::<Vec<_>>()
-        );
     }
 
     #[test]

@@ -6,8 +6,6 @@
 //! its edit's window alone (`local`) is kept without a tree: its tree is made only when asked
 //! for, from the tree of the text it was edited from. A text is found by the text itself,
 //! compared whole (no hash to compute over a large text, none to collide), among the few kept.
-//! An edit's original that was not parsed at its first sight (its clean result was, `check`)
-//! is noted as seen, so that its next sight parses it and keeps its tree.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -30,10 +28,6 @@ pub(crate) const BYTES: usize = 64 << 20;
 /// array of numbers, whose tree takes 168 bytes a byte of text): a tree counts as its node
 /// count times this, so a text of many small nodes keeps fewer parses than plain code does.
 pub(crate) const NODE_BYTES: usize = 192;
-
-/// The originals noted as seen ([`Memory::seen_before`]) take at most this many bytes
-/// together (their texts; at most [`ENTRIES`] of them), the least recently seen going first.
-const SEEN_BYTES: usize = 4 << 20;
 
 /// The memory a definition takes, as estimated, besides its name.
 const DEF_BYTES: usize = std::mem::size_of::<Def>();
@@ -84,9 +78,6 @@ struct Entry {
 pub(crate) struct Memory {
     entries: VecDeque<Entry>,
     pub(crate) bytes: usize,
-    /// Originals seen once and not parsed, the most recently seen last, and their bytes.
-    seen: VecDeque<(Lang, Box<str>)>,
-    seen_bytes: usize,
 }
 
 /// The estimated bytes a remembered parse of a text of `len` bytes takes; a sketch counts the
@@ -219,29 +210,6 @@ impl Memory {
         self.evict();
     }
 
-    /// Whether `text` as `lang` was noted as seen before (the original of an edit, not
-    /// parsed then); it is noted now when not. A text over [`SEEN_BYTES`] is never noted.
-    pub(crate) fn seen_before(&mut self, lang: Lang, text: &str) -> bool {
-        if self
-            .seen
-            .iter()
-            .any(|(l, t)| *l == lang && t.len() == text.len() && **t == *text)
-        {
-            return true;
-        }
-        if text.len() <= SEEN_BYTES {
-            self.seen.push_back((lang, text.into()));
-            self.seen_bytes += text.len();
-            while self.seen.len() > ENTRIES || self.seen_bytes > SEEN_BYTES {
-                let Some((_, old)) = self.seen.pop_front() else {
-                    break;
-                };
-                self.seen_bytes -= old.len();
-            }
-        }
-        false
-    }
-
     /// How many texts are remembered.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -267,23 +235,6 @@ pub fn forget_parses() {
 mod tests {
     use super::*;
     use crate::syntax::parse::parse;
-
-    #[test]
-    fn an_original_is_seen_once_and_the_record_is_bounded() {
-        let mut m = Memory::default();
-        assert!(!m.seen_before(Lang::Rust, "fn a() {}"));
-        assert!(m.seen_before(Lang::Rust, "fn a() {}"));
-        // Another language, another text.
-        assert!(!m.seen_before(Lang::C, "fn a() {}"));
-        for n in 0..ENTRIES {
-            m.seen_before(Lang::Rust, &format!("fn b{n}() {{}}"));
-        }
-        assert!(!m.seen_before(Lang::Rust, "fn a() {}"), "the oldest went");
-        let big = "x".repeat(SEEN_BYTES + 1);
-        assert!(!m.seen_before(Lang::Rust, &big));
-        assert!(!m.seen_before(Lang::Rust, &big), "too large to note");
-        assert!(m.seen.len() <= ENTRIES && m.seen_bytes <= SEEN_BYTES);
-    }
 
     #[test]
     fn the_memory_keeps_the_most_recently_used_parses() {

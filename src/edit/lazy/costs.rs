@@ -36,11 +36,6 @@ pub(crate) struct Weights {
     pub(crate) displacement_cost: f32,
     /// The most lines of displacement a link pays `displacement_cost` for.
     pub(crate) displacement_cap: usize,
-    /// How many of a segment's new lines bound for an open edge of the file are compared
-    /// with the file's lines (rule `open-edge-versions`).
-    pub(crate) open_edge_versions_tried: usize,
-    /// How many file lines like such a line the refusal names.
-    pub(crate) open_edge_versions_listed: usize,
     // Reading placeholders (`placeholder`).
     /// Most words a placeholder comment has.
     pub(crate) placeholder_max_words: usize,
@@ -210,8 +205,6 @@ pub(crate) const WEIGHTS: Weights = Weights {
     unique_min_chars: 10,
     displacement_cost: 0.0005,
     displacement_cap: 100,
-    open_edge_versions_tried: 16,
-    open_edge_versions_listed: 4,
     placeholder_max_words: 16,
     phrase_max_words: 8,
     column_positions_max: 64,

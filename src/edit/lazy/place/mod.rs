@@ -17,7 +17,6 @@
 pub(crate) mod docs;
 pub(crate) mod entry_guard;
 pub(crate) mod jumps;
-pub(crate) mod open_edge;
 pub mod outline;
 pub(crate) mod plan;
 pub(crate) mod runs;

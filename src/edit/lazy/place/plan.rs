@@ -7,7 +7,6 @@
 
 use crate::edit::lazy::costs::{PLACES_LISTED, PLACES_NAMED, QUOTED_START_CHARS, REPEATS_NAMED};
 use crate::edit::lazy::hints::{Instruction, Place};
-use crate::edit::lazy::place::open_edge::FileEdge;
 use crate::edit::lazy::place::{self, Candidate, Context, Floor, Open, Pin, Placed};
 use crate::edit::lazy::rules::Rule;
 use crate::edit::lazy::runs::Run;
@@ -385,16 +384,6 @@ fn settle_open(
                 None => {
                     let w = insert_at_open_edge(ctx, segs, k)
                         .ok_or_else(|| no_anchor(ctx, &segs[k]))?;
-                    if let Where::Insert { at, .. } = w
-                        && ctx.rules.on(Rule::OpenEdgeVersions)
-                    {
-                        let edge = if at == 0 {
-                            FileEdge::Start
-                        } else {
-                            FileEdge::End
-                        };
-                        super::open_edge::check(ctx, &segs[k], edge)?;
-                    }
                     if matches!(w, Where::Insert { at, .. } if at == ctx.file.len()) {
                         crate::edit::lazy::depth::check_body_at_file_end(
                             ctx.file,

@@ -45,8 +45,6 @@ mod moved_lines;
 #[cfg(test)]
 mod new_definitions;
 #[cfg(test)]
-mod open_edge_versions;
-#[cfg(test)]
 mod rename_check;
 #[cfg(test)]
 mod rename_lookalike;
@@ -109,8 +107,6 @@ pub enum Rule {
     FileEdges,
     /// `entry-guard`.
     EntryGuard,
-    /// `open-edge-versions`.
-    OpenEdgeVersions,
     /// `moved-lines`.
     MovedLines,
     /// `slide`.
@@ -235,13 +231,6 @@ pub const ALL: &[RuleInfo] = &[
         Stage::Place,
         "new code bound for the file's end, which ends with its entry guard \
          (`if __name__ == \"__main__\":`), goes before or after it: two readings",
-    ),
-    info(
-        Rule::OpenEdgeVersions,
-        "open-edge-versions",
-        Stage::Place,
-        "new code bound for the file's start or end only by a missing placeholder, with a line \
-         like a file line, may be that line's new version: two readings",
     ),
     info(
         Rule::MovedLines,
@@ -425,7 +414,6 @@ pub(super) mod fixture {
         &super::jump_lookalike::FIXTURE,
         &super::file_edges::FIXTURE,
         &super::entry_guard::FIXTURE,
-        &super::open_edge_versions::FIXTURE,
         &super::moved_lines::FIXTURE,
         &super::slide::FIXTURE,
         &super::edge_lookalike::FIXTURE,

@@ -394,6 +394,7 @@ fn compute_moved(
     let mut change = FileChange::new(path, None, text, merged.content, merged.warnings);
     change.mode = patch_mode(fp)?.or_else(|| fs::mode(&source.abs).map(|m| m & 0o7777));
     change.rejected = rejected;
+    change.source = Some(source.rel);
     Ok(change)
 }
 

@@ -439,6 +439,23 @@ impl Policy {
         self.action(rel).is_ok()
     }
 
+    /// Whether a patch may copy or rename `rel` into another file: its bytes would show in
+    /// the answer's diff (a dry run included) before anyone decides, so a file a `deny` rule
+    /// names, or a protected one (the gate's configuration, environment files), is refused.
+    pub fn may_copy(&self, rel: &str) -> Result<()> {
+        self.action(rel)?;
+        if is_protected(rel) {
+            return Err(Error::new(
+                ErrorCode::DeniedByRule,
+                format!(
+                    "`{rel}` may not be copied or renamed by a patch: it is the gate's \
+                     configuration or an environment file, whose contents would show in the answer"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The action for several paths: any deny refuses, any gate gates, all auto is auto.
     pub fn action_for_all<'a>(&self, rels: impl IntoIterator<Item = &'a str>) -> Result<Action> {
         let mut result = Action::Auto;

@@ -80,6 +80,9 @@ pub struct FileChange {
     /// The lines of the original (0-based, ascending) the proposed content deletes that the
     /// request's text does not show ([`FileChange::measure_unseen`]).
     pub unseen_lines: Arc<[usize]>,
+    /// The root-relative file a patch copies or renames this one from: read for it, so the
+    /// deny rules and the protected files hold for it too ([`super::policy::Policy::may_copy`]).
+    pub source: Option<String>,
 }
 
 impl FileChange {
@@ -108,6 +111,7 @@ impl FileChange {
             rejected: Vec::new(),
             shown: None,
             unseen_lines: Arc::from([]),
+            source: None,
         }
     }
 

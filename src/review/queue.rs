@@ -873,6 +873,9 @@ impl Gate {
                         e
                     }
                 })?;
+            if let Some(source) = &change.source {
+                self.inner.policy.may_copy(source)?;
+            }
             files.push(change);
         }
         let mut seen = std::collections::HashSet::new();

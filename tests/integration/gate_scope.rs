@@ -282,3 +282,48 @@ async fn commit_and_await_by_run_id_stay_inside_the_stdio_servers_root() {
         c.cancel().await.unwrap();
     }
 }
+
+/// Regression (review of issue 38's write path): a patch that copies or renames a file read
+/// its source with no deny rule or protected-file check — a dry run's diff showed `.env`, and
+/// a rename wrote a denied file's bytes into an allowed one. Now the source is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_may_not_copy_or_rename_a_denied_or_protected_file() {
+    let p = gated_project();
+    p.write(".env", &format!("API_KEY={SECRET_WORD}\n"));
+    p.write("notes.txt", "one\ntwo\n");
+    let c = stdio(&p, &["--policy", "auto"], Recorder::default()).await;
+    let key = format!("the vault key is {SECRET_WORD}");
+    let env = format!("API_KEY={SECRET_WORD}");
+    let moves = [
+        ("copy", ".env", "ok/e.txt", &env),
+        ("copy", "sub/secrets/key.txt", "ok/k.txt", &key),
+        ("rename", "sub/secrets/key.txt", "ok/r.txt", &key),
+    ];
+    for (how, from, to, first) in moves {
+        for dry_run in [true, false] {
+            let patch = format!(
+                "diff --git a/{from} b/{to}\n{how} from {from}\n{how} to {to}\n--- {from}\n+++ {to}\n@@ -1 +1,2 @@\n {first}\n+NEW\n"
+            );
+            let v = call(
+                &c,
+                "patch_file",
+                json!({"target_file": to, "patch_content": patch, "dry_run": dry_run}),
+            )
+            .await;
+            assert_eq!(v["code"], "DENIED_BY_RULE", "{how} {from}: {v}");
+            assert!(!v.to_string().contains(SECRET_WORD), "{how} {from}: {v}");
+            assert!(!p.root.join(to).exists(), "{how} {from} wrote {to}");
+        }
+    }
+    // A file no rule names still moves.
+    let patch = "diff --git a/notes.txt b/ok/notes.txt\nrename from notes.txt\nrename to ok/notes.txt\n--- notes.txt\n+++ ok/notes.txt\n@@ -1,2 +1,3 @@\n one\n two\n+three\n";
+    let v = call(
+        &c,
+        "patch_file",
+        json!({"target_file": "ok/notes.txt", "patch_content": patch}),
+    )
+    .await;
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(p.read("ok/notes.txt"), "one\ntwo\nthree\n");
+    c.cancel().await.unwrap();
+}

@@ -319,7 +319,12 @@ mod tests {
         let (file, _) = crate::edit::text::split_lines(text);
         // (Tests merging on other threads may push it out between two calls: one pair of
         // successive calls in a few sharing is enough.)
-        let pair = || (FileIndex::of_text(&file, text), FileIndex::of_text(&file, text));
+        let pair = || {
+            (
+                FileIndex::of_text(&file, text),
+                FileIndex::of_text(&file, text),
+            )
+        };
         let (first, again) = (0..SHARING_TRIES)
             .map(|_| pair())
             .find(|(a, b)| Arc::ptr_eq(&a.table, &b.table))

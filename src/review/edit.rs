@@ -188,10 +188,7 @@ impl ProposedEdit {
             }
             EditOp::Udiff(diff) => {
                 let fp = udiff::parse_single(diff)?;
-                return compute_patch(&self.path, ws, &fp, Hunks::Near).map(|mut c| {
-                    c.path = path.clone();
-                    c
-                });
+                return compute_patch(&self.path, path.clone(), before, ws, (&fp, Hunks::Near));
             }
             EditOp::Write(content) => (
                 crate::edit::text::normalize_newlines(content).into_owned(),
@@ -210,8 +207,12 @@ impl ProposedEdit {
                     None,
                 )
             }
-            EditOp::Patch(fp) => return compute_patch(&self.path, ws, fp, Hunks::Git),
-            EditOp::PatchRejecting(fp) => return compute_patch(&self.path, ws, fp, Hunks::Reject),
+            EditOp::Patch(fp) => {
+                return compute_patch(&self.path, path, before, ws, (fp, Hunks::Git));
+            }
+            EditOp::PatchRejecting(fp) => {
+                return compute_patch(&self.path, path, before, ws, (fp, Hunks::Reject));
+            }
         };
         let text = if before.is_some() {
             text
@@ -238,19 +239,20 @@ pub(crate) enum Hunks {
 
 /// The change one file of a parsed patch makes (adds, deletes and mode changes included),
 /// its hunks placed as `hunks` says.
+/// `path` is `user_path` resolved once by the caller (under the request's locks) and
+/// `before` its bytes read there: nothing here resolves the target again.
 pub(crate) fn compute_patch(
     user_path: &str,
+    path: crate::workspace::paths::SafePath,
+    before: Option<Vec<u8>>,
     ws: &Workspace,
-    fp: &FilePatch,
-    hunks: Hunks,
+    (fp, hunks): (&FilePatch, Hunks),
 ) -> Result<FileChange> {
     if fp.binary {
         return Err(Error::invalid_input(format!(
             "the patch for `{user_path}` is binary, which cannot be applied as text"
         )));
     }
-    let path = ws.root.resolve(user_path)?;
-    let before = fs::read(&path, ws.config.max_file_bytes)?;
     if matches!(fp.kind, ChangeKind::Rename | ChangeKind::Copy)
         && let Some(from) = fp.old_path.as_deref().filter(|&from| from != user_path)
     {
@@ -440,6 +442,32 @@ mod tests {
         assert!(c.before.is_none());
         assert_eq!(c.new, "hello\n");
         assert_eq!(c.diff.added, 1);
+    }
+
+    /// Regression (a reader's finding): a unified diff resolved its path again inside the
+    /// computation, so the rules were checked on one file and the content read from another
+    /// when a link was swapped between. Every patch form reads the file resolved once.
+    #[test]
+    fn a_patch_reads_the_file_its_caller_resolved_not_its_path_again() {
+        let (dir, ws) = ws();
+        std::fs::write(dir.path().join("asked.txt"), "asked\n").unwrap();
+        std::fs::write(dir.path().join("resolved.txt"), "resolved\n").unwrap();
+        let diff = "@@ -1 +1 @@\n-resolved\n+changed\n";
+        let fp = crate::edit::udiff::parse_single(diff).unwrap();
+        for op in [
+            EditOp::Udiff(diff.into()),
+            EditOp::Patch(fp.clone()),
+            EditOp::PatchRejecting(fp),
+        ] {
+            let edit = ProposedEdit {
+                path: "asked.txt".into(),
+                op,
+            };
+            let at = ws.root.resolve("resolved.txt").unwrap();
+            let c = run(edit.compute_at(at, &ws, None)).unwrap();
+            assert_eq!(c.path.rel, "resolved.txt");
+            assert_eq!(c.new, "changed\n");
+        }
     }
 
     const ALPHA: &str = "fn alpha() {\n    let a = 1;\n    step_one();\n    step_two();\n    \

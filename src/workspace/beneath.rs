@@ -138,6 +138,13 @@ pub(crate) fn open_read(path: &SafePath) -> io::Result<Option<(std::fs::File, st
             if !meta.is_file() {
                 return Err(io::Error::other("not a regular file"));
             }
+            // The path's check refused several hard links, but a link may be swapped in
+            // since: the opened file itself is judged (another name may be outside the root).
+            if std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+                return Err(io::Error::other(
+                    "it has several hard links, and another of them may be outside the root",
+                ));
+            }
             Ok(Some((file, meta)))
         }
         Err(rustix::io::Errno::NOENT) => Ok(None),
@@ -208,6 +215,20 @@ mod tests {
             "nothing is read through the swapped directory"
         );
         std::fs::remove_file(outside.join("a.txt")).unwrap();
+        // Nor a file swapped for a hard link to one outside (a reader's finding: the count
+        // was checked only on the path, before the open).
+        std::fs::remove_file(root.join("sub")).unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(outside.join("linked.txt"), "outside\n").unwrap();
+        std::fs::hard_link(outside.join("linked.txt"), root.join("sub/a.txt")).unwrap();
+        assert!(
+            open_read(&path).is_err(),
+            "nothing is read through a hard link"
+        );
+        std::fs::remove_file(root.join("sub/a.txt")).unwrap();
+        std::fs::remove_file(outside.join("linked.txt")).unwrap();
+        std::fs::remove_dir(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("sub")).unwrap();
         assert!(write(&path, ".a.tmp", b"two\n", None).is_err());
         assert!(chmod(&path, 0o755).is_err());
         assert!(remove(&path).is_err());

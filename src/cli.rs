@@ -468,7 +468,7 @@ pub struct SearchArgs {
     pub agentic: bool,
 }
 
-/// `patchgate search-eval DIR [--verbose]`
+/// `patchgate search-eval DIR [--verbose] [--fit] [--weights LIST]`
 #[derive(Debug, Args)]
 pub struct SearchEvalArgs {
     /// The corpus directory.
@@ -477,6 +477,14 @@ pub struct SearchEvalArgs {
     /// their ranks), and for a query that missed one its ten leading files with scores.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Fit the last stage's weights on this corpus and print them (a development tool:
+    /// confirm them on another corpus with --weights before they are kept).
+    #[arg(long)]
+    pub fit: bool,
+    /// Rank with these last-stage weights (comma-separated, one per feature, as --fit prints
+    /// them) instead of the built-in ones.
+    #[arg(long, value_name = "LIST")]
+    pub weights: Option<String>,
 }
 
 /// `patchgate doctor [--root DIR]`

@@ -11,6 +11,8 @@ use patchgate::cli::{SearchArgs, SearchEvalArgs};
 use patchgate::review::policy::Policy;
 use patchgate::search::eval::{self, ProjectScore, QueryKind, QueryResult};
 use patchgate::search::explore::Keep;
+use patchgate::search::features::{self, FEATURES, Feature, WEIGHTS, Weights};
+use patchgate::search::fit;
 use patchgate::search::{Answer, Mode, Searcher, agent};
 use patchgate::workspace::Workspace;
 
@@ -206,6 +208,12 @@ pub(crate) fn search_eval(args: SearchEvalArgs) -> Result<ExitCode> {
     if !args.dir.is_dir() {
         bail!("{} is not a directory", args.dir.display());
     }
+    let weights = match &args.weights {
+        Some(list) => Weights::parse(list).with_context(|| {
+            format!("--weights wants {FEATURES} comma-separated numbers, got {list:?}")
+        })?,
+        None => WEIGHTS,
+    };
     let mut all = Vec::new();
     for project in eval::projects(&args.dir)? {
         let name = project
@@ -213,6 +221,7 @@ pub(crate) fn search_eval(args: SearchEvalArgs) -> Result<ExitCode> {
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let score = eval::score_project(
             &project,
+            &weights,
             &mut indexing_progress(format!("{name}: indexing ")),
         )?;
         print_project(&score, args.verbose);
@@ -239,5 +248,33 @@ pub(crate) fn search_eval(args: SearchEvalArgs) -> Result<ExitCode> {
         mrr,
         median.as_secs_f64() * 1000.0
     );
+    if args.fit {
+        let cases: Vec<fit::Case> = results.iter().map(|r| r.case.clone()).collect();
+        print_fit(&cases);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `search-eval --fit`: the weights fit on `cases`, what they score there against the
+/// hand-set stages alone, and the weights as `--weights` and the source take them.
+fn print_fit(cases: &[fit::Case]) {
+    let w = fit::fit(cases);
+    let pw = fit::fit_pairwise(cases);
+    outln!("pairwise {}", pw.list());
+    for (name, weights) in [
+        ("hand-set", features::IDENTITY),
+        ("fit", w),
+        ("pairwise", pw),
+    ] {
+        let (recall, hit) = fit::measure(&weights, cases);
+        outln!(
+            "{name}: recall@5={:.1}% hit@1={:.1}%",
+            recall * 100.0,
+            hit * 100.0
+        );
+    }
+    outln!("weights {}", w.list());
+    for (f, v) in Feature::ALL.iter().zip(w.0) {
+        outln!("  {:<10} {v}", f.name());
+    }
 }

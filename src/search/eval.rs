@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+use super::features::Weights;
+use super::fit::Case;
 use super::index::Index;
 use super::rank;
 use super::store::Store;
@@ -43,6 +45,8 @@ pub struct QueryResult {
     pub elapsed: Duration,
     /// The query's files not in the first five, in the query's order.
     pub missed: Vec<Missed>,
+    /// The query as the last stage's fit sees it.
+    pub case: Case,
 }
 
 /// Why a query's file is not among the first five.
@@ -400,9 +404,11 @@ pub fn unpack(project: &Path, into: &Path) -> Result<PathBuf> {
     })
 }
 
-/// Score one project: unpack, index (reporting progress), rank every query.
+/// Score one project: unpack, index (reporting progress), rank every query with the last
+/// stage's weights `w`.
 pub fn score_project(
     project: &Path,
+    w: &Weights,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<ProjectScore> {
     let qs = queries(project)?;
@@ -414,10 +420,18 @@ pub fn score_project(
     let mut results = Vec::with_capacity(qs.len());
     for q in qs {
         let started = Instant::now();
-        let hits = rank::rank(store.index(), &q.query, DEPTH, &|_| true);
+        // The index in memory is never damaged.
+        let (hits, vectors, leading) =
+            rank::rank_with(store.index(), &q.query, DEPTH, &|_| true, w, true).unwrap_or_default();
         let elapsed = started.elapsed();
         let ranked: Vec<String> = hits.iter().map(|h| h.path.clone()).collect();
+        let case = Case {
+            answers: leading.iter().map(|p| q.files.contains(p)).collect(),
+            vectors,
+            files: q.files.len(),
+        };
         results.push(QueryResult {
+            case,
             scores: hits.iter().map(|h| h.score).collect(),
             missed: missed(store.index(), &q, &ranked),
             ranked,
@@ -449,6 +463,11 @@ mod tests {
             scores: vec![0.0; ranked.len()],
             elapsed: Duration::ZERO,
             missed: Vec::new(),
+            case: Case {
+                vectors: Vec::new(),
+                answers: Vec::new(),
+                files: files.len(),
+            },
         }
     }
 

@@ -9,6 +9,8 @@ pub mod agent;
 pub(crate) mod disk;
 pub mod eval;
 pub mod explore;
+pub mod features;
+pub mod fit;
 pub mod index;
 pub(crate) mod listing;
 pub mod rank;

@@ -4,10 +4,12 @@
 //! one definition outweigh the same words scattered. A second stage scores the leading
 //! [`RERANK_DEPTH`] files again by the share of the query's weight their path holds, and
 //! favours a file the query names (its name's stem, as written, one of the query's words).
-//! Each hit's line ranges are its best-scoring units.
+//! A last stage orders the leading [`FEATURE_DEPTH`] files by a fitted linear scorer over
+//! their signals ([`features`]). Each hit's line ranges are its best-scoring units.
 
 use std::collections::HashMap;
 
+use super::features::{self, FEATURE_DEPTH, IDENTITY, Staged, Term, Vector, Weights};
 use super::index::{Index, Kind};
 use super::source::{Damaged, Posted, Source, Span};
 use super::tokens;
@@ -137,31 +139,27 @@ pub(crate) fn rank_in(
     limit: usize,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Hit>, Damaged> {
+    Ok(rank_with(src, query, limit, keep, &features::WEIGHTS, false)?.0)
+}
+
+/// [`rank_in`] with the last stage's weights `w`; with the hits, when `vectors` is asked
+/// for, the feature vectors of the leading files as the hand-set stages ordered them and
+/// those files' paths (the fit's material). Weights of the score alone ([`IDENTITY`]) keep
+/// the hand-set order: the vectors are then not made unless asked for.
+pub(crate) fn rank_with(
+    src: &dyn Source,
+    query: &str,
+    limit: usize,
+    keep: &dyn Fn(&str) -> bool,
+    w: &Weights,
+    vectors: bool,
+) -> Result<Ranked, Damaged> {
     let q = query_terms(src, query)?;
     let count = src.file_count();
     if q.is_empty() || count == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new(), Vec::new()));
     }
-    let mut scores = vec![0.0f64; count];
-    let avg = src.avg_len();
-    for t in &q {
-        for &(f, tf) in &t.posted.files {
-            let len = f64::from(src.terms_len(f as usize));
-            scores[f as usize] += t.worth() * saturate(f64::from(tf), len, avg);
-        }
-    }
-    for (i, score) in scores.iter_mut().enumerate() {
-        let mut extra = 0.0;
-        for t in &q {
-            if src.path_terms(i).binary_search(&t.id).is_ok() {
-                extra += PATH_WEIGHT * t.worth();
-            }
-            if src.def_terms(i).binary_search(&t.id).is_ok() {
-                extra += DEF_WEIGHT * t.worth();
-            }
-        }
-        *score += extra;
-    }
+    let mut scores = first_scores(src, &q);
     let by_score = |scores: &[f64], a: &usize, b: &usize| {
         scores[*b]
             .total_cmp(&scores[*a])
@@ -192,22 +190,120 @@ pub(crate) fn rank_in(
         scores[i] = (scores[i] + UNIT_WEIGHT * best_unit) * prior(src.kind(i));
     }
     order.sort_by(|a, b| by_score(&scores, a, b));
-    rerank(src, &q, &query_words(query), &mut scores, &order);
+    let words = query_words(query);
+    rerank(src, &q, &words, &mut scores, &order);
     order.sort_by(|a, b| by_score(&scores, a, b));
-    order.truncate(limit);
-    order
-        .into_iter()
-        .map(|i| {
-            let scored = units.get(&(i as u32)).map_or(&[][..], Vec::as_slice);
-            let (ranges, names) = best_units(src.lines(i), &src.spans(i)?, scored);
-            Ok(Hit {
-                path: src.path(i).to_string(),
-                score: scores[i],
-                ranges,
-                names,
+    let depth = order.len().min(FEATURE_DEPTH.max(limit));
+    let named = |f: usize| is_named(src.path(f), &words);
+    let avg = src.avg_len();
+    let bm25 = |tf: f64, len: f64| saturate(tf, len, avg);
+    let staged = Staged {
+        q: q.iter()
+            .map(|t| Term {
+                id: t.id,
+                worth: t.worth(),
+                posted: &t.posted,
             })
-        })
-        .collect()
+            .collect(),
+        bm25: &bm25,
+        named: &named,
+        scores: &scores,
+        units: &units,
+        order: &order[..order.len().min(FEATURE_DEPTH)],
+    };
+    let wanted = vectors || *w != IDENTITY;
+    let vectors = if wanted {
+        features::vectors(src, &staged)
+    } else {
+        Vec::new()
+    };
+    let scored = last_stage(w, &vectors, &order[..depth], &scores);
+    let leading: Vec<String> = vectors
+        .iter()
+        .zip(staged.order)
+        .map(|(_, &i)| src.path(i).to_string())
+        .collect();
+    let hits = scored
+        .into_iter()
+        .take(limit)
+        .map(|(i, score)| hit(src, i, score, &units))
+        .collect::<Result<Vec<Hit>, Damaged>>()?;
+    Ok((hits, vectors, leading))
+}
+
+/// Each file's first score: BM25 over its terms, plus the query's terms in its path and in
+/// the names it defines.
+fn first_scores(src: &dyn Source, q: &[QueryTerm]) -> Vec<f64> {
+    let mut scores = vec![0.0f64; src.file_count()];
+    let avg = src.avg_len();
+    for t in q {
+        for &(f, tf) in &t.posted.files {
+            let len = f64::from(src.terms_len(f as usize));
+            scores[f as usize] += t.worth() * saturate(f64::from(tf), len, avg);
+        }
+    }
+    for (i, score) in scores.iter_mut().enumerate() {
+        let mut extra = 0.0;
+        for t in q {
+            if src.path_terms(i).binary_search(&t.id).is_ok() {
+                extra += PATH_WEIGHT * t.worth();
+            }
+            if src.def_terms(i).binary_search(&t.id).is_ok() {
+                extra += DEF_WEIGHT * t.worth();
+            }
+        }
+        *score += extra;
+    }
+    scores
+}
+
+/// File `i`'s hit with `score`, its ranges its best units by `units`.
+fn hit(
+    src: &dyn Source,
+    i: usize,
+    score: f64,
+    units: &HashMap<u32, Vec<(u32, f64)>>,
+) -> Result<Hit, Damaged> {
+    let scored = units.get(&(i as u32)).map_or(&[][..], Vec::as_slice);
+    let (ranges, names) = best_units(src.lines(i), &src.spans(i)?, scored);
+    Ok(Hit {
+        path: src.path(i).to_string(),
+        score,
+        ranges,
+        names,
+    })
+}
+
+/// The hits, the leading files' feature vectors and their paths (see [`rank_with`]).
+pub(crate) type Ranked = (Vec<Hit>, Vec<Vector>, Vec<String>);
+
+/// The last stage: the files of `order` (best first) with `vectors` (its leading ones')
+/// ordered by `w`, each with its score; those past the vectors follow in their order, each
+/// scored below the last scored one by the log of its first stages' score's ratio to the
+/// first of them (with no vectors, each file's score is that log ratio to the first file's).
+fn last_stage(
+    w: &Weights,
+    vectors: &[Vector],
+    order: &[usize],
+    scores: &[f64],
+) -> Vec<(usize, f64)> {
+    let mut out: Vec<(usize, f64)> = features::order(w, vectors)
+        .into_iter()
+        .map(|(k, s)| (order[k], s))
+        .collect();
+    let floor = if out.is_empty() {
+        1.0
+    } else {
+        out.iter().map(|p| p.1).fold(f64::INFINITY, f64::min)
+    };
+    let rest = &order[vectors.len().min(order.len())..];
+    if let Some(&head) = rest.first() {
+        for &i in rest {
+            let ratio = (scores[i] / scores[head]).max(f64::MIN_POSITIVE);
+            out.push((i, floor - 1.0 + ratio.ln()));
+        }
+    }
+    out
 }
 
 /// The query's words as written, lowercased, stopwords left out: what can name a file.
@@ -406,6 +502,45 @@ mod tests {
         let words = query_words("fix go in backoffs");
         assert!(!is_named("a/go.go", &words) && !is_named("backoff.go", &words));
         assert!(is_named("src/Backoff.test.ts", &query_words("Backoff")));
+    }
+
+    /// The last stage: the hand-set weights keep the order whether the vectors are made or
+    /// not, and give the vectors of the leading files in that order with their paths;
+    /// weights that count a file the query names more lift `backoff.go` further.
+    #[test]
+    fn the_last_stage_orders_the_leading_files_by_its_weights() {
+        let ix = index(&[
+            ("backoff.go", "package retry\n\nfunc Wait() {}\n"),
+            (
+                "client.go",
+                "package retry\n\nfunc Send(r Request) {\n\tsend(r)\n}\n",
+            ),
+            (
+                "req.go",
+                "package retry\n\n// a request, sent with backoff\nfunc Request() {}\n",
+            ),
+        ]);
+        let ranked = |w: &Weights, vectors: bool| {
+            rank_with(
+                &ix,
+                "send the request with backoff",
+                10,
+                &|_| true,
+                w,
+                vectors,
+            )
+            .unwrap()
+        };
+        let paths = |r: &Ranked| r.0.iter().map(|h| h.path.clone()).collect::<Vec<_>>();
+        let (plain, with) = (ranked(&IDENTITY, false), ranked(&IDENTITY, true));
+        assert_eq!(paths(&plain), paths(&with));
+        assert!(plain.1.is_empty() && plain.2.is_empty());
+        assert_eq!(with.2, paths(&with));
+        assert_eq!(with.1.len(), 3);
+        assert_ne!(paths(&with)[0], "backoff.go");
+        let mut w = IDENTITY;
+        w.0[features::Feature::Named as usize] = 10.0;
+        assert_eq!(paths(&ranked(&w, false))[0], "backoff.go");
     }
 
     #[test]

@@ -370,3 +370,50 @@ fn search_eval_verbose_shows_why_a_query_missed() {
         );
     }
 }
+
+/// `search-eval --fit` on gin: the hand-set stages' recall@5 on its lines is the summary's,
+/// the fit's is no lower, and `--weights` with the printed list ranks as the fit measured
+/// (its summary's recall@5 and hit@1 are the `fit:` line's); a list of the wrong length is
+/// refused as a usage error.
+#[test]
+fn search_eval_fits_weights_that_weights_replays() {
+    let project = corpus("search").join("gin-gonic+gin");
+    let dir = project.to_str().unwrap();
+    let out = run(&["search-eval", dir, "--fit"], "");
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let measured = |name: &str| -> (f64, f64) {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: recall@5=")))
+            .unwrap_or_else(|| panic!("no {name} line: {stdout}"));
+        let s: HashMap<String, f64> = line
+            .split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.trim_end_matches('%').parse().unwrap()))
+            .collect();
+        (s["recall@5"], s["hit@1"])
+    };
+    let summary_of = |text: &str| {
+        let s = summary(text);
+        (s["recall@5"], s["hit@1"])
+    };
+    let total = stdout
+        .lines()
+        .rfind(|l| l.starts_with("search n="))
+        .unwrap();
+    assert_eq!(measured("hand-set"), summary_of(total), "{stdout}");
+    assert!(measured("fit").0 >= measured("hand-set").0, "{stdout}");
+    let list = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("weights "))
+        .expect("the fit's weights");
+    assert_eq!(list.split(',').count(), 14, "{stdout}");
+    let out = run(&["search-eval", dir, "--weights", list], "");
+    assert!(out.status.success());
+    let replayed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(summary_of(&replayed), measured("fit"), "{replayed}");
+    let out = run(&["search-eval", dir, "--weights", "1,2"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("14 comma-separated numbers"));
+}

@@ -11,8 +11,11 @@
 //! median beside it. The gate's time less the floor is the gate's own work.
 //!
 //! `cargo bench --bench gate_edits` (`-- --edits N` to change the count; the files, journal and
-//! pre-images go in a temporary directory under `$PATCHGATE_BENCH_DIR`, else the system's:
-//! `PATCHGATE_BENCH_DIR=/dev/shm` measures the gate on a tmpfs, where a sync costs nothing).
+//! pre-images go in a temporary directory under `$PATCHGATE_BENCH_DIR`, else the system's; a
+//! tmpfs there, where a sync costs nothing, measures the gate's own work — not `/dev/shm`, as
+//! a gate refuses a root under `/dev`: docs/benchmarks.md says how to mount one of your own).
+//! The floor leaves out the pre-images' durable stores, so the gate less the floor overstates
+//! the gate's own work a little.
 
 mod common;
 use common::{arg, bench_tempdir};

@@ -152,6 +152,7 @@ impl Root {
             .collect();
         check_place(&parts, &abs, user)?;
         check_kind(&abs, user)?;
+        check_outside_state(&abs, user)?;
         Ok(SafePath {
             abs,
             rel: parts.join("/"),
@@ -213,11 +214,27 @@ impl Root {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect();
         check_place(&parts, &abs, user)?;
+        check_outside_state(&abs, user)?;
         Ok(SafePath {
             abs,
             rel: parts.join("/"),
         })
     }
+}
+
+/// Refuses a path inside patchgate's own state directory (the reviewer's token, the journal,
+/// the pre-images): with the root above it (`--root ~`, or `PATCHGATE_STATE_DIR` inside the
+/// project) an agent could otherwise read the token through an edit's diff, or forge state.
+fn check_outside_state(abs: &Path, user: &str) -> Result<()> {
+    let state = super::state::state_dir();
+    let state = std::fs::canonicalize(&state).unwrap_or(state);
+    if abs.starts_with(&state) {
+        return Err(invalid(
+            user,
+            "it is inside patchgate's state directory (its tokens, journal and pre-images)",
+        ));
+    }
+    Ok(())
 }
 
 /// `path` with `.` and `..` resolved by name; a `..` above the filesystem root is refused.

@@ -327,3 +327,43 @@ async fn a_patch_may_not_copy_or_rename_a_denied_or_protected_file() {
     assert_eq!(p.read("ok/notes.txt"), "one\ntwo\nthree\n");
     c.cancel().await.unwrap();
 }
+
+/// Regression (a reader's finding): with the state directory inside the root, an agent's
+/// edit could name the gate's own state — the reviewer's token among it — and read it back
+/// through the diff. A path inside the state directory is refused like one outside the root.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_state_directory_inside_the_root_is_out_of_an_agents_reach() {
+    let p = Project::new();
+    let state = p.root.join(".st");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(
+        state.join("reviewer.json"),
+        format!("{{\"token\": \"{SECRET_WORD}\"}}\n"),
+    )
+    .unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_patchgate"));
+    cmd.args(["serve", "--stdio", "--root"])
+        .arg(&p.root)
+        .args(["--policy", "auto"])
+        .env("PATCHGATE_STATE_DIR", &state)
+        .env("PATCHGATE_LOG", p.state.join("patchgate.log"))
+        .env("PATCHGATE_CONFIG", p.state.join("no-user-config.toml"));
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve --stdio");
+    let c = Recorder::default()
+        .serve(transport)
+        .await
+        .expect("initialize over stdio");
+    for args in [
+        json!({"target_file": ".st/reviewer.json", "search_content": "token", "replace_content": "t", "dry_run": true}),
+        json!({"target_file": ".st/planted.json", "insert_line": 1, "insert_content": "{}\n"}),
+    ] {
+        let v = call(&c, "patch_file", args.clone()).await;
+        assert_eq!(v["code"], "INVALID_PATH", "{args}: {v}");
+        assert!(!v.to_string().contains(SECRET_WORD), "{v}");
+    }
+    assert!(!state.join("planted.json").exists());
+    c.cancel().await.unwrap();
+}

@@ -341,21 +341,8 @@ async fn the_state_directory_inside_the_root_is_out_of_an_agents_reach() {
         format!("{{\"token\": \"{SECRET_WORD}\"}}\n"),
     )
     .unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_patchgate"));
-    cmd.args(["serve", "--stdio", "--root"])
-        .arg(&p.root)
-        .args(["--policy", "auto"])
-        .env("PATCHGATE_STATE_DIR", &state)
-        .env("PATCHGATE_LOG", p.state.join("patchgate.log"))
-        .env("PATCHGATE_CONFIG", p.state.join("no-user-config.toml"));
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn serve --stdio");
-    let c = Recorder::default()
-        .serve(transport)
-        .await
-        .expect("initialize over stdio");
+    let c =
+        crate::mcp::stdio_with_state(&p, &state, &["--policy", "auto"], Recorder::default()).await;
     for args in [
         json!({"target_file": ".st/reviewer.json", "search_content": "token", "replace_content": "t", "dry_run": true}),
         json!({"target_file": ".st/planted.json", "insert_line": 1, "insert_content": "{}\n"}),

@@ -267,11 +267,22 @@ pub(crate) type Client = RunningService<RoleClient, Recorder>;
 
 /// A client of `serve --stdio --root ROOT ARGS`.
 pub(crate) async fn stdio(p: &Project, args: &[&str], rec: Recorder) -> Client {
+    stdio_with_state(p, &p.state, args, rec).await
+}
+
+/// [`stdio`] with the state directory at `state` (the log and user config stay in the
+/// project's own state directory).
+pub(crate) async fn stdio_with_state(
+    p: &Project,
+    state: &Path,
+    args: &[&str],
+    rec: Recorder,
+) -> Client {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_patchgate"));
     cmd.args(["serve", "--stdio", "--root"])
         .arg(&p.root)
         .args(args)
-        .env("PATCHGATE_STATE_DIR", &p.state)
+        .env("PATCHGATE_STATE_DIR", state)
         .env("PATCHGATE_LOG", p.state.join("patchgate.log"))
         .env("PATCHGATE_CONFIG", p.state.join("no-user-config.toml"));
     let (transport, _) = TokioChildProcess::builder(cmd)

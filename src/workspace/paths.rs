@@ -226,15 +226,36 @@ impl Root {
 /// the pre-images): with the root above it (`--root ~`, or `PATCHGATE_STATE_DIR` inside the
 /// project) an agent could otherwise read the token through an edit's diff, or forge state.
 fn check_outside_state(abs: &Path, user: &str) -> Result<()> {
-    let state = super::state::state_dir();
-    let state = std::fs::canonicalize(&state).unwrap_or(state);
-    if abs.starts_with(&state) {
+    if abs.starts_with(canonical_state_dir()) {
         return Err(invalid(
             user,
             "it is inside patchgate's state directory (its tokens, journal and pre-images)",
         ));
     }
     Ok(())
+}
+
+/// The state directory with its symlinks resolved, remembered for the path it was resolved
+/// from (every resolve asks; the directory is chosen once a process, so one walk serves).
+fn canonical_state_dir() -> PathBuf {
+    static KNOWN: std::sync::Mutex<Option<(PathBuf, PathBuf)>> = std::sync::Mutex::new(None);
+    let state = super::state::state_dir();
+    let mut known = KNOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((from, canonical)) = known.as_ref()
+        && *from == state
+    {
+        return canonical.clone();
+    }
+    match std::fs::canonicalize(&state) {
+        Ok(canonical) => {
+            *known = Some((state, canonical.clone()));
+            canonical
+        }
+        // Not made yet: compared as named, and resolved again next time.
+        Err(_) => state,
+    }
 }
 
 /// `path` with `.` and `..` resolved by name; a `..` above the filesystem root is refused.

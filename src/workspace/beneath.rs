@@ -165,15 +165,28 @@ pub(crate) fn remove(path: &SafePath) -> io::Result<()> {
     }
 }
 
-/// Give `path`'s file the permission bits `mode` (the file itself, never a symlink's target).
+/// Give `path`'s file the permission bits `mode` (the file itself, never a symlink's target):
+/// the file is opened, judged as [`open_read`] judges it (a regular file with one name: a
+/// hard link swapped in since the path's check may have its other name outside the root),
+/// and changed through that handle (`fchmod`), never again by its path.
 pub(crate) fn chmod(path: &SafePath, mode: u32) -> io::Result<()> {
     let (dir, name) = open_parent(path, false)?;
     let fd = rustix::fs::openat(
         &dir,
         name.as_os_str(),
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        // Non-blocking: a pipe swapped in must not hang the open.
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
     )?;
+    let st = rustix::fs::fstat(&fd)?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(io::Error::other("not a regular file"));
+    }
+    if st.st_nlink > 1 {
+        return Err(io::Error::other(
+            "it has several hard links, and another of them may be outside the root",
+        ));
+    }
     rustix::fs::fchmod(&fd, Mode::from_bits_truncate(mode))?;
     Ok(())
 }
@@ -225,6 +238,18 @@ mod tests {
             open_read(&path).is_err(),
             "nothing is read through a hard link"
         );
+        // Nor is its mode changed (a reader's finding: `chmod` counted no links, and a patch's
+        // mode change made the file outside executable).
+        let mode_of = |p: &Path| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+        };
+        let before = mode_of(&outside.join("linked.txt"));
+        assert!(
+            chmod(&path, 0o777).is_err(),
+            "a hard link's mode was changed"
+        );
+        assert_eq!(mode_of(&outside.join("linked.txt")), before);
         std::fs::remove_file(root.join("sub/a.txt")).unwrap();
         std::fs::remove_file(outside.join("linked.txt")).unwrap();
         std::fs::remove_dir(root.join("sub")).unwrap();

@@ -24,9 +24,42 @@ use super::revision;
 use super::tally::{Held, Tally};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::Workspace;
+use crate::workspace::paths::SafePath;
 
 /// A file's lock in the queue, held by an edit from its computation to its write.
 type FileGuard = tokio::sync::OwnedMutexGuard<()>;
+
+/// How many times a request takes its files' locks, its paths leading elsewhere each time
+/// it holds them ([`Gate::lock_files`]).
+const LOCK_TRIES: usize = 4;
+
+/// The lock keys of paths resolved: each file's absolute path, sorted, once (a path that
+/// did not resolve has none: its request fails before it reads anything).
+fn lock_keys(resolved: &[Result<SafePath>]) -> Vec<std::path::PathBuf> {
+    let mut keys: Vec<std::path::PathBuf> = resolved
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(|p| p.abs.clone())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// `path` when it is one of the files locked (`keys`, sorted), else why it is refused.
+fn unmoved(path: SafePath, keys: &[std::path::PathBuf]) -> Result<SafePath> {
+    if keys.binary_search(&path.abs).is_ok() {
+        return Ok(path);
+    }
+    Err(Error::new(
+        ErrorCode::InvalidPath,
+        format!(
+            "`{}` led to another file each time its lock was taken (a symlinked directory on \
+             its way keeps being switched); send the edit again",
+            path.rel
+        ),
+    ))
+}
 
 /// How many closed proposals the gate remembers for the queue view.
 const KEEP_CLOSED: usize = 500;
@@ -813,15 +846,9 @@ impl Gate {
         Ok(())
     }
 
-    /// The lock of each file, in a fixed order (so two requests never wait on each other).
-    fn file_locks(&self, edits: &[ProposedEdit]) -> Vec<Arc<tokio::sync::Mutex<()>>> {
-        let mut paths: Vec<std::path::PathBuf> = edits
-            .iter()
-            .filter_map(|e| self.inner.ws.root.resolve(&e.path).ok())
-            .map(|p| p.abs)
-            .collect();
-        paths.sort();
-        paths.dedup();
+    /// The queue's lock of each file in `keys` (sorted, each once: so two requests never
+    /// wait on each other).
+    fn locks_of(&self, keys: &[std::path::PathBuf]) -> Vec<Arc<tokio::sync::Mutex<()>>> {
         let mut locks = self
             .inner
             .locks
@@ -829,24 +856,72 @@ impl Gate {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         // Forget the locks nobody holds or waits on.
         locks.retain(|_, l| Arc::strong_count(l) > 1);
-        paths
-            .into_iter()
-            .map(|p| locks.entry(p).or_default().clone())
+        keys.iter()
+            .map(|p| locks.entry(p.clone()).or_default().clone())
             .collect()
+    }
+
+    /// Each edit's path resolved now (an error for one that does not resolve).
+    fn resolve_all(&self, edits: &[ProposedEdit]) -> Vec<Result<SafePath>> {
+        edits
+            .iter()
+            .map(|e| self.inner.ws.root.resolve(&e.path))
+            .collect()
+    }
+
+    /// The locks of `edits`' files, keyed by the files the edits will write, and their
+    /// paths resolved under them (what the edits are computed from and written to). The
+    /// paths are resolved, those files' locks taken, and the paths resolved again under
+    /// them: one that leads elsewhere now (a symlinked directory on its way was switched
+    /// while the request waited) lets the locks go and takes the new files' locks, at most
+    /// [`LOCK_TRIES`] times; past that, such a path is refused. So two edits of one file
+    /// always hold the same lock, however their paths were written.
+    async fn lock_files(&self, edits: &[ProposedEdit]) -> (Vec<FileGuard>, Vec<Result<SafePath>>) {
+        let mut resolved = self.resolve_all(edits);
+        let mut tries = 0;
+        loop {
+            let keys = lock_keys(&resolved);
+            let mut guards = Vec::with_capacity(keys.len());
+            for l in self.locks_of(&keys) {
+                guards.push(l.lock_owned().await);
+            }
+            let now = self.resolve_all(edits);
+            tries += 1;
+            if lock_keys(&now) == keys {
+                return (guards, now);
+            }
+            if tries == LOCK_TRIES {
+                let moved = now
+                    .into_iter()
+                    .map(|r| r.and_then(|p| unmoved(p, &keys)))
+                    .collect();
+                return (guards, moved);
+            }
+            drop(guards);
+            resolved = now;
+        }
+    }
+
+    /// The queue's locks of `edits`' files as they resolve now (a test's handle on them).
+    #[cfg(test)]
+    fn file_locks(&self, edits: &[ProposedEdit]) -> Vec<Arc<tokio::sync::Mutex<()>>> {
+        self.locks_of(&lock_keys(&self.resolve_all(edits)))
     }
 
     /// Everything before a request becomes a proposal: paths, deny rules, the edits computed,
     /// the syntax check (the caller holds the files' locks, and a place under the caps).
-    async fn prepare(&self, req: &Request) -> Result<(Proposal, Action)> {
+    async fn prepare(
+        &self,
+        req: &Request,
+        resolved: Vec<Result<SafePath>>,
+    ) -> Result<(Proposal, Action)> {
         if req.edits.is_empty() {
             return Err(Error::invalid_input("the request holds no edit"));
         }
         // Paths and deny rules first: a denied file is refused before it is even read. Each
-        // path is resolved once, here (under the request's file locks), and computed there.
-        let mut resolved = Vec::with_capacity(req.edits.len());
-        for edit in &req.edits {
-            resolved.push(self.inner.ws.root.resolve(&edit.path)?);
-        }
+        // path was resolved under the request's file locks, the locks keyed by that
+        // resolution ([`Gate::lock_files`]), and is computed and written there.
+        let resolved = resolved.into_iter().collect::<Result<Vec<SafePath>>>()?;
         self.inner
             .policy
             .action_for_all(resolved.iter().map(|p| p.rel.as_str()))?;
@@ -1014,15 +1089,11 @@ impl Gate {
     pub async fn submit_from(&self, mut req: Request, origin: Origin) -> Result<Outcome> {
         // A self-declared name is kept bounded, whichever door it came in by (docs/DESIGN.md §7).
         req.client = req.client.as_deref().and_then(crate::inert::client_name);
-        let locks = self.file_locks(&req.edits);
-        let mut guards = Vec::with_capacity(locks.len());
-        for l in locks {
-            guards.push(l.lock_owned().await);
-        }
+        let (guards, resolved) = self.lock_files(&req.edits).await;
         // A client at its cap is told before any work is done for it (and a flood of such
         // calls leaves no rows behind); the place it takes is held until it is admitted.
         let place = self.take_place(req.client.as_deref())?;
-        let prepared = match self.prepare(&req).await {
+        let prepared = match self.prepare(&req, resolved).await {
             Ok((mut proposal, action)) => {
                 // Who sent it is known before a revision is looked for: a revision answers
                 // the same caller's rejection (docs/DESIGN.md §4).
@@ -2171,6 +2242,65 @@ mod tests {
         assert_eq!(rx.recv_timeout(Duration::from_secs(30)), Ok(true));
         assert_eq!(read(&g, "a.txt"), "a\nb\n");
         assert!(lock.try_lock().is_ok());
+    }
+
+    /// Wait until `lock` (the queue's lock of one file, held by the test) is awaited by a
+    /// request too, or `rx` hears a request end first (`Some`, its outcome).
+    fn awaited_or_done(
+        lock: &Arc<tokio::sync::Mutex<()>>,
+        rx: &std::sync::mpsc::Receiver<(&'static str, bool)>,
+    ) -> Option<(&'static str, bool)> {
+        // Held by the queue's map, `lock` here and the guard held: a waiter is a fourth.
+        let t = std::time::Instant::now();
+        while Arc::strong_count(lock) < 4 {
+            if let Ok(done) = rx.try_recv() {
+                return Some(done);
+            }
+            assert!(t.elapsed() < Duration::from_secs(30), "nothing waited");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        None
+    }
+
+    /// An edit whose path leads to another file once it holds its lock (a symlinked
+    /// directory on its way switched while it waited) waits for that file's lock before it
+    /// computes and writes it, so it never interleaves with another edit of that file.
+    /// Regression: the lock was keyed by the path resolved before the wait, and the edit
+    /// computed and wrote the file the path resolved to after it, under another file's lock.
+    #[cfg(unix)]
+    #[test]
+    fn an_edit_holds_the_lock_of_the_file_its_path_leads_to_under_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        let root = g.workspace().root.path().to_path_buf();
+        for d in ["x", "y"] {
+            std::fs::create_dir(root.join(d)).unwrap();
+            write(&g, &format!("{d}/a.txt"), "a\n");
+        }
+        std::os::unix::fs::symlink("x", root.join("link")).unwrap();
+        let x = g.file_locks(&[edit("x/a.txt", "")]).remove(0);
+        let y = g.file_locks(&[edit("y/a.txt", "")]).remove(0);
+        let held_x = x.clone().try_lock_owned().unwrap();
+        let held_y = y.clone().try_lock_owned().unwrap();
+        let (rt, _) = one_worker_and_lock(&g, "x/a.txt");
+        let (tx, rx) = std::sync::mpsc::channel();
+        spawn_edit(&rt, &g, &tx, "link/a.txt", "a\nlinked\n");
+        // It waits for x's lock, where its path leads now; then the link is switched to y.
+        assert_eq!(awaited_or_done(&x, &rx), None);
+        std::fs::remove_file(root.join("link")).unwrap();
+        std::os::unix::fs::symlink("y", root.join("link")).unwrap();
+        drop(held_x);
+        // Under x's lock its path leads to y: it waits for y's lock (held here).
+        let done = awaited_or_done(&y, &rx);
+        assert_eq!(done, None, "the edit went on without y's lock");
+        assert_eq!(read(&g, "y/a.txt"), "a\n");
+        drop(held_y);
+        assert_eq!(
+            rx.recv_timeout(Duration::from_secs(30)),
+            Ok(("a\nlinked\n", true))
+        );
+        assert_eq!(read(&g, "y/a.txt"), "a\nlinked\n");
+        assert_eq!(read(&g, "x/a.txt"), "a\n");
     }
 
     /// Two edits of one file write in the order they came, never interleaved, even when the

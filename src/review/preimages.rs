@@ -1,6 +1,7 @@
 //! The journal's pre-images (docs/DESIGN.md §7): the bytes an edit replaced, stored once per content
 //! hash (so thirty edits of one 4 MB file keep one copy per distinct version), compressed,
-//! private (0600), beside the journal. Their total is capped: past the cap the least recently
+//! private (0600), beside the journal. Their total is capped, for every process storing into
+//! the store together (a ledger of the total beside it): past the cap the least recently
 //! stored go first, and the edits that needed them can no longer be undone (undo says so).
 
 use std::io::{Read, Write};
@@ -20,12 +21,13 @@ use crate::workspace::group_sync;
 /// The default cap on the pre-images' total size.
 pub(crate) const DEFAULT_CAP: u64 = 256 << 20;
 
-/// At most this many copies are written by one process between two listings of the store
-/// by its trims: the copies other processes wrote meanwhile count from the next listing.
+/// At most this many copies are written into a store (by all processes) between two listings
+/// of it by its trims: copies the ledger did not count (a crash between a copy and its count)
+/// count from the next listing.
 const TRIM_LISTS_EVERY: u32 = 64;
 
-/// What this process knows of a store's total since its trim last listed it.
-#[derive(Debug, Default)]
+/// What the store's ledger knows of its total since a trim last listed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Estimate {
     /// The total listed then, plus the copies written since.
     total: u64,
@@ -33,13 +35,68 @@ struct Estimate {
     written: u32,
 }
 
+/// The store's ledger, shared by every process writing into it (`NAME.preimages.total`
+/// beside the store): the estimate of its total, read and written under an exclusive `flock`
+/// of the ledger file held as long as this is. A trim's listing and deletions, and a stored
+/// copy's check and touch, hold it too, so no process's trim deletes a copy another just
+/// reported stored. Not synced: a ledger a crash left behind is corrected by the next listing.
+struct Ledger {
+    file: std::fs::File,
+}
+
+impl Ledger {
+    /// The ledger of the store at `dir`, locked (made, private, when missing).
+    fn lock(dir: &Path) -> std::io::Result<Ledger> {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true).write(true).create(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        let mut name = dir.as_os_str().to_os_string();
+        name.push(".total");
+        let file = opts.open(PathBuf::from(name))?;
+        file.lock()?;
+        Ok(Ledger { file })
+    }
+
+    /// The estimate kept; `None` when there is none (or it cannot be read: the store is
+    /// listed then).
+    fn read(&mut self) -> Option<Estimate> {
+        use std::io::Seek;
+        let mut text = String::new();
+        self.file.rewind().ok()?;
+        // A ledger is one short line: more is not one of ours.
+        (&self.file).take(64).read_to_string(&mut text).ok()?;
+        let (total, written) = text.trim_end().split_once(' ')?;
+        Some(Estimate {
+            total: total.parse().ok()?,
+            written: written.parse().ok()?,
+        })
+    }
+
+    /// Keep `estimate` (`None`: none, the next copy lists the store). A failure is logged:
+    /// the next trim then lists the store, as it does without a ledger.
+    fn write(&mut self, estimate: Option<Estimate>) {
+        use std::io::Seek;
+        let line = estimate.map_or(String::new(), |e| format!("{} {}\n", e.total, e.written));
+        let written = self
+            .file
+            .set_len(0)
+            .and_then(|()| self.file.rewind())
+            .and_then(|()| self.file.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            tracing::warn!("pre-image store: its ledger cannot be written: {e}");
+        }
+    }
+}
+
 /// The pre-image store of one journal.
 #[derive(Debug, Clone)]
 pub(crate) struct Preimages {
     dir: PathBuf,
     cap: u64,
-    /// `None` until a trim lists the store.
-    estimate: std::sync::Arc<std::sync::Mutex<Option<Estimate>>>,
     /// The listings its trims made (a test's count).
     #[cfg(test)]
     listings: std::sync::Arc<std::sync::atomic::AtomicUsize>,
@@ -51,7 +108,6 @@ impl Preimages {
         Preimages {
             dir: journal.with_extension("preimages"),
             cap,
-            estimate: std::sync::Arc::default(),
             #[cfg(test)]
             listings: std::sync::Arc::default(),
         }
@@ -107,6 +163,8 @@ impl Preimages {
     fn kept_whole(&self, path: &Path, bytes: &[u8]) -> bool {
         let seen = {
             let _store = store_lock();
+            // Another process's trim waits too (none may be under way: no ledger, no trim).
+            let _ledger = Ledger::lock(&self.dir);
             std::fs::File::options()
                 .read(true)
                 .append(true)
@@ -140,31 +198,37 @@ impl Preimages {
 
     /// After a copy of `added` bytes was written as `keep`: drop the least recently stored
     /// pre-images (never `keep`) until the total fits the cap. The store is listed only when
-    /// the total this process knows of (its last listing's, plus the copies it wrote since)
-    /// would pass the cap, or [`TRIM_LISTS_EVERY`] copies after the last listing (other
-    /// processes' copies then count), not for every copy: a listing stats every stored copy.
+    /// the total its ledger knows of (the last listing's, plus the copies every process wrote
+    /// since) would pass the cap, or [`TRIM_LISTS_EVERY`] copies after the last listing, not
+    /// for every copy: a listing stats every stored copy. The ledger is shared by every
+    /// process writing into the store, so the cap holds for all of them together; a store
+    /// whose ledger cannot be opened is listed for every copy.
     fn trim(&self, keep: &str, added: u64) {
-        let mut estimate = self
-            .estimate
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(e) = estimate.as_mut()
+        // This process's lock first, then the ledger's (as a stored copy's touch takes them).
+        let _store = store_lock();
+        let mut ledger = Ledger::lock(&self.dir)
+            .inspect_err(|e| tracing::warn!("pre-image store: no ledger ({e}): listed"))
+            .ok();
+        if let Some(l) = ledger.as_mut()
+            && let Some(e) = l.read()
             && e.written < TRIM_LISTS_EVERY
             && e.total.saturating_add(added) <= self.cap
         {
-            e.total += added;
-            e.written += 1;
+            l.write(Some(Estimate {
+                total: e.total + added,
+                written: e.written + 1,
+            }));
             return;
         }
-        *estimate = self
-            .trim_listed(keep)
-            .map(|total| Estimate { total, written: 0 });
+        let total = self.trim_listed(keep);
+        if let Some(l) = ledger.as_mut() {
+            l.write(total.map(|total| Estimate { total, written: 0 }));
+        }
     }
 
-    /// [`Preimages::trim`] by a listing of the store: the total left, `None` when the store
-    /// cannot be listed.
+    /// [`Preimages::trim`] by a listing of the store (the caller holds the store's locks):
+    /// the total left, `None` when the store cannot be listed.
     fn trim_listed(&self, keep: &str) -> Option<u64> {
-        let _store = store_lock();
         #[cfg(test)]
         self.listings
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -380,6 +444,61 @@ mod tests {
             );
         }
         assert!(small.listings.load(std::sync::atomic::Ordering::Relaxed) > 1);
+    }
+
+    /// Copies stored well under the cap list the store again every [`TRIM_LISTS_EVERY`]
+    /// copies after a listing, so copies the ledger never counted (a process killed between
+    /// a copy and its count) count then. Regression: nothing showed that this listing
+    /// happens (removing it left every test green).
+    #[test]
+    fn the_store_is_listed_again_every_so_many_copies_under_the_cap() {
+        let every = u64::from(TRIM_LISTS_EVERY);
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        let listings = || store.listings.load(std::sync::atomic::Ordering::Relaxed);
+        // The first copy lists the store (no ledger yet); the next `every` are counted.
+        for i in 0..=every {
+            store.put(&noise(5001 + 2 * i, 64)).unwrap();
+        }
+        assert_eq!(listings(), 1);
+        store.put(&noise(7001, 64)).unwrap();
+        assert_eq!(
+            listings(),
+            2,
+            "the store was not listed after {every} copies"
+        );
+        for i in 0..every {
+            store.put(&noise(9001 + 2 * i, 64)).unwrap();
+        }
+        assert_eq!(listings(), 2);
+        store.put(&noise(7003, 64)).unwrap();
+        assert_eq!(listings(), 3);
+    }
+
+    /// Several processes storing into one store hold it under its cap together, not each
+    /// under the cap: they share the ledger of its total (here four stores of the same
+    /// journal, each with its own state, as four processes have). Regression: each process
+    /// counted only its own copies since its last listing, so four on one state directory
+    /// held up to four times the cap.
+    #[test]
+    fn processes_sharing_a_store_hold_it_under_its_cap_together() {
+        const COPY_BYTES: usize = 4096;
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("j.jsonl");
+        let cap = 3 * (COPY_BYTES as u64 + 64);
+        let stores: Vec<Preimages> = (0..4).map(|_| Preimages::beside(&journal, cap)).collect();
+        // Each lists the store once, empty but for one small copy.
+        for (k, s) in stores.iter().enumerate() {
+            s.put(&noise(101 + 2 * k as u64, 16)).unwrap();
+        }
+        for round in 0..4u64 {
+            for (k, s) in stores.iter().enumerate() {
+                s.put(&noise(1001 + 20 * round + 2 * k as u64, COPY_BYTES))
+                    .unwrap();
+                let total = stored_bytes(&dir.path().join("j.preimages"));
+                assert!(total <= cap, "round {round}, store {k}: {total} > {cap}");
+            }
+        }
     }
 
     /// Threads storing the same content at once each store it whole and get its hash.

@@ -299,3 +299,60 @@ fn an_undo_of_125000_edits_finishes_and_leaves_the_file_whole() {
         assert_eq!(file, now, "{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// `undo` and `rewind` store no pre-image, so they cannot take the store past the cap the
+/// gate keeps it under (`journal_max_bytes`): their `undone` entries name the run's own
+/// stored copies, and the store is left as it was, even when the undo merges a later change
+/// (a result no copy holds). A reader's finding said they ignored the cap; they never store.
+#[test]
+fn undo_and_rewind_store_nothing_past_the_pre_images_cap() {
+    for command in ["undo", "rewind"] {
+        let work = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let root = Root::new(work.path()).unwrap();
+        let body: String = (0..200).map(|i| format!("line {i}\n")).collect();
+        let p = applied(
+            &root,
+            state.path(),
+            "a.txt",
+            format!("first\n{body}").as_bytes(),
+            &format!("FIRST\n{body}"),
+        );
+        let store = state
+            .path()
+            .join("journal")
+            .join(format!("{}.preimages", root_key(root.path())));
+        let listed = || {
+            let mut files: Vec<(std::ffi::OsString, u64)> = std::fs::read_dir(&store)
+                .unwrap()
+                .flatten()
+                .map(|e| (e.file_name(), e.metadata().unwrap().len()))
+                .collect();
+            files.sort();
+            files
+        };
+        let before = listed();
+        assert_eq!(before.len(), 2, "{command}: the run's two copies");
+        // A hand edit far from the run's line: the undo merges, writing content no copy holds.
+        std::fs::write(work.path().join("a.txt"), format!("FIRST\n{body}by hand\n")).unwrap();
+        let out = run(
+            state.path(),
+            &[command, &p.run_id, "--root", work.path().to_str().unwrap()],
+        );
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(work.path().join("a.txt")).unwrap(),
+            format!("first\n{body}by hand\n"),
+            "{command}"
+        );
+        assert_eq!(
+            listed(),
+            before,
+            "{command} stored into the pre-image store"
+        );
+    }
+}

@@ -83,7 +83,8 @@ impl Intent {
             return Ok(Intent { path: None });
         }
         let dir = dir_of(journal);
-        std::fs::create_dir_all(&dir).map_err(|e| io("store", &e))?;
+        // Made durable: an intent in a directory a crash lost would roll nothing back.
+        crate::workspace::dirs::make_durable(&dir, 0o777).map_err(|e| io("store", &e))?;
         let record = Record {
             run_id: proposal.run_id.clone(),
             pid: std::process::id(),

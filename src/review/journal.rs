@@ -413,8 +413,10 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             other => return other.map(|f| (f, false)),
         }
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
+        // The journal's directory made now is synced in its parent (`state/journal/` in
+        // `state/`): else a crash could lose it, and the journal file with it.
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            crate::workspace::dirs::make_durable(dir, 0o777)?;
         }
         match open(true) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -881,6 +883,26 @@ mod tests {
         assert_eq!(kept(&journal).key(), file_key(&journal));
         assert_ne!(kept(&journal).key(), first.key());
         assert_eq!(journal.entries().unwrap().len(), 1);
+    }
+
+    /// The journal's directory an append makes (`state/journal/`), and the pre-image store's
+    /// parent a record makes before it, are synced in the directory holding them before the
+    /// append returns. Regression: they were made with `create_dir_all` and only the
+    /// journal file's entry was synced, in a directory whose own entry a crash could lose.
+    #[test]
+    #[cfg(unix)]
+    fn the_directory_an_append_makes_is_synced_in_its_parent() {
+        use crate::workspace::group_sync::syncs_of;
+        let (d, root, _) = setup();
+        let state = d.path().join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        let before = syncs_of(&state);
+        let journal = Journal::at(state.join("journal/r.jsonl"), &root);
+        apply(&root, &journal, "a.txt", b"1\n", "2\n");
+        assert!(
+            syncs_of(&state) > before,
+            "`journal/` was not synced in `state/`"
+        );
     }
 
     /// A journal file whose making could not be synced in its directory fails the appends

@@ -395,16 +395,10 @@ impl PendingStore {
     }
 }
 
-/// Create the store's directory private to this user (0700).
+/// Create the store's directory private to this user (0700), synced in its parent (a
+/// crash must not lose the reviews stored in it).
 fn private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(dir)
+    crate::workspace::dirs::make_durable(dir, 0o700)
 }
 
 /// The stored form of open review `p`.

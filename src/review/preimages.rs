@@ -135,7 +135,9 @@ impl Preimages {
             .ok_or_else(|| std::io::Error::other("unexpected hash"))?;
         let made = !self.dir.is_dir();
         if made {
-            std::fs::create_dir_all(&self.dir)?;
+            // The store's parents made now are synced in theirs (the journal's directory,
+            // when the first pre-image comes before the first journal line).
+            crate::workspace::dirs::make_durable(&self.dir, 0o777)?;
         }
         // The store's directory is named in its parent only once that is synced (once per
         // process for one made before).

@@ -31,7 +31,9 @@ fn dir_flags() -> OFlags {
 }
 
 /// The directory holding `path`'s file, opened from the root without following a symlink;
-/// missing directories are created (mode 0777 less the umask) when `create`.
+/// missing directories are created (mode 0777 less the umask) when `create`, each synced
+/// in the directory holding it (a crash must not lose the directory of a file whose write
+/// returned: the write syncs only the file's own directory).
 fn open_parent(path: &SafePath, create: bool) -> io::Result<(OwnedFd, OsString)> {
     let (root, mut names) = split(path)?;
     let name = names.pop().ok_or_else(|| io::Error::other("empty path"))?;
@@ -43,6 +45,8 @@ fn open_parent(path: &SafePath, create: bool) -> io::Result<(OwnedFd, OsString)>
                     Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                     Err(e) => return Err(e.into()),
                 }
+                // Made here or by another writer a moment ago: durable either way.
+                super::group_sync::for_dir(&dir)?.settle()?;
                 rustix::fs::openat(&dir, n.as_os_str(), dir_flags(), Mode::empty())?
             }
             other => other?,
@@ -262,6 +266,32 @@ mod tests {
             0,
             "nothing lands outside"
         );
+    }
+
+    /// The directories a write makes for a new file are each synced in the directory holding
+    /// them. Regression: only the file's own directory was synced (after the rename), so a
+    /// crash could lose the new directories, and the file in them, after the write returned.
+    #[test]
+    fn directories_made_for_a_new_file_are_synced_in_their_parents() {
+        use super::super::group_sync::syncs_of;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let path = SafePath {
+            abs: root.join("new/deeper/a.txt"),
+            rel: "new/deeper/a.txt".into(),
+        };
+        let before = syncs_of(&root);
+        write(&path, ".a.tmp", b"one\n", None).unwrap();
+        assert!(
+            syncs_of(&root) > before,
+            "the root was not synced for `new`"
+        );
+        assert!(
+            syncs_of(&root.join("new")) > 0,
+            "`new` was not synced for `deeper`"
+        );
+        assert_eq!(std::fs::read(&path.abs).unwrap(), b"one\n");
     }
 
     #[test]

@@ -190,7 +190,7 @@ fn persist_synced(tmp: tempfile::NamedTempFile, path: &Path, _dir: &Path) -> std
 pub(crate) fn write_user_file(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    super::dirs::make_durable(dir, 0o777)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
     match std::fs::metadata(file) {

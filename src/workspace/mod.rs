@@ -7,6 +7,7 @@
 pub(crate) mod beneath;
 pub mod config;
 pub(crate) mod digest;
+pub(crate) mod dirs;
 pub mod fs;
 pub(crate) mod group_sync;
 pub(crate) mod io_error;

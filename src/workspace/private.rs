@@ -18,11 +18,13 @@ pub(crate) fn uid() -> u32 {
     0
 }
 
-/// Create `dir` (mode 0700; its parents as usual) or check that the existing one is private
-/// ([`check`]).
+/// Create `dir` (mode 0700; its parents as usual), synced in its parent as each parent made
+/// is in its own (`dirs::make_durable`: a crash must not lose what is stored there), or
+/// check that the existing one is private ([`check`]).
 pub(crate) fn ensure(dir: &Path) -> io::Result<()> {
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(parent) = parent {
+        super::dirs::make_durable(parent, 0o777)?;
     }
     let mut b = std::fs::DirBuilder::new();
     #[cfg(unix)]
@@ -31,7 +33,7 @@ pub(crate) fn ensure(dir: &Path) -> io::Result<()> {
         b.mode(0o700);
     }
     match b.create(dir) {
-        Ok(()) => Ok(()),
+        Ok(()) => super::dirs::sync_now(parent.unwrap_or(Path::new("."))),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => tighten(dir),
         Err(e) => Err(e),
     }

@@ -101,7 +101,7 @@ pub(crate) fn write(
         file.write_all(bytes)?;
         let final_mode = mode.or(existing).unwrap_or_else(default_mode);
         rustix::fs::fchmod(&file, Mode::from_bits_truncate(final_mode))?;
-        file.sync_all()?;
+        super::synced::sync(&file, super::synced::Flush::All)?;
         drop(file);
         // Renamed, then the directory synced: renames that land at once into it share one
         // `fsync` (`group_sync`).

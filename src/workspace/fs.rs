@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::digest::hash;
 use super::io_error::io_error;
 use super::paths::SafePath;
+use super::synced::Flush;
 use crate::error::{Error, ErrorCode, Result};
 
 /// The default cap on the size of a file patchgate reads or writes.
@@ -115,7 +116,7 @@ pub(crate) fn write_private_as(path: &Path, bytes: &[u8]) -> std::io::Result<std
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    super::synced::sync(tmp.as_file(), Flush::All)?;
     let made = tmp.as_file().metadata()?;
     persist_synced(tmp, path, dir).map(|()| made)
 }
@@ -204,7 +205,7 @@ pub(crate) fn write_user_file(file: &Path, bytes: &[u8]) -> std::io::Result<()> 
         #[cfg(not(unix))]
         Err(_) => {}
     }
-    tmp.as_file().sync_all()?;
+    super::synced::sync(tmp.as_file(), Flush::All)?;
     tmp.persist(file).map_err(|e| e.error)?;
     // The rename itself is durable once the directory is.
     #[cfg(unix)]
@@ -216,7 +217,7 @@ pub(crate) fn write_user_file(file: &Path, bytes: &[u8]) -> std::io::Result<()> 
 /// crash after this leaves them as they are now. Best effort: a failure is not reported.
 pub(crate) fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
+        let _ = super::synced::sync(&d, Flush::All);
     }
 }
 
@@ -359,7 +360,7 @@ fn write_portable(
             .create_new(true)
             .open(&temp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        super::synced::sync(&file, Flush::All)?;
         drop(file);
         std::fs::rename(&temp, &path.abs)
     })();

@@ -36,14 +36,7 @@ const FAILED_DIRS_KEPT: usize = 4096;
 /// the inode alive, so no other file takes its number while the group is known.
 pub(crate) type Key = (u64, u64);
 
-/// What a sync flushes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Flush {
-    /// The file's data (`fdatasync`): appends to a file.
-    Data,
-    /// The whole inode (`fsync`): a directory's entries.
-    All,
-}
+pub(crate) use super::synced::Flush;
 
 /// The writes whose sync failed: tickets in `(after, upto]`, `waiting` of them not yet told.
 #[derive(Debug)]
@@ -123,10 +116,7 @@ impl GroupSync {
     /// started); an error when `write` failed, or a sync that ended after it failed.
     pub(crate) fn write<T>(&self, write: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
         let flush = self.flush;
-        self.write_then(write, |f| match flush {
-            Flush::Data => f.sync_data(),
-            Flush::All => f.sync_all(),
-        })
+        self.write_then(write, |f| super::synced::sync(f, flush))
     }
 
     /// Return once a sync begun now has ended, for a writer relying on entries of this

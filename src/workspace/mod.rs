@@ -17,6 +17,8 @@ pub mod random;
 pub mod rootlock;
 pub mod secrets;
 pub mod state;
+#[doc(hidden)]
+pub mod synced;
 pub mod userconfig;
 pub mod userrules;
 

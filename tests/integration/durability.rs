@@ -1,8 +1,10 @@
 //! What the gate tells about a decision holds on disk (docs/DESIGN.md §4, §7): an edit whose
 //! journal line cannot be written is put back and fails, a rejection the journal cannot hold
 //! is not made, and the temp files a crash left beside the journal are swept at a gate's
-//! start; concurrent edits over HTTP, their syncs shared, each end whole in the journal.
-//! Through the library's gate on real files, as the crash tests drive it, and the real binary.
+//! start; concurrent edits over HTTP, their syncs shared, each end whole in the journal; an
+//! applied edit is answered only after the syncs that make it durable (recorded, in order:
+//! a test that fails when a sync is removed). Through the library's gate on real files, as
+//! the crash tests drive it, and the real binary.
 
 use std::path::Path;
 
@@ -14,6 +16,8 @@ use patchgate::review::proposal::Decision;
 use patchgate::review::queue::{Gate, Outcome, Request};
 use patchgate::workspace::Workspace;
 use patchgate::workspace::config::{Config, PolicyName};
+#[cfg(unix)]
+use patchgate::workspace::synced::Synced;
 
 /// A gate over `dir/work` with `policy`, journaling to `dir/journal.jsonl`.
 fn gate(dir: &Path, policy: PolicyName) -> Gate {
@@ -162,6 +166,90 @@ fn a_gate_starting_sweeps_the_stale_temp_files_a_crash_left() {
     }
     for p in &kept {
         assert!(p.exists(), "{} was removed", p.display());
+    }
+}
+
+/// Where the last sync of `path`'s file or directory falls in `syncs` (its index) and the
+/// length it had then; `None` when it was not synced.
+fn last_sync(syncs: &[Synced], path: &Path) -> Option<(usize, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).unwrap();
+    syncs
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, s)| s.dev == m.dev() && s.ino == m.ino())
+        .map(|(i, s)| (i, s.len))
+}
+
+/// The file at `path` was synced whole (its data at its length now), and after that the
+/// directory it was renamed into: what the answer called written survives a crash.
+fn synced_then_its_directory(syncs: &[Synced], path: &Path, what: &str) {
+    let len = std::fs::metadata(path).unwrap().len();
+    let (at, synced_len) =
+        last_sync(syncs, path).unwrap_or_else(|| panic!("{what}: its data was never synced"));
+    assert_eq!(synced_len, len, "{what}: synced at another length");
+    let dir = path.parent().unwrap();
+    let (dir_at, _) =
+        last_sync(syncs, dir).unwrap_or_else(|| panic!("{what}: its directory was never synced"));
+    assert!(
+        dir_at > at,
+        "{what}: its directory was not synced after its data (its rename)"
+    );
+}
+
+/// What an applied edit's answer says is on disk was synced before the answer, in an order
+/// a crash cannot undo (each sync is recorded through the one place every sync goes,
+/// `workspace::synced`): the file's data, then the directory it was renamed into; the
+/// pre-images its journal line names, then their store's directory; the journal's line
+/// (its file synced at its length with the line); and the directories the gate made for its
+/// state, each in its parent. Unlike a crash test (a killed process loses nothing the
+/// kernel holds), this fails when a sync is removed: the other tests here passed with every
+/// sync a no-op.
+#[cfg(unix)]
+#[test]
+fn an_applied_edits_answer_comes_after_the_syncs_that_make_it_durable() {
+    let recording = patchgate::workspace::synced::record();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let ws = Workspace::new(&work, Config::default()).unwrap();
+    // The state's directories do not exist yet: the gate makes them.
+    let state = dir.path().join("state");
+    let journal_path = state.join("journal/j.jsonl");
+    let journal = Journal::at(journal_path.clone(), &ws.root);
+    let gate = Gate::new(ws, Policy::simple(PolicyName::Auto), journal.clone(), None);
+    std::fs::write(work.join("a.txt"), "a\n").unwrap();
+    let rt = runtime();
+    let mut content = String::from("a\n");
+    for k in 0..3 {
+        content.push_str(&format!("line {k}\n"));
+        let done = rt.block_on(gate.submit(request(&[("a.txt", content.as_str())])));
+        assert!(matches!(done, Ok(Outcome::Applied(_))), "{done:?}");
+        let syncs = recording.syncs();
+        synced_then_its_directory(&syncs, &work.join("a.txt"), &format!("edit {k}: a.txt"));
+        let entry = journal.entries().unwrap().pop().unwrap();
+        let store = state.join("journal/j.preimages");
+        let file = &entry.files[0];
+        for hash in [&file.before_blob, &file.after_hash] {
+            let hash = hash.as_deref().expect("a stored copy");
+            synced_then_its_directory(&syncs, &store.join(hash), &format!("edit {k}: {hash}"));
+        }
+        let len = std::fs::metadata(&journal_path).unwrap().len();
+        let (_, synced) = last_sync(&syncs, &journal_path)
+            .unwrap_or_else(|| panic!("edit {k}: the journal was never synced"));
+        assert_eq!(
+            synced, len,
+            "edit {k}: the journal's last line was not synced"
+        );
+        // The journal file's entry, and each directory made for the state in its parent.
+        for d in [&state.join("journal"), &state, dir.path()] {
+            assert!(
+                last_sync(&syncs, d).is_some(),
+                "edit {k}: {} was never synced",
+                d.display()
+            );
+        }
     }
 }
 

@@ -286,6 +286,8 @@ pub(crate) const WEIGHTS: Weights = Weights {
         // dev corpora keeps a file line between two lines a segment writes together
         // (`eval --curve`).
         kept_between: 0.0,
+        // Below the threshold: two readings of one line, the destructive one taken.
+        changed_copy: 0.0,
         threshold: 0.3,
     },
 };

@@ -301,6 +301,9 @@ fn check_stage(
             s.kept_between = None;
         }
     }
+    if !rules.on(Rule::ChangedCopy) {
+        evidence.changed_copy = None;
+    }
     let mut edits = edits;
     let deletes = removal_edits(ctx, instruction, &mut edits)?;
     let changed = edits

@@ -628,12 +628,25 @@ fn a_moved_line_takes_the_blank_line_that_set_it_apart() {
 }
 
 #[test]
-fn a_closer_after_a_placeholder_keeps_the_blocks_it_may_end_and_changes_go_in() {
-    // `first` is shown open and its last lines closed; `second` ends the same way, so the
-    // closer may be second's and second stays. The changed line in `third` goes in.
+fn a_closer_after_a_placeholder_that_two_blocks_end_alike_is_two_readings() {
+    // `first` is shown open and its last lines closed, then a blank line and `third`; `second`
+    // ends the same way, so the closer is first's (and `second` goes: the snippet writes
+    // `third` right after it) or second's (the placeholder keeps `second`). The merge asks,
+    // naming `second`'s lines; with `second` shown under a placeholder it merges.
     let file = "class Maps {\n  static Map first() {\n    Map map = new Map();\n    map.put(1);\n    map.freeze();\n    return map;\n  }\n\n  static Map second() {\n    Map map = new Map();\n    map.put(2);\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return null;\n  }\n}\n";
     let snippet = "  // ... existing code ...\n  static Map first() {\n    // ... existing code ...\n    map.freeze();\n    return map;\n  }\n\n  static Map third() {\n    return Map.empty();\n  }\n  // ... existing code ...\n";
-    let out = merge(file, snippet, &hints("Maps.java")).unwrap().content;
+    let e = merge(file, snippet, &hints("Maps.java")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        e.message.contains("6 line(s) between them (from line 9)"),
+        "{}",
+        e.message
+    );
+    let shown = snippet.replace(
+        "  }\n\n  static Map third",
+        "  }\n  // ... existing code ...\n  static Map third",
+    );
+    let out = merge(file, &shown, &hints("Maps.java")).unwrap().content;
     assert_eq!(out, file.replace("return null;", "return Map.empty();"));
 }
 

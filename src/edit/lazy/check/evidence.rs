@@ -73,6 +73,10 @@ pub(crate) struct Evidence {
     /// File lines the result lost that only a block among new lines licenses (the licence
     /// check's `AmongNew` ground): the new code may merely repeat the file's lines there.
     pub(crate) among_new: Vec<usize>,
+    /// A line the file holds once that the merge changes into another snippet line while the
+    /// snippet writes it verbatim as new code elsewhere: (that snippet line, 1-based as
+    /// written; the file line, 1-based). Two readings of one line (rule `changed-copy`).
+    pub(crate) changed_copy: Option<(usize, usize)>,
 }
 
 /// The weights of the decision, each with the reason for its value.
@@ -104,6 +108,9 @@ pub struct MarginWeights {
     /// ([`Segment::kept_between`]): the snippet says nothing stands there, the merge keeps
     /// what does; whether those lines go or were skipped, the snippet does not say.
     pub kept_between: f32,
+    /// A merge changing a line the file has once into another snippet line while adding that
+    /// line's text verbatim elsewhere ([`Evidence::changed_copy`]).
+    pub changed_copy: f32,
     /// Merges with a margin below this are refused.
     pub threshold: f32,
 }
@@ -186,12 +193,25 @@ impl Evidence {
             anchors,
             syntax: Syntax::Clean,
             among_new: Vec::new(),
+            changed_copy: changed_copy(file, lines, edits),
         }
     }
 
     /// The margin under `w`: the weakest segment's anchor, less what the syntax costs.
     pub(crate) fn margin(&self, w: &MarginWeights) -> Margin {
         let mut m = self.anchored(w);
+        if let Some((at, j)) = self.changed_copy
+            && w.changed_copy < m.value
+        {
+            m.value = w.changed_copy;
+            m.weakest = format!(
+                "snippet line {at} is file line {j} as it stands (the file has it once), yet \
+                 this reading adds it as new code and changes file line {j} into another \
+                 snippet line: either that line stays where it is and the snippet's lines \
+                 around it go there, or it moves. Show one or two unchanged lines next to \
+                 the new code, or mark what goes with `-` lines"
+            );
+        }
         if let Some((at, n)) = self.anchors.iter().find_map(|s| s.kept_between)
             && w.kept_between < m.value
         {
@@ -260,9 +280,8 @@ fn kept_between(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Option<(us
     for op in ops {
         match *op {
             Op::Same { i, .. } | Op::Change { i, .. } | Op::Add(i) if !lines[i].blank => {
-                let together = last.is_some_and(|p| {
-                    lines[i].at == lines[p].at + 1 && i == p + 1 && !floats_down(lines, p)
-                });
+                let together =
+                    last.is_some_and(|p| adjacent(lines, p, i) && !floats_down(lines, p));
                 if together && !kept.is_empty() && found.is_none() {
                     found = Some((kept[0] + 1, kept.len()));
                 }
@@ -274,6 +293,84 @@ fn kept_between(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Option<(us
         }
     }
     found
+}
+
+/// The first line the file holds once (non-trivial) that an edit replaces by other snippet
+/// lines (changes, or deletes where it adds other lines) while some edit adds, as the outermost
+/// line of a segment (next to a placeholder or the snippet's start or end: where snippets put
+/// their context), a snippet line with exactly its text: (that snippet line as written, the
+/// file line 1-based). A deletion with nothing added beside it is a move, not a replacement;
+/// so is a line moved inside the snippet's code (a refactoring's moved statement).
+fn changed_copy(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Option<(usize, usize)> {
+    let added: Vec<usize> = edits
+        .iter()
+        .flat_map(|e| &e.ops)
+        .filter_map(|op| match *op {
+            Op::Add(i)
+                if !lines[i].blank
+                    && !lines[i].trivial
+                    && lines[i].count == 1
+                    && outermost(lines, i) =>
+            {
+                Some(i)
+            }
+            _ => None,
+        })
+        .collect();
+    if added.is_empty() {
+        return None;
+    }
+    let copy_of = |j: usize| added.iter().find(|&&i| lines[i].key == file.key(j));
+    edits.iter().find_map(|e| {
+        // The edit's hunks: its operations between lines it keeps.
+        e.ops
+            .split(|op| matches!(op, Op::Same { .. } | Op::Keep(_)))
+            .find_map(|hunk| {
+                let adds_other = |j: usize| {
+                    hunk.iter().any(|op| match *op {
+                        Op::Add(i) | Op::Change { i, .. } => {
+                            !lines[i].blank && lines[i].key != file.key(j)
+                        }
+                        _ => false,
+                    })
+                };
+                // A copy added in this hunk itself stays where the line stood.
+                let far_copy = |j: usize| {
+                    copy_of(j)
+                        .filter(|&&i| !hunk.contains(&Op::Add(i)))
+                        .map(|&i| (lines[i].at, j + 1))
+                };
+                hunk.iter().find_map(|op| match *op {
+                    Op::Change { j, .. } => far_copy(j),
+                    Op::Drop(j) if adds_other(j) => far_copy(j),
+                    _ => None,
+                })
+            })
+    })
+}
+
+/// Whether snippet line `i` is the first or last non-blank line of its segment: only blank
+/// lines stand between it and a placeholder (a line the snippet has that is no code line) or
+/// the snippet's start or end.
+fn outermost(lines: &[SLine], i: usize) -> bool {
+    let cut = |a: usize, b: usize| lines[b].at != lines[a].at + (b - a);
+    let up = (0..i).rev().find(|&k| !lines[k].blank);
+    let down = (i + 1..lines.len()).find(|&k| !lines[k].blank);
+    let first = match up {
+        None => true,
+        Some(k) => cut(k, i),
+    };
+    let last = match down {
+        None => true,
+        Some(k) => cut(i, k),
+    };
+    first || last
+}
+
+/// Whether snippet lines `p` and `i` (`p` before `i`) stand one after the other as the agent
+/// wrote them, blank lines between them aside: no placeholder or other line between.
+fn adjacent(lines: &[SLine], p: usize, i: usize) -> bool {
+    i > p && lines[i].at == lines[p].at + (i - p) && lines[p + 1..i].iter().all(|l| l.blank)
 }
 
 /// Whether snippet line `p` is a closer (or another line that says nothing) in a run of such
@@ -383,6 +480,7 @@ mod tests {
             ],
             syntax: Syntax::Clean,
             among_new: Vec::new(),
+            changed_copy: None,
         };
         assert_eq!(e.margin(&w).value, w.repeated);
         assert!(e.margin(&w).weakest.contains("more than once"));
@@ -415,6 +513,7 @@ mod tests {
             anchors: vec![segment(Anchor::Unique { lines: 4 })],
             syntax: Syntax::Clean,
             among_new: (20..26).collect(),
+            changed_copy: None,
         };
         let m = e.margin(&w);
         assert_eq!(m.value, w.among_new_deletion);
@@ -540,6 +639,7 @@ mod tests {
                 anchors: vec![segment(anchor)],
                 syntax: Syntax::Clean,
                 among_new: Vec::new(),
+                changed_copy: None,
             }),
             ..Merged::default()
         };

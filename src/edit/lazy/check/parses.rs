@@ -42,16 +42,18 @@ pub(crate) fn check(
     let Some(own) = syntax::errors_once(lang, &own_text) else {
         return Ok(excused_by_text(excused.line, excused.line_in(merged)));
     };
-    // An error on a line whose text the snippet has an error on too is the snippet's own (a
-    // blank line excuses nothing: every fragment's end is one).
-    let own_lines: HashSet<&str> = own
+    // An error on a line whose text the snippet has the same error on is the snippet's own (a
+    // blank line excuses nothing: every fragment's end is one). Another error on that line is
+    // not: a fragment's open end (a block opener with its body under a placeholder) is an
+    // error alone, and the misplaced merge's error there is of another kind.
+    let own_errors: HashSet<(&str, &str)> = own
         .iter()
-        .map(|e| e.line_in(&own_text))
-        .filter(|l| !l.is_empty())
+        .map(|e| (e.line_in(&own_text), e.what.as_str()))
+        .filter(|(l, _)| !l.is_empty())
         .collect();
     let Some(first) = fresh
         .iter()
-        .find(|e| !own_lines.contains(e.line_in(merged)))
+        .find(|e| !own_errors.contains(&(e.line_in(merged), e.what.as_str())))
     else {
         return Ok(excused_by_text(excused.line, excused.line_in(merged)));
     };
@@ -140,6 +142,29 @@ mod tests {
         let broken = "fn a() {\n    1\n\nfn b() {\n    2 +\n}\n";
         // The snippet's own error is on `2 +`; the file's new one is where `a` lost its brace.
         let e = check(Some("x.rs"), old, broken, "    2 +\n}\n").unwrap_err();
+        assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    }
+
+    #[test]
+    fn another_error_on_a_line_the_snippet_breaks_too_is_not_its_own() {
+        let old = "def a():\n    try:\n        x()\n    except E:\n        pass\n";
+        // The snippet ends on the handler's header (its body under a placeholder): alone it
+        // has an error there, of another kind than the merge's stray `except`.
+        let snippet = "    try:\n        x()\n    except E:\n";
+        let broken = "def a():\n    x()\n    except E:\n        pass\n";
+        let alone = syntax::errors_once(Lang::Python, &own_text(Lang::Python, snippet)).unwrap();
+        let merged = syntax::new_errors("a.py", Some(old), broken);
+        assert!(
+            alone
+                .iter()
+                .any(|e| e.line_in(&dedent(snippet)) == "except E:"),
+            "{alone:?}"
+        );
+        assert!(
+            merged.iter().any(|e| e.line_in(broken) == "except E:"),
+            "{merged:?}"
+        );
+        let e = check(Some("a.py"), old, broken, snippet).unwrap_err();
         assert_eq!(e.code, ErrorCode::NeedsMoreContext);
     }
 

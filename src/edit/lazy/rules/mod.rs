@@ -13,6 +13,8 @@ mod among_new;
 #[cfg(test)]
 mod balance;
 #[cfg(test)]
+mod changed_copy;
+#[cfg(test)]
 mod changed_lines;
 #[cfg(test)]
 mod closer_floor;
@@ -125,6 +127,8 @@ pub enum Rule {
     KeptBetween,
     /// `among-new`.
     AmongNew,
+    /// `changed-copy`.
+    ChangedCopy,
 }
 
 /// A rule's name, stage and one-line summary.
@@ -287,6 +291,12 @@ pub const ALL: &[RuleInfo] = &[
         Stage::Check,
         "a deletion licensed only by a block among new lines is refused",
     ),
+    info(
+        Rule::ChangedCopy,
+        "changed-copy",
+        Stage::Check,
+        "a merge that changes a line the file has once while adding its text as new code is refused",
+    ),
 ];
 
 impl Rule {
@@ -423,6 +433,7 @@ pub(super) mod fixture {
         &super::licence::FIXTURE,
         &super::kept_between::FIXTURE,
         &super::among_new::FIXTURE,
+        &super::changed_copy::FIXTURE,
     ];
 }
 

@@ -47,12 +47,14 @@ const LINE_BYTES: usize = 64;
 
 /// One remembered text with its line facts and their estimated size.
 struct Remembered {
-    text: Box<str>,
+    text: Arc<str>,
     table: Arc<Table>,
     size: usize,
 }
 
-/// The remembered line facts, the most recently used last.
+/// The remembered line facts, the most recently used last. The lock is held only to look at
+/// or change this list of at most [`REMEMBERED_TEXTS`] entries: texts are compared, copied
+/// and freed outside it, so merges into different files never wait on one another's bytes.
 static REMEMBERED: Mutex<VecDeque<Remembered>> = Mutex::new(VecDeque::new());
 
 fn remembered() -> std::sync::MutexGuard<'static, VecDeque<Remembered>> {
@@ -61,22 +63,15 @@ fn remembered() -> std::sync::MutexGuard<'static, VecDeque<Remembered>> {
 
 /// Forget the remembered line facts (for timing a merge from scratch).
 pub fn forget_indexes() {
-    remembered().clear();
+    let gone = std::mem::take(&mut *remembered());
+    drop(gone);
 }
 
 /// The line facts of `text`, whose lines are `file`: the remembered ones, else computed (and
 /// remembered when they fit).
 fn table_of(file: &[&str], text: &str) -> Arc<Table> {
-    {
-        let mut kept = remembered();
-        if let Some(at) = kept.iter().rposition(|r| {
-            r.text.len() == text.len() && r.table.keys.len() == file.len() && *r.text == *text
-        }) && let Some(found) = kept.remove(at)
-        {
-            let table = found.table.clone();
-            kept.push_back(found);
-            return table;
-        }
+    if let Some(table) = recalled(file, text) {
+        return table;
     }
     let table = Arc::new(Table::new(file));
     let size = file
@@ -84,21 +79,53 @@ fn table_of(file: &[&str], text: &str) -> Arc<Table> {
         .saturating_mul(LINE_BYTES)
         .saturating_add(text.len());
     if size <= REMEMBERED_BYTES {
-        let mut kept = remembered();
-        kept.push_back(Remembered {
+        let gone = remember(Remembered {
             text: text.into(),
             table: table.clone(),
             size,
         });
-        let mut bytes: usize = kept.iter().map(|r| r.size).sum();
-        while kept.len() > REMEMBERED_TEXTS || bytes > REMEMBERED_BYTES {
-            let Some(old) = kept.pop_front() else {
-                break;
-            };
-            bytes -= old.size;
-        }
+        drop(gone);
     }
     table
+}
+
+/// The remembered facts of `text`, if any (then the most recently used): the texts of its
+/// length and line count are taken under the lock (a count of references each) and compared
+/// after it is released.
+fn recalled(file: &[&str], text: &str) -> Option<Arc<Table>> {
+    let alike: Vec<(Arc<str>, Arc<Table>)> = remembered()
+        .iter()
+        .rev()
+        .filter(|r| r.text.len() == text.len() && r.table.keys.len() == file.len())
+        .map(|r| (r.text.clone(), r.table.clone()))
+        .collect();
+    let (_, table) = alike.into_iter().find(|(t, _)| **t == *text)?;
+    let mut kept = remembered();
+    // Pushed out meanwhile: still the facts of `text`, only not remembered any more.
+    if let Some(at) = kept.iter().rposition(|r| Arc::ptr_eq(&r.table, &table))
+        && let Some(found) = kept.remove(at)
+    {
+        kept.push_back(found);
+    }
+    Some(table)
+}
+
+/// Remember `new` (its text copied by the caller, outside the lock), pushing out the least
+/// recently used past [`REMEMBERED_TEXTS`] or [`REMEMBERED_BYTES`]; returns those pushed out,
+/// for the caller to free after the lock.
+fn remember(new: Remembered) -> Vec<Remembered> {
+    let mut kept = remembered();
+    kept.push_back(new);
+    let mut bytes: usize = kept.iter().map(|r| r.size).sum();
+    let mut gone = Vec::new();
+    while kept.len() > REMEMBERED_TEXTS || bytes > REMEMBERED_BYTES {
+        let Some(old) = kept.pop_front() else {
+            break;
+        };
+        bytes -= old.size;
+        gone.push(old);
+    }
+    gone
 }
 
 /// The indexed file.

@@ -318,6 +318,13 @@ struct Slots {
     map: HashMap<RunId, Slot>,
     /// What the open proposals hold, and each client's places.
     tally: Tally,
+    /// No dry-run held here expires before this (`None`: none with a lifetime is held): a
+    /// sweep before it has nothing to expire and looks at no proposal. Lowered by each
+    /// dry-run added, set again by each sweep that looks.
+    first_expiry: Option<SystemTime>,
+    /// How many proposals held here a person rejected with a note: with none, no request
+    /// can be the revision of one, and none is looked for among the proposals.
+    answerable: usize,
 }
 
 /// A client's place among its open proposals, taken by a request on its way in: it becomes
@@ -343,6 +350,12 @@ impl Slots {
     /// forget the oldest closed proposals beyond [`KEEP_CLOSED`] and [`KEEP_CLOSED_BYTES`].
     fn push(&mut self, proposal: Proposal, held: Held) {
         let (tx, _) = watch::channel(None);
+        if proposal.state == State::DryRun
+            && let Some(t) = proposal.expires_at
+        {
+            self.first_expiry = Some(self.first_expiry.map_or(t, |f| f.min(t)));
+        }
+        self.answerable += usize::from(revision::answerable(&proposal));
         self.order.push(proposal.run_id.clone());
         self.map.insert(
             proposal.run_id.clone(),
@@ -354,25 +367,49 @@ impl Slots {
                 withdraw_wanted: None,
             },
         );
-        let closed = self.order.iter().filter(|id| {
-            self.map
-                .get(*id)
-                .is_some_and(|s| !s.proposal.state.is_open())
-        });
-        // The newest closed ones stay, within the count and the bytes.
+        self.forget_old_closed();
+    }
+
+    /// Forget the oldest closed proposals beyond [`KEEP_CLOSED`] and [`KEEP_CLOSED_BYTES`]:
+    /// the newest closed ones stay, within the count and the bytes (each proposal looked up
+    /// once; those forgotten, usually one, removed by their place in `order`).
+    fn forget_old_closed(&mut self) {
         let mut seen = std::collections::HashSet::new();
         let mut bytes = 0;
-        let mut drop: std::collections::HashSet<RunId> = std::collections::HashSet::new();
-        for (kept, id) in closed.rev().enumerate() {
-            bytes += self.map[id].held.bytes(&mut seen);
+        let mut kept = 0;
+        // Places in `order`, newest first.
+        let mut drop: Vec<usize> = Vec::new();
+        for (at, id) in self.order.iter().enumerate().rev() {
+            let Some(slot) = self.map.get(id) else {
+                continue;
+            };
+            if slot.proposal.state.is_open() {
+                continue;
+            }
+            bytes += slot.held.bytes(&mut seen);
             if kept >= KEEP_CLOSED || bytes > KEEP_CLOSED_BYTES {
-                drop.insert(id.clone());
+                drop.push(at);
+            }
+            kept += 1;
+        }
+        if drop.is_empty() {
+            return;
+        }
+        for &at in &drop {
+            if let Some(gone) = self.map.remove(&self.order[at]) {
+                self.answerable -= usize::from(revision::answerable(&gone.proposal));
             }
         }
-        if !drop.is_empty() {
-            self.order.retain(|id| !drop.contains(id));
-            self.map.retain(|id, _| !drop.contains(id));
-        }
+        let mut at = 0;
+        let mut next = drop.pop();
+        self.order.retain(|_| {
+            let keep = next != Some(at);
+            if !keep {
+                next = drop.pop();
+            }
+            at += 1;
+            keep
+        });
     }
 
     /// Change proposal `run_id` with `change`, after which it holds `held`: the tally keeps
@@ -1192,6 +1229,10 @@ impl Gate {
             None => {
                 let candidates = {
                     let slots = self.slots();
+                    if slots.answerable == 0 {
+                        // No proposal here is one a revision answers.
+                        return Ok(proposal);
+                    }
                     let newest_first = slots
                         .order
                         .iter()
@@ -1359,7 +1400,12 @@ impl Gate {
         self.churn();
         let result = {
             let mut slots = self.slots();
-            let Slots { map, tally, .. } = &mut *slots;
+            let Slots {
+                map,
+                tally,
+                answerable,
+                ..
+            } = &mut *slots;
             let Some(slot) = map.get_mut(run_id) else {
                 return Outcome::Failed(None, not_found(run_id));
             };
@@ -1378,10 +1424,13 @@ impl Gate {
                 tally.remove(&slot.held);
                 tally.free_place(slot.proposal.client.as_deref());
             }
+            let was_answerable = revision::answerable(&slot.proposal);
             slot.proposal.state = state;
             if review.is_some() {
                 slot.proposal.review = review;
             }
+            *answerable = *answerable + usize::from(revision::answerable(&slot.proposal))
+                - usize::from(was_answerable);
             let o = outcome(Summary::of(&slot.proposal));
             slot.outcome.send_replace(Some(o.clone()));
             o
@@ -1889,17 +1938,30 @@ impl Gate {
     pub fn sweep(&self) {
         let now = SystemTime::now();
         let stale: Vec<RunId> = {
-            let slots = self.slots();
-            slots
-                .order
-                .iter()
-                .filter(|id| {
-                    slots.map.get(*id).is_some_and(|s| {
-                        s.proposal.state == State::DryRun && s.proposal.is_expired(now)
-                    })
-                })
-                .cloned()
-                .collect()
+            let mut slots = self.slots();
+            if slots.first_expiry.is_none_or(|t| now < t) {
+                return;
+            }
+            // The dry-runs' first expiry again, the stale ones' included: one this sweep
+            // cannot expire (a commit holds it) is looked at again by the next.
+            let mut first = None;
+            let mut stale = Vec::new();
+            for id in &slots.order {
+                let Some(s) = slots.map.get(id) else {
+                    continue;
+                };
+                if s.proposal.state != State::DryRun {
+                    continue;
+                }
+                if let Some(t) = s.proposal.expires_at {
+                    first = Some(first.map_or(t, |f: SystemTime| f.min(t)));
+                }
+                if s.proposal.is_expired(now) {
+                    stale.push(id.clone());
+                }
+            }
+            slots.first_expiry = first;
+            stale
         };
         for id in stale {
             self.settle(&id, State::Expired, None, |s| {
@@ -3084,7 +3146,13 @@ mod tests {
         assert!(all > a_original + 6 * lines.len(), "{all}");
         g.decide(&accepted, Decision::Accept).unwrap();
         g.decide(&rejected, Decision::Reject("no".into())).unwrap();
-        g.slots().map.get_mut(&expired).unwrap().proposal.expires_at = Some(SystemTime::UNIX_EPOCH);
+        {
+            // As if its time had passed: the queue's first expiry passes with it.
+            let mut slots = g.slots();
+            let past = Some(SystemTime::UNIX_EPOCH);
+            slots.map.get_mut(&expired).unwrap().proposal.expires_at = past;
+            slots.first_expiry = past;
+        }
         g.sweep();
         assert_eq!(g.get(&expired).unwrap().state, State::Expired);
         g.withdraw(&withdrawn);
@@ -3159,6 +3227,33 @@ mod tests {
             !g.slots().map.contains_key(&closed[19]),
             "the oldest are forgotten"
         );
+        // Each rejected with a note: those forgotten are no longer counted as answerable.
+        assert_eq!(g.slots().answerable, REMEMBERED);
+    }
+
+    /// A sweep that finds no dry-run to expire looks at no proposal until one could expire;
+    /// a dry-run added after it still expires at the next sweep past its time.
+    #[test]
+    fn a_dry_run_added_after_a_sweep_expires_at_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 0);
+        write(&g, "a.txt", "old\n");
+        let rt = rt();
+        let state = |id: &str| g.list().into_iter().find(|s| s.run_id == id).unwrap().state;
+        assert_eq!(g.slots().first_expiry, None);
+        let first = run_id(
+            &rt.block_on(g.submit(req(vec![edit("a.txt", "new\n")], true)))
+                .unwrap(),
+        );
+        assert_eq!(state(&first), State::Expired);
+        g.sweep();
+        assert_eq!(g.slots().first_expiry, None, "no dry-run is left");
+        let second = run_id(
+            &rt.block_on(g.submit(req(vec![edit("a.txt", "newer\n")], true)))
+                .unwrap(),
+        );
+        assert!(g.slots().first_expiry.is_some());
+        assert_eq!(state(&second), State::Expired);
     }
 
     /// Closed proposals of 1 MiB of new text each (about 2 MiB held: the text and its hunk):

@@ -124,7 +124,7 @@ pub(crate) fn candidates<'a>(
 }
 
 /// Whether a revision may answer `p`: a person rejected it with a note.
-fn answerable(p: &Proposal) -> bool {
+pub(crate) fn answerable(p: &Proposal) -> bool {
     p.state == State::Rejected && noted(p)
 }
 

@@ -561,30 +561,6 @@ impl Source for Lazy {
             units: e.units,
         }))
     }
-    fn longer_forms(&self, stem: &str, max_chars: usize) -> Result<Vec<(String, usize)>, Damaged> {
-        // The words beginning with `stem` run from its page on, while pages begin at most
-        // at the words beginning with it (pages are in word order; a forged order only
-        // gives other words, each page read once).
-        let pages = &self.opened.head.pages;
-        let from = pages
-            .partition_point(|p| p.first.as_str() <= stem)
-            .saturating_sub(1);
-        let mut out = Vec::new();
-        for page in &pages[from..] {
-            if page.first.as_str() > stem && !page.first.starts_with(stem) {
-                break;
-            }
-            for e in self.opened.page(page)? {
-                if e.word.len() > stem.len()
-                    && e.word.starts_with(stem)
-                    && e.word.chars().count() <= max_chars
-                {
-                    out.push((e.word, e.files.len()));
-                }
-            }
-        }
-        Ok(out)
-    }
     fn spans(&self, f: usize) -> Result<Vec<Span>, Damaged> {
         Ok(self
             .opened
@@ -713,7 +689,6 @@ mod tests {
             "sessions",
             "zebra",
             "value3 write",
-            "valu loa sav",
         ] {
             let want = rank::rank(&ix, q, 10, &|_| true);
             let got = rank::rank_in(&lazy, q, 10, &|_| true).unwrap();
@@ -723,18 +698,6 @@ mod tests {
             );
             let got = rank::rank(&whole, q, 10, &|_| true);
             assert!(same(&want, &got), "{q}: {want:?} read whole gave {got:?}");
-        }
-        // A stem's longer form, read on demand, is the one in memory, at every page's edge.
-        for page in &lazy.opened.head.pages {
-            let first: Vec<char> = page.first.chars().collect();
-            for end in 1..=first.len() {
-                let stem: String = first[..end].iter().collect();
-                assert_eq!(
-                    rank::longer_form(&lazy, &stem).unwrap(),
-                    rank::longer_form(&ix, &stem).unwrap(),
-                    "{stem}"
-                );
-            }
         }
         let want = rank::rank(&ix, "save session", 3, &|p| !p.contains("session1"));
         let got = rank::rank_in(&lazy, "save session", 3, &|p| !p.contains("session1"));

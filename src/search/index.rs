@@ -166,9 +166,6 @@ pub struct Index {
     files: Vec<FileEntry>,
     #[serde(skip)]
     dict: HashMap<String, u32>,
-    /// The word ids in word order (for the words a query term begins).
-    #[serde(skip)]
-    sorted: Vec<u32>,
     #[serde(skip)]
     by_path: HashMap<String, usize>,
     /// Per term: (file, count).
@@ -220,17 +217,6 @@ impl Index {
     /// The id of a term, if any file has it.
     pub(crate) fn term(&self, term: &str) -> Option<u32> {
         self.dict.get(term).copied()
-    }
-
-    /// The ids of the words that begin with `prefix` (itself included), in word order.
-    /// Valid after [`Index::finish`].
-    pub(crate) fn beginning<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = u32> + 'a {
-        let word = |id: u32| self.words.get(id as usize).map_or("", String::as_str);
-        let at = self.sorted.partition_point(|&id| word(id) < prefix);
-        self.sorted[at..]
-            .iter()
-            .copied()
-            .take_while(move |&id| word(id).starts_with(prefix))
     }
 
     /// The files, in index order.
@@ -395,9 +381,6 @@ impl Index {
                 .collect();
         }
         self.index_paths();
-        let mut sorted: Vec<u32> = (0..self.words.len() as u32).collect();
-        sorted.sort_unstable_by(|&a, &b| self.words[a as usize].cmp(&self.words[b as usize]));
-        self.sorted = sorted;
         let mut postings = vec![Vec::new(); self.words.len()];
         let mut unit_postings = vec![Vec::new(); self.words.len()];
         let mut total = 0u64;

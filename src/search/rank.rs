@@ -1,7 +1,6 @@
 //! Ranking files for a query: BM25 over each file's terms, plus boosts for query terms in
 //! the file's path and in the names it defines, times a prior by kind (program source over
-//! tests and prose); a query word's longer form in the code (`parser` for "parsing") counts
-//! a little; the file's best unit counts again, so the query's words together in
+//! tests and prose); the file's best unit counts again, so the query's words together in
 //! one definition outweigh the same words scattered. A second stage scores the leading
 //! [`RERANK_DEPTH`] files again by the share of the query's weight their path holds, and
 //! favours a file the query names (its name's stem, as written, one of the query's words).
@@ -36,16 +35,6 @@ const PATH_SHARE_WEIGHT: f64 = 0.3;
 const NAMED_WEIGHT: f64 = 0.25;
 /// The shortest stem a query can name a file by (shorter ones are words by chance).
 const MIN_NAMED_STEM: usize = 3;
-/// How much a query word's longer form in the code (the query's stem begins it: `pars` of
-/// "parsing" begins `parser`, `jax` of "JAX-B" begins `jaxb`, `config` begins `configur`)
-/// counts, against the word itself: the stemmer leaves derived words and names run
-/// together apart, and a query often says the shorter.
-const LONGER_FORM_WEIGHT: f64 = 0.2;
-/// The shortest query term (characters) whose longer form counts.
-const MIN_FORM_STEM: usize = 3;
-/// A query term is at least this many fifths of its longer form's length (`param` of
-/// `paramet`, `jax` of `jaxb`; `str` is too short a part of `string`).
-const MIN_STEM_FIFTHS: usize = 3;
 /// How many leading files get the proximity bonus at least.
 const MIN_CANDIDATES: usize = 100;
 /// The most ranges one hit reports.
@@ -86,11 +75,10 @@ pub struct Hit {
     pub names: Vec<String>,
 }
 
-/// The query's terms known to the index: its words' terms, then for each word's stem its
-/// longer form ([`longer_form`]) when that is no term of the query already.
+/// The query's terms known to the index.
 pub(crate) fn query_terms(src: &dyn Source, query: &str) -> Result<Vec<QueryTerm>, Damaged> {
     let mut out: Vec<QueryTerm> = Vec::new();
-    let mut stems: Vec<String> = Vec::new();
+    let n = src.file_count() as f64;
     for id in tokens::identifiers(query) {
         let lower = id.to_lowercase();
         if tokens::is_stopword(&lower) {
@@ -100,62 +88,24 @@ pub(crate) fn query_terms(src: &dyn Source, query: &str) -> Result<Vec<QueryTerm
         tokens::identifier_terms(id, &mut terms);
         for t in terms {
             let weight = if t.starts_with('=') { 2.0 } else { 1.0 };
-            if weight == 1.0 {
-                stems.push(t.clone());
+            let Some(posted) = src.posted(&t)? else {
+                continue;
+            };
+            match out.iter_mut().find(|q| q.id == posted.id) {
+                Some(q) => q.weight = q.weight.max(weight),
+                None => {
+                    let df = posted.files.len() as f64;
+                    out.push(QueryTerm {
+                        id: posted.id,
+                        weight,
+                        idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
+                        posted,
+                    });
+                }
             }
-            if let Some(posted) = src.posted(&t)? {
-                add_term(src, &mut out, posted, weight);
-            }
-        }
-    }
-    for stem in stems {
-        let Some(form) = longer_form(src, &stem)? else {
-            continue;
-        };
-        if let Some(posted) = src.posted(&form)?
-            && out.iter().all(|q| q.id != posted.id)
-        {
-            add_term(src, &mut out, posted, LONGER_FORM_WEIGHT);
         }
     }
     Ok(out)
-}
-
-/// `posted`'s term into the query's terms `out` with `weight`, or the weight raised to it
-/// when the term is there.
-fn add_term(src: &dyn Source, out: &mut Vec<QueryTerm>, posted: Posted, weight: f64) {
-    match out.iter_mut().find(|q| q.id == posted.id) {
-        Some(q) => q.weight = q.weight.max(weight),
-        None => {
-            let n = src.file_count() as f64;
-            let df = posted.files.len() as f64;
-            out.push(QueryTerm {
-                id: posted.id,
-                weight,
-                idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
-                posted,
-            });
-        }
-    }
-}
-
-/// The longer form of a query's `stem` (a plain term): of the index's terms that begin
-/// with it, are longer and hold it for at least [`MIN_STEM_FIFTHS`] fifths, the one the
-/// most files hold (the first in word order on a tie); none for a stem under
-/// [`MIN_FORM_STEM`] characters.
-pub(crate) fn longer_form(src: &dyn Source, stem: &str) -> Result<Option<String>, Damaged> {
-    let chars = stem.chars().count();
-    if chars < MIN_FORM_STEM {
-        return Ok(None);
-    }
-    let max_chars = chars * 5 / MIN_STEM_FIFTHS;
-    let mut best: Option<(String, usize)> = None;
-    for (word, files) in src.longer_forms(stem, max_chars)? {
-        if best.as_ref().is_none_or(|(_, most)| files > *most) {
-            best = Some((word, files));
-        }
-    }
-    Ok(best.map(|(word, _)| word))
 }
 
 /// The prior of a kind of file.
@@ -591,45 +541,6 @@ mod tests {
         let mut w = IDENTITY;
         w.0[features::Feature::Named as usize] = 10.0;
         assert_eq!(paths(&ranked(&w, false))[0], "backoff.go");
-    }
-
-    /// A query word's longer form in the code counts: "JAX-B" gives the term `jax`, which
-    /// no file holds, and the JAXB converter's name `jaxb` begins with it; without it the
-    /// Gson converter, saying `converter` and `body` more often, comes first.
-    #[test]
-    fn a_query_words_longer_form_in_the_code_counts() {
-        let ix = index(&[
-            (
-                "jaxb/JaxbConverter.java",
-                "class JaxbConverter {\n  Object convert(Body b) {\n    return jaxb.read(b);\n  }\n}\n",
-            ),
-            (
-                "gson/GsonConverter.java",
-                "// A converter: the body in, the body out.\nclass GsonConverter {\n  Object convert(Body body) {\n    return gson.fromJson(body);\n  }\n}\n",
-            ),
-            ("other/Util.java", "class Util {\n  void close() {}\n}\n"),
-        ]);
-        let hits = rank(&ix, "JAX-B converter closes its body", 10, &|_| true);
-        assert_eq!(hits[0].path, "jaxb/JaxbConverter.java", "{hits:?}");
-    }
-
-    /// A stem's longer form: of the terms it begins, the one the most files hold (the first
-    /// in word order on a tie), at most five thirds of its length; none for a stem under
-    /// three characters or itself the only term.
-    #[test]
-    fn a_longer_form_is_the_commonest_term_a_stem_begins_within_its_length() {
-        let ix = index(&[
-            ("a.go", "jaxr jaxb string abc mapx mapz"),
-            ("b.go", "jaxb jax"),
-            ("c.go", "jaxbcontext"),
-        ]);
-        let form = |stem: &str| longer_form(&ix, stem).unwrap();
-        assert_eq!(form("jax").as_deref(), Some("jaxb"));
-        assert_eq!(form("map").as_deref(), Some("mapx"));
-        assert_eq!(form("jaxb"), None, "jaxbcontext is too long for it");
-        assert_eq!(form("str"), None, "string is too long for it");
-        assert_eq!(form("ab"), None, "too short a stem");
-        assert_eq!(form("zzz"), None);
     }
 
     #[test]

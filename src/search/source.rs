@@ -55,9 +55,6 @@ pub(crate) trait Source {
     fn posted(&self, term: &str) -> Result<Option<Posted>, Damaged>;
     /// A file's units.
     fn spans(&self, f: usize) -> Result<Vec<Span>, Damaged>;
-    /// The terms longer than `stem` that begin with it, of at most `max_chars` characters,
-    /// each with the number of files that hold it, in word order.
-    fn longer_forms(&self, stem: &str, max_chars: usize) -> Result<Vec<(String, usize)>, Damaged>;
 }
 
 impl Source for Index {
@@ -94,14 +91,6 @@ impl Source for Index {
             files: self.postings(id).to_vec(),
             units: self.unit_postings(id).to_vec(),
         }))
-    }
-    fn longer_forms(&self, stem: &str, max_chars: usize) -> Result<Vec<(String, usize)>, Damaged> {
-        Ok(self
-            .beginning(stem)
-            .map(|id| (&self.words()[id as usize], self.postings(id).len()))
-            .filter(|(w, _)| w.len() > stem.len() && w.chars().count() <= max_chars)
-            .map(|(w, files)| (w.clone(), files))
-            .collect())
     }
     fn spans(&self, f: usize) -> Result<Vec<Span>, Damaged> {
         Ok(self.files()[f]

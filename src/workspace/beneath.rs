@@ -33,7 +33,8 @@ fn dir_flags() -> OFlags {
 /// The directory holding `path`'s file, opened from the root without following a symlink;
 /// missing directories are created (mode 0777 less the umask) when `create`, each synced
 /// in the directory holding it (a crash must not lose the directory of a file whose write
-/// returned: the write syncs only the file's own directory).
+/// returned: the write syncs only the file's own directory), and existing ones are not
+/// trusted while a sync of the directory holding them failed (`trust_entries_of`).
 fn open_parent(path: &SafePath, create: bool) -> io::Result<(OwnedFd, OsString)> {
     let (root, mut names) = split(path)?;
     let name = names.pop().ok_or_else(|| io::Error::other("empty path"))?;
@@ -49,11 +50,32 @@ fn open_parent(path: &SafePath, create: bool) -> io::Result<(OwnedFd, OsString)>
                 super::group_sync::for_dir(&dir)?.settle()?;
                 rustix::fs::openat(&dir, n.as_os_str(), dir_flags(), Mode::empty())?
             }
+            // Found, perhaps made by an earlier write whose sync of `dir` failed: not trusted
+            // for a new file while that failure stands.
+            Ok(next) if create => {
+                trust_entries_of(&dir)?;
+                next
+            }
             other => other?,
         };
         dir = next;
     }
     Ok((dir, name))
+}
+
+/// Check that the entries of the directory open as `dir` may be trusted as durable: when a
+/// sync of it failed in this process (`group_sync`: a directory made in it before may be lost
+/// on disk though it shows), it is synced again, which fails while that failure stands.
+/// Nothing is looked up while no sync failed in this process.
+fn trust_entries_of(dir: &OwnedFd) -> io::Result<()> {
+    if !super::group_sync::any_failed() {
+        return Ok(());
+    }
+    let g = super::group_sync::for_dir(dir)?;
+    if super::group_sync::failed(g.key()) {
+        g.settle()?;
+    }
+    Ok(())
 }
 
 /// The permission bits a new file gets by default (0666 less the process umask).
@@ -292,6 +314,34 @@ mod tests {
             "`new` was not synced for `deeper`"
         );
         assert_eq!(std::fs::read(&path.abs).unwrap(), b"one\n");
+    }
+
+    /// A directory a write made whose sync in its parent failed is not trusted by the next
+    /// write: the parent is synced again, and the write fails while an earlier sync of it
+    /// failed. Regression: the next write opened the directory, found it there, and returned
+    /// `Ok` (its file's directory synced, the directory's own entry never).
+    #[test]
+    fn a_directory_whose_parent_sync_failed_is_not_trusted_by_the_next_write() {
+        use super::super::group_sync::{fail_a_sync_of, syncs_of};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let path = SafePath {
+            abs: root.join("new/a.txt"),
+            rel: "new/a.txt".into(),
+        };
+        let failed = fail_a_sync_of(&root);
+        assert!(write(&path, ".a.tmp", b"one\n", None).is_err());
+        let before = syncs_of(&root);
+        let again = write(&path, ".a.tmp", b"one\n", None);
+        assert!(syncs_of(&root) > before, "the root was not synced again");
+        assert!(
+            again.is_err(),
+            "new/ was trusted though the root's sync failed"
+        );
+        drop(failed);
+        write(&path, ".a.tmp", b"two\n", None).unwrap();
+        assert_eq!(std::fs::read(&path.abs).unwrap(), b"two\n");
     }
 
     #[test]

@@ -15,7 +15,12 @@ pub(crate) fn make_durable(dir: &Path, mode: u32) -> std::io::Result<()> {
     let mut at = dir;
     loop {
         match std::fs::metadata(at) {
-            Ok(_) => break,
+            // Found, perhaps made by an earlier call whose sync in its parent failed: not
+            // trusted while a sync of a directory holding it failed.
+            Ok(_) => {
+                trust_existing(at)?;
+                break;
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => missing.push(at),
             Err(e) => return Err(e),
         }
@@ -43,6 +48,31 @@ pub(crate) fn make_durable(dir: &Path, mode: u32) -> std::io::Result<()> {
             _ => Path::new("."),
         };
         sync_now(parent)?;
+    }
+    Ok(())
+}
+
+/// Check that the existing directory `dir` may be trusted as durable: when a sync of the
+/// directory holding it, or of one above, failed in this process (`group_sync`: an entry
+/// made in it before the failure may be lost on disk though it shows), that directory is
+/// synced again, which fails while that mark stands. An earlier call that made `dir` and
+/// failed at its parent's sync must not be taken for one that succeeded. Nothing is looked
+/// up while no sync failed in this process.
+pub(crate) fn trust_existing(dir: &Path) -> std::io::Result<()> {
+    use super::group_sync;
+    if !group_sync::any_failed() {
+        return Ok(());
+    }
+    for parent in dir.ancestors().skip(1) {
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        let m = std::fs::metadata(parent)?;
+        if group_sync::failed(group_sync::key_in(&m)) {
+            sync_now(parent)?;
+        }
     }
     Ok(())
 }
@@ -90,5 +120,29 @@ mod tests {
         let synced = syncs_of(&top);
         make_durable(&top.join("a/b/c"), 0o700).unwrap();
         assert_eq!(syncs_of(&top), synced);
+    }
+
+    /// A directory whose making was not made durable (the sync of its parent failed) is not
+    /// trusted when it is asked for again: its parent is synced again and, since an earlier
+    /// sync of it failed, the making fails again. Regression: the second call found the
+    /// directory there and returned `Ok` without syncing anything.
+    #[cfg(unix)]
+    #[test]
+    fn a_directory_whose_parent_sync_failed_is_not_trusted_next_time() {
+        use super::super::group_sync::{fail_a_sync_of, syncs_of};
+        use super::*;
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().join("top");
+        std::fs::create_dir(&top).unwrap();
+        let failed = fail_a_sync_of(&top);
+        assert!(make_durable(&top.join("a"), 0o700).is_err());
+        let before = syncs_of(&top);
+        let again = make_durable(&top.join("a"), 0o700);
+        assert!(syncs_of(&top) > before, "top was not synced again");
+        assert!(again.is_err(), "a/ was trusted though top's sync failed");
+        // Nor is a directory made inside it.
+        assert!(make_durable(&top.join("a/b"), 0o700).is_err());
+        drop(failed);
+        make_durable(&top.join("a/b"), 0o700).unwrap();
     }
 }

@@ -283,6 +283,13 @@ pub(crate) fn failed(key: Key) -> bool {
     failed_dirs().has(key)
 }
 
+/// Whether a sync of any directory failed in this process: when none did, no entry needs
+/// its directory's mark looked up (the common case costs one lock, no `stat`).
+pub(crate) fn any_failed() -> bool {
+    let f = failed_dirs();
+    f.overflowed || !f.keys.is_empty()
+}
+
 /// Syncs made of each file or directory, by its identity: a test's count of the syncs it
 /// caused.
 #[cfg(test)]

@@ -20,7 +20,8 @@ pub(crate) fn uid() -> u32 {
 
 /// Create `dir` (mode 0700; its parents as usual), synced in its parent as each parent made
 /// is in its own (`dirs::make_durable`: a crash must not lose what is stored there), or
-/// check that the existing one is private ([`check`]).
+/// check that the existing one is private ([`check`]) and not one whose parent's sync
+/// failed in this process (`dirs::trust_existing`).
 pub(crate) fn ensure(dir: &Path) -> io::Result<()> {
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(parent) = parent {
@@ -34,7 +35,11 @@ pub(crate) fn ensure(dir: &Path) -> io::Result<()> {
     }
     match b.create(dir) {
         Ok(()) => super::dirs::sync_now(parent.unwrap_or(Path::new("."))),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => tighten(dir),
+        // Perhaps made by an earlier call whose sync in its parent failed: not trusted then.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            tighten(dir)?;
+            super::dirs::trust_existing(dir)
+        }
         Err(e) => Err(e),
     }
 }
@@ -241,6 +246,30 @@ mod tests {
         std::os::unix::fs::symlink(tmp.path().join("a"), &link).unwrap();
         let e = check(&link).unwrap_err().to_string();
         assert!(e.contains("not a directory"), "{e}");
+    }
+
+    /// A private directory whose sync in its parent failed is not trusted when it is
+    /// ensured again: the parent is synced again, and that fails while an earlier sync of it
+    /// failed. Regression: the second call found it there, checked its mode and returned `Ok`.
+    #[test]
+    fn a_private_directory_whose_parent_sync_failed_is_not_trusted_next_time() {
+        use super::super::group_sync::{fail_a_sync_of, syncs_of};
+        let tmp = tempfile::tempdir().unwrap();
+        let failed = fail_a_sync_of(tmp.path());
+        let dir = tmp.path().join("state");
+        assert!(ensure(&dir).is_err());
+        let before = syncs_of(tmp.path());
+        let again = ensure(&dir);
+        assert!(
+            syncs_of(tmp.path()) > before,
+            "its parent was not synced again"
+        );
+        assert!(
+            again.is_err(),
+            "state/ was trusted though its parent's sync failed"
+        );
+        drop(failed);
+        ensure(&dir).unwrap();
     }
 
     #[test]

@@ -714,4 +714,42 @@ mod tests {
             assert!(own_copies().contains_key(&newest));
         }
     }
+
+    /// The ledger's `flock` keeps a store's check-and-touch and its trims apart across
+    /// processes (flocks on two descriptors exclude each other in one process too): while
+    /// the ledger is held, a `put` of a copy already stored (its check and touch) and one of
+    /// a new copy (its trim) wait, and go on once it is let go. Regression: with the ledger's
+    /// `flock` removed, every pre-image test still passed.
+    #[test]
+    fn a_store_waits_for_the_ledger_held_elsewhere() {
+        use std::sync::mpsc::channel;
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        store.put(b"one").unwrap();
+        let held = Ledger::lock(&store.dir).unwrap();
+        let (done, finished) = channel();
+        let puts: Vec<_> = [&b"one"[..], &b"two"[..]]
+            .into_iter()
+            .map(|bytes| {
+                let (store, done) = (store.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let r = store.put(bytes);
+                    done.send(bytes).unwrap();
+                    r
+                })
+            })
+            .collect();
+        assert!(
+            finished.recv_timeout(Duration::from_millis(500)).is_err(),
+            "a put went on while the ledger was held elsewhere"
+        );
+        drop(held);
+        for _ in 0..2 {
+            finished.recv_timeout(Duration::from_secs(60)).unwrap();
+        }
+        for p in puts {
+            p.join().unwrap().unwrap();
+        }
+    }
 }

@@ -161,12 +161,20 @@ impl Preimages {
     /// may have renamed it in a moment ago and not synced it yet: a journal line naming it
     /// must not be durable before it is) — unless it is the very copy this process renamed
     /// in and saw the directory's sync of succeed, and no sync of the directory failed in
-    /// this process (its entry is durable already). The total did not grow: no trim.
+    /// this process (its entry is durable already). The total did not grow: no trim. Not
+    /// kept when the store's ledger cannot be locked (nothing then keeps another process's
+    /// trim from deleting it).
     fn kept_whole(&self, path: &Path, bytes: &[u8]) -> bool {
         let seen = {
             let _store = store_lock();
-            // Another process's trim waits too (none may be under way: no ledger, no trim).
-            let _ledger = Ledger::lock(&self.dir);
+            // Another process's trim waits too. A ledger that cannot be locked keeps no trim
+            // out (a process that cannot lock it trims by a listing, unlocked): the copy is
+            // not trusted then, and is stored again.
+            let Ok(_ledger) = Ledger::lock(&self.dir)
+                .inspect_err(|e| tracing::warn!("pre-image store: no ledger ({e}): stored again"))
+            else {
+                return false;
+            };
             std::fs::File::options()
                 .read(true)
                 .append(true)
@@ -751,5 +759,31 @@ mod tests {
         for p in puts {
             p.join().unwrap().unwrap();
         }
+    }
+
+    /// A copy already stored is not trusted when the ledger cannot be locked (another
+    /// process's trim may be deleting it): it is stored again. Regression: the check and
+    /// touch went on without the ledger's lock and the copy was trusted.
+    #[cfg(unix)]
+    #[test]
+    fn a_copy_is_stored_again_when_the_ledger_cannot_be_locked() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        let hash = store.put(b"one").unwrap();
+        let copy = store.dir.join(&hash);
+        let first = std::fs::metadata(&copy).unwrap().ino();
+        // A directory where the ledger should be: it cannot be opened to lock.
+        let ledger = dir.path().join("j.preimages.total");
+        std::fs::remove_file(&ledger).unwrap();
+        std::fs::create_dir(&ledger).unwrap();
+        assert!(Ledger::lock(&store.dir).is_err());
+        assert_eq!(store.put(b"one").unwrap(), hash);
+        assert_ne!(
+            std::fs::metadata(&copy).unwrap().ino(),
+            first,
+            "the copy was trusted without the ledger's lock"
+        );
+        assert_eq!(store.get(&hash).unwrap(), b"one");
     }
 }

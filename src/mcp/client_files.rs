@@ -575,7 +575,7 @@ fn backup(file: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
                 // The backup may hold secrets (a client's tokens): only the user reads it.
                 set_private(&f)?;
                 f.write_all(bytes)?;
-                f.sync_all()?;
+                crate::workspace::synced::sync(&f, crate::workspace::synced::Flush::All)?;
                 return Ok(path);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,

@@ -154,7 +154,7 @@ pub fn stable_token(root: &Path) -> std::io::Result<String> {
                 }
             };
             f.write_all(t.as_bytes())?;
-            f.sync_all()?;
+            crate::workspace::synced::sync(&f, crate::workspace::synced::Flush::All)?;
             Ok(t)
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

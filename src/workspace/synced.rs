@@ -34,10 +34,39 @@ pub struct Synced {
 /// Whether syncs are recorded now.
 static ON: AtomicBool = AtomicBool::new(false);
 
+/// The most syncs one recording keeps: past it, the record says it overflowed
+/// ([`Recording::syncs`]) rather than grow without bound (a recording left alive, or
+/// other tests' syncs in the same process).
+const KEPT: usize = 1 << 16;
+
 /// The syncs recorded, in the order they ended.
-fn log() -> MutexGuard<'static, Vec<Synced>> {
-    static LOG: Mutex<Vec<Synced>> = Mutex::new(Vec::new());
+struct Log {
+    syncs: Vec<Synced>,
+    /// More syncs ended than [`KEPT`]: those past it were not kept.
+    overflowed: bool,
+}
+
+fn log() -> MutexGuard<'static, Log> {
+    static LOG: Mutex<Log> = Mutex::new(Log {
+        syncs: Vec::new(),
+        overflowed: false,
+    });
     LOG.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Log {
+    fn push(&mut self, synced: Synced) {
+        if self.syncs.len() < KEPT {
+            self.syncs.push(synced);
+        } else {
+            self.overflowed = true;
+        }
+    }
+
+    fn clear(&mut self) {
+        self.syncs = Vec::new();
+        self.overflowed = false;
+    }
 }
 
 /// Sync `file` as `flush` says; recorded when a test asked ([`record`]).
@@ -67,30 +96,96 @@ fn note(file: &File) {
 #[cfg(not(unix))]
 fn note(_file: &File) {}
 
-/// Syncs are recorded while this lives (a test's; one at a time in a process), and the
-/// record is dropped with it.
+/// Syncs are recorded while this lives, and the record is dropped with it. One at a time
+/// in a process: it holds a lock that a second [`record`] waits for, so two recordings never
+/// overlap (each would clear the other's record, and the first to end would stop the other's).
 #[doc(hidden)]
 #[derive(Debug)]
-pub struct Recording(());
+pub struct Recording {
+    _alone: MutexGuard<'static, ()>,
+}
 
-/// Record every sync from now until the [`Recording`] returned is dropped.
+/// Record every sync from now until the [`Recording`] returned is dropped (waiting for
+/// another recording in this process to end first).
 #[doc(hidden)]
 pub fn record() -> Recording {
+    static ONE: Mutex<()> = Mutex::new(());
+    let alone = ONE.lock().unwrap_or_else(PoisonError::into_inner);
     log().clear();
-    ON.store(true, Ordering::Relaxed);
-    Recording(())
+    ON.store(true, Ordering::SeqCst);
+    Recording { _alone: alone }
 }
 
 impl Recording {
     /// The syncs made since recording began, in the order they ended.
+    ///
+    /// # Panics
+    ///
+    /// When more were made than the record keeps (it would not hold them all).
     pub fn syncs(&self) -> Vec<Synced> {
-        log().clone()
+        let log = log();
+        assert!(
+            !log.overflowed,
+            "more than {KEPT} syncs were recorded: the record is incomplete"
+        );
+        log.syncs.clone()
     }
 }
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        ON.store(false, Ordering::Relaxed);
+        ON.store(false, Ordering::SeqCst);
         log().clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+
+    /// A second recording waits for the first to end: two never overlap (each would clear
+    /// the other's record, and the first to end would turn recording off under the other).
+    /// Regression: a second `record()` began at once, clearing the first's record.
+    #[test]
+    fn two_recordings_never_overlap() {
+        let first = record();
+        let (began, second_began) = channel();
+        let second = std::thread::spawn(move || {
+            let r = record();
+            began.send(()).unwrap();
+            drop(r);
+        });
+        assert!(
+            second_began
+                .recv_timeout(Duration::from_millis(500))
+                .is_err(),
+            "a second recording began while the first lived"
+        );
+        drop(first);
+        second_began.recv_timeout(Duration::from_secs(60)).unwrap();
+        second.join().unwrap();
+    }
+
+    /// The record keeps at most [`KEPT`] syncs, and says so when more were made rather than
+    /// hand out an incomplete one.
+    #[test]
+    fn the_record_is_capped_and_says_it_overflowed() {
+        let recording = record();
+        let dir = tempfile::tempdir().unwrap();
+        let file = File::create(dir.path().join("f")).unwrap();
+        sync(&file, Flush::Data).unwrap();
+        assert_eq!(recording.syncs().len(), 1);
+        let one = recording.syncs()[0];
+        for _ in 0..KEPT {
+            log().push(one);
+        }
+        assert_eq!(log().syncs.len(), KEPT, "the record grew past its cap");
+        let told = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| recording.syncs()));
+        assert!(told.is_err(), "an overflowed record was handed out");
+        drop(recording);
+        let again = record();
+        assert!(again.syncs().is_empty(), "a new recording starts empty");
     }
 }

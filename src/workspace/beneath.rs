@@ -43,7 +43,8 @@ fn open_parent(path: &SafePath, create: bool) -> io::Result<(OwnedFd, OsString)>
         let next = match rustix::fs::openat(&dir, n.as_os_str(), dir_flags(), Mode::empty()) {
             Err(rustix::io::Errno::NOENT) if create => {
                 match rustix::fs::mkdirat(&dir, n.as_os_str(), Mode::from_bits_truncate(0o777)) {
-                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Ok(()) => super::synced::made_in(&dir, n),
+                    Err(rustix::io::Errno::EXIST) => {}
                     Err(e) => return Err(e.into()),
                 }
                 // Made here or by another writer a moment ago: durable either way.

@@ -39,7 +39,7 @@ pub(crate) fn make_durable(dir: &Path, mode: u32) -> std::io::Result<()> {
     let _ = mode;
     for made in missing.iter().rev() {
         match b.create(made) {
-            Ok(()) => {}
+            Ok(()) => super::synced::made(made),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && made.is_dir() => {}
             Err(e) => return Err(e),
         }

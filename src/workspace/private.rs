@@ -34,7 +34,10 @@ pub(crate) fn ensure(dir: &Path) -> io::Result<()> {
         b.mode(0o700);
     }
     match b.create(dir) {
-        Ok(()) => super::dirs::sync_now(parent.unwrap_or(Path::new("."))),
+        Ok(()) => {
+            super::synced::made(dir);
+            super::dirs::sync_now(parent.unwrap_or(Path::new(".")))
+        }
         // Perhaps made by an earlier call whose sync in its parent failed: not trusted then.
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             tighten(dir)?;

@@ -1,13 +1,16 @@
 //! Every sync patchgate makes (`fsync`, `fdatasync`) goes through [`sync`], which can keep a
-//! record of them for a test (docs/DESIGN.md §7): which file or directory was synced, its
-//! length then, in order. A durability test reads the record to check that what an answer
-//! calls durable was synced, in an order that makes it so (a file's data before the sync of
-//! the directory it was renamed into), so that it fails when a sync is removed — a crash
-//! test cannot tell (a killed process loses nothing the kernel holds). Off unless a test
-//! turns it on ([`record`]): then one atomic load per sync.
+//! record of them for a test (docs/DESIGN.md §7): which file or directory was synced (its
+//! identity and the path its descriptor had), its length then, in order, with the
+//! directories made meanwhile ([`made`]). A durability test reads the record to check that
+//! what an answer calls durable was synced, in an order that makes it so (a file's data
+//! before the sync of the directory it was renamed into, a directory's parent after it was
+//! made there), so that it fails when a sync is removed — a crash test cannot tell (a killed
+//! process loses nothing the kernel holds). Off unless a test turns it on ([`record`]):
+//! then one atomic load per sync or directory made.
 
 use std::fs::File;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -21,7 +24,7 @@ pub(crate) enum Flush {
 }
 
 /// One sync made while recording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Synced {
     /// The device of the file or directory synced.
     pub dev: u64,
@@ -29,42 +32,54 @@ pub struct Synced {
     pub ino: u64,
     /// Its length when the sync ended.
     pub len: u64,
+    /// The path its descriptor had then (canonical; a file synced before its rename has its
+    /// temporary name), `None` where it cannot be told.
+    pub path: Option<PathBuf>,
+}
+
+/// What a recording saw, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A file or directory was synced.
+    Synced(Synced),
+    /// This process made the directory at this path (canonical).
+    Made(PathBuf),
 }
 
 /// Whether syncs are recorded now.
 static ON: AtomicBool = AtomicBool::new(false);
 
-/// The most syncs one recording keeps: past it, the record says it overflowed
-/// ([`Recording::syncs`]) rather than grow without bound (a recording left alive, or
+/// The most events one recording keeps: past it, the record says it overflowed
+/// ([`Recording::events`]) rather than grow without bound (a recording left alive, or
 /// other tests' syncs in the same process).
 const KEPT: usize = 1 << 16;
 
-/// The syncs recorded, in the order they ended.
+/// The events recorded, in the order they happened.
 struct Log {
-    syncs: Vec<Synced>,
-    /// More syncs ended than [`KEPT`]: those past it were not kept.
+    events: Vec<Event>,
+    /// More happened than [`KEPT`]: those past it were not kept.
     overflowed: bool,
 }
 
 fn log() -> MutexGuard<'static, Log> {
     static LOG: Mutex<Log> = Mutex::new(Log {
-        syncs: Vec::new(),
+        events: Vec::new(),
         overflowed: false,
     });
     LOG.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Log {
-    fn push(&mut self, synced: Synced) {
-        if self.syncs.len() < KEPT {
-            self.syncs.push(synced);
+    fn push(&mut self, event: Event) {
+        if self.events.len() < KEPT {
+            self.events.push(event);
         } else {
             self.overflowed = true;
         }
     }
 
     fn clear(&mut self) {
-        self.syncs = Vec::new();
+        self.events = Vec::new();
         self.overflowed = false;
     }
 }
@@ -81,15 +96,44 @@ pub(crate) fn sync(file: &File, flush: Flush) -> io::Result<()> {
     Ok(())
 }
 
+/// Note that this process made the directory `dir` (recorded when a test asked).
+pub(crate) fn made(dir: &Path) {
+    if ON.load(Ordering::Relaxed)
+        && let Ok(path) = std::fs::canonicalize(dir)
+    {
+        log().push(Event::Made(path));
+    }
+}
+
+/// Note that this process made the directory `name` in the one open as `parent` (recorded
+/// when a test asked).
+#[cfg(unix)]
+pub(crate) fn made_in(parent: impl std::os::fd::AsFd, name: &std::ffi::OsStr) {
+    if ON.load(Ordering::Relaxed)
+        && let Some(path) = path_of(parent)
+    {
+        log().push(Event::Made(path.join(name)));
+    }
+}
+
+/// The path the descriptor `fd` has now (Linux: its `/proc/self/fd` link).
+#[cfg(unix)]
+fn path_of(fd: impl std::os::fd::AsFd) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd())).ok()
+}
+
 #[cfg(unix)]
 fn note(file: &File) {
     use std::os::unix::fs::MetadataExt;
     if let Ok(m) = file.metadata() {
-        log().push(Synced {
+        let path = path_of(file);
+        log().push(Event::Synced(Synced {
             dev: m.dev(),
             ino: m.ino(),
             len: m.len(),
-        });
+            path,
+        }));
     }
 }
 
@@ -105,8 +149,8 @@ pub struct Recording {
     _alone: MutexGuard<'static, ()>,
 }
 
-/// Record every sync from now until the [`Recording`] returned is dropped (waiting for
-/// another recording in this process to end first).
+/// Record every sync, and every directory made, from now until the [`Recording`] returned is
+/// dropped (waiting for another recording in this process to end first).
 #[doc(hidden)]
 pub fn record() -> Recording {
     static ONE: Mutex<()> = Mutex::new(());
@@ -117,18 +161,30 @@ pub fn record() -> Recording {
 }
 
 impl Recording {
-    /// The syncs made since recording began, in the order they ended.
+    /// What happened since recording began, in order: the syncs (in the order they ended)
+    /// and the directories made.
     ///
     /// # Panics
     ///
-    /// When more were made than the record keeps (it would not hold them all).
-    pub fn syncs(&self) -> Vec<Synced> {
+    /// When more happened than the record keeps (it would not hold them all).
+    pub fn events(&self) -> Vec<Event> {
         let log = log();
         assert!(
             !log.overflowed,
-            "more than {KEPT} syncs were recorded: the record is incomplete"
+            "more than {KEPT} events were recorded: the record is incomplete"
         );
-        log.syncs.clone()
+        log.events.clone()
+    }
+
+    /// The syncs made since recording began, in the order they ended ([`Recording::events`]
+    /// less the directories made).
+    pub fn syncs(&self) -> Vec<Synced> {
+        (self.events().into_iter())
+            .filter_map(|e| match e {
+                Event::Synced(s) => Some(s),
+                Event::Made(_) => None,
+            })
+            .collect()
     }
 }
 
@@ -177,15 +233,41 @@ mod tests {
         let file = File::create(dir.path().join("f")).unwrap();
         sync(&file, Flush::Data).unwrap();
         assert_eq!(recording.syncs().len(), 1);
-        let one = recording.syncs()[0];
+        let one = Event::Synced(recording.syncs()[0].clone());
         for _ in 0..KEPT {
-            log().push(one);
+            log().push(one.clone());
         }
-        assert_eq!(log().syncs.len(), KEPT, "the record grew past its cap");
+        assert_eq!(log().events.len(), KEPT, "the record grew past its cap");
         let told = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| recording.syncs()));
         assert!(told.is_err(), "an overflowed record was handed out");
         drop(recording);
         let again = record();
         assert!(again.syncs().is_empty(), "a new recording starts empty");
+    }
+
+    /// A sync's record names the path its descriptor had, and a directory made is recorded
+    /// where it falls among the syncs.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_sync_is_recorded_with_its_path_and_a_directory_made_in_its_place() {
+        let recording = record();
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        made(&sub);
+        sync(&File::open(dir.path()).unwrap(), Flush::All).unwrap();
+        let events = recording.events();
+        let mine: Vec<_> = (events.iter())
+            .filter(|e| match e {
+                Event::Made(p) => p.starts_with(&base),
+                Event::Synced(s) => s.path.as_ref().is_some_and(|p| p.starts_with(&base)),
+            })
+            .collect();
+        assert!(
+            matches!(&mine[..], [Event::Made(m), Event::Synced(s)]
+            if *m == base.join("sub") && s.path.as_deref() == Some(base.as_path())),
+            "{mine:?}"
+        );
     }
 }

@@ -17,7 +17,7 @@ use patchgate::review::queue::{Gate, Outcome, Request};
 use patchgate::workspace::Workspace;
 use patchgate::workspace::config::{Config, PolicyName};
 #[cfg(unix)]
-use patchgate::workspace::synced::Synced;
+use patchgate::workspace::synced::Event;
 
 /// A gate over `dir/work` with `policy`, journaling to `dir/journal.jsonl`.
 fn gate(dir: &Path, policy: PolicyName) -> Gate {
@@ -169,32 +169,62 @@ fn a_gate_starting_sweeps_the_stale_temp_files_a_crash_left() {
     }
 }
 
-/// Where the last sync of `path`'s file or directory falls in `syncs` (its index) and the
-/// length it had then; `None` when it was not synced.
-fn last_sync(syncs: &[Synced], path: &Path) -> Option<(usize, u64)> {
+/// Where the last sync of `path`'s file or directory falls in `events` (its index) and the
+/// length it had then; `None` when it was not synced. A directory is matched by its path
+/// (the recorder keeps the path each synced descriptor had), a file by its identity among
+/// the syncs of files under `base` (the test's own directory: a file synced before its
+/// rename has its temporary name), so a file of another test running beside this one that
+/// had the same inode number before is never taken for it.
+fn last_sync(events: &[Event], path: &Path, base: &Path) -> Option<(usize, u64)> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path).unwrap();
-    syncs
-        .iter()
-        .enumerate()
-        .rev()
-        .find(|(_, s)| s.dev == m.dev() && s.ino == m.ino())
-        .map(|(i, s)| (i, s.len))
+    let canonical = path.canonicalize().unwrap();
+    events.iter().enumerate().rev().find_map(|(i, e)| match e {
+        Event::Synced(s) => {
+            let at = s.path.as_deref()?;
+            let same = if m.is_dir() {
+                at == canonical
+            } else {
+                s.dev == m.dev() && s.ino == m.ino() && at.starts_with(base)
+            };
+            same.then_some((i, s.len))
+        }
+        Event::Made(_) => None,
+    })
 }
 
 /// The file at `path` was synced whole (its data at its length now), and after that the
 /// directory it was renamed into: what the answer called written survives a crash.
-fn synced_then_its_directory(syncs: &[Synced], path: &Path, what: &str) {
+fn synced_then_its_directory(events: &[Event], base: &Path, path: &Path, what: &str) {
     let len = std::fs::metadata(path).unwrap().len();
-    let (at, synced_len) =
-        last_sync(syncs, path).unwrap_or_else(|| panic!("{what}: its data was never synced"));
+    let (at, synced_len) = last_sync(events, path, base)
+        .unwrap_or_else(|| panic!("{what}: its data was never synced"));
     assert_eq!(synced_len, len, "{what}: synced at another length");
     let dir = path.parent().unwrap();
-    let (dir_at, _) =
-        last_sync(syncs, dir).unwrap_or_else(|| panic!("{what}: its directory was never synced"));
+    let (dir_at, _) = last_sync(events, dir, base)
+        .unwrap_or_else(|| panic!("{what}: its directory was never synced"));
     assert!(
         dir_at > at,
         "{what}: its directory was not synced after its data (its rename)"
+    );
+}
+
+/// The directory `made` was made by the gate (recorded as made), and the directory holding
+/// it was synced after that: its entry there survives a crash.
+fn made_then_its_parent_synced(events: &[Event], made: &Path, what: &str) {
+    let made = made.canonicalize().unwrap();
+    let parent = made.parent().unwrap();
+    let at = events
+        .iter()
+        .position(|e| *e == Event::Made(made.clone()))
+        .unwrap_or_else(|| panic!("{what}: {} was never made", made.display()));
+    assert!(
+        events[at + 1..]
+            .iter()
+            .any(|e| matches!(e, Event::Synced(s) if s.path.as_deref() == Some(parent))),
+        "{what}: {} was not synced after {} was made in it",
+        parent.display(),
+        made.display()
     );
 }
 
@@ -211,6 +241,7 @@ fn synced_then_its_directory(syncs: &[Synced], path: &Path, what: &str) {
 fn an_applied_edits_answer_comes_after_the_syncs_that_make_it_durable() {
     let recording = patchgate::workspace::synced::record();
     let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let ws = Workspace::new(&work, Config::default()).unwrap();
@@ -226,29 +257,27 @@ fn an_applied_edits_answer_comes_after_the_syncs_that_make_it_durable() {
         content.push_str(&format!("line {k}\n"));
         let done = rt.block_on(gate.submit(request(&[("a.txt", content.as_str())])));
         assert!(matches!(done, Ok(Outcome::Applied(_))), "{done:?}");
-        let syncs = recording.syncs();
-        synced_then_its_directory(&syncs, &work.join("a.txt"), &format!("edit {k}: a.txt"));
+        let events = recording.events();
+        let a = work.join("a.txt");
+        synced_then_its_directory(&events, &base, &a, &format!("edit {k}: a.txt"));
         let entry = journal.entries().unwrap().pop().unwrap();
         let store = state.join("journal/j.preimages");
         let file = &entry.files[0];
         for hash in [&file.before_blob, &file.after_hash] {
             let hash = hash.as_deref().expect("a stored copy");
-            synced_then_its_directory(&syncs, &store.join(hash), &format!("edit {k}: {hash}"));
+            let what = format!("edit {k}: {hash}");
+            synced_then_its_directory(&events, &base, &store.join(hash), &what);
         }
         let len = std::fs::metadata(&journal_path).unwrap().len();
-        let (_, synced) = last_sync(&syncs, &journal_path)
+        let (_, synced) = last_sync(&events, &journal_path, &base)
             .unwrap_or_else(|| panic!("edit {k}: the journal was never synced"));
         assert_eq!(
             synced, len,
             "edit {k}: the journal's last line was not synced"
         );
-        // The journal file's entry, and each directory made for the state in its parent.
-        for d in [&state.join("journal"), &state, dir.path()] {
-            assert!(
-                last_sync(&syncs, d).is_some(),
-                "edit {k}: {} was never synced",
-                d.display()
-            );
+        // Each directory made for the state, synced in its parent after it was made there.
+        for d in [&store, &state.join("journal"), &state] {
+            made_then_its_parent_synced(&events, d, &format!("edit {k}"));
         }
     }
 }

@@ -801,4 +801,21 @@ mod tests {
             "/opt/bin/patchgate"
         );
     }
+
+    /// A client file's backup is synced through `workspace::synced::sync`, as every sync is
+    /// (docs/DESIGN.md §7), so a recording test sees it. Regression: it called `sync_all`
+    /// directly, and no record showed it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_backup_is_synced_where_a_recording_sees_it() {
+        let recording = crate::workspace::synced::record();
+        let dir = tempfile::tempdir().unwrap();
+        let copy = backup(&dir.path().join("client.json"), b"{}\n").unwrap();
+        let copy = copy.canonicalize().unwrap();
+        assert!(
+            (recording.syncs().iter())
+                .any(|s| s.path.as_deref() == Some(copy.as_path()) && s.len == 3),
+            "the backup's sync was not recorded"
+        );
+    }
 }

@@ -576,6 +576,10 @@ fn backup(file: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
                 set_private(&f)?;
                 f.write_all(bytes)?;
                 crate::workspace::synced::sync(&f, crate::workspace::synced::Flush::All)?;
+                // Its entry too: a crash must not lose the backup once the file is rewritten.
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    crate::workspace::fs::sync_dir_now(dir)?;
+                }
                 return Ok(path);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -816,6 +820,11 @@ mod tests {
             (recording.syncs().iter())
                 .any(|s| s.path.as_deref() == Some(copy.as_path()) && s.len == 3),
             "the backup's sync was not recorded"
+        );
+        let here = dir.path().canonicalize().unwrap();
+        assert!(
+            (recording.syncs().iter()).any(|s| s.path.as_deref() == Some(here.as_path())),
+            "the backup's directory was not synced"
         );
     }
 }

@@ -133,7 +133,7 @@ pub fn stable_token(root: &Path) -> std::io::Result<String> {
     let name = entry.file_stem().unwrap_or_default().to_os_string();
     let p = state_dir().join("tokens").join(name);
     if let Some(dir) = p.parent() {
-        std::fs::create_dir_all(dir)?;
+        crate::workspace::dirs::make_durable(dir, 0o700)?;
     }
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
@@ -155,6 +155,10 @@ pub fn stable_token(root: &Path) -> std::io::Result<String> {
             };
             f.write_all(t.as_bytes())?;
             crate::workspace::synced::sync(&f, crate::workspace::synced::Flush::All)?;
+            // Its entry too: a client configured with the token must find it after a crash.
+            if let Some(dir) = p.parent() {
+                crate::workspace::fs::sync_dir_now(dir)?;
+            }
             Ok(t)
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

@@ -6,9 +6,11 @@
 //! a margin, and a merge below the threshold is refused `NEEDS_MORE_CONTEXT`, naming its
 //! weakest evidence and what to send.
 
+use std::collections::HashSet;
+
 use crate::edit::lazy::align::{Edit, Op};
 use crate::edit::lazy::index::FileIndex;
-use crate::edit::lazy::prepare::SLine;
+use crate::edit::lazy::prepare::{Kind, SLine};
 use crate::edit::{Error, ErrorCode, Result};
 
 /// How a placed segment is tied to the file.
@@ -299,18 +301,30 @@ fn kept_between(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Option<(us
 /// lines (changes, or deletes where it adds other lines) while some edit adds, as the outermost
 /// line of a segment (next to a placeholder or the snippet's start or end: where snippets put
 /// their context), a snippet line with exactly its text: (that snippet line as written, the
-/// file line 1-based). A deletion with nothing added beside it is a move, not a replacement;
-/// so is a line moved inside the snippet's code (a refactoring's moved statement).
+/// file line 1-based). Not when the copy's nearest kept neighbour in its segment is a line the
+/// file holds once: a sure anchor placed it there, and the line moved (a statement moved to a
+/// block's end); nor a copy written as a `+` line. A deletion with nothing added beside it is
+/// a move, not a replacement.
 fn changed_copy(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Option<(usize, usize)> {
+    let kept: HashSet<usize> = edits
+        .iter()
+        .flat_map(|e| &e.ops)
+        .filter_map(|op| match *op {
+            Op::Same { i, .. } => Some(i),
+            _ => None,
+        })
+        .collect();
     let added: Vec<usize> = edits
         .iter()
         .flat_map(|e| &e.ops)
         .filter_map(|op| match *op {
             Op::Add(i)
-                if !lines[i].blank
+                if lines[i].kind == Kind::Plain
+                    && !lines[i].blank
                     && !lines[i].trivial
                     && lines[i].count == 1
-                    && outermost(lines, i) =>
+                    && outermost(lines, i)
+                    && !beside_unique(lines, &kept, i) =>
             {
                 Some(i)
             }
@@ -325,28 +339,69 @@ fn changed_copy(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Option
         // The edit's hunks: its operations between lines it keeps.
         e.ops
             .split(|op| matches!(op, Op::Same { .. } | Op::Keep(_)))
-            .find_map(|hunk| {
-                let adds_other = |j: usize| {
-                    hunk.iter().any(|op| match *op {
-                        Op::Add(i) | Op::Change { i, .. } => {
-                            !lines[i].blank && lines[i].key != file.key(j)
-                        }
-                        _ => false,
-                    })
-                };
-                // A copy added in this hunk itself stays where the line stood.
-                let far_copy = |j: usize| {
-                    copy_of(j)
-                        .filter(|&&i| !hunk.contains(&Op::Add(i)))
-                        .map(|&i| (lines[i].at, j + 1))
-                };
-                hunk.iter().find_map(|op| match *op {
-                    Op::Change { j, .. } => far_copy(j),
-                    Op::Drop(j) if adds_other(j) => far_copy(j),
-                    _ => None,
-                })
-            })
+            .find_map(|hunk| replaced_copy(file, lines, hunk, &copy_of))
     })
+}
+
+/// In one hunk of an edit, the first file line it changes, or deletes where it adds other
+/// lines, whose text `copy_of` finds added outside the hunk: (that copy as written, the file
+/// line 1-based).
+fn replaced_copy<'a>(
+    file: &FileIndex<'_>,
+    lines: &[SLine],
+    hunk: &[Op],
+    copy_of: &dyn Fn(usize) -> Option<&'a usize>,
+) -> Option<(usize, usize)> {
+    // The keys of the lines the hunk writes (two distinct ones tell that any line has an
+    // other beside it), and the lines it adds: a copy added here stays where the line stood.
+    let mut written: Vec<u64> = Vec::with_capacity(2);
+    let mut adds: HashSet<usize> = HashSet::new();
+    for op in hunk {
+        if let Op::Add(i) | Op::Change { i, .. } = *op {
+            if matches!(op, Op::Add(_)) {
+                adds.insert(i);
+            }
+            if !lines[i].blank && written.len() < 2 && !written.contains(&lines[i].key) {
+                written.push(lines[i].key);
+            }
+        }
+    }
+    let adds_other = |j: usize| written.iter().any(|&k| k != file.key(j));
+    let far_copy = |j: usize| {
+        copy_of(j)
+            .filter(|&&i| !adds.contains(&i))
+            .map(|&i| (lines[i].at, j + 1))
+    };
+    hunk.iter().find_map(|op| match *op {
+        Op::Change { j, .. } => far_copy(j),
+        Op::Drop(j) if adds_other(j) => far_copy(j),
+        _ => None,
+    })
+}
+
+/// Whether the nearest snippet line the merge keeps in place on either side of line `i`,
+/// within its segment, is a line the file holds once (non-trivial).
+fn beside_unique(lines: &[SLine], kept: &HashSet<usize>, i: usize) -> bool {
+    let cut = |a: usize, b: usize| lines[b].at != lines[a].at + (b - a);
+    let sure = |k: usize| kept.contains(&k) && lines[k].count == 1 && !lines[k].trivial;
+    let mut up = i;
+    while up > 0 && !cut(up - 1, up) {
+        up -= 1;
+        if kept.contains(&up) {
+            if sure(up) {
+                return true;
+            }
+            break;
+        }
+    }
+    let mut down = i;
+    while down + 1 < lines.len() && !cut(down, down + 1) {
+        down += 1;
+        if kept.contains(&down) {
+            return sure(down);
+        }
+    }
+    false
 }
 
 /// Whether snippet line `i` is the first or last non-blank line of its segment: only blank

@@ -9,8 +9,6 @@
 //! evidence (`evidence::Syntax`): on a line of code it is the snippet's own, on a closer-like
 //! line a misfit that costs the margin.
 
-use std::collections::HashSet;
-
 use crate::edit::lazy::evidence::Syntax;
 use crate::error::{Error, ErrorCode, Result};
 use crate::syntax::{self, Lang};
@@ -46,15 +44,17 @@ pub(crate) fn check(
     // blank line excuses nothing: every fragment's end is one). Another error on that line is
     // not: a fragment's open end (a block opener with its body under a placeholder) is an
     // error alone, and the misplaced merge's error there is of another kind.
-    let own_errors: HashSet<(&str, &str)> = own
+    let own_errors: Vec<(&str, &str)> = own
         .iter()
         .map(|e| (e.line_in(&own_text), e.what.as_str()))
         .filter(|(l, _)| !l.is_empty())
         .collect();
-    let Some(first) = fresh
-        .iter()
-        .find(|e| !own_errors.contains(&(e.line_in(merged), e.what.as_str())))
-    else {
+    let Some(first) = fresh.iter().find(|e| {
+        let line = e.line_in(merged);
+        !own_errors
+            .iter()
+            .any(|&(l, what)| l == line && excuses(what, &e.what))
+    }) else {
         return Ok(excused_by_text(excused.line, excused.line_in(merged)));
     };
     let line = first.line_in(merged);
@@ -67,6 +67,19 @@ pub(crate) fn check(
             first.line, first.what
         ),
     ))
+}
+
+/// Whether the snippet's own error `alone` (parsed on its own) excuses the result's error
+/// `merged` on a line of the same text: the same error; or a token the snippet has out of
+/// place (`unexpected "for"`), which in the longer file error recovery may carry to its end
+/// (`"for" here is not closed before the end of the file`). Not the other way round: a
+/// fragment's open end is an error alone that reaches its end, and says nothing of a token
+/// out of place in the result.
+fn excuses(alone: &str, merged: &str) -> bool {
+    alone == merged
+        || alone.strip_prefix("unexpected ").is_some_and(|token| {
+            merged.strip_suffix(" here is not closed before the end of the file") == Some(token)
+        })
 }
 
 /// What a new error the snippet's own text shares says: on a line of code, the snippet's own
@@ -166,6 +179,31 @@ mod tests {
         );
         let e = check(Some("a.py"), old, broken, snippet).unwrap_err();
         assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    }
+
+    #[test]
+    fn the_snippets_own_token_out_of_place_excuses_it_carried_to_the_files_end() {
+        // Alone the snippet's broken `for` is `unexpected "for"`; in the file error recovery
+        // carries it to the end (`"for" here is not closed ...`): the same error, its own.
+        let old = "def first(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n";
+        let snippet = "    total = 0\n    for x in items if x\n        total += x\n";
+        let broken = old.replace("for x in items:", "for x in items if x");
+        let merged = syntax::new_errors("a.py", Some(old), &broken);
+        assert!(
+            merged.iter().any(|e| e
+                .what
+                .ends_with("here is not closed before the end of the file")),
+            "{merged:?}"
+        );
+        assert!(check(Some("a.py"), old, &broken, snippet).is_ok());
+        assert!(excuses(
+            "unexpected \"for\"",
+            "\"for\" here is not closed before the end of the file"
+        ));
+        assert!(!excuses(
+            "\"for\" here is not closed before the end of the file",
+            "unexpected \"for\""
+        ));
     }
 
     #[test]

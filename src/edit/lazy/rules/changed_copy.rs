@@ -33,3 +33,20 @@ fn the_refusal_names_the_line_read_twice() {
         "{message}"
     );
 }
+
+/// A statement moved to the end of its block, a new line written in its old place: the moved
+/// copy's nearest kept neighbour is a line the file holds once, which placed it. Merged, in
+/// plain and in diff style.
+#[test]
+fn a_statement_moved_beside_a_unique_line_is_merged() {
+    let file = "class Doc:\n    def save(self):\n        log.info(\"saving\")\n        self.db.write(self.rows)\n        self.dirty = False\n\n    def load(self):\n        self.rows = self.db.read()\n";
+    let want = "class Doc:\n    def save(self):\n        self.validate()\n        self.db.write(self.rows)\n        self.dirty = False\n        log.info(\"saving\")\n\n    def load(self):\n        self.rows = self.db.read()\n";
+    for snippet in [
+        "class Doc:\n    def save(self):\n        self.validate()\n        self.db.write(self.rows)\n        self.dirty = False\n        log.info(\"saving\")\n# ... existing code ...\n",
+        "class Doc:\n    def save(self):\n-        log.info(\"saving\")\n+        self.validate()\n        self.db.write(self.rows)\n        self.dirty = False\n+        log.info(\"saving\")\n# ... existing code ...\n",
+    ] {
+        let moved = Fixture { snippet, ..FIXTURE };
+        let moved = Fixture { file, path: "doc.py", ..moved };
+        assert_eq!(moved.merge(super::RuleSet::ALL_ON), Ok(want.to_string()), "{snippet}");
+    }
+}

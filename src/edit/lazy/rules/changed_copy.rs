@@ -46,7 +46,15 @@ fn a_statement_moved_beside_a_unique_line_is_merged() {
         "class Doc:\n    def save(self):\n-        log.info(\"saving\")\n+        self.validate()\n        self.db.write(self.rows)\n        self.dirty = False\n+        log.info(\"saving\")\n# ... existing code ...\n",
     ] {
         let moved = Fixture { snippet, ..FIXTURE };
-        let moved = Fixture { file, path: "doc.py", ..moved };
-        assert_eq!(moved.merge(super::RuleSet::ALL_ON), Ok(want.to_string()), "{snippet}");
+        let moved = Fixture {
+            file,
+            path: "doc.py",
+            ..moved
+        };
+        assert_eq!(
+            moved.merge(super::RuleSet::ALL_ON),
+            Ok(want.to_string()),
+            "{snippet}"
+        );
     }
 }

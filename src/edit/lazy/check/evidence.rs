@@ -306,15 +306,7 @@ fn kept_between(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Option<(us
 /// block's end); nor a copy written as a `+` line. A deletion with nothing added beside it is
 /// a move, not a replacement.
 fn changed_copy(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Option<(usize, usize)> {
-    let kept: HashSet<usize> = edits
-        .iter()
-        .flat_map(|e| &e.ops)
-        .filter_map(|op| match *op {
-            Op::Same { i, .. } => Some(i),
-            _ => None,
-        })
-        .collect();
-    let added: Vec<usize> = edits
+    let mut added: Vec<usize> = edits
         .iter()
         .flat_map(|e| &e.ops)
         .filter_map(|op| match *op {
@@ -323,14 +315,26 @@ fn changed_copy(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Option
                     && !lines[i].blank
                     && !lines[i].trivial
                     && lines[i].count == 1
-                    && outermost(lines, i)
-                    && !beside_unique(lines, &kept, i) =>
+                    && outermost(lines, i) =>
             {
                 Some(i)
             }
             _ => None,
         })
         .collect();
+    if added.is_empty() {
+        return None;
+    }
+    // (Most merges stop above: the lines kept in place are gathered only past it.)
+    let kept: HashSet<usize> = edits
+        .iter()
+        .flat_map(|e| &e.ops)
+        .filter_map(|op| match *op {
+            Op::Same { i, .. } => Some(i),
+            _ => None,
+        })
+        .collect();
+    added.retain(|&i| !beside_unique(lines, &kept, i));
     if added.is_empty() {
         return None;
     }

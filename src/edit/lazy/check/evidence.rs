@@ -386,7 +386,7 @@ fn replaced_copy<'a>(
 /// Whether the nearest snippet line the merge keeps in place on either side of line `i`,
 /// within its segment, is a line the file holds once (non-trivial).
 fn beside_unique(lines: &[SLine], kept: &HashSet<usize>, i: usize) -> bool {
-    let cut = |a: usize, b: usize| lines[b].at != lines[a].at + (b - a);
+    let cut = |a: usize, b: usize| !written_together(lines, a, b);
     let sure = |k: usize| kept.contains(&k) && lines[k].count == 1 && !lines[k].trivial;
     let mut up = i;
     while up > 0 && !cut(up - 1, up) {
@@ -412,7 +412,7 @@ fn beside_unique(lines: &[SLine], kept: &HashSet<usize>, i: usize) -> bool {
 /// lines stand between it and a placeholder (a line the snippet has that is no code line) or
 /// the snippet's start or end.
 fn outermost(lines: &[SLine], i: usize) -> bool {
-    let cut = |a: usize, b: usize| lines[b].at != lines[a].at + (b - a);
+    let cut = |a: usize, b: usize| !written_together(lines, a, b);
     let up = (0..i).rev().find(|&k| !lines[k].blank);
     let down = (i + 1..lines.len()).find(|&k| !lines[k].blank);
     let first = match up {
@@ -426,10 +426,17 @@ fn outermost(lines: &[SLine], i: usize) -> bool {
     first || last
 }
 
+/// Whether snippet lines `a` and `b` (`a` before `b`) stand with no placeholder or other
+/// non-code line between them as the agent wrote them (their line numbers as far apart as
+/// their places among the code lines).
+fn written_together(lines: &[SLine], a: usize, b: usize) -> bool {
+    lines[b].at == lines[a].at + (b - a)
+}
+
 /// Whether snippet lines `p` and `i` (`p` before `i`) stand one after the other as the agent
 /// wrote them, blank lines between them aside: no placeholder or other line between.
 fn adjacent(lines: &[SLine], p: usize, i: usize) -> bool {
-    i > p && lines[i].at == lines[p].at + (i - p) && lines[p + 1..i].iter().all(|l| l.blank)
+    i > p && written_together(lines, p, i) && lines[p + 1..i].iter().all(|l| l.blank)
 }
 
 /// Whether snippet line `p` is a closer (or another line that says nothing) in a run of such
@@ -442,7 +449,7 @@ fn floats_down(lines: &[SLine], p: usize) -> bool {
         if !(lines[k].trivial || lines[k].blank) {
             return false;
         }
-        if k == 0 || lines[k].at != lines[k - 1].at + 1 {
+        if k == 0 || !written_together(lines, k - 1, k) {
             return true;
         }
         k -= 1;

@@ -288,6 +288,10 @@ pub(crate) const WEIGHTS: Weights = Weights {
         kept_between: 0.0,
         // Below the threshold: two readings of one line, the destructive one taken.
         changed_copy: 0.0,
+        // Below the threshold: two readings of a segment's first line, the one taking file
+        // lines into the new code chosen (`eval --without head-as-new`: no right merge of the
+        // 13 corpora is read so).
+        head_as_new: 0.0,
         threshold: 0.3,
     },
 };

@@ -304,6 +304,9 @@ fn check_stage(
     if !rules.on(Rule::ChangedCopy) {
         evidence.changed_copy = None;
     }
+    if !rules.on(Rule::HeadAsNew) {
+        evidence.head_as_new = None;
+    }
     let mut edits = edits;
     let deletes = removal_edits(ctx, instruction, &mut edits)?;
     let changed = edits

@@ -79,6 +79,21 @@ pub(crate) struct Evidence {
     /// snippet writes it verbatim as new code elsewhere: (that snippet line, 1-based as
     /// written; the file line, 1-based). Two readings of one line (rule `changed-copy`).
     pub(crate) changed_copy: Option<(usize, usize)>,
+    /// A segment's first line, right under a placeholder, that the merge writes as new code
+    /// though the file has it where the segment goes (rule `head-as-new`): two readings.
+    pub(crate) head_as_new: Option<HeadAsNew>,
+}
+
+/// A segment's first line under a placeholder read as new code ([`Evidence::head_as_new`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HeadAsNew {
+    /// That snippet line, 1-based as written.
+    pub(crate) at: usize,
+    /// The file line the new code goes before, 1-based.
+    pub(crate) before: usize,
+    /// The file's line with its text, 1-based: one the edit keeps after `before` if one is,
+    /// else the nearest the edit does not delete.
+    pub(crate) copy: usize,
 }
 
 /// The weights of the decision, each with the reason for its value.
@@ -113,6 +128,9 @@ pub struct MarginWeights {
     /// A merge changing a line the file has once into another snippet line while adding that
     /// line's text verbatim elsewhere ([`Evidence::changed_copy`]).
     pub changed_copy: f32,
+    /// A merge writing a segment's first line, right under a placeholder, as new code though
+    /// the file has it where the segment goes ([`Evidence::head_as_new`]).
+    pub head_as_new: f32,
     /// Merges with a margin below this are refused.
     pub threshold: f32,
 }
@@ -196,6 +214,7 @@ impl Evidence {
             syntax: Syntax::Clean,
             among_new: Vec::new(),
             changed_copy: changed_copy(file, lines, edits),
+            head_as_new: edits.iter().find_map(|e| head_as_new(file, lines, e)),
         }
     }
 
@@ -224,6 +243,12 @@ impl Evidence {
                  they may go, or the snippet may have skipped them. Show them as they are to \
                  be, mark them with `-` lines, or put a placeholder between the two lines"
             );
+        }
+        if let Some(c) = self.head_as_new
+            && w.head_as_new < m.value
+        {
+            m.value = w.head_as_new;
+            m.weakest = c.why();
         }
         m
     }
@@ -456,6 +481,89 @@ fn floats_down(lines: &[SLine], p: usize) -> bool {
     }
 }
 
+/// The first line of a segment that stands right under a placeholder (or first in the
+/// snippet), where snippets show the file's own lines, when the edit writes it as new code in
+/// front of the file line it keeps first, and the file has that line too: one the edit keeps
+/// from there on (the new code takes lines of the file that stand after it: a new `if` after
+/// a sibling that ends alike takes the sibling's `return`), or, when the edit also changes or
+/// deletes file lines before that kept line, one anywhere that the edit does not delete or
+/// change (a copy it deletes is a line the snippet moved). Not when only new lines come
+/// before a kept line with that very text: keeping the first line there and writing its like
+/// after the new code gives the same text (a function appended after the file's last `}`).
+/// Not for diff-style `+` lines (written as new).
+fn head_as_new(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<HeadAsNew> {
+    let first = e.ops.iter().find(|op| match **op {
+        Op::Same { i, .. } | Op::Change { i, .. } | Op::Add(i) => !lines[i].blank,
+        _ => false,
+    })?;
+    let &Op::Add(i) = first else { return None };
+    let line = &lines[i];
+    let under_placeholder = !(0..i)
+        .rev()
+        .find(|&k| !lines[k].blank)
+        .is_some_and(|k| written_together(lines, k, i));
+    if line.kind != Kind::Plain || !under_placeholder || !file.contains(line.key) {
+        return None;
+    }
+    let kept = |op: &Op| matches!(*op, Op::Same { j, .. } if !file.is_blank(j));
+    let at = e.ops.iter().position(kept)?;
+    let Op::Same { j: before, .. } = e.ops[at] else {
+        return None;
+    };
+    let only_new = e.ops[..at]
+        .iter()
+        .all(|op| matches!(op, Op::Add(_) | Op::Sep | Op::Same { .. }));
+    if only_new && file.key(before) == line.key {
+        return None;
+    }
+    // A copy the edit deletes or changes is a line the snippet moved, not a second reading.
+    let gone = |j: usize| {
+        e.ops
+            .iter()
+            .any(|op| matches!(*op, Op::Drop(d) | Op::Change { j: d, .. } if d == j))
+    };
+    let kept_here = |j: usize| {
+        e.ops
+            .iter()
+            .any(|op| matches!(*op, Op::Same { j: k, .. } if k == j))
+    };
+    let positions = file.positions(line.key);
+    let in_span = positions
+        .iter()
+        .map(|&j| j as usize)
+        .find(|&j| j >= before && kept_here(j));
+    if only_new && in_span.is_none() {
+        return None;
+    }
+    let nearest = positions
+        .iter()
+        .map(|&j| j as usize)
+        .filter(|&j| !gone(j))
+        .min_by_key(|&j| j.abs_diff(before));
+    if in_span.is_none() && nearest.is_none() {
+        return None;
+    }
+    Some(HeadAsNew {
+        at: line.at,
+        before: before + 1,
+        copy: in_span.or(nearest)? + 1,
+    })
+}
+
+impl HeadAsNew {
+    /// The refusal's words: both readings, and what to send.
+    fn why(&self) -> String {
+        let Self { at, before, copy } = *self;
+        format!(
+            "snippet line {at} stands right under a placeholder, where snippets show the \
+             file's own lines, yet this reading writes it as new code before file line \
+             {before}, and the file lines after it go to the new code; it may be the file's \
+             own line {copy}, with the new code after it. Show one or two unchanged lines \
+             above it, or mark the lines that go with `-` lines"
+        )
+    }
+}
+
 fn describe(s: &Segment) -> String {
     let at = s.at;
     let deleting = if s.drops > 0 {
@@ -547,6 +655,7 @@ mod tests {
             syntax: Syntax::Clean,
             among_new: Vec::new(),
             changed_copy: None,
+            head_as_new: None,
         };
         assert_eq!(e.margin(&w).value, w.repeated);
         assert!(e.margin(&w).weakest.contains("more than once"));
@@ -580,6 +689,7 @@ mod tests {
             syntax: Syntax::Clean,
             among_new: (20..26).collect(),
             changed_copy: None,
+            head_as_new: None,
         };
         let m = e.margin(&w);
         assert_eq!(m.value, w.among_new_deletion);
@@ -610,6 +720,28 @@ mod tests {
         assert_eq!(e.code, ErrorCode::NeedsMoreContext);
         assert!(
             e.message.contains("1 line(s) between them (from line 11)"),
+            "{}",
+            e.message
+        );
+    }
+
+    /// A new branch written after a sibling that ends alike, the snippet's first line the
+    /// sibling's `end`: read as new code, that `end` would close the sibling before its
+    /// `return` and the new branch take the sibling's ending; the merge names both readings.
+    #[test]
+    fn a_first_line_under_a_placeholder_read_as_new_code_is_refused() {
+        let file = "def area(s)\n  if s.w < 0\n    warn \"negative width\"\n    return 0\n  end\n  s.w * s.h\nend\n";
+        let snippet = "# ... existing code ...\n  end\n  if s.h < 0\n    warn \"negative height\"\n    return 0\n  end\n  s.w * s.h\n# ... existing code ...\n";
+        let hints = crate::edit::Hints {
+            path: Some("area.rb"),
+            instruction: None,
+        };
+        let e = crate::edit::lazy::merge(file, snippet, &hints).unwrap_err();
+        assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+        assert!(
+            e.message
+                .contains("snippet line 2 stands right under a placeholder")
+                && e.message.contains("own line 5"),
             "{}",
             e.message
         );
@@ -706,6 +838,7 @@ mod tests {
                 syntax: Syntax::Clean,
                 among_new: Vec::new(),
                 changed_copy: None,
+                head_as_new: None,
             }),
             ..Merged::default()
         };

@@ -29,6 +29,8 @@ mod file_edges;
 #[cfg(test)]
 mod ground;
 #[cfg(test)]
+mod head_as_new;
+#[cfg(test)]
 mod instruction_place;
 #[cfg(test)]
 mod instruction_removes;
@@ -129,6 +131,8 @@ pub enum Rule {
     AmongNew,
     /// `changed-copy`.
     ChangedCopy,
+    /// `head-as-new`.
+    HeadAsNew,
 }
 
 /// A rule's name, stage and one-line summary.
@@ -297,6 +301,12 @@ pub const ALL: &[RuleInfo] = &[
         Stage::Check,
         "a merge that changes a line the file has once while adding its text as new code is refused",
     ),
+    info(
+        Rule::HeadAsNew,
+        "head-as-new",
+        Stage::Check,
+        "a segment's first line under a placeholder read as new code though the file has it there is refused",
+    ),
 ];
 
 impl Rule {
@@ -434,6 +444,7 @@ pub(super) mod fixture {
         &super::kept_between::FIXTURE,
         &super::among_new::FIXTURE,
         &super::changed_copy::FIXTURE,
+        &super::head_as_new::FIXTURE,
     ];
 }
 

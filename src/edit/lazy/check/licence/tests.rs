@@ -204,12 +204,14 @@ fn no_merge_of_the_corpora_deletes_a_line_without_a_licence() {
     // empty is a syntax error the reading check refuses. 961 → 958: lines kept between two
     // lines the snippet writes with only blank lines between them are one reading of two; a
     // new syntax error excuses only the same error on the snippet's own line; and a line the
-    // file has once, replaced while added anew as a segment's outermost line, is refused.)
+    // file has once, replaced while added anew as a segment's outermost line, is refused.
+    // 958 → 957: a segment's first line under a placeholder, written as new code in front of
+    // a copy of it that the segment keeps, is one reading of two (`head-as-new`).)
     let names = |n: &[&str]| n.iter().map(ToString::to_string).collect();
     assert_eq!(
         tally,
         Tally {
-            merged: 958,
+            merged: 957,
             // A changed constructor line at the snippet's edge, its merge dropping the two
             // comment lines under it the snippet never showed; three lines of a signature
             // folded into one at a segment's edge.

@@ -1,13 +1,15 @@
 //! How the lazy merge grows with its input: time and peak memory for one edited region at
-//! 4 KB, 40 KB, 400 KB and 4 MB, a 2,000-line snippet on 4 MB, and a 3 MB snippet on a 3 MB
-//! file (answered within 10 s under 1 GiB, or with `FILE_TOO_LARGE`). Prints one line per
-//! case and the growth exponent of time against file size. A one-region case is timed twice:
+//! 4 KB, 40 KB, 400 KB and 4 MB, a 2,000-line snippet on 4 MB, a snippet rewriting a run of
+//! 500 to 4,000 lines, and a 3 MB snippet on a 3 MB file (answered within 10 s under 1 GiB, or
+//! with `FILE_TOO_LARGE`). Prints one line per case, the growth exponent of time against file
+//! size, and that of time against the length of the replaced run. A one-region case is timed twice:
 //! at first sight (the parses and line facts forgotten: one full parse included, beside the
 //! time of that bare parse) and steady (the file's tree kept, each run's snippet another, so
 //! each result is new and parsed from the file's tree). Exits non-zero when a bound is
-//! broken: a merge refused, the exponent over 1.5, a peak over 400 bytes a byte of input, the
-//! 3 MB case over its time or memory. Run with `cargo bench --bench lazy_scale`; `-- --quick`
-//! (CI, a debug build) runs 4 KB to 400 KB (the whole-file case at 40 KB) and the same
+//! broken: a merge refused, the exponent over 1.5 (over 1.3 for the replaced run), a peak over
+//! 400 bytes a byte of input, the 3 MB case over its time or memory. Run with `cargo bench --bench lazy_scale`; `-- --quick`
+//! (CI, a debug build) runs 4 KB to 400 KB (the replaced run 500 to 2,000 lines, the
+//! whole-file case at 40 KB) and the same
 //! bounds but time, the exponent fitted to each size's fastest steady run (at least three a
 //! size), so that one load spike on a shared machine does not read as growth. For a
 //! profiler, `-- --loop-steady N` (`--loop-first N`) runs only the 4 KB one-region case, N
@@ -234,6 +236,8 @@ fn main() -> ExitCode {
     ok &= m.outcome.is_ok();
     ok &= within_peak(&m, file.len() + snippet.len());
 
+    ok &= replaced_run(quick);
+
     // A whole file as its own snippet: within 10 s (not in quick mode, which never bounds
     // time) under 1 GiB and the peak per byte, or refused as too large.
     let whole = if quick { 40 << 10 } else { 3 << 20 };
@@ -287,6 +291,53 @@ fn bare_parse(file: &str) -> Duration {
     let took = start.elapsed();
     drop(tree);
     took
+}
+
+/// The growth exponent of time against the length of a replaced run, past which rewriting
+/// many lines costs more than linear work and some slack (a pairwise step over the run and
+/// its replacement gives 2).
+const MAX_RUN_EXPONENT: f64 = 1.3;
+
+/// A file of `n` one-line functions between a head and a tail, and a snippet keeping the head
+/// and the tail and rewriting every function (another name, parameter and body): one run of
+/// `n` lines replaced by `n` others. The merge may refuse it (it changes nearly every line);
+/// its time must still grow about linearly with `n`.
+fn replaced_run_case(n: usize) -> (String, String) {
+    let mut file = String::from("fn head() {}\n");
+    let mut snippet = String::from("// ... existing code ...\nfn head() {}\n");
+    for i in 0..n {
+        file.push_str(&format!("fn f{i}(x: u32) -> u32 {{ x + {i} }}\n"));
+        snippet.push_str(&format!("fn g{i}(y: u64) -> u64 {{ y * {i} }}\n"));
+    }
+    file.push_str("fn tail() {}\n");
+    snippet.push_str("fn tail() {}\n");
+    (file, snippet)
+}
+
+/// The replaced run's growth exponent, from its shortest run to its longest, each size's
+/// fastest of at least three merges compared (load only adds time). Whether it is within
+/// [`MAX_RUN_EXPONENT`].
+fn replaced_run(quick: bool) -> bool {
+    let sizes: &[usize] = if quick {
+        &[500, 1000, 2000]
+    } else {
+        &[500, 1000, 2000, 4000]
+    };
+    let mut points = Vec::new();
+    for &n in sizes {
+        let (file, snippet) = replaced_run_case(n);
+        let m = measure(&file, |_| snippet.clone(), 3, |_| ());
+        report(&format!("replaced run, {n} lines"), &m);
+        points.push((n as f64, m.fastest.as_secs_f64()));
+    }
+    let (first, last) = (points[0], points[points.len() - 1]);
+    let exponent = (last.1 / first.1).ln() / (last.0 / first.0).ln();
+    println!(
+        "growth exponent (time ~ run^k), {} to {} lines: k = {exponent:.2} (bound {MAX_RUN_EXPONENT})",
+        sizes[0],
+        sizes[sizes.len() - 1]
+    );
+    exponent <= MAX_RUN_EXPONENT
 }
 
 /// At most this many first-sight runs per size (each parses the whole file).

@@ -16,6 +16,7 @@
 
 pub(crate) mod docs;
 pub(crate) mod entry_guard;
+mod inside_new;
 pub(crate) mod jumps;
 pub mod outline;
 pub(crate) mod plan;
@@ -960,9 +961,10 @@ pub(crate) fn unit_pins(
     renames: &[(String, String)],
 ) {
     let lines = ctx.lines();
+    let mut inside_new = inside_new::NewUnits::new(seg);
     let mut i = seg.lines.start;
     while i < seg.lines.end {
-        if inside_new_unit(ctx, seg, i) {
+        if inside_new.covers(ctx, seg, i) {
             i += 1;
             continue;
         }
@@ -1125,21 +1127,6 @@ fn group_pins(ctx: &Context<'_>, seg: &Segment, i: usize, pins: &mut Vec<Pin>) -
         .all(|w| w[0].1 <= w[1].0 && (w[0].1..w[1].0).all(|j| ctx.file.is_blank(j)));
     let (hj, end) = (extents.first()?.0, extents.last()?.1);
     (adjacent && add_unit(pins, i, last, hj, end, lines, ctx.file)).then_some(last + 1)
-}
-
-/// Whether snippet line `i` lies inside a unit the segment shows whole whose name the file
-/// does not define (its nested definitions are new too, whatever their names).
-fn inside_new_unit(ctx: &Context<'_>, seg: &Segment, i: usize) -> bool {
-    let lines = ctx.lines();
-    (seg.lines.start..i).any(|h| {
-        // The file's definitions last: they may cost a tags query.
-        lines[h].count == 0
-            && units::header_name(&lines[h].text).is_some_and(|n| {
-                units::snippet_unit_end(lines, h, seg.lines.end, seg.gap_after, seg.follows())
-                    .is_some_and(|e| e >= i)
-                    && ctx.defs().headers(n).is_empty()
-            })
-    })
 }
 
 /// How far the unit whose header is snippet line `i` reaches in the segment.

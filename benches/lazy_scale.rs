@@ -1,19 +1,20 @@
 //! How the lazy merge grows with its input: time and peak memory for one edited region at
 //! 4 KB, 40 KB, 400 KB and 4 MB, a 2,000-line snippet on 4 MB, a snippet rewriting a run of
-//! 500 to 4,000 lines, and a 3 MB snippet on a 3 MB file (answered within 10 s under 1 GiB, or
-//! with `FILE_TOO_LARGE`). Prints one line per case, the growth exponent of time against file
-//! size, and that of time against the length of the replaced run. A one-region case is timed twice:
-//! at first sight (the parses and line facts forgotten: one full parse included, beside the
-//! time of that bare parse) and steady (the file's tree kept, each run's snippet another, so
-//! each result is new and parsed from the file's tree). Exits non-zero when a bound is
-//! broken: a merge refused, the exponent over 1.5 (over 1.3 for the replaced run), a peak over
-//! 400 bytes a byte of input, the 3 MB case over its time or memory. Run with `cargo bench --bench lazy_scale`; `-- --quick`
-//! (CI, a debug build) runs 4 KB to 400 KB (the replaced run 500 to 2,000 lines, the
-//! whole-file case at 40 KB) and the same
-//! bounds but time, the exponent fitted to each size's fastest steady run (at least three a
-//! size), so that one load spike on a shared machine does not read as growth. For a
-//! profiler, `-- --loop-steady N` (`--loop-first N`) runs only the 4 KB one-region case, N
-//! merges steady (at first sight), and prints their median.
+//! 500 to 4,000 lines, one of 500 to 4,000 nested openers, and a 3 MB snippet on a 3 MB file
+//! (answered within 10 s under 1 GiB, or with `FILE_TOO_LARGE`). Prints one line per case,
+//! the growth exponent of time against file size, and those of time against the replaced
+//! run's length and the openers' count. A one-region case is timed twice: at first sight (the
+//! parses and line facts forgotten: one full parse included, beside the time of that bare
+//! parse) and steady (the file's tree kept, each run's snippet another, so each result is new
+//! and parsed from the file's tree). Exits non-zero when a bound is broken: a merge refused,
+//! the exponent over 1.5 (over 1.3 for the replaced run and the openers), a peak over 400
+//! bytes a byte of input, the 3 MB case over its time or memory. Run with `cargo bench
+//! --bench lazy_scale`; `-- --quick` (CI, a debug build) runs 4 KB to 400 KB (the replaced
+//! run and the openers 500 to 2,000 lines, the whole-file case at 40 KB) and the same bounds
+//! but time, the exponents fitted to each size's fastest run (at least three a size), so
+//! that one load spike on a shared machine does not read as growth. For a profiler,
+//! `-- --loop-steady N` (`--loop-first N`) runs only the 4 KB one-region case, N merges
+//! steady (at first sight), and prints their median.
 
 mod common;
 mod counting;
@@ -236,7 +237,8 @@ fn main() -> ExitCode {
     ok &= m.outcome.is_ok();
     ok &= within_peak(&m, file.len() + snippet.len());
 
-    ok &= replaced_run(quick);
+    ok &= run_growth(quick, "replaced run", replaced_run_case);
+    ok &= run_growth(quick, "nested openers", nested_openers_case);
 
     // A whole file as its own snippet: within 10 s (not in quick mode, which never bounds
     // time) under 1 GiB and the peak per byte, or refused as too large.
@@ -314,10 +316,24 @@ fn replaced_run_case(n: usize) -> (String, String) {
     (file, snippet)
 }
 
-/// The replaced run's growth exponent, from its shortest run to its longest, each size's
-/// fastest of at least three merges compared (load only adds time). Whether it is within
-/// [`MAX_RUN_EXPONENT`].
-fn replaced_run(quick: bool) -> bool {
+/// The same file, and a snippet keeping its head and tail around `n` nested new openers
+/// (`fn h0() {` … one inside the other) and their `n` closers: each opener's unit reaches to
+/// the last closers, so finding every unit's end by scanning down to its closer is quadratic.
+fn nested_openers_case(n: usize) -> (String, String) {
+    let (file, _) = replaced_run_case(n);
+    let mut snippet = String::from("// ... existing code ...\nfn head() {}\n");
+    for i in 0..n {
+        snippet.push_str(&format!("fn h{i}() {{\n"));
+    }
+    snippet.push_str(&"}\n".repeat(n));
+    snippet.push_str("fn tail() {}\n");
+    (file, snippet)
+}
+
+/// The growth exponent of a snippet of `n` lines made by `case`, from 500 lines to 4,000
+/// (2,000 in quick mode), each size's fastest of three merges compared (load only adds
+/// time). Whether it is within [`MAX_RUN_EXPONENT`].
+fn run_growth(quick: bool, what: &str, case: fn(usize) -> (String, String)) -> bool {
     let sizes: &[usize] = if quick {
         &[500, 1000, 2000]
     } else {
@@ -325,15 +341,15 @@ fn replaced_run(quick: bool) -> bool {
     };
     let mut points = Vec::new();
     for &n in sizes {
-        let (file, snippet) = replaced_run_case(n);
+        let (file, snippet) = case(n);
         let m = measure(&file, |_| snippet.clone(), 3, |_| ());
-        report(&format!("replaced run, {n} lines"), &m);
+        report(&format!("{what}, {n}"), &m);
         points.push((n as f64, m.fastest.as_secs_f64()));
     }
     let (first, last) = (points[0], points[points.len() - 1]);
     let exponent = (last.1 / first.1).ln() / (last.0 / first.0).ln();
     println!(
-        "growth exponent (time ~ run^k), {} to {} lines: k = {exponent:.2} (bound {MAX_RUN_EXPONENT})",
+        "growth exponent (time ~ n^k), {what}, {} to {}: k = {exponent:.2} (bound {MAX_RUN_EXPONENT})",
         sizes[0],
         sizes[sizes.len() - 1]
     );

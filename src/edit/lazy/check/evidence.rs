@@ -307,9 +307,11 @@ fn kept_between(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Option<(us
     for op in ops {
         match *op {
             Op::Same { i, .. } | Op::Change { i, .. } | Op::Add(i) if !lines[i].blank => {
+                // Asked last, and only when lines were kept: `floats_down` walks back over a
+                // run of closers, and asked at each of thousands it was quadratic.
                 let together =
-                    last.is_some_and(|p| adjacent(lines, p, i) && !floats_down(lines, p));
-                if together && !kept.is_empty() && found.is_none() {
+                    || last.is_some_and(|p| adjacent(lines, p, i) && !floats_down(lines, p));
+                if found.is_none() && !kept.is_empty() && together() {
                     found = Some((kept[0] + 1, kept.len()));
                 }
                 kept.clear();

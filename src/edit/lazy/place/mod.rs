@@ -14,6 +14,7 @@
 //! - A unit the segment shows whole is pinned to the file's definition of that name: its
 //!   header to the definition's header, its last line to the definition's last line.
 
+pub(crate) mod depths;
 pub(crate) mod docs;
 pub(crate) mod entry_guard;
 mod inside_new;

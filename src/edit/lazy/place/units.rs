@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::depths;
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::outline;
 use crate::edit::lazy::prepare::SLine;
@@ -408,37 +409,11 @@ pub(crate) fn snippet_unit(
     gap_after: Option<u32>,
     follows: Follows,
 ) -> Option<UnitEnd> {
+    let k = match signature(lines, h, seg_end) {
+        Ok(end) => return Some(end),
+        Err(k) => k,
+    };
     let base = lines[h].indent;
-    let mut depth = 0i64;
-    let mut braced = false;
-    let mut k = h;
-    // The signature: until brackets balance and a body opens.
-    while k < seg_end {
-        let (d, brace) = depth_change(&lines[k].text);
-        depth += d;
-        braced |= brace;
-        if braced && depth <= 0 {
-            return Some(UnitEnd::Whole(k));
-        }
-        // The body's brace on a line of its own, or ending a continued signature
-        // (`implements Foo {` under `class Bar`).
-        let next = lines[k + 1..seg_end].iter().find(|l| !l.blank);
-        let brace_next = next.is_some_and(|l| {
-            let t = l.text.trim();
-            t.starts_with('{')
-                || (l.indent > lines[k].indent
-                    && t.ends_with('{')
-                    && depth_change(t).0 == 1
-                    && !lines[k].text.trim_end().ends_with([':', ';', '{', '}']))
-        });
-        if !braced && depth <= 0 && !brace_next {
-            break;
-        }
-        k += 1;
-    }
-    if braced || k >= seg_end {
-        return Some(UnitEnd::Open);
-    }
     // An indented body: the lines deeper than the header.
     let mut last = None;
     for (at, l) in lines.iter().enumerate().take(seg_end).skip(k + 1) {
@@ -469,6 +444,59 @@ pub(crate) fn snippet_unit(
         }
         _ => last.map(UnitEnd::Whole),
     }
+}
+
+/// The header's signature from segment line `h`: until its brackets balance and a body
+/// opens. `Ok` when that decides the unit (a braced body, closed or left open, or the
+/// segment's end inside the signature); `Err(k)` when the signature ends at line `k` with
+/// no brace, and an indented body may follow.
+fn signature(lines: &[SLine], h: usize, seg_end: usize) -> Result<UnitEnd, usize> {
+    let mut depth = 0i64;
+    let mut k = h;
+    while k < seg_end {
+        depth += lines[k].brackets.change;
+        if lines[k].brackets.brace {
+            // The body ends where the depth falls back (linked lines: a few jumps).
+            if depth <= 0 {
+                return Ok(UnitEnd::Whole(k));
+            }
+            let closer = depths::closer_after(lines, k, depth, seg_end);
+            return Ok(closer.map_or(UnitEnd::Open, UnitEnd::Whole));
+        }
+        if depth > 0 {
+            // Inside the signature's brackets nothing is decided until a line opens a brace
+            // or the brackets close: go to the first such line.
+            let brace_at = depths::next_brace(lines, k).min(seg_end);
+            match depths::closer_after(lines, k, depth, brace_at) {
+                Some(m) => {
+                    depth += depths::between(lines, k, m);
+                    k = m;
+                }
+                None if brace_at >= seg_end => return Ok(UnitEnd::Open),
+                None => {
+                    depth += depths::between(lines, k, brace_at - 1);
+                    k = brace_at;
+                    continue;
+                }
+            }
+        }
+        // The body's brace on a line of its own, or ending a continued signature
+        // (`implements Foo {` under `class Bar`).
+        let next = lines[k + 1..seg_end].iter().find(|l| !l.blank);
+        let brace_next = next.is_some_and(|l| {
+            let t = l.text.trim();
+            t.starts_with('{')
+                || (l.indent > lines[k].indent
+                    && t.ends_with('{')
+                    && depth_change(t).0 == 1
+                    && !lines[k].text.trim_end().ends_with([':', ';', '{', '}']))
+        });
+        if depth <= 0 && !brace_next {
+            return Err(k);
+        }
+        k += 1;
+    }
+    Ok(UnitEnd::Open)
 }
 
 /// The last line of the unit whose header is segment line `h`, when the segment shows it
@@ -560,6 +588,110 @@ mod tests {
             "x = compute(a, b)",
         ] {
             assert_eq!(header_name(line), None, "{line}");
+        }
+    }
+
+    mod signature_jumps {
+        //! Over linked lines the signature jumps to the lines that decide it; it must find
+        //! what a step a line finds (and does step a line over lines not linked).
+
+        use super::*;
+        use crate::edit::lazy::place::depths;
+        use crate::edit::lazy::prepare;
+        use proptest::prelude::*;
+
+        /// The signature as read before the lines were linked: one step a line.
+        fn stepped(lines: &[SLine], h: usize, seg_end: usize) -> Result<UnitEnd, usize> {
+            let mut depth = 0i64;
+            let mut braced = false;
+            let mut k = h;
+            while k < seg_end {
+                let (d, brace) = depth_change(&lines[k].text);
+                depth += d;
+                braced |= brace;
+                if braced && depth <= 0 {
+                    return Ok(UnitEnd::Whole(k));
+                }
+                let next = lines[k + 1..seg_end].iter().find(|l| !l.blank);
+                let brace_next = next.is_some_and(|l| {
+                    let t = l.text.trim();
+                    t.starts_with('{')
+                        || (l.indent > lines[k].indent
+                            && t.ends_with('{')
+                            && depth_change(t).0 == 1
+                            && !lines[k].text.trim_end().ends_with([':', ';', '{', '}']))
+                });
+                if !braced && depth <= 0 && !brace_next {
+                    break;
+                }
+                k += 1;
+            }
+            if braced || k >= seg_end {
+                return Ok(UnitEnd::Open);
+            }
+            Err(k)
+        }
+
+        const PIECES: [&str; 26] = [
+            "fn a() {",
+            "fn b(",
+            "x,",
+            ")",
+            ") {",
+            "{",
+            "}",
+            "{}",
+            "",
+            "y = [",
+            "]",
+            "def f():",
+            "pass",
+            "end",
+            "class C",
+            "impl D {",
+            "(",
+            "g({",
+            "})",
+            "} else {",
+            "s = \"{\"",
+            ")) {",
+            "((",
+            "c = '('",
+            "}}",
+            "f(x) // {",
+        ];
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(400))]
+
+            #[test]
+            fn jumps_find_what_steps_find(
+                picks in prop::collection::vec((0..PIECES.len(), 0usize..3), 1..40),
+            ) {
+                let text: String = picks
+                    .iter()
+                    .map(|&(p, indent)| format!("{}{}\n", "    ".repeat(indent), PIECES[p]))
+                    .collect();
+                let file = ["unrelated();"];
+                let index = FileIndex::new(&file);
+                let unlinked: Vec<SLine> = prepare::read(&text, &index)
+                    .pieces
+                    .into_iter()
+                    .filter_map(|p| match p {
+                        prepare::Piece::Line(l) => Some(l),
+                        _ => None,
+                    })
+                    .collect();
+                let mut linked = unlinked.clone();
+                depths::link(&mut linked);
+                for h in 0..linked.len() {
+                    for end in h + 1..=linked.len() {
+                        let want = stepped(&unlinked, h, end);
+                        prop_assert_eq!(signature(&linked, h, end), want, "{} {} {:?}", h, end, text);
+                        prop_assert_eq!(signature(&unlinked, h, end), want, "{} {} {:?}", h, end, text);
+                    }
+                }
+            }
         }
     }
 }

@@ -11,6 +11,7 @@
 use crate::edit::lazy::costs::WEIGHTS;
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::lines;
+use crate::edit::lazy::place::depths::Depth;
 use crate::edit::lazy::placeholder::{self, Narration, Presence};
 use crate::edit::text::normalize_newlines;
 
@@ -41,6 +42,8 @@ pub(crate) struct SLine {
     pub(crate) narration: Narration,
     /// The line's number in the snippet (1-based), for messages.
     pub(crate) at: usize,
+    /// Its brackets, linked to the other lines' when the snippet is cut into segments.
+    pub(crate) brackets: Depth,
 }
 
 impl SLine {
@@ -58,6 +61,7 @@ impl SLine {
             } else {
                 Narration::No
             },
+            brackets: Depth::of(&text),
             text,
             at: 0,
         }

@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use crate::edit::lazy::place::depths;
 use crate::edit::lazy::placeholder::Narration;
 use crate::edit::lazy::prepare::{Piece, Prepared, SLine};
 
@@ -147,6 +148,7 @@ impl Snippet {
         if let Some((start, before)) = open {
             close(&mut segments, &lines, start, before, None, false);
         }
+        depths::link(&mut lines);
         Snippet {
             lines,
             segments,

@@ -121,13 +121,12 @@ impl ProposedEdit {
         ws: &Workspace,
         fallback: Option<&Fallback>,
     ) -> Result<FileChange> {
-        let mut change = self.compute_change(path, ws, fallback).await?;
+        let mut change = self.compute_unmeasured(path, ws, fallback).await?;
         // What the edit shows, and the lines it deletes unseen: parses and diffs, off the
         // async runtime like the merge.
         let op = self.op.clone();
         tokio::task::spawn_blocking(move || {
-            let shown = op.shown(change.old(), &change.path.rel);
-            change.measure_unseen(Arc::new(shown));
+            measure(&op, &mut change);
             change
         })
         .await
@@ -137,6 +136,17 @@ impl ProposedEdit {
                 format!("the unseen-deletion measure failed: {e}"),
             )
         })
+    }
+
+    /// [`ProposedEdit::compute_at`] without the measure of what it deletes unseen: the
+    /// caller [`measure`]s it off the async runtime (with the syntax check, in one hop).
+    pub(crate) async fn compute_unmeasured(
+        &self,
+        path: SafePath,
+        ws: &Workspace,
+        fallback: Option<&Fallback>,
+    ) -> Result<FileChange> {
+        self.compute_change(path, ws, fallback).await
     }
 
     async fn compute_change(
@@ -224,6 +234,13 @@ impl ProposedEdit {
         change.mode = mode;
         Ok(change)
     }
+}
+
+/// Measure what `change` (computed from `op`) shows and the lines it deletes unseen
+/// ([`FileChange::measure_unseen`]): parses and diffs, for a blocking thread.
+pub(crate) fn measure(op: &EditOp, change: &mut FileChange) {
+    let shown = op.shown(change.old(), &change.path.rel);
+    change.measure_unseen(Arc::new(shown));
 }
 
 /// How a patch's hunks are placed, and what a hunk that does not apply does.

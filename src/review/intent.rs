@@ -68,20 +68,21 @@ impl Intent {
         proposal: &Proposal,
         bytes: &[Option<Vec<u8>>],
     ) -> Result<Intent> {
-        let files: Vec<IntentFile> = proposal
-            .files
-            .iter()
-            .zip(bytes)
-            .filter(|(f, b)| f.before.as_deref() != b.as_deref())
+        let changed = || {
+            (proposal.files.iter().zip(bytes)).filter(|(f, b)| f.before.as_deref() != b.as_deref())
+        };
+        // Counted first: one file's edit needs no intent, nor its pre-image encoded and its
+        // result hashed.
+        if changed().count() < 2 {
+            return Ok(Intent { path: None });
+        }
+        let files: Vec<IntentFile> = changed()
             .map(|(f, b)| IntentFile {
                 rel: f.path.rel.clone(),
                 before: f.before.as_deref().map(|b| B64.encode(b)),
                 after: b.as_deref().map(digest::hash),
             })
             .collect();
-        if files.len() < 2 {
-            return Ok(Intent { path: None });
-        }
         let dir = dir_of(journal);
         // Made durable: an intent in a directory a crash lost would roll nothing back.
         crate::workspace::dirs::make_durable(&dir, 0o777).map_err(|e| io("store", &e))?;

@@ -27,6 +27,26 @@ use crate::workspace::group_sync::{self, Flush, GroupSync};
 use crate::workspace::paths::Root;
 use crate::workspace::state;
 
+/// The copies of one edit stored ahead of its journal line (`review::ahead`), each with
+/// its hash: what the line's record names without hashing or checking them again.
+#[derive(Debug, Default)]
+pub(crate) struct Stored(Vec<(Arc<[u8]>, String)>);
+
+impl Stored {
+    /// The copies stored, with their hashes.
+    pub(crate) fn new(copies: Vec<(Arc<[u8]>, String)>) -> Stored {
+        Stored(copies)
+    }
+
+    /// The hash of `bytes` when they were stored ahead.
+    pub(crate) fn hash_of(&self, bytes: &[u8]) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(b, _)| b.len() == bytes.len() && b[..] == *bytes)
+            .map(|(_, h)| h.as_str())
+    }
+}
+
 /// The most [`Journal::undone_since`] reads at once.
 pub const TAIL_READ: u64 = 1 << 20;
 
@@ -192,44 +212,71 @@ impl Journal {
     }
 
     /// The record of one written file: its pre-image goes to the store (inline only if the
-    /// store cannot take it, so the edit can still be undone).
-    fn record(&self, w: &Written) -> FileRecord {
+    /// store cannot take it, so the edit can still be undone). A copy `ahead` stored for
+    /// this line is named by the hash it was stored under, not stored (and hashed) again.
+    fn record(&self, w: &Written, ahead: &Stored) -> FileRecord {
         // What the run wrote goes to the store too (first: the pre-image is kept before it),
         // so a refused undo can show the three states.
-        if let Some(after) = w.after.as_deref()
-            && let Err(e) = self.preimages.put(after)
-        {
-            tracing::warn!("pre-image store: {e}; an undo refusal shows two states only");
-        }
+        let after_hash = w.after.as_deref().map(|after| match ahead.hash_of(after) {
+            Some(hash) => hash.to_string(),
+            None => self.preimages.put(after).unwrap_or_else(|e| {
+                tracing::warn!("pre-image store: {e}; an undo refusal shows two states only");
+                digest::hash(after)
+            }),
+        });
         let (before, before_blob) = match w.before.as_deref() {
             None => (None, None),
-            Some(b) => match self.preimages.put(b) {
-                Ok(hash) => (None, Some(hash)),
-                Err(e) => {
-                    tracing::warn!("pre-image store: {e}; kept in the journal line");
-                    (Some(B64.encode(b)), None)
-                }
+            Some(b) => match ahead.hash_of(b) {
+                Some(hash) => (None, Some(hash.to_string())),
+                None => match self.preimages.put(b) {
+                    Ok(hash) => (None, Some(hash)),
+                    Err(e) => {
+                        tracing::warn!("pre-image store: {e}; kept in the journal line");
+                        (Some(B64.encode(b)), None)
+                    }
+                },
             },
         };
         FileRecord {
             path: w.path.rel.clone(),
             before,
             before_blob,
-            after_hash: w.after.as_deref().map(digest::hash),
+            after_hash,
             mode: fs::mode(&w.path.abs),
         }
     }
 
     /// Store `copies` as pre-images ahead of the journal line that will name them (each
     /// file's result, then what it held: the order a line's record stores them in), so
-    /// that their syncs need not wait for the files' writes; the line's record finds them
-    /// kept. One that fails is left to that record.
-    pub(crate) fn store_ahead(&self, copies: &[&[u8]]) {
-        for c in copies {
-            if let Err(e) = self.preimages.put(c) {
-                tracing::warn!("pre-image store ahead: {e}; left to the journal line");
-            }
-        }
+    /// that their syncs need not wait for the files' writes; each one's hash (`None`: it
+    /// failed, logged, and is left to that line's record, which stores it again).
+    pub(crate) fn store_ahead(&self, copies: &[&[u8]]) -> Vec<Option<String>> {
+        copies
+            .iter()
+            .map(|c| {
+                self.preimages
+                    .put(c)
+                    .inspect_err(|e| {
+                        tracing::warn!("pre-image store ahead: {e}; left to the journal line");
+                    })
+                    .ok()
+            })
+            .collect()
+    }
+
+    /// The stored pre-image `hash` (a test's look).
+    #[cfg(test)]
+    pub(crate) fn preimage(&self, hash: &str) -> Option<Vec<u8>> {
+        self.preimages.get(hash)
+    }
+
+    /// The copies put into the pre-image store so far, by this journal and its clones (a
+    /// test's count).
+    #[cfg(test)]
+    pub(crate) fn preimage_puts(&self) -> usize {
+        self.preimages
+            .puts
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The bytes a file had before `rec`'s run (`None`: it did not exist).
@@ -452,17 +499,18 @@ impl Journal {
         review: Option<&Review>,
         written: &[Written],
     ) -> Result<()> {
-        self.record_applied_landed(proposal, review, written)
+        self.record_applied_landed(proposal, review, written, &Stored::default())
             .map_err(|f| f.error)
     }
 
     /// [`Journal::record_applied`], saying on failure whether its line landed in the file
-    /// (written, only its sync failed).
+    /// (written, only its sync failed); `ahead`: the copies already stored for it.
     pub(crate) fn record_applied_landed(
         &self,
         proposal: &Proposal,
         review: Option<&Review>,
         written: &[Written],
+        ahead: &Stored,
     ) -> std::result::Result<(), AppliedNotHeld> {
         let entry = Entry {
             ts: now_secs(),
@@ -473,7 +521,7 @@ impl Journal {
             note: review.map(|r| r.note.clone()).unwrap_or_default(),
             hunks: review.map(|r| (r.hunks_accepted, r.hunks_total)),
             edited: review.is_some_and(|r| r.edited_by_reviewer),
-            files: written.iter().map(|w| self.record(w)).collect(),
+            files: written.iter().map(|w| self.record(w, ahead)).collect(),
             counts: Some(proposal.counts()),
             diff: account::cut_diff(proposal.unified()),
             left_out: proposal.left_out.clone(),
@@ -961,7 +1009,8 @@ mod tests {
         let (contents, review) = proposal.decided_contents(&Decision::Accept).unwrap();
         let written = proposal.write(&contents, 1 << 20).unwrap();
         let failed = group_sync::fail_a_sync_of(&state);
-        let Err(failed_append) = journal.record_applied_landed(&proposal, Some(&review), &written)
+        let Err(failed_append) =
+            journal.record_applied_landed(&proposal, Some(&review), &written, &Stored::default())
         else {
             panic!("an append whose sync failed was called durable");
         };

@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod agents;
+mod ahead;
 pub mod all_or_none;
 pub mod apply;
 pub mod edit;

@@ -100,6 +100,9 @@ pub(crate) struct Preimages {
     /// The listings its trims made (a test's count).
     #[cfg(test)]
     listings: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The copies put into it, stored or found kept (a test's count).
+    #[cfg(test)]
+    pub(crate) puts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Preimages {
@@ -110,6 +113,8 @@ impl Preimages {
             cap,
             #[cfg(test)]
             listings: std::sync::Arc::default(),
+            #[cfg(test)]
+            puts: std::sync::Arc::default(),
         }
     }
 
@@ -129,6 +134,8 @@ impl Preimages {
     /// is durable; else (damaged on disk, a torn write, a directory whose sync failed) it
     /// is written again.
     pub(crate) fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
+        #[cfg(test)]
+        self.puts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let hash = digest::hash(bytes);
         let path = self
             .path_of(&hash)

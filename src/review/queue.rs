@@ -12,11 +12,12 @@ use tokio::sync::{broadcast, watch};
 
 use super::account::{self, LeftOut};
 use super::agents::{self, AgentId, AgentLink, AgentMark, AgentRef, Agents};
+use super::ahead;
 use super::all_or_none;
 use super::edit::ProposedEdit;
 use super::fallback::Fallback;
 use super::intent::Intent;
-use super::journal::{Entry, Journal, Landed};
+use super::journal::{Entry, Journal, Landed, Stored};
 use super::pending::{Keeper, Look, PendingStore};
 use super::policy::{Action, Policy};
 use super::proposal::{Decision, FileChange, Proposal, Review, RunId, State};
@@ -965,8 +966,9 @@ impl Gate {
         let mut files = Vec::with_capacity(req.edits.len());
         let many = req.edits.len() > 1;
         for (i, (edit, path)) in req.edits.iter().zip(resolved).enumerate() {
+            // Measured with the syntax check below, in one hop off the runtime.
             let change = edit
-                .compute_at(path, &self.inner.ws, self.inner.fallback.as_ref())
+                .compute_unmeasured(path, &self.inner.ws, self.inner.fallback.as_ref())
                 .await
                 .map_err(|e| {
                     if many {
@@ -1016,7 +1018,8 @@ impl Gate {
             .policy
             .action_for_all(files.iter().map(|f| f.path.rel.as_str()))?;
         // Parsed only for a request that got this far (refusals cost no parse).
-        let files = check_syntax(files).await?;
+        let ops = req.edits.iter().map(|e| e.op.clone()).collect();
+        let files = measure_and_check(ops, files).await?;
         let mut proposal = Proposal::new(&req.tool, req.client.clone(), files)?;
         let mut action = self.hear_hook(&mut proposal, action).await?;
         // Nothing broken, and no line the edit does not show, is written unseen: such an edit
@@ -1653,48 +1656,36 @@ impl Gate {
         )
     }
 
-    /// Write `proposal`'s files as `contents` (`bytes` encoded) while another thread stores
-    /// the pre-images its journal line will name (what each changed file holds and will
-    /// hold): their syncs run beside the files' own, and the line's record finds them kept.
-    /// One that could not be stored ahead is stored by that record.
+    /// Write `proposal`'s files as `contents` while the pre-images its journal line will
+    /// name (what each changed file holds and will hold: `bytes`, encoded) are stored beside
+    /// the write ([`ahead`]): their syncs run beside the files' own, and the line's record
+    /// names the copies stored so. One that could not be stored ahead is stored by that
+    /// record.
     fn write_storing_ahead(
         &self,
         proposal: &Proposal,
         contents: &[Option<String>],
-        bytes: &[Option<Vec<u8>>],
-    ) -> Result<Vec<crate::review::proposal::Written>> {
-        let copies: Vec<&[u8]> = (proposal.files.iter().zip(bytes))
+        bytes: Vec<Option<Vec<u8>>>,
+    ) -> (Result<Vec<crate::review::proposal::Written>>, Stored) {
+        let copies: Vec<Arc<[u8]>> = (proposal.files.iter().zip(bytes))
             .filter(|(f, b)| f.before.as_deref() != b.as_deref())
-            .flat_map(|(f, b)| [b.as_deref(), f.before.as_deref()])
+            .flat_map(|(f, b)| [b.map(Arc::from), f.before.clone()])
             .flatten()
             .collect();
-        let journal = &self.inner.journal;
-        let run = &proposal.run_id;
-        std::thread::scope(|s| {
-            let mut ahead = None;
-            // Started once the write's checks pass: a refused write stores nothing.
-            let written = proposal.write_checked(contents, self.max_bytes(), &mut || {
-                if copies.is_empty() {
-                    return;
-                }
-                let thread = std::thread::Builder::new().name("pre-images".into());
-                match thread.spawn_scoped(s, || journal.store_ahead(&copies)) {
-                    Ok(h) => ahead = Some(h),
-                    Err(e) => tracing::warn!(
-                        "run {run}: no thread to store the pre-images ahead ({e}); the journal \
-                         line stores them"
-                    ),
-                }
-            });
-            if let Some(h) = ahead
-                && h.join().is_err()
-            {
-                tracing::warn!(
-                    "run {run}: storing the pre-images ahead panicked; the journal line stores them"
-                );
+        let mut copies = Some(copies);
+        let mut started = ahead::Ahead::none();
+        // Started once the write's checks pass: a refused write stores nothing.
+        let written = proposal.write_checked(contents, self.max_bytes(), &mut || {
+            if let Some(copies) = copies.take() {
+                started = ahead::Ahead::start(&self.inner.journal, copies);
             }
-            written
-        })
+        });
+        let store = match written {
+            Ok(_) => ahead::Store::Yes,
+            Err(_) => ahead::Store::No,
+        };
+        let stored = started.finish(store);
+        (written, stored)
     }
 
     /// Write a decided proposal and journal it (`account`: the proposal as written, with
@@ -1711,13 +1702,13 @@ impl Gate {
     ) -> Result<Result<Vec<crate::review::proposal::Written>>> {
         let bytes = proposal.encode(contents)?;
         let intent = Intent::begin(&self.inner.journal, proposal, &bytes)?;
-        let written = self.write_storing_ahead(proposal, contents, &bytes);
+        let (written, ahead) = self.write_storing_ahead(proposal, contents, bytes);
         if let Ok(w) = &written {
             let journal_review = by_person.then_some(review);
-            let journaled = self
-                .inner
-                .journal
-                .record_applied_landed(account, journal_review, w);
+            let journaled =
+                self.inner
+                    .journal
+                    .record_applied_landed(account, journal_review, w, &ahead);
             // An edit the journal does not hold durably is not applied: nobody could undo
             // it, and a crash would lose its account. Its files are put back and it fails.
             if let Err(failed) = journaled {
@@ -2083,10 +2074,15 @@ fn expired(run_id: &str) -> Error {
     )
 }
 
-/// The syntax check of every file (tree-sitter parses, bounded), off the async runtime.
-async fn check_syntax(mut files: Vec<FileChange>) -> Result<Vec<FileChange>> {
+/// What each file's edit (`ops`, in the files' order) shows and deletes unseen, and the
+/// syntax check of every file (tree-sitter parses, bounded): one hop off the async runtime.
+async fn measure_and_check(
+    ops: Vec<super::edit::EditOp>,
+    mut files: Vec<FileChange>,
+) -> Result<Vec<FileChange>> {
     off_runtime("the syntax check", move || {
-        for f in &mut files {
+        for (op, f) in ops.iter().zip(&mut files) {
+            super::edit::measure(op, f);
             f.check_syntax();
         }
         files
@@ -2158,6 +2154,31 @@ mod tests {
             .enable_time()
             .build()
             .unwrap()
+    }
+
+    /// An applied edit's copies (what its file held and now holds) are each put into the
+    /// pre-image store once: the journal line names the copies stored beside the write
+    /// rather than storing them again (hashing, inflating and comparing each), and undo
+    /// still finds them. Regression: the line's record put every copy stored ahead a
+    /// second time (four puts for a one-file edit).
+    #[test]
+    fn an_applied_edits_copies_are_stored_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Auto, 300);
+        write(&g, "a.txt", "one\n");
+        let rt = rt();
+        for (k, content) in ["one\ntwo\n", "one\ntwo\nthree\n"].iter().enumerate() {
+            let before = g.inner.journal.preimage_puts();
+            let o = rt
+                .block_on(g.submit(req(vec![edit("a.txt", content)], false)))
+                .unwrap();
+            assert!(matches!(o, Outcome::Applied(_)), "{o:?}");
+            assert_eq!(g.inner.journal.preimage_puts() - before, 2, "edit {k}");
+        }
+        g.undo(None).unwrap();
+        assert_eq!(read(&g, "a.txt"), "one\ntwo\n");
+        g.undo(None).unwrap();
+        assert_eq!(read(&g, "a.txt"), "one\n");
     }
 
     fn run_id(o: &Outcome) -> String {

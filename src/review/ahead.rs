@@ -36,8 +36,8 @@ impl Job {
     }
 }
 
-/// Store `copies` in `journal`'s store: those stored, with their hashes (one that could not
-/// be is logged, and left to the journal line's record).
+/// Store `copies` in `journal`'s store: those stored, with their hashes and the copies left
+/// on disk (one that could not be is logged, and left to the journal line's record).
 fn store(journal: &Journal, copies: Vec<Arc<[u8]>>) -> Stored {
     let refs: Vec<&[u8]> = copies.iter().map(|c| &c[..]).collect();
     let hashes = journal.store_ahead(&refs);
@@ -45,7 +45,10 @@ fn store(journal: &Journal, copies: Vec<Arc<[u8]>>) -> Stored {
         copies
             .into_iter()
             .zip(hashes)
-            .filter_map(|(c, h)| Some((c, h?)))
+            .filter_map(|(c, h)| {
+                let (hash, seen) = h?;
+                Some((c, hash, seen))
+            })
             .collect(),
     )
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::account::{self, LeftOut};
 use super::all_or_none::{self, Plan};
-use super::preimages::{DEFAULT_CAP, Preimages};
+use super::preimages::{DEFAULT_CAP, Preimages, Seen};
 use super::proposal::{Proposal, Review, Written};
 use super::revert;
 use crate::diff::FileDiff;
@@ -30,20 +30,26 @@ use crate::workspace::state;
 /// The copies of one edit stored ahead of its journal line (`review::ahead`), each with
 /// its hash: what the line's record names without hashing or checking them again.
 #[derive(Debug, Default)]
-pub(crate) struct Stored(Vec<(Arc<[u8]>, String)>);
+pub(crate) struct Stored(Vec<(Arc<[u8]>, String, Seen)>);
 
 impl Stored {
-    /// The copies stored, with their hashes.
-    pub(crate) fn new(copies: Vec<(Arc<[u8]>, String)>) -> Stored {
+    /// The copies stored, with their hashes and the copies left on disk.
+    pub(crate) fn new(copies: Vec<(Arc<[u8]>, String, Seen)>) -> Stored {
         Stored(copies)
     }
 
-    /// The hash of `bytes` when they were stored ahead.
+    /// The hash of `bytes` when they were stored ahead (a test's look).
+    #[cfg(test)]
     pub(crate) fn hash_of(&self, bytes: &[u8]) -> Option<&str> {
+        self.seen_of(bytes).map(|(h, _)| h)
+    }
+
+    /// The hash of `bytes` and the copy left on disk, when they were stored ahead.
+    fn seen_of(&self, bytes: &[u8]) -> Option<(&str, &Seen)> {
         self.0
             .iter()
-            .find(|(b, _)| b.len() == bytes.len() && b[..] == *bytes)
-            .map(|(_, h)| h.as_str())
+            .find(|(b, _, _)| b.len() == bytes.len() && b[..] == *bytes)
+            .map(|(_, h, seen)| (h.as_str(), seen))
     }
 }
 
@@ -215,9 +221,16 @@ impl Journal {
     /// store cannot take it, so the edit can still be undone). A copy `ahead` stored for
     /// this line is named by the hash it was stored under, not stored (and hashed) again.
     fn record(&self, w: &Written, ahead: &Stored) -> FileRecord {
+        // A copy stored ahead is named as it was stored only while it is still there, this
+        // process's own, touched now (a trim may have deleted it while the files were
+        // written): else it is stored again, as one not stored ahead.
+        let kept = |bytes: &[u8]| {
+            let (hash, seen) = ahead.seen_of(bytes)?;
+            self.preimages.keep_seen(hash, seen).then_some(hash)
+        };
         // What the run wrote goes to the store too (first: the pre-image is kept before it),
         // so a refused undo can show the three states.
-        let after_hash = w.after.as_deref().map(|after| match ahead.hash_of(after) {
+        let after_hash = w.after.as_deref().map(|after| match kept(after) {
             Some(hash) => hash.to_string(),
             None => self.preimages.put(after).unwrap_or_else(|e| {
                 tracing::warn!("pre-image store: {e}; an undo refusal shows two states only");
@@ -226,7 +239,7 @@ impl Journal {
         });
         let (before, before_blob) = match w.before.as_deref() {
             None => (None, None),
-            Some(b) => match ahead.hash_of(b) {
+            Some(b) => match kept(b) {
                 Some(hash) => (None, Some(hash.to_string())),
                 None => match self.preimages.put(b) {
                     Ok(hash) => (None, Some(hash)),
@@ -250,12 +263,12 @@ impl Journal {
     /// file's result, then what it held: the order a line's record stores them in), so
     /// that their syncs need not wait for the files' writes; each one's hash (`None`: it
     /// failed, logged, and is left to that line's record, which stores it again).
-    pub(crate) fn store_ahead(&self, copies: &[&[u8]]) -> Vec<Option<String>> {
+    pub(crate) fn store_ahead(&self, copies: &[&[u8]]) -> Vec<Option<(String, Seen)>> {
         copies
             .iter()
             .map(|c| {
                 self.preimages
-                    .put(c)
+                    .put_seen(c)
                     .inspect_err(|e| {
                         tracing::warn!("pre-image store ahead: {e}; left to the journal line");
                     })
@@ -1028,6 +1041,47 @@ mod tests {
             .map(|e| e.action)
             .collect();
         assert_eq!(actions, vec![Action::Applied, Action::Undone]);
+    }
+
+    /// A copy stored ahead of its journal line that a trim deleted before the line was
+    /// appended (another process storing into the same capped store while this one wrote
+    /// its files) is stored again by the line's record: no line names a pre-image that is
+    /// not stored, and the edit is undone. Regression: the line named the hash stored ahead
+    /// as it was, and undo said its pre-image was dropped past the size cap.
+    #[test]
+    fn a_copy_stored_ahead_then_trimmed_before_its_line_is_stored_again() {
+        use super::super::ahead::{Ahead, Store};
+        let (d, root, _) = setup();
+        let path = d.path().join("state/small.jsonl");
+        let journal = Journal::at(path.clone(), &root).with_cap(1);
+        let other = Journal::at(path, &root).with_cap(1);
+        let p = root.resolve("a.txt").unwrap();
+        std::fs::write(&p.abs, b"old\n").unwrap();
+        let change = FileChange::new(
+            p,
+            Some(b"old\n".to_vec()),
+            Text::decode(b"old\n").unwrap(),
+            "new\n".into(),
+            vec![],
+        );
+        let proposal = Proposal::new("test", None, vec![change]).unwrap();
+        let (contents, review) = proposal.decided_contents(&Decision::Accept).unwrap();
+        let copies: Vec<Arc<[u8]>> = vec![Arc::from(&b"new\n"[..]), Arc::from(&b"old\n"[..])];
+        let ahead = Ahead::start(&journal, copies).finish(Store::Yes);
+        assert!(ahead.hash_of(b"old\n").is_some(), "stored ahead");
+        // Another writer's copy, past the cap: its trim deletes the copies stored ahead.
+        other.store_ahead(&[b"another edit's copy\n"]);
+        assert_eq!(journal.preimage(&digest::hash(b"old\n")), None);
+        let written = proposal.write(&contents, 1 << 20).unwrap();
+        journal
+            .record_applied_landed(&proposal, Some(&review), &written, &ahead)
+            .map_err(|f| f.error)
+            .unwrap();
+        journal.undo(None, 1 << 20).unwrap();
+        assert_eq!(
+            std::fs::read(root.resolve("a.txt").unwrap().abs).unwrap(),
+            b"old\n"
+        );
     }
 
     /// A line a failed write left cut short (a process killed mid-write) does not swallow the

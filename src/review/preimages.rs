@@ -134,6 +134,11 @@ impl Preimages {
     /// is durable; else (damaged on disk, a torn write, a directory whose sync failed) it
     /// is written again.
     pub(crate) fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
+        self.put_seen(bytes).map(|(hash, _)| hash)
+    }
+
+    /// [`Preimages::put`], with the durable copy it left (for [`Preimages::keep_seen`]).
+    pub(crate) fn put_seen(&self, bytes: &[u8]) -> std::io::Result<(String, Seen)> {
         #[cfg(test)]
         self.puts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let hash = digest::hash(bytes);
@@ -149,17 +154,54 @@ impl Preimages {
         // The store's directory is named in its parent only once that is synced (once per
         // process for one made before).
         fs::entry_durable(&self.dir, made)?;
-        if !self.kept_whole(&path, bytes) {
-            let mut z = ZlibEncoder::new(Vec::new(), Compression::fast());
-            z.write_all(bytes)?;
-            // The old copy's record goes first: until the new one is renamed in and synced,
-            // nothing at `path` is this process's durable copy.
-            own_copies().remove(&path);
-            let made = fs::write_private_as(&path, &z.finish()?)?;
-            remember_own(&path, &made);
-            self.trim(&hash, made.len());
-        }
-        Ok(hash)
+        let seen = match self.kept_whole(&path, bytes) {
+            Some(seen) => seen,
+            None => self.write_copy(&path, &hash, bytes)?,
+        };
+        Ok((hash, seen))
+    }
+
+    /// Write `bytes` as the copy at `path` (named `hash`), durably, then trim: the copy made.
+    fn write_copy(&self, path: &Path, hash: &str, bytes: &[u8]) -> std::io::Result<Seen> {
+        let mut z = ZlibEncoder::new(Vec::new(), Compression::fast());
+        z.write_all(bytes)?;
+        // The old copy's record goes first: until the new one is renamed in and synced,
+        // nothing at `path` is this process's durable copy.
+        own_copies().remove(path);
+        let made = fs::write_private_as(path, &z.finish()?)?;
+        remember_own(path, &made);
+        self.trim(hash, made.len());
+        Ok(Seen(identity(&made)))
+    }
+
+    /// Whether the copy stored as `hash` is still the very one [`Preimages::put_seen`] left
+    /// durable there (`seen`: its device, inode and birth), and no sync of the directory
+    /// failed in this process since: then it is touched, the most recent now, under the
+    /// store's locks as [`Preimages::put`] touches a copy it finds kept, so a trim deletes
+    /// it last. `false` (a trim — this process's or another's — deleted it since, another
+    /// writer replaced it, its identity cannot be told, the ledger cannot be locked) calls
+    /// for [`Preimages::put`]: a copy stored ahead of the journal line that names it may be
+    /// trimmed before that line is appended.
+    pub(crate) fn keep_seen(&self, hash: &str, seen: &Seen) -> bool {
+        let Some(id) = seen.0 else {
+            return false;
+        };
+        let Some(path) = self.path_of(hash) else {
+            return false;
+        };
+        let seen = {
+            let _store = store_lock();
+            let Ok(_ledger) = Ledger::lock(&self.dir) else {
+                return false;
+            };
+            std::fs::File::options()
+                .read(true)
+                .append(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()).map(|()| f))
+        };
+        let now = seen.ok().and_then(|f| identity(&f.metadata().ok()?));
+        now == Some(id) && !self.dir_failed()
     }
 
     /// Whether `path` already holds `bytes` durably: then it is the most recent now (touched
@@ -170,8 +212,8 @@ impl Preimages {
     /// in and saw the directory's sync of succeed, and no sync of the directory failed in
     /// this process (its entry is durable already). The total did not grow: no trim. Not
     /// kept when the store's ledger cannot be locked (nothing then keeps another process's
-    /// trim from deleting it).
-    fn kept_whole(&self, path: &Path, bytes: &[u8]) -> bool {
+    /// trim from deleting it). The copy kept, `None` when it is not.
+    fn kept_whole(&self, path: &Path, bytes: &[u8]) -> Option<Seen> {
         let seen = {
             let _store = store_lock();
             // Another process's trim waits too. A ledger that cannot be locked keeps no trim
@@ -180,7 +222,7 @@ impl Preimages {
             let Ok(_ledger) = Ledger::lock(&self.dir)
                 .inspect_err(|e| tracing::warn!("pre-image store: no ledger ({e}): stored again"))
             else {
-                return false;
+                return None;
             };
             std::fs::File::options()
                 .read(true)
@@ -188,11 +230,10 @@ impl Preimages {
                 .open(path)
                 .and_then(|f| f.set_modified(std::time::SystemTime::now()).map(|()| f))
         };
-        let Ok(file) = seen else {
-            return false;
-        };
+        let file = seen.ok()?;
+        let id = Seen(file.metadata().ok().as_ref().and_then(identity));
         let own = is_own(path, &file) && !self.dir_failed();
-        holds(file, bytes) && (own || fs::sync_dir_now(&self.dir).is_ok())
+        (holds(file, bytes) && (own || fs::sync_dir_now(&self.dir).is_ok())).then_some(id)
     }
 
     /// Whether a sync of the store's directory failed in this process (or it cannot be told).
@@ -281,6 +322,11 @@ impl Preimages {
         Some(total)
     }
 }
+
+/// A copy [`Preimages::put_seen`] left durable: its identity (`None`: it cannot be told, and
+/// the copy is not trusted by [`Preimages::keep_seen`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Seen(Option<Identity>);
 
 /// Past this many copies remembered as renamed in by this process, the record starts again
 /// (each is then synced once more when it is stored again).
@@ -792,5 +838,40 @@ mod tests {
             "the copy was trusted without the ledger's lock"
         );
         assert_eq!(store.get(&hash).unwrap(), b"one");
+    }
+
+    /// A copy stored ahead of the journal line that names it is trusted then only while it
+    /// is the very copy left durable when it was stored: not once another writer renamed a
+    /// copy of the same bytes over it (whose entry may not be synced yet), nor once a trim
+    /// deleted it, nor after a sync of the store's directory failed.
+    #[test]
+    #[cfg(unix)]
+    fn a_copy_stored_ahead_is_kept_only_while_it_is_the_same_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Preimages::beside(&dir.path().join("j.jsonl"), DEFAULT_CAP);
+        let (hash, seen) = store.put_seen(b"copy").unwrap();
+        let path = store.path_of(&hash).unwrap();
+        // (A file system without birth times trusts no copy so: each is stored again.)
+        if identity(&std::fs::metadata(&path).unwrap()).is_none() {
+            assert!(!store.keep_seen(&hash, &seen));
+            return;
+        }
+        assert!(store.keep_seen(&hash, &seen));
+        let (again, seen_again) = store.put_seen(b"copy").unwrap();
+        assert_eq!(
+            (&again, &seen_again),
+            (&hash, &seen),
+            "found kept: the same copy"
+        );
+        let failed = group_sync::fail_a_sync_of(&store.dir);
+        assert!(store.dir_failed(), "the failure is seen");
+        assert!(!store.keep_seen(&hash, &seen));
+        drop(failed);
+        let other = dir.path().join("other");
+        std::fs::copy(&path, &other).unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        assert!(!store.keep_seen(&hash, &seen));
+        std::fs::remove_file(&path).unwrap();
+        assert!(!store.keep_seen(&hash, &seen));
     }
 }

@@ -216,4 +216,38 @@ mod tests {
         let h = crate::workspace::digest::hash(b"never stored");
         assert_eq!(j.preimage(&h), None);
     }
+
+    /// A writer done while the helper stores its copies waits for the helper and names the
+    /// copies it stored: it neither stores them again nor leaves them to the journal line.
+    #[test]
+    fn a_writer_waits_for_copies_the_helper_is_storing() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = journal(&dir);
+        let copy: Arc<[u8]> = Arc::from(&b"being stored"[..]);
+        let job = Arc::new(Job {
+            journal: j.clone(),
+            state: Mutex::new(State::Queued(vec![copy.clone()])),
+            done: Condvar::new(),
+        });
+        // The helper has begun the copies (as `serve` does) and ends a moment later.
+        let State::Queued(copies) = std::mem::replace(&mut *job.state(), State::Running) else {
+            unreachable!("queued above")
+        };
+        let helper = {
+            let job = job.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                *job.state() = State::Done(store(&job.journal, copies));
+                job.done.notify_all();
+            })
+        };
+        let puts = j.preimage_puts();
+        let stored = Ahead(Some(job)).finish(Store::Yes);
+        helper.join().unwrap();
+        assert_eq!(
+            stored.hash_of(&copy),
+            Some(crate::workspace::digest::hash(&copy).as_str())
+        );
+        assert_eq!(j.preimage_puts() - puts, 1, "stored once, by the helper");
+    }
 }

@@ -519,37 +519,45 @@ fn head_as_new(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<HeadAs
         return None;
     }
     // A copy the edit deletes or changes is a line the snippet moved, not a second reading.
-    let gone = |j: usize| {
-        e.ops
-            .iter()
-            .any(|op| matches!(*op, Op::Drop(d) | Op::Change { j: d, .. } if d == j))
-    };
-    let kept_here = |j: usize| {
-        e.ops
-            .iter()
-            .any(|op| matches!(*op, Op::Same { j: k, .. } if k == j))
-    };
+    // Both sets once: the line's text may stand thousands of times in a long segment.
+    let (kept_here, gone) = kept_and_gone(e);
     let positions = file.positions(line.key);
     let in_span = positions
         .iter()
         .map(|&j| j as usize)
-        .find(|&j| j >= before && kept_here(j));
+        .find(|&j| j >= before && kept_here.contains(&j));
     if only_new && in_span.is_none() {
         return None;
     }
-    let nearest = positions
-        .iter()
-        .map(|&j| j as usize)
-        .filter(|&j| !gone(j))
-        .min_by_key(|&j| j.abs_diff(before));
-    if in_span.is_none() && nearest.is_none() {
-        return None;
-    }
+    let copy = in_span.or_else(|| {
+        positions
+            .iter()
+            .map(|&j| j as usize)
+            .filter(|j| !gone.contains(j))
+            .min_by_key(|&j| j.abs_diff(before))
+    })?;
     Some(HeadAsNew {
         at: line.at,
         before: before + 1,
-        copy: in_span.or(nearest)? + 1,
+        copy: copy + 1,
     })
+}
+
+/// The file lines an edit keeps as the snippet shows them, and those it deletes or changes.
+fn kept_and_gone(e: &Edit) -> (HashSet<usize>, HashSet<usize>) {
+    let (mut kept, mut gone) = (HashSet::new(), HashSet::new());
+    for op in &e.ops {
+        match *op {
+            Op::Same { j, .. } => {
+                kept.insert(j);
+            }
+            Op::Drop(j) | Op::Change { j, .. } => {
+                gone.insert(j);
+            }
+            _ => {}
+        }
+    }
+    (kept, gone)
 }
 
 impl HeadAsNew {

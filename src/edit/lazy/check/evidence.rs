@@ -486,8 +486,8 @@ fn floats_down(lines: &[SLine], p: usize) -> bool {
 /// The first line of a segment that stands right under a placeholder (or first in the
 /// snippet), where snippets show the file's own lines, when the edit writes it as new code in
 /// front of the file line it keeps first, and the file has that line too: one the edit keeps
-/// from there on (the new code takes lines of the file that stand after it: a new `if` after
-/// a sibling that ends alike takes the sibling's `return`), or, when the edit also changes or
+/// from there on when the new lines close a block they did not open (they take lines of the
+/// file that stand after them into it), or, when the edit also changes or
 /// deletes file lines before that kept line, one anywhere that the edit does not delete or
 /// change (a copy it deletes is a line the snippet moved). Not when only new lines come
 /// before a kept line with that very text: keeping the first line there and writing its like
@@ -515,7 +515,10 @@ fn head_as_new(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<HeadAs
     let only_new = e.ops[..at]
         .iter()
         .all(|op| matches!(op, Op::Add(_) | Op::Sep | Op::Same { .. }));
-    if only_new && file.key(before) == line.key {
+    // With only new lines before the kept one, the new code takes file lines into itself only
+    // when it closes a block it did not open (a balanced new item above a commented sibling
+    // takes none), and not when the kept line is the first line's like (the same text).
+    if only_new && (file.key(before) == line.key || !closes_unopened(lines, &e.ops[..at])) {
         return None;
     }
     // A copy the edit deletes or changes is a line the snippet moved, not a second reading.
@@ -558,6 +561,32 @@ fn kept_and_gone(e: &Edit) -> (HashSet<usize>, HashSet<usize>) {
         }
     }
     (kept, gone)
+}
+
+/// Whether the snippet lines `ops` add close a block they did not open: the first is a
+/// closer (`}`, `end`), or their brackets, counted in order, close more than they opened.
+fn closes_unopened(lines: &[SLine], ops: &[Op]) -> bool {
+    let mut depth = 0i64;
+    let mut first = true;
+    for op in ops {
+        let Op::Add(i) = *op else { continue };
+        let text = &lines[i].text;
+        if first && !lines[i].blank && crate::edit::lazy::lines::is_closer(text) {
+            return true;
+        }
+        first &= lines[i].blank;
+        for c in text.chars() {
+            depth += match c {
+                '{' | '(' | '[' => 1,
+                '}' | ')' | ']' => -1,
+                _ => 0,
+            };
+            if depth < 0 {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 impl HeadAsNew {

@@ -102,3 +102,23 @@ fn a_first_line_matched_as_the_files_is_merged() {
     let f = Fixture { snippet, ..FIXTURE };
     assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want.to_string()));
 }
+
+/// A new decorated test written above a sibling that has a comment over its own attribute:
+/// the new item is balanced, takes none of the file's lines, and is merged (its first line's
+/// copy, the sibling's `#[test]`, is kept after the comment).
+#[test]
+fn a_new_item_above_a_commented_sibling_is_merged() {
+    let file = "mod tests {\n    #[test]\n    fn name_is_kept() {\n        assert_eq!(name(), \"a\");\n    }\n\n    /// The port falls back to 80.\n    #[test]\n    fn port_defaults() {\n        assert_eq!(port(), 80);\n    }\n}\n";
+    let snippet = "// ... existing code ...\n    #[test]\n    fn host_is_local() {\n        assert_eq!(host(), \"localhost\");\n    }\n\n    /// The port falls back to 80.\n    #[test]\n    fn port_defaults() {\n// ... existing code ...\n";
+    let want = file.replace(
+        "    /// The port",
+        "    #[test]\n    fn host_is_local() {\n        assert_eq!(host(), \"localhost\");\n    }\n\n    /// The port",
+    );
+    let f = Fixture {
+        file,
+        snippet,
+        path: "cfg.rs",
+        ..FIXTURE
+    };
+    assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
+}

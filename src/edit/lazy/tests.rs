@@ -1147,6 +1147,29 @@ fn a_new_definition_shaped_like_an_old_one_is_no_rename_of_it() {
 }
 
 #[test]
+fn a_changed_last_line_another_definition_ends_with_does_not_cut_that_one() {
+    // `return response` is `before_request`'s new last line, and `after_response`'s own: read
+    // as the latter, the merge deleted `before_retry` whole and `after_response`'s header,
+    // the rest of it left under `before_request`. Asked instead.
+    let file = "def before_request(request, options):\n    return None\n\n\ndef before_retry(request, options, error):\n    log(error)\n    return None\n\n\ndef after_response(request, options, response):\n    return response\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n";
+    let snippet = "# ... existing code ...\ndef before_request(request, options):\n    return response\n# ... existing code ...\n";
+    let e = merge(file, snippet, &hints("hooks.py")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NeedsMoreContext);
+    assert!(
+        e.message.contains("delete `after_response`'s header"),
+        "{}",
+        e.message
+    );
+    // With the line under it shown, the change is read in place.
+    let shown = "# ... existing code ...\ndef before_request(request, options):\n    return response\n\n\ndef before_retry(request, options, error):\n# ... existing code ...\n";
+    let out = lazy(file, shown).unwrap();
+    assert_eq!(
+        out,
+        file.replacen("    return None\n", "    return response\n", 1)
+    );
+}
+
+#[test]
 fn a_definition_renamed_and_nothing_else_is_a_rename() {
     let file = "def a():\n    pass\n\n\ndef helper(x):\n    return x + 1\n\n\ndef z():\n    pass\n";
     let snippet = file.replace("def helper(x):", "def plus_one(x):");

@@ -5,7 +5,8 @@
 //! the old one renamed and changed; the two readings differ by the old definition's lines,
 //! so the merge asks — unless the instruction names the rename. A Rust `impl` block counts
 //! as a definition named by its trait and type (`impl Debug for B`): another block for
-//! another trait or type in its place is held to the same rule.
+//! another trait or type in its place is held to the same rule. A merge that deletes a
+//! definition's header and keeps its body, under the definition before it, asks too.
 
 use crate::edit::lazy::align::{Edit, Op};
 use crate::edit::lazy::impls;
@@ -68,7 +69,95 @@ pub(crate) fn check(
             }
         }
     }
+    headless_bodies(file, lines, &edit.ops)
+}
+
+/// Each run of changes (the ops between two kept lines with text: a blank line kept says
+/// nothing) that deletes a definition's header while the first line kept after the run is
+/// still in that definition's body, and adds no header: the body goes on without its
+/// header, under the definition the run leaves before it. Most likely the kept line is
+/// another line's new version read as this definition's (a changed last line that a later
+/// definition ends with, the definitions between deleted): asked. (The old name written
+/// again in the run is the header reshaped; a header of another name added there is a
+/// rename or a new definition, not a cut.)
+fn headless_bodies(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Result<()> {
+    let solid = |op: &Op| matches!(*op, Op::Same { j, .. } if !file.is_blank(j));
+    let mut k = 0;
+    while k < ops.len() {
+        let start = k;
+        while k < ops.len() && !solid(&ops[k]) {
+            k += 1;
+        }
+        let Some(&Op::Same { i: next_i, j: next }) = ops.get(k) else {
+            break;
+        };
+        if let Some((j, old)) = headless(file, lines, &ops[start..k], next) {
+            return Err(cut_refusal(lines, next_i, file, (j, next), old));
+        }
+        k += 1;
+    }
     Ok(())
+}
+
+/// The header (file line and name) `run` deletes, adding no header and not writing its name
+/// again, of a definition whose body goes on at file line `next`.
+fn headless<'f>(
+    file: &'f FileIndex<'_>,
+    lines: &[SLine],
+    run: &[Op],
+    next: usize,
+) -> Option<(usize, &'f str)> {
+    let adds = || {
+        run.iter().filter_map(|op| match *op {
+            Op::Add(i) => Some(lines[i].text.as_str()),
+            _ => None,
+        })
+    };
+    if adds().any(|t| units::header_name(without_visibility(t)).is_some()) {
+        return None;
+    }
+    for op in run {
+        let Op::Drop(j) = *op else { continue };
+        let Some(old) = units::header_name(without_visibility(file.lines[j])) else {
+            continue;
+        };
+        if adds().any(|t| units::identifiers(t).any(|w| w == old)) {
+            continue;
+        }
+        let cut = file
+            .tags()?
+            .on_line(j)
+            .any(|d| d.name_line == j && d.name == old && j < next && next < d.extent.1);
+        if cut {
+            return Some((j, old));
+        }
+    }
+    None
+}
+
+/// The refusal of a merge that deletes `old`'s header (file line `j`) and keeps its body
+/// from file line `next` on, as snippet line `i`.
+fn cut_refusal(
+    lines: &[SLine],
+    i: usize,
+    file: &FileIndex<'_>,
+    (j, next): (usize, usize),
+    old: &str,
+) -> Error {
+    Error::new(
+        ErrorCode::NeedsMoreContext,
+        format!(
+            "snippet line {} `{}` reads as file line {} of `{old}`, so the merge would delete \
+             `{old}`'s header (file line {} `{}`) and keep the rest of it: is that snippet line \
+             another line's new version? Show the lines around the intended place; to delete \
+             `{old}` whole, show the unchanged lines right above and below it",
+            lines[i].at,
+            lines[i].text.trim(),
+            next + 1,
+            j + 1,
+            file.lines[j].trim()
+        ),
+    )
 }
 
 /// When `new` and `old` are both `impl` headers, for another trait or type: the first word

@@ -1,20 +1,21 @@
-//! How the lazy merge grows with its input: time and peak memory for one edited region at
-//! 4 KB, 40 KB, 400 KB and 4 MB, a 2,000-line snippet on 4 MB, a snippet rewriting a run of
-//! 500 to 4,000 lines, one of 500 to 4,000 nested openers, and a 3 MB snippet on a 3 MB file
-//! (answered within 10 s under 1 GiB, or with `FILE_TOO_LARGE`). Prints one line per case,
-//! the growth exponent of time against file size, and those of time against the replaced
-//! run's length and the openers' count. A one-region case is timed twice: at first sight (the
-//! parses and line facts forgotten: one full parse included, beside the time of that bare
-//! parse) and steady (the file's tree kept, each run's snippet another, so each result is new
-//! and parsed from the file's tree). Exits non-zero when a bound is broken: a merge refused,
-//! the exponent over 1.5 (over 1.3 for the replaced run and the openers), a peak over 400
-//! bytes a byte of input, the 3 MB case over its time or memory. Run with `cargo bench
-//! --bench lazy_scale`; `-- --quick` (CI, a debug build) runs 4 KB to 400 KB (the replaced
-//! run and the openers 500 to 2,000 lines, the whole-file case at 40 KB) and the same bounds
-//! but time, the exponents fitted to each size's fastest run (at least three a size), so
-//! that one load spike on a shared machine does not read as growth. For a profiler,
-//! `-- --loop-steady N` (`--loop-first N`) runs only the 4 KB one-region case, N merges
-//! steady (at first sight), and prints their median.
+//! How the lazy merge grows with its input: time and peak memory for one edited region at 4 KB,
+//! 40 KB, 400 KB and 4 MB, a 2,000-line snippet on 4 MB, a snippet rewriting a run of 500 to
+//! 4,000 lines, one of 500 to 4,000 nested openers, one keeping every other line of a run of
+//! 2,000 to 16,000 lines (rewriting the others), and a 3 MB snippet on a 3 MB file (answered
+//! within 10 s under 1 GiB, or with `FILE_TOO_LARGE`). Prints one line per case, the growth
+//! exponent of time against file size, and those of time against the replaced run's length, the
+//! openers' count and the half-kept run's length. A one-region case is timed twice: at first
+//! sight (the parses and line facts forgotten: one full parse included, beside the time of that
+//! bare parse) and steady (the file's tree kept, each run's snippet another, so each result is
+//! new and parsed from the file's tree). Exits non-zero when a bound is broken: a merge
+//! refused, the exponent over 1.5 (over 1.3 for the replaced run, the openers and the half-kept
+//! run), a peak over 400 bytes a byte of input, the 3 MB case over its time or memory. Run with
+//! `cargo bench --bench lazy_scale`; `-- --quick` (CI, a debug build) runs 4 KB to 400 KB (the
+//! replaced run and the openers 500 to 2,000 lines, the half-kept run 1,000 to 4,000, the
+//! whole-file case at 40 KB) and the same bounds but time, the exponents fitted to each size's
+//! fastest run (at least three a size), so that one load spike on a shared machine does not
+//! read as growth. For a profiler, `-- --loop-steady N` (`--loop-first N`) runs only the 4 KB
+//! one-region case, N merges steady (at first sight), and prints their median.
 
 mod common;
 mod counting;
@@ -237,8 +238,11 @@ fn main() -> ExitCode {
     ok &= m.outcome.is_ok();
     ok &= within_peak(&m, file.len() + snippet.len());
 
-    ok &= run_growth(quick, "replaced run", replaced_run_case);
-    ok &= run_growth(quick, "nested openers", nested_openers_case);
+    let runs: (&[usize], &[usize]) = (&[500, 1000, 2000, 4000], &[500, 1000, 2000]);
+    ok &= run_growth(quick, "replaced run", replaced_run_case, runs);
+    ok &= run_growth(quick, "nested openers", nested_openers_case, runs);
+    let halves: (&[usize], &[usize]) = (&[2000, 4000, 8000, 16000], &[1000, 2000, 4000]);
+    ok &= run_growth(quick, "every other line kept", every_other_case, halves);
 
     // A whole file as its own snippet: within 10 s (not in quick mode, which never bounds
     // time) under 1 GiB and the peak per byte, or refused as too large.
@@ -330,15 +334,33 @@ fn nested_openers_case(n: usize) -> (String, String) {
     (file, snippet)
 }
 
-/// The growth exponent of a snippet of `n` lines made by `case`, from 500 lines to 4,000
-/// (2,000 in quick mode), each size's fastest of three merges compared (load only adds
-/// time). Whether it is within [`MAX_RUN_EXPONENT`].
-fn run_growth(quick: bool, what: &str, case: fn(usize) -> (String, String)) -> bool {
-    let sizes: &[usize] = if quick {
-        &[500, 1000, 2000]
-    } else {
-        &[500, 1000, 2000, 4000]
-    };
+/// The same file, and a snippet keeping every other function and rewriting the others: the
+/// file's one run cut into `n / 2` one-line runs, each of which may follow every earlier one
+/// (a chain that weighs each run against every earlier one is quadratic in them).
+fn every_other_case(n: usize) -> (String, String) {
+    let (file, _) = replaced_run_case(n);
+    let mut snippet = String::from("// ... existing code ...\nfn head() {}\n");
+    for i in 0..n {
+        if i % 2 == 0 {
+            snippet.push_str(&format!("fn f{i}(x: u32) -> u32 {{ x + {i} }}\n"));
+        } else {
+            snippet.push_str(&format!("fn g{i}(y: u64) -> u64 {{ y * {i} }}\n"));
+        }
+    }
+    snippet.push_str("fn tail() {}\n");
+    (file, snippet)
+}
+
+/// The growth exponent of a snippet of `n` lines made by `case`, over `sizes` (in full, and
+/// in quick mode), each size's fastest of three merges compared (load only adds time).
+/// Whether it is within [`MAX_RUN_EXPONENT`].
+fn run_growth(
+    quick: bool,
+    what: &str,
+    case: fn(usize) -> (String, String),
+    sizes: (&[usize], &[usize]),
+) -> bool {
+    let sizes = if quick { sizes.1 } else { sizes.0 };
     let mut points = Vec::new();
     for &n in sizes {
         let (file, snippet) = case(n);

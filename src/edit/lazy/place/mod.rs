@@ -14,6 +14,7 @@
 //! - A unit the segment shows whole is pinned to the file's definition of that name: its
 //!   header to the definition's header, its last line to the definition's last line.
 
+mod chain;
 pub(crate) mod depths;
 pub(crate) mod docs;
 pub(crate) mod entry_guard;
@@ -392,21 +393,7 @@ fn place_free(
     let unique: Vec<Run> = all.iter().filter(|r| r.unique).copied().collect();
     if !unique.is_empty() {
         let chain = anchor_chain(ctx, seg, &unique);
-        // A run left out of the chain whose file lines the chain also matched repeats them:
-        // the snippet shows that code twice, once as context and once as a new copy.
-        let taken = |r: &Run| {
-            chain.iter().any(|l| {
-                let c = &unique[l.run];
-                r.j < c.j_end() && c.j < r.j_end()
-            })
-        };
-        if let Some(out) = unique
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| !chain.iter().any(|l| l.run == *k))
-            .map(|(_, r)| r)
-            .find(|r| nontrivial_lines(lines, r) >= 2 && !taken(r))
-        {
+        if let Some(out) = left_out(lines, &unique, &chain) {
             let anchor = unique[chain[0].run];
             return Placed::Conflict(anchor, *out);
         }
@@ -422,6 +409,34 @@ fn place_free(
         }
     }
     weak(ctx, seg, all, floor, &fresh, window)
+}
+
+/// A unique run of two lines that say something, left out of `chain`, whose file lines the
+/// chain does not also match (one that does repeats them: the snippet shows that code twice,
+/// once as context and once as a new copy) — the first such, if any. The chain's runs follow
+/// each other in the file (their starts and their ends grow), so the one a run could share
+/// file lines with is found by halving, not by asking each.
+fn left_out<'r>(lines: &[SLine], unique: &'r [Run], chain: &[runs::Link]) -> Option<&'r Run> {
+    let in_chain = membership(unique.len(), chain);
+    let taken = |r: &Run| {
+        let at = chain.partition_point(|l| unique[l.run].j_end() <= r.j);
+        chain.get(at).is_some_and(|l| unique[l.run].j < r.j_end())
+    };
+    unique
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| !in_chain[k])
+        .map(|(_, r)| r)
+        .find(|r| nontrivial_lines(lines, r) >= 2 && !taken(r))
+}
+
+/// Which of `count` runs `chain` holds.
+fn membership(count: usize, chain: &[runs::Link]) -> Vec<bool> {
+    let mut member = vec![false; count];
+    for l in chain {
+        member[l.run] = true;
+    }
+    member
 }
 
 /// How a chain weighs a lone line among new lines (see [`anchor_chain`]).
@@ -457,9 +472,9 @@ fn anchor_chain(ctx: &Context<'_>, seg: &Segment, unique: &[Run]) -> Vec<runs::L
         }
     };
     let (chain, _) = runs::chain(unique, weigh(LoneLines::Full), |_, _| true);
-    let in_chain = |k: usize| chain.iter().any(|l| l.run == k);
+    let in_chain = membership(unique.len(), &chain);
     let lone_in = chain.iter().any(|l| lone(&unique[l.run]));
-    let anchor_out = (0..unique.len()).any(|k| !in_chain(k) && !lone(&unique[k]));
+    let anchor_out = (0..unique.len()).any(|k| !in_chain[k] && !lone(&unique[k]));
     if lone_in && anchor_out {
         runs::chain(unique, weigh(LoneLines::Discounted), |_, _| true).0
     } else {

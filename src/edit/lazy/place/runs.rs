@@ -12,6 +12,8 @@ use crate::edit::lazy::costs::WEIGHTS;
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::prepare::SLine;
 
+pub(crate) use super::chain::{Link, chain};
+
 /// A run of matching lines: segment lines `i..i + len` equal file lines `j..j + len`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Run {
@@ -193,87 +195,6 @@ fn is_unique(lines: &[SLine], run: &Run, file: &FileIndex<'_>) -> bool {
         let delta = i64::from(file.indent(p)) - i64::from(lines[rarest].indent);
         !(0..run.len).all(|k| same(&lines[run.i + k], file, start + k, delta))
     })
-}
-
-/// A run in a chain: the run, less the first `trim` lines that an earlier run of the chain
-/// already covers.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Link {
-    pub(crate) run: usize,
-    pub(crate) trim: usize,
-}
-
-/// How many first lines of `b` overlap `a` (in the snippet or the file) when `b` follows
-/// `a`; `None` when `b` cannot follow `a` at all.
-fn overlap(a: &Run, b: &Run) -> Option<usize> {
-    if b.i_end() <= a.i_end() || b.j_end() <= a.j_end() || b.i < a.i || b.j < a.j {
-        return None;
-    }
-    let trim = a
-        .i_end()
-        .saturating_sub(b.i)
-        .max(a.j_end().saturating_sub(b.j));
-    (trim < b.len).then_some(trim)
-}
-
-/// Of two chains of equal weight, the one whose runs keep the snippet's distances in the
-/// file is the reading: a link costs a little for each line the distances differ by.
-fn displacement(a: &Run, b: &Run) -> f32 {
-    let di = b.i.saturating_sub(a.i_end());
-    let dj = b.j.saturating_sub(a.j_end());
-    WEIGHTS.displacement_cost * di.abs_diff(dj).min(WEIGHTS.displacement_cap) as f32
-}
-
-/// The heaviest chain of runs in snippet and file order (no two sharing a line; a run that
-/// overlaps its predecessor loses its first lines), by dynamic programming over the runs.
-/// `weight(run, trim)` is what a run trimmed by `trim` lines is worth; `link(a, b)` says
-/// whether `b` may follow `a`. Returns the chain and its weight.
-pub(crate) fn chain(
-    runs: &[Run],
-    weight: impl Fn(&Run, usize) -> f32,
-    link: impl Fn(&Run, &Run) -> bool,
-) -> (Vec<Link>, f32) {
-    if runs.is_empty() {
-        return (Vec::new(), 0.0);
-    }
-    let mut best: Vec<f32> = runs.iter().map(|r| weight(r, 0)).collect();
-    let mut prev: Vec<Option<(usize, usize)>> = vec![None; runs.len()];
-    for b in 0..runs.len() {
-        for a in 0..b {
-            let (ra, rb) = (&runs[a], &runs[b]);
-            let Some(trim) = overlap(ra, rb) else {
-                continue;
-            };
-            if !link(ra, rb) {
-                continue;
-            }
-            let s = best[a] + weight(rb, trim) - displacement(ra, rb);
-            if s > best[b] {
-                best[b] = s;
-                prev[b] = Some((a, trim));
-            }
-        }
-    }
-    let (mut at, score) =
-        best.iter().enumerate().fold(
-            (0, f32::MIN),
-            |acc, (k, &s)| if s > acc.1 { (k, s) } else { acc },
-        );
-    let mut out = Vec::new();
-    loop {
-        match prev[at] {
-            Some((a, trim)) => {
-                out.push(Link { run: at, trim });
-                at = a;
-            }
-            None => {
-                out.push(Link { run: at, trim: 0 });
-                break;
-            }
-        }
-    }
-    out.reverse();
-    (out, score)
 }
 
 #[cfg(test)]

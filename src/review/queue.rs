@@ -22,7 +22,7 @@ use super::pending::{Keeper, Look, PendingStore};
 use super::policy::{Action, Policy};
 use super::proposal::{Decision, FileChange, Proposal, Review, RunId, State};
 use super::revision;
-use super::tally::{Held, Tally};
+use super::tally::{Held, Pool, Tally};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::Workspace;
 use crate::workspace::paths::SafePath;
@@ -319,6 +319,10 @@ struct Slots {
     map: HashMap<RunId, Slot>,
     /// What the open proposals hold, and each client's places.
     tally: Tally,
+    /// What the closed proposals held here hold together, and how many they are: kept as
+    /// they close, change and are forgotten, so a new proposal weighs them against
+    /// [`KEEP_CLOSED`] and [`KEEP_CLOSED_BYTES`] without walking them.
+    closed: Pool,
     /// No dry-run held here expires before this (`None`: none with a lifetime is held): a
     /// sweep before it has nothing to expire and looks at no proposal. Lowered by each
     /// dry-run added, set again by each sweep that looks.
@@ -356,6 +360,9 @@ impl Slots {
         {
             self.first_expiry = Some(self.first_expiry.map_or(t, |f| f.min(t)));
         }
+        if !proposal.state.is_open() {
+            self.closed.add(&held);
+        }
         self.answerable += usize::from(revision::answerable(&proposal));
         self.order.push(proposal.run_id.clone());
         self.map.insert(
@@ -371,42 +378,41 @@ impl Slots {
         self.forget_old_closed();
     }
 
-    /// Forget the oldest closed proposals beyond [`KEEP_CLOSED`] and [`KEEP_CLOSED_BYTES`]:
-    /// the newest closed ones stay, within the count and the bytes (each proposal looked up
-    /// once; those forgotten, usually one, removed by their place in `order`).
+    /// Forget the oldest closed proposals while more than [`KEEP_CLOSED`] are held or they
+    /// hold more than [`KEEP_CLOSED_BYTES`] together: the newest closed ones stay, within the
+    /// count and the bytes. Their running count ([`Slots::closed`]) tells when, so within
+    /// both nothing is looked at; past them the oldest are looked up from the front of
+    /// `order`, usually one, and removed by their place there.
     fn forget_old_closed(&mut self) {
-        let mut seen = std::collections::HashSet::new();
-        let mut bytes = 0;
-        let mut kept = 0;
-        // Places in `order`, newest first.
+        // Places in `order`, oldest first.
         let mut drop: Vec<usize> = Vec::new();
-        for (at, id) in self.order.iter().enumerate().rev() {
-            let Some(slot) = self.map.get(id) else {
-                continue;
+        let mut at = 0;
+        while self.closed.count() > KEEP_CLOSED || self.closed.bytes() > KEEP_CLOSED_BYTES {
+            let Some(id) = self.order.get(at) else {
+                debug_assert!(false, "closed proposals counted that are not held");
+                break;
             };
-            if slot.proposal.state.is_open() {
-                continue;
-            }
-            bytes += slot.held.bytes(&mut seen);
-            if kept >= KEEP_CLOSED || bytes > KEEP_CLOSED_BYTES {
+            if self
+                .map
+                .get(id)
+                .is_some_and(|s| !s.proposal.state.is_open())
+                && let Some(gone) = self.map.remove(id)
+            {
+                self.closed.remove(&gone.held);
+                self.answerable -= usize::from(revision::answerable(&gone.proposal));
                 drop.push(at);
             }
-            kept += 1;
+            at += 1;
         }
         if drop.is_empty() {
             return;
         }
-        for &at in &drop {
-            if let Some(gone) = self.map.remove(&self.order[at]) {
-                self.answerable -= usize::from(revision::answerable(&gone.proposal));
-            }
-        }
         let mut at = 0;
-        let mut next = drop.pop();
+        let mut next = drop.iter().copied().peekable();
         self.order.retain(|_| {
-            let keep = next != Some(at);
+            let keep = next.peek() != Some(&at);
             if !keep {
-                next = drop.pop();
+                next.next();
             }
             at += 1;
             keep
@@ -416,13 +422,18 @@ impl Slots {
     /// Change proposal `run_id` with `change`, after which it holds `held`: the tally keeps
     /// counting it right while it is open (a rebase, the files an acceptance wrote).
     fn change(&mut self, run_id: &str, held: Held, change: impl FnOnce(&mut Slot)) {
-        let Slots { map, tally, .. } = self;
+        let Slots {
+            map, tally, closed, ..
+        } = self;
         let Some(slot) = map.get_mut(run_id) else {
             return;
         };
         if slot.proposal.state.is_open() {
             tally.remove(&slot.held);
             tally.add(&held);
+        } else {
+            closed.remove(&slot.held);
+            closed.add(&held);
         }
         slot.held = held;
         change(slot);
@@ -1406,6 +1417,7 @@ impl Gate {
             let Slots {
                 map,
                 tally,
+                closed,
                 answerable,
                 ..
             } = &mut *slots;
@@ -1423,10 +1435,16 @@ impl Gate {
             }
             slot.deciding = false;
             if slot.proposal.state.is_open() && !state.is_open() {
-                // Closed: its bytes and its client's place are free.
+                // Closed: its bytes and its client's place are free, and its bytes count
+                // among the closed ones'.
                 tally.remove(&slot.held);
                 tally.free_place(slot.proposal.client.as_deref());
+                closed.add(&slot.held);
             }
+            debug_assert!(
+                slot.proposal.state.is_open() || !state.is_open(),
+                "a closed proposal opened again"
+            );
             let was_answerable = revision::answerable(&slot.proposal);
             slot.proposal.state = state;
             if review.is_some() {
@@ -3227,6 +3245,88 @@ mod tests {
             .filter(|s| !s.proposal.state.is_open())
             .map(|s| Held::of(&s.proposal).bytes(&mut seen))
             .sum()
+    }
+
+    /// The closed proposals' running count (bytes, proposals) and the same recounted from
+    /// every closed proposal held, each original once.
+    fn closed_counts(g: &Gate) -> ((usize, usize), (usize, usize)) {
+        let slots = g.slots();
+        let closed: Vec<&Slot> = slots
+            .map
+            .values()
+            .filter(|s| !s.proposal.state.is_open())
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        let bytes = closed
+            .iter()
+            .map(|s| Held::of(&s.proposal).bytes(&mut seen))
+            .sum();
+        (
+            (slots.closed.bytes(), slots.closed.count()),
+            (bytes, closed.len()),
+        )
+    }
+
+    /// The running count of what the closed proposals hold equals a full recount after every
+    /// step of many: proposals of two files (those of one file sharing its original) pending,
+    /// rejected, accepted whole or in part (the file then changed under the others: rebased
+    /// or failed), failed calls recorded, and the oldest forgotten past the 500 remembered.
+    #[test]
+    fn the_closed_proposals_running_count_is_a_full_recount() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = gate(&dir, PolicyName::Gate, 300);
+        write(&g, "a.txt", "a\nb\nc\n");
+        write(&g, "b.txt", "x\ny\nz\n");
+        let rt = rt();
+        let mut pending = std::collections::VecDeque::new();
+        let (mut shared, mut made) = (false, 0);
+        for k in 0..REMEMBERED + 300 {
+            let (file, body) = if k % 2 == 0 {
+                ("a.txt", format!("a\nb{k}\nc\n"))
+            } else {
+                ("b.txt", format!("x{k}\ny\nz{k}\n"))
+            };
+            let id = rt
+                .block_on(g.submit(req(vec![edit(file, &body)], false)))
+                .unwrap();
+            pending.push_back(run_id(&id));
+            made += 1;
+            // Eight wait: the oldest is decided (a rebased one waits again).
+            if pending.len() > 8
+                && let Some(oldest) = pending.pop_front()
+            {
+                let decision = match k % 4 {
+                    0 | 3 => Decision::Reject(format!("no {k}")),
+                    1 => Decision::Accept,
+                    _ => Decision::AcceptHunks(vec![0]),
+                };
+                let _ = g.decide(&oldest, decision);
+                if g.slots()
+                    .map
+                    .get(&oldest)
+                    .is_some_and(|s| s.proposal.state.is_open())
+                {
+                    pending.push_back(oldest);
+                }
+            }
+            if k % 5 == 2 {
+                let e = Error::invalid_input(format!("failed call {k}"));
+                g.record_failure("patch_file", None, vec![file.to_string()], &e);
+                made += 1;
+            }
+            let (running, recount) = closed_counts(&g);
+            assert_eq!(running, recount, "after step {k}");
+            let slots = g.slots();
+            let mut originals = std::collections::HashSet::new();
+            shared |= slots
+                .map
+                .values()
+                .filter(|s| !s.proposal.state.is_open())
+                .flat_map(|s| s.proposal.originals())
+                .any(|(at, _)| !originals.insert(at));
+        }
+        assert!(shared, "no original was shared by two closed proposals");
+        assert!(g.slots().map.len() < made, "none forgotten");
     }
 
     /// The closed proposals remembered are the newest 500: 520 closed, then one more edit,

@@ -1,9 +1,12 @@
-//! What the open proposals hold, kept as they change, for the gate's caps (docs/DESIGN.md §7):
-//! each proposal's bytes are counted once, when it is built, and the gate keeps their running
-//! total and each client's count under its queue's lock, so a new proposal is weighed against
-//! the caps without walking the others, in the same step that admits it.
+//! What the proposals hold, kept as they change, for the gate's caps (docs/DESIGN.md §7):
+//! each proposal's bytes are counted once, when it is built, and the gate keeps the running
+//! totals under its queue's lock (the open proposals' with each client's count; the closed
+//! ones' it remembers), so a new proposal is weighed against the caps, and the closed ones
+//! against what is remembered of them, without walking the others.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+#[cfg(test)]
+use std::collections::HashSet;
 
 use super::proposal::Proposal;
 
@@ -31,7 +34,9 @@ impl Held {
         }
     }
 
-    /// Its bytes, each original counted unless `seen` holds it already (it does after).
+    /// Its bytes, each original counted unless `seen` holds it already (it does after): a
+    /// recount, for the tests (the queue keeps running counts, [`Pool`]).
+    #[cfg(test)]
     pub(crate) fn bytes(&self, seen: &mut HashSet<usize>) -> usize {
         let originals: usize = self
             .originals
@@ -43,25 +48,32 @@ impl Held {
     }
 }
 
-/// The open proposals' bytes in all (an original counted once however many hold it), and
-/// the open proposals of each client with the places taken by its requests on their way in.
+/// The bytes a set of proposals holds together (an original counted once however many of
+/// them hold it), and how many they are: kept as proposals join and leave the set, so the
+/// total is known without walking them.
 #[derive(Debug, Default)]
-pub(crate) struct Tally {
+pub(crate) struct Pool {
     bytes: usize,
-    /// The originals open proposals hold: address → (bytes, how many proposals hold it). An
-    /// address stays one original's while it is here: the proposals counted keep it alive.
+    /// The proposals counted.
+    count: usize,
+    /// The originals the proposals counted hold: address → (bytes, how many proposals hold
+    /// it). An address stays one original's while it is here: the proposals counted keep it
+    /// alive.
     originals: HashMap<usize, (usize, usize)>,
-    /// Open proposals and places taken, per client (no entry: none).
-    clients: HashMap<Option<String>, usize>,
 }
 
-impl Tally {
-    /// The bytes the open proposals hold.
+impl Pool {
+    /// The bytes the proposals counted hold.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 
-    /// The bytes `held` would add: its originals that open proposals hold already are free.
+    /// How many proposals are counted.
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The bytes `held` would add: its originals that proposals counted hold already are free.
     pub(crate) fn cost(&self, held: &Held) -> usize {
         let originals: usize = held
             .originals
@@ -72,15 +84,16 @@ impl Tally {
         held.own + originals
     }
 
-    /// Count `held` as an open proposal's.
+    /// Count a proposal holding `held`.
     pub(crate) fn add(&mut self, held: &Held) {
         self.bytes += self.cost(held);
+        self.count += 1;
         for &(at, bytes) in &held.originals {
             self.originals.entry(at).or_insert((bytes, 0)).1 += 1;
         }
     }
 
-    /// Count `held` no more (what [`Tally::add`] counted for it).
+    /// Count a proposal holding `held` no more (what [`Pool::add`] counted for it).
     pub(crate) fn remove(&mut self, held: &Held) {
         let mut freed = held.own;
         for (at, _) in &held.originals {
@@ -95,7 +108,40 @@ impl Tally {
             }
         }
         debug_assert!(freed <= self.bytes, "more bytes removed than added");
+        debug_assert!(self.count > 0, "more proposals removed than added");
         self.bytes = self.bytes.saturating_sub(freed);
+        self.count = self.count.saturating_sub(1);
+    }
+}
+
+/// The open proposals' bytes in all (an original counted once however many hold it), and
+/// the open proposals of each client with the places taken by its requests on their way in.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    open: Pool,
+    /// Open proposals and places taken, per client (no entry: none).
+    clients: HashMap<Option<String>, usize>,
+}
+
+impl Tally {
+    /// The bytes the open proposals hold.
+    pub(crate) fn bytes(&self) -> usize {
+        self.open.bytes()
+    }
+
+    /// The bytes `held` would add: its originals that open proposals hold already are free.
+    pub(crate) fn cost(&self, held: &Held) -> usize {
+        self.open.cost(held)
+    }
+
+    /// Count `held` as an open proposal's.
+    pub(crate) fn add(&mut self, held: &Held) {
+        self.open.add(held);
+    }
+
+    /// Count `held` no more (what [`Tally::add`] counted for it).
+    pub(crate) fn remove(&mut self, held: &Held) {
+        self.open.remove(held);
     }
 
     /// The open proposals of `client` and the places its requests hold.
@@ -147,7 +193,10 @@ mod tests {
         t.remove(&a);
         assert_eq!(t.bytes(), 170);
         t.remove(&b);
-        assert_eq!((t.bytes(), t.originals.len()), (0, 0));
+        assert_eq!(
+            (t.bytes(), t.open.count(), t.open.originals.len()),
+            (0, 0, 0)
+        );
         let mut seen = HashSet::new();
         assert_eq!((a.bytes(&mut seen), b.bytes(&mut seen)), (110, 70));
     }

@@ -15,7 +15,9 @@
 //! whole-file case at 40 KB) and the same bounds but time, the exponents fitted to each size's
 //! fastest run (at least three a size), so that one load spike on a shared machine does not
 //! read as growth. For a profiler, `-- --loop-steady N` (`--loop-first N`) runs only the 4 KB
-//! one-region case, N merges steady (at first sight), and prints their median.
+//! one-region case, N merges steady (at first sight), and prints their median;
+//! `-- --first-ratio N` runs only the 4 KB first-sight line (N merges, each after its bare
+//! parse) and prints its ratio.
 
 mod common;
 mod counting;
@@ -166,6 +168,13 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     }
+    let runs = common::arg("--first-ratio", 0);
+    if runs > 0 {
+        let file = source(4 << 10);
+        let n = file.matches("pub fn compute_").count();
+        first_sight("4KB", &file, n, runs);
+        return ExitCode::SUCCESS;
+    }
     let quick = common::quick();
     let mut ok = true;
     let mut points = Vec::new();
@@ -186,7 +195,7 @@ fn main() -> ExitCode {
     for &(label, bytes, runs) in sizes {
         let file = source(bytes);
         let n = file.matches("pub fn compute_").count();
-        first_sight(label, &file, n, runs);
+        first_sight(label, &file, n, runs.clamp(1, FIRST_SIGHT_RUNS));
         // Steady: the file's tree kept (parsed before the first run), each result new.
         let m = measure(
             &file,
@@ -268,7 +277,6 @@ fn main() -> ExitCode {
 /// on both alike, and each pays for the freeing of one tree of the file before it (the
 /// allocator sorts the freed memory at the next large allocation).
 fn first_sight(label: &str, file: &str, n: usize, runs: usize) {
-    let runs = runs.clamp(1, FIRST_SIGHT_RUNS);
     let mut bare = Vec::with_capacity(runs);
     let m = measure(
         file,

@@ -324,6 +324,69 @@ fn same_at(dir: &rustix::fd::OwnedFd, name: &str, stamp: &Stamp) -> bool {
         .is_ok_and(|st| Stamp::of_stat(&st) == *stamp)
 }
 
+/// Whether the directories `dirs` (the root first, each plain below it) still have their
+/// stamps and ignore files, and each its files: `files(k)` gives the `k`th directory's
+/// (name, stamp) pairs, `None` when the record cannot say (then it does not hold). Each
+/// directory is opened once, its entries stated by name in it.
+fn dirs_hold<'a, I>(root: &Path, dirs: &'a [Dir], mut files: impl FnMut(usize) -> Option<I>) -> bool
+where
+    I: Iterator<Item = (&'a str, &'a Stamp)>,
+{
+    // A walk records the root at least: an empty record is no walk's; and it records only
+    // the paths it can list (a forged record could name any: out of the root, hidden).
+    let root_first = dirs.first().is_some_and(|d| d.rel.is_empty());
+    if !root_first || !dirs[1..].iter().all(|d| lists(&d.rel)) {
+        return false;
+    }
+    dirs.iter().enumerate().all(|(k, d)| {
+        let Some((fd, stamp)) = open_dir(root, &d.rel) else {
+            return false;
+        };
+        let Some(files) = files(k) else { return false };
+        let ignores = d.ignores.iter().map(|(n, s)| (n.as_str(), s));
+        stamp == d.stamp && files.chain(ignores).all(|(n, s)| same_at(&fd, n, s))
+    })
+}
+
+/// Whether the files beside the directories that shape a walk of `root` (see
+/// [`Listing::others`]) are as recorded.
+fn others_hold(
+    root: &Path,
+    dirs: &[Dir],
+    recorded: &[(String, Option<Stamp>)],
+    excludes: Option<&(String, Option<Stamp>)>,
+) -> bool {
+    let excludes_same =
+        |(path, stamp): &(String, Option<Stamp>)| stamp_of(Path::new(path)) == *stamp;
+    others(root, dirs) == recorded && excludes.is_none_or(excludes_same)
+}
+
+/// Whether no stamp of `stamps` (a record's, started at `started_ns`) came too close to its
+/// walk to be trusted.
+fn settled<'a>(
+    started_ns: i64,
+    files: impl Iterator<Item = &'a Stamp>,
+    dirs: &[Dir],
+    others: &[(String, Option<Stamp>)],
+    excludes: Option<&(String, Option<Stamp>)>,
+) -> bool {
+    let racy = |s: &Stamp| s.is_racy(started_ns);
+    let mut files = files;
+    !files.any(racy)
+        && !dirs
+            .iter()
+            .any(|d| racy(&d.stamp) || d.ignores.iter().any(|(_, s)| racy(s)))
+        && !others
+            .iter()
+            .chain(excludes)
+            .any(|(_, s)| s.as_ref().is_some_and(racy))
+}
+
+/// A path's directory and name (the root's files: `""`).
+fn split(rel: &str) -> (&str, &str) {
+    rel.rsplit_once('/').unwrap_or(("", rel))
+}
+
 impl Listing {
     /// The files the walk gave.
     pub(crate) fn files(&self) -> &[Found] {
@@ -333,16 +396,13 @@ impl Listing {
     /// Whether every stamp in it was taken long enough after the change it shows for a later
     /// change to alter it.
     pub(crate) fn is_settled(&self) -> bool {
-        let racy = |s: &Stamp| s.is_racy(self.started_ns);
-        let others = self.others.iter().chain(&self.excludes);
-        !self.files.iter().any(|f| racy(&f.stamp))
-            && !self
-                .dirs
-                .iter()
-                .any(|d| racy(&d.stamp) || d.ignores.iter().any(|(_, s)| racy(s)))
-            && !others
-                .into_iter()
-                .any(|(_, s)| s.as_ref().is_some_and(racy))
+        settled(
+            self.started_ns,
+            self.files.iter().map(|f| &f.stamp),
+            &self.dirs,
+            &self.others,
+            self.excludes.as_ref(),
+        )
     }
 
     /// Whether `other` saw the same directories, files and ignore files with the same stamps
@@ -358,42 +418,197 @@ impl Listing {
     /// is unsettled or any stamp differs (a directory's, a file's or an ignore file's: the
     /// walk must then be done).
     pub(crate) fn replay(&self, root: &Path) -> Option<&[Found]> {
-        // A walk records the root at least: an empty record is no walk's; and it records
-        // only the paths it can give (a forged record could name any: out of the root, a
-        // secret, a hidden or temporary file).
-        let root_first = self.dirs.first().is_some_and(|d| d.rel.is_empty());
-        if !root_first
-            || !self.dirs[1..].iter().all(|d| lists(&d.rel))
-            || !self.files.iter().all(|f| gives(&f.rel))
-            || !self.is_settled()
-        {
+        if !self.files.iter().all(|f| gives(&f.rel)) || !self.is_settled() {
             return None;
         }
-        // Each directory opened once, its files and ignore files stated by name in it.
         let mut by_dir: HashMap<&str, Vec<(&str, &Stamp)>> = HashMap::new();
         for f in &self.files {
-            let (dir, name) = f.rel.rsplit_once('/').unwrap_or(("", &f.rel));
+            let (dir, name) = split(&f.rel);
             by_dir.entry(dir).or_default().push((name, &f.stamp));
         }
-        for d in &self.dirs {
-            let (fd, stamp) = open_dir(root, &d.rel)?;
-            let files = by_dir.remove(d.rel.as_str()).unwrap_or_default();
-            let ignores = d.ignores.iter().map(|(n, s)| (n.as_str(), s));
-            if stamp != d.stamp
-                || !files
-                    .into_iter()
-                    .chain(ignores)
-                    .all(|(n, s)| same_at(&fd, n, s))
-            {
-                return None;
+        let dirs = &self.dirs;
+        let held = dirs_hold(root, dirs, |k| {
+            Some(
+                by_dir
+                    .remove(dirs[k].rel.as_str())
+                    .unwrap_or_default()
+                    .into_iter(),
+            )
+        });
+        // A file in no recorded directory is no walk's.
+        let unchanged = held
+            && by_dir.is_empty()
+            && others_hold(root, dirs, &self.others, self.excludes.as_ref());
+        unchanged.then_some(self.files.as_slice())
+    }
+
+    /// The record as an index file keeps it ([`Saved`]): each file by the number `number`
+    /// gives its path, grouped by directory. A file in no recorded directory (no walk's
+    /// record has one) leaves a record that never replays.
+    pub(crate) fn saved(&self, number: &dyn Fn(&str) -> u32) -> Saved {
+        let at: HashMap<&str, usize> = self
+            .dirs
+            .iter()
+            .enumerate()
+            .map(|(k, d)| (d.rel.as_str(), k))
+            .collect();
+        let mut grouped: Vec<(usize, &Found)> = Vec::with_capacity(self.files.len());
+        for f in &self.files {
+            match at.get(split(&f.rel).0) {
+                Some(&k) => grouped.push((k, f)),
+                None => return Saved::default(),
             }
         }
-        let excludes_same =
-            |(path, stamp): &(String, Option<Stamp>)| stamp_of(Path::new(path)) == *stamp;
-        let unchanged = by_dir.is_empty()
-            && others(root, &self.dirs) == self.others
-            && self.excludes.as_ref().is_none_or(excludes_same);
-        unchanged.then_some(self.files.as_slice())
+        grouped.sort_by_key(|&(k, _)| k);
+        let mut counts = vec![0u32; self.dirs.len()];
+        for &(k, _) in &grouped {
+            counts[k] += 1;
+        }
+        Saved {
+            started_ns: self.started_ns,
+            dirs: self.dirs.clone(),
+            counts,
+            files: grouped
+                .into_iter()
+                .map(|(_, f)| (number(&f.rel), f.stamp))
+                .collect(),
+            others: self.others.clone(),
+            excludes: self.excludes.clone(),
+        }
+    }
+}
+
+/// A walk's record as an index file keeps it: its files by number into a table of paths the
+/// index holds (its files' paths, then the others the walk gave), grouped by directory in
+/// the order of the directories, so a query reads no path twice and groups nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Saved {
+    started_ns: i64,
+    dirs: Vec<Dir>,
+    /// How many of the files lie in each directory, in the directories' order.
+    counts: Vec<u32>,
+    /// Each file: its path's number and its stamps.
+    files: Vec<(u32, Stamp)>,
+    others: Vec<(String, Option<Stamp>)>,
+    excludes: Option<(String, Option<Stamp>)>,
+}
+
+impl Saved {
+    /// The files, as (path number, stamps).
+    pub(crate) fn files(&self) -> &[(u32, Stamp)] {
+        &self.files
+    }
+
+    /// Whether each directory's count of files is right: as many as the directories, adding
+    /// up to the files.
+    fn counted(&self) -> bool {
+        let sum = self
+            .counts
+            .iter()
+            .try_fold(0usize, |n, &c| n.checked_add(c as usize));
+        self.counts.len() == self.dirs.len() && sum == Some(self.files.len())
+    }
+
+    /// The record in memory, each path by its number through `path`; `None` when a number
+    /// names no path.
+    pub(crate) fn listing<'p>(&self, path: &dyn Fn(u32) -> Option<&'p str>) -> Option<Listing> {
+        let mut files = self
+            .files
+            .iter()
+            .map(|&(p, stamp)| {
+                let rel = path(p)?.to_string();
+                Some(Found { rel, stamp })
+            })
+            .collect::<Option<Vec<Found>>>()?;
+        files.sort_by(|a, b| a.rel.cmp(&b.rel));
+        Some(Listing {
+            started_ns: self.started_ns,
+            dirs: self.dirs.clone(),
+            files,
+            others: self.others.clone(),
+            excludes: self.excludes.clone(),
+        })
+    }
+
+    /// Whether a walk of `root` would give exactly these files now, by stats alone, as
+    /// [`Listing::replay`] tells it (each path by its number through `path`): also `false`
+    /// when a number names no path, or a file is grouped under a directory not its own (its
+    /// stat would check another file).
+    pub(crate) fn replays<'p>(&self, root: &Path, path: &dyn Fn(u32) -> Option<&'p str>) -> bool {
+        let stamps = self.files.iter().map(|(_, s)| s);
+        if !self.counted()
+            || !settled(
+                self.started_ns,
+                stamps,
+                &self.dirs,
+                &self.others,
+                self.excludes.as_ref(),
+            )
+        {
+            return false;
+        }
+        let mut files = self.files.iter();
+        let dirs = &self.dirs;
+        let held = dirs_hold(root, dirs, |k| {
+            let mine = files.by_ref().take(self.counts[k] as usize);
+            let named = mine.map(|(p, stamp)| {
+                let rel = path(*p).filter(|rel| gives(rel))?;
+                let (dir, name) = split(rel);
+                (dir == dirs[k].rel).then_some((name, stamp))
+            });
+            named.collect::<Option<Vec<_>>>().map(Vec::into_iter)
+        });
+        held && others_hold(root, dirs, &self.others, self.excludes.as_ref())
+    }
+}
+
+/// Forged records, every stamp true, for the tests.
+#[cfg(test)]
+impl Saved {
+    /// The directory the `i`th file is grouped under.
+    fn dir_of(&self, i: usize) -> usize {
+        let mut seen = 0;
+        self.counts
+            .iter()
+            .position(|&c| {
+                seen += c as usize;
+                i < seen
+            })
+            .unwrap()
+    }
+
+    /// The file numbered `from` grouped with the file numbered `to`, with its stamps: its
+    /// stat checks the other file.
+    pub(crate) fn pose_as(&mut self, from: u32, to: u32) {
+        let i = self.files.iter().position(|f| f.0 == from).unwrap();
+        let d = self.dir_of(i);
+        self.counts[d] -= 1;
+        self.files.remove(i);
+        let j = self.files.iter().position(|f| f.0 == to).unwrap();
+        let e = self.dir_of(j);
+        self.counts[e] += 1;
+        self.files.insert(j + 1, (from, self.files[j].1));
+    }
+
+    /// The stamps of the file numbered `p`.
+    pub(crate) fn stamp(&self, p: u32) -> Stamp {
+        self.files.iter().find(|f| f.0 == p).unwrap().1
+    }
+
+    /// The record without the file numbered `p`.
+    pub(crate) fn drop_file(&mut self, p: u32) {
+        let i = self.files.iter().position(|f| f.0 == p).unwrap();
+        let d = self.dir_of(i);
+        self.counts[d] -= 1;
+        self.files.remove(i);
+    }
+
+    /// The record naming the file numbered `p` twice, the second time in place of the file
+    /// numbered `instead` (of the same directory).
+    pub(crate) fn twice(&mut self, p: u32, instead: u32) {
+        let f = *self.files.iter().find(|f| f.0 == p).unwrap();
+        let i = self.files.iter().position(|f| f.0 == instead).unwrap();
+        self.files[i] = f;
     }
 }
 

@@ -3,8 +3,7 @@
 //! side also pair with the lines beside the other side, one of them as its changed version,
 //! are two readings — the jump deletes the lines between, the other changes one line — and
 //! the merge asks. Without it the jump wins: a test's table edited in place takes the head of
-//! another test's table and deletes everything between (which the rename check then refuses,
-//! as it deletes that test's header and keeps its body).
+//! another test's table and deletes everything between.
 
 use super::Rule;
 use super::fixture::Fixture;
@@ -19,9 +18,6 @@ pub(super) const FIXTURE: Fixture = Fixture {
 };
 
 #[test]
-fn the_rules_own_refusal_is_given() {
-    // With the rule off, the jump deletes `test_b`'s header and keeps the rest of it under
-    // `test_a`: the rename check's refusal of a body left without its header catches that
-    // result instead (guards overlap: the fixture shows which refusal is given).
-    super::fixture::refused_otherwise(&FIXTURE, "read two ways", "delete `test_b`'s header");
+fn the_merge_differs_with_the_rule_off() {
+    FIXTURE.differs();
 }

@@ -1170,6 +1170,40 @@ fn a_changed_last_line_another_definition_ends_with_does_not_cut_that_one() {
 }
 
 #[test]
+fn a_body_folded_into_the_definition_above_is_merged() {
+    // `setup_more`'s header goes and its body joins `setup`'s: more of the old body is kept
+    // than one line, so it is no cut (nor when the snippet is the whole file, nor in a class).
+    let file = "def setup(app):\n    app.init()\n    app.load()\n\n\ndef setup_more(app):\n    app.extra()\n    app.finish()\n\n\ndef run(app):\n    app.run()\n";
+    let folded = "def setup(app):\n    app.init()\n    app.load()\n    app.extra()\n    app.finish()\n\n\ndef run(app):\n    app.run()\n";
+    assert_eq!(lazy(file, folded).unwrap(), folded);
+    let in_class = format!("class App:\n{}", indent_by(file, 4));
+    let snippet = format!(
+        "class App:\n{}# ... existing code ...\n",
+        indent_by(
+            "def setup(app):\n    app.init()\n    app.load()\n    app.extra()\n    app.finish()\n\n\ndef run(app):\n",
+            4
+        )
+    );
+    assert_eq!(
+        lazy(&in_class, &snippet).unwrap(),
+        format!("class App:\n{}", indent_by(folded, 4))
+    );
+}
+
+/// `text` with each line that has text indented by `n` spaces.
+fn indent_by(text: &str, n: usize) -> String {
+    text.lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("{}{l}\n", " ".repeat(n))
+            }
+        })
+        .collect()
+}
+
+#[test]
 fn a_definition_renamed_and_nothing_else_is_a_rename() {
     let file = "def a():\n    pass\n\n\ndef helper(x):\n    return x + 1\n\n\ndef z():\n    pass\n";
     let snippet = file.replace("def helper(x):", "def plus_one(x):");

@@ -8,6 +8,8 @@
 //! another trait or type in its place is held to the same rule. A merge that deletes a
 //! definition's header and keeps its body, under the definition before it, asks too.
 
+use std::collections::HashSet;
+
 use crate::edit::lazy::align::{Edit, Op};
 use crate::edit::lazy::impls;
 use crate::edit::lazy::index::FileIndex;
@@ -74,12 +76,13 @@ pub(crate) fn check(
 
 /// Each run of changes (the ops between two kept lines with text: a blank line kept says
 /// nothing) that deletes a definition's header while the first line kept after the run is
-/// still in that definition's body, and adds no header: the body goes on without its
-/// header, under the definition the run leaves before it. Most likely the kept line is
+/// that definition's, adds no header, and keeps no other line of it: the definition is gone
+/// but for that one line, left under the definition before it. Most likely that line is
 /// another line's new version read as this definition's (a changed last line that a later
 /// definition ends with, the definitions between deleted): asked. (The old name written
 /// again in the run is the header reshaped; a header of another name added there is a
-/// rename or a new definition, not a cut.)
+/// rename or a new definition; more of the old body kept is a body folded into the one
+/// above: none of them a cut.)
 fn headless_bodies(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Result<()> {
     let solid = |op: &Op| matches!(*op, Op::Same { j, .. } if !file.is_blank(j));
     let mut k = 0;
@@ -91,7 +94,7 @@ fn headless_bodies(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Result<
         let Some(&Op::Same { i: next_i, j: next }) = ops.get(k) else {
             break;
         };
-        if let Some((j, old)) = headless(file, lines, &ops[start..k], next) {
+        if let Some((j, old)) = headless(file, lines, &ops[start..k], &ops[k..]) {
             return Err(cut_refusal(lines, next_i, file, (j, next), old));
         }
         k += 1;
@@ -100,35 +103,55 @@ fn headless_bodies(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Result<
 }
 
 /// The header (file line and name) `run` deletes, adding no header and not writing its name
-/// again, of a definition whose body goes on at file line `next`.
+/// again, of a definition of which the edit keeps only the first line of `after` (a kept
+/// line with text).
 fn headless<'f>(
     file: &'f FileIndex<'_>,
     lines: &[SLine],
     run: &[Op],
-    next: usize,
+    after: &[Op],
 ) -> Option<(usize, &'f str)> {
-    let adds = || {
+    let Some(&Op::Same { j: next, .. }) = after.first() else {
+        return None;
+    };
+    let headers: Vec<(usize, &str)> = run
+        .iter()
+        .filter_map(|op| match *op {
+            Op::Drop(j) => units::header_name(without_visibility(file.lines[j])).map(|n| (j, n)),
+            _ => None,
+        })
+        .collect();
+    if headers.is_empty() {
+        return None;
+    }
+    let added = || {
         run.iter().filter_map(|op| match *op {
             Op::Add(i) => Some(lines[i].text.as_str()),
             _ => None,
         })
     };
-    if adds().any(|t| units::header_name(without_visibility(t)).is_some()) {
+    if added().any(|t| units::header_name(without_visibility(t)).is_some()) {
         return None;
     }
-    for op in run {
-        let Op::Drop(j) = *op else { continue };
-        let Some(old) = units::header_name(without_visibility(file.lines[j])) else {
-            continue;
-        };
-        if adds().any(|t| units::identifiers(t).any(|w| w == old)) {
+    // Every word the run writes, once (each header deleted is looked up in it).
+    let written: HashSet<&str> = added().flat_map(units::identifiers).collect();
+    let tags = file.tags()?;
+    for (j, old) in headers {
+        if written.contains(old) {
             continue;
         }
-        let cut = file
-            .tags()?
+        let Some(end) = tags
             .on_line(j)
-            .any(|d| d.name_line == j && d.name == old && j < next && next < d.extent.1);
-        if cut {
+            .find(|d| d.name_line == j && d.name == old && j < next && next < d.extent.1)
+            .map(|d| d.extent.1)
+        else {
+            continue;
+        };
+        let kept = after[1..]
+            .iter()
+            .take_while(|op| !matches!(op, Op::Same { j: s, .. } | Op::Drop(s) | Op::Change { j: s, .. } if *s >= end))
+            .any(|op| matches!(*op, Op::Same { j: s, .. } | Op::Change { j: s, .. } if !file.is_blank(s)));
+        if !kept {
             return Some((j, old));
         }
     }

@@ -82,6 +82,53 @@ const GENERATED_ENDINGS: &[&str] = &[
     ".designer.cs",
 ];
 
+/// Words of a directory's name, after splitting it at `-`, `.`, `_` and case changes, that
+/// mark it as holding tests, fixtures, examples or benchmarks when the whole name is not one
+/// of [`TEST_WORDS`]: Gradle's and Kotlin Multiplatform's source sets (`commonTest`,
+/// `jvmTest`, `androidTest`), a test module (`android-test`, `test-helpers`), benchmarks.
+const TEST_PARTS: &[&str] = &[
+    "test",
+    "tests",
+    "testing",
+    "fixtures",
+    "examples",
+    "example",
+    "benchmark",
+    "benchmarks",
+    "bench",
+    "benches",
+    "e2e",
+];
+
+/// Whether a directory's name (as written) marks tests: the whole name is one of
+/// [`TEST_WORDS`], or one of its parts one of [`TEST_PARTS`] (`latest`, `contest` and
+/// `attestation` are one part each, and no test word).
+fn is_test_dir(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    TEST_WORDS.contains(&lower.as_str())
+        || name
+            .split(['-', '.'])
+            .flat_map(tokens::split_identifier)
+            .any(|p| TEST_PARTS.contains(&p.to_ascii_lowercase().as_str()))
+}
+
+/// A file over this many bytes whose lines average more than [`MINIFIED_LINE`] bytes is
+/// minified (a bundler's output): no one's source to edit, whatever its name.
+const MINIFIED_MIN_BYTES: usize = 1024;
+
+/// The mean line length, in bytes, past which a file is minified (source averages 30 to 40).
+const MINIFIED_LINE: usize = 200;
+
+/// The kind of a file from its root-relative path and its text: [`kind_of`], except that
+/// minified text (`website/static/prettify.js`: 31 lines of 469 bytes on average) is
+/// [`Kind::Other`], as a `.min.js` is by its name.
+pub fn kind_of_file(path: &str, text: &str, lines: usize) -> Kind {
+    if text.len() > MINIFIED_MIN_BYTES && text.len() / lines.max(1) > MINIFIED_LINE {
+        return Kind::Other;
+    }
+    kind_of(path)
+}
+
 /// The kind of a root-relative path.
 pub fn kind_of(path: &str) -> Kind {
     let lower = path.to_ascii_lowercase();
@@ -107,7 +154,8 @@ pub fn kind_of(path: &str) -> Kind {
         || stem == "conftest"
         || (path.rsplit('/').next().unwrap_or("").contains("Test") && stem.ends_with("test"))
         || stem.ends_with("tests");
-    if test_name || dirs.iter().any(|d| TEST_WORDS.contains(d)) {
+    let test_dir = path.split('/').rev().skip(1).any(is_test_dir);
+    if test_name || test_dir {
         return Kind::Test;
     }
     if SOURCE_EXT.contains(&ext) {
@@ -315,7 +363,7 @@ impl Index {
             mtime_ns,
             size,
             lines: lines.len() as u32,
-            kind: kind_of(path),
+            kind: kind_of_file(path, text, lines.len()),
             len: terms.iter().map(|(_, n)| n).sum(),
             terms,
             path_terms,
@@ -473,6 +521,55 @@ mod tests {
         assert_eq!(kind_of("vendor/github.com/x/y.go"), Kind::Other);
         assert_eq!(kind_of("static/app.min.js"), Kind::Other);
         assert_eq!(kind_of("api/v1/service.pb.go"), Kind::Other);
+    }
+
+    /// A directory named for tests in parts (a Gradle or Kotlin Multiplatform source set, a
+    /// test module, benchmarks) holds tests; a name that only contains `test` does not.
+    #[test]
+    fn test_directories_are_told_by_their_names_parts() {
+        for test in [
+            "okio/src/commonTest/kotlin/okio/Util.kt",
+            "core/src/jvmTest/kotlin/Fakes.kt",
+            "retrofit/test-helpers/src/main/java/retrofit2/helpers/ToStringConverterFactory.java",
+            "retrofit/android-test/build.gradle",
+            "packages/zod/src/v3/benchmarks/realworld.ts",
+            "integration_tests/client.py",
+        ] {
+            assert_eq!(kind_of(test), Kind::Test, "{test}");
+        }
+        for source in [
+            "src/latest/app.rs",
+            "contest/judge.go",
+            "Sources/Attestation/Verifier.swift",
+            "lib/testament.rb",
+        ] {
+            assert_eq!(kind_of(source), Kind::Source, "{source}");
+        }
+    }
+
+    /// Minified text is other, whatever its name; source with a few long lines is not.
+    #[test]
+    fn minified_text_is_other() {
+        let minified = format!("var a={};\n", "x:1,".repeat(150)).repeat(8);
+        let mut ix = Index::new();
+        ix.add(
+            "website/static/prettify.js",
+            1,
+            minified.len() as u64,
+            &minified,
+        );
+        let source = format!(
+            "{}\n",
+            "const s = \"long\";\nfunction f() { return s; }\n".repeat(60)
+        );
+        ix.add("src/app.js", 1, source.len() as u64, &source);
+        ix.finish();
+        assert_eq!(
+            ix.file("website/static/prettify.js").unwrap().kind,
+            Kind::Other
+        );
+        assert_eq!(ix.file("src/app.js").unwrap().kind, Kind::Source);
+        assert_eq!(kind_of_file("a.js", "x", 1), Kind::Source);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::workspace::state;
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Bump when the index's format or analysis changes: an older file is rebuilt.
-const FORMAT: u32 = 6;
+const FORMAT: u32 = 7;
 
 /// A file the walk found.
 #[derive(Debug, Clone)]

@@ -168,12 +168,13 @@ fn eval_lazy_on_git_history_systems_holds_its_ceilings() {
     // same commit, with the reason.
     assert_eq!(s["n"], 280.0, "{stdout}");
     assert!(s["correct"] >= 77.9, "{stdout}");
-    assert!(s["wrong"] <= 5.0, "{stdout}");
-    // Issue 37's bars are right >= 77% and harmful <= 1%: measured 78.6% and 4.6%, then 79.6% and 3.2% (a snippet mixing tabs and spaces keeps its tabs); the
+    assert!(s["wrong"] <= 4.3, "{stdout}");
+    // Issue 37's bars are right >= 77% and harmful <= 1%: measured 78.6% and 4.6%, then 79.6% and 3.2% (a snippet mixing tabs and spaces keeps its tabs),
+    // then 2.5% (measured 2026-11-28); the
     // harmful ceiling holds what the engine reaches, not the bar.
     assert!(s["right"] >= 79.6, "{stdout}");
-    assert!(s["harmful"] <= 3.2, "{stdout}");
-    assert!(s["lost"] <= 1.1, "{stdout}");
+    assert!(s["harmful"] <= 2.5, "{stdout}");
+    assert!(s["lost"] <= 0.7, "{stdout}");
     // Of those, the merges that lose the file's own code (the rest drop lines the commit
     // added).
     assert!(s["lost_code"] <= 0.4, "{stdout}");
@@ -194,12 +195,13 @@ fn eval_lazy_on_git_history_fresh_flags_every_merge_that_loses_code() {
     // Issue 37's bars are right >= 74% and harmful <= 1%: measured 78.0% and 3.2%, then 77.6% and 2.4% (file lines kept between two lines written together, and deletions licensed only among new lines, refused: one right merge for two harmful) (one
     // harmful merge refused by the margin, no right one); then 1.6% (`jump-lookalike` asks
     // where sure anchors jump over a table's changed line; a Python body left empty is a
-    // syntax error the reading check refuses); the ceiling holds what it reaches.
+    // syntax error the reading check refuses); then 1.2% (2026-11-28); the ceiling holds
+    // what it reaches.
     assert!(s["right"] >= 77.6, "{stdout}");
-    assert!(s["harmful"] <= 1.6, "{stdout}");
-    assert!(s["wrong"] <= 4.0, "{stdout}");
-    assert!(s["lost"] <= 0.8, "{stdout}");
-    assert!(s["lost_code"] <= 0.8, "{stdout}");
+    assert!(s["harmful"] <= 1.2, "{stdout}");
+    assert!(s["wrong"] <= 3.6, "{stdout}");
+    assert!(s["lost"] <= 0.4, "{stdout}");
+    assert!(s["lost_code"] <= 0.4, "{stdout}");
     unseen_flags_hold(&stdout, &s, 8.5);
 }
 

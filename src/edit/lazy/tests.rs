@@ -1529,3 +1529,26 @@ fn a_snippet_mixing_tabs_and_spaces_keeps_each_lines_own_whitespace() {
         merged.content
     );
 }
+
+#[test]
+fn a_snippet_that_stops_inside_an_indented_body_keeps_the_rest_of_it() {
+    // The snippet changes a function's docstring and ends at its closing quotes with no
+    // placeholder: the open edge keeps the body's other lines (read as the whole function,
+    // the merge deleted them). A snippet showing the body to its last line still replaces
+    // the function whole.
+    let file = "import os\n\n\ndef load(path):\n    \"\"\"Read the file at path\n    and return its text.\n    \"\"\"\n    with open(path) as f:\n        text = f.read()\n    return text\n\n\ndef save(path, text):\n    with open(path, \"w\") as f:\n        f.write(text)\n";
+    let snippet = "# ... existing code ...\ndef load(path):\n    \"\"\"Read the file at path (relative to os.getcwd())\n    and return its text.\n    \"\"\"\n";
+    let changed = "Read the file at path (relative to os.getcwd())";
+    assert_eq!(
+        lazy(file, snippet).unwrap(),
+        file.replace("Read the file at path", changed)
+    );
+    let whole = "# ... existing code ...\ndef load(path):\n    \"\"\"Read the file at path\n    and return its text.\n    \"\"\"\n    with open(path) as f:\n        return f.read()\n";
+    assert_eq!(
+        lazy(file, whole).unwrap(),
+        file.replace(
+            "        text = f.read()\n    return text\n",
+            "        return f.read()\n"
+        )
+    );
+}

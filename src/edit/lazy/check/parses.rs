@@ -10,6 +10,7 @@
 //! line a misfit that costs the margin.
 
 use crate::edit::lazy::evidence::Syntax;
+use crate::edit::lazy::placeholder::{Presence, is_placeholder};
 use crate::error::{Error, ErrorCode, Result};
 use crate::syntax::{self, Lang};
 
@@ -44,8 +45,13 @@ pub(crate) fn check(
     // blank line excuses nothing: every fragment's end is one). Another error on that line is
     // not: a fragment's open end (a block opener with its body under a placeholder) is an
     // error alone, and the misplaced merge's error there is of another kind.
+    // Nor is an error on a line a placeholder (or the snippet's open end) follows: a block
+    // opener whose body the placeholder keeps is an error alone, which the kept lines mend
+    // where the merge is right; the same error in the result says they are not its body.
+    let own_text_lines: Vec<&str> = own_text.lines().collect();
     let own_errors: Vec<(&str, &str)> = own
         .iter()
+        .filter(|e| !before_a_gap(&own_text_lines, e.line))
         .map(|e| (e.line_in(&own_text), e.what.as_str()))
         .filter(|(l, _)| !l.is_empty())
         .collect();
@@ -67,6 +73,16 @@ pub(crate) fn check(
             first.line, first.what
         ),
     ))
+}
+
+/// Whether line `line` (from 1) of the snippet's own text is followed by a placeholder or by
+/// nothing but blank lines: what comes after it in the file is not in the snippet.
+fn before_a_gap(lines: &[&str], line: usize) -> bool {
+    lines
+        .iter()
+        .skip(line)
+        .find(|l| !l.trim().is_empty())
+        .is_none_or(|l| is_placeholder(l, Presence::Absent))
 }
 
 /// Whether the snippet's own error `alone` (parsed on its own) excuses the result's error
@@ -234,6 +250,34 @@ mod tests {
         // The original was broken already: its errors and the new ones cannot be told apart.
         let was_broken = "<?php\nfunction a( {\n  return 1;\n}\n";
         assert!(check(Some("a.php"), was_broken, "<?php\nfunction a( {\n", "x").is_ok());
+    }
+
+    #[test]
+    fn an_opener_a_placeholder_follows_excuses_no_empty_body_in_the_result() {
+        // Alone, the snippet's `if` has no body: the placeholder keeps it. Merged where the
+        // kept lines are not its body, the result has the same error on the same line: the
+        // reading is wrong, not the snippet. The same error the snippet writes itself (code
+        // right under the opener, or the snippet's own end) is still its own.
+        let old = "def a(x):\n    if x:\n        y()\n    return x\n\n\ndef b(x):\n    return x\n";
+        let broken = old.replace("def b(x):\n", "def b(x):\n    if x > 1:\n");
+        assert!(!syntax::new_errors("a.py", Some(old), &broken).is_empty());
+        for gap in ["    # ... existing code ...\n", "\n    # ...\n"] {
+            let snippet = format!("def b(x):\n    if x > 1:\n{gap}");
+            let e = check(Some("a.py"), old, &broken, &snippet).unwrap_err();
+            assert_eq!(e.code, ErrorCode::NeedsMoreContext, "{snippet}");
+        }
+        assert!(
+            check(
+                Some("a.py"),
+                old,
+                &broken,
+                "def b(x):\n    if x > 1:\n    return x\n"
+            )
+            .is_ok()
+        );
+        assert!(before_a_gap(&["if x:", "", "# ... existing code ..."], 1));
+        assert!(before_a_gap(&["if x:", ""], 1));
+        assert!(!before_a_gap(&["if x:", "return x"], 1));
     }
 
     #[test]

@@ -991,6 +991,7 @@ pub(crate) fn unit_pins(
         match unit_at(ctx, seg, i) {
             Some(units::UnitEnd::Whole(last)) => {
                 if let Some((hj, end)) = file_unit_for(ctx, i, pins, renames)
+                    && !stops_inside(ctx, seg, pins, last, end)
                     && add_unit(pins, i, last, hj, end, lines, ctx.file)
                 {
                     i = last + 1;
@@ -1021,6 +1022,40 @@ pub(crate) fn unit_pins(
         }
         i += 1;
     }
+}
+
+/// Whether a segment at the snippet's open end stops inside an indented body (one that no
+/// closing line ends): the lines it shows after its last pin are the file lines right after
+/// that pin, and the file's body goes on past them to `end`. The open edge is a placeholder
+/// there: shown whole, the unit would delete the rest of its body, which the snippet never
+/// showed (a snippet that changes a docstring and stops at its closing quotes).
+fn stops_inside(ctx: &Context<'_>, seg: &Segment, pins: &[Pin], last: usize, end: usize) -> bool {
+    let (lines, file) = (ctx.lines(), ctx.file);
+    if seg.gap_after.is_some()
+        || lines[last + 1..seg.lines.end].iter().any(|l| !l.blank)
+        || end == 0
+        || super::lines::is_closer(file.lines[end - 1])
+    {
+        return false;
+    }
+    // The pins are in snippet order.
+    let Some(p) = pins[..pins.partition_point(|p| p.i <= last)].last() else {
+        return false;
+    };
+    let mut j = p.j;
+    for l in &lines[p.i + 1..=last] {
+        if l.blank {
+            continue;
+        }
+        let Some(next) = (j + 1..end).find(|&k| !file.is_blank(k)) else {
+            return false;
+        };
+        if file.key(next) != l.key {
+            return false;
+        }
+        j = next;
+    }
+    j < end && (j + 1..end).any(|k| !file.is_blank(k))
 }
 
 /// Whether edge line `j` lies past more of the file's non-blank lines, from the segment's

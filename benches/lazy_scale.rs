@@ -17,7 +17,10 @@
 //! read as growth. For a profiler, `-- --loop-steady N` (`--loop-first N`) runs only the 4 KB
 //! one-region case, N merges steady (at first sight), and prints their median;
 //! `-- --first-ratio N` runs only the 4 KB first-sight line (N merges, each after its bare
-//! parse) and prints its ratio.
+//! parse) and prints its ratio. In full, and alone with `-- --append N`, a three-line snippet
+//! appending a function to 13,000 and 16,000 one-line functions (485 and 602 KB) is timed at
+//! first sight with the review's syntax check of its result, which must not be given up for
+//! the parse budget.
 
 mod common;
 mod counting;
@@ -168,6 +171,14 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     }
+    let runs = common::arg("--append", 0);
+    if runs > 0 {
+        return if append_cases(runs) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     let runs = common::arg("--first-ratio", 0);
     if runs > 0 {
         let file = source(4 << 10);
@@ -252,6 +263,10 @@ fn main() -> ExitCode {
     ok &= run_growth(quick, "nested openers", nested_openers_case, runs);
     let halves: (&[usize], &[usize]) = (&[2000, 4000, 8000, 16000], &[1000, 2000, 4000]);
     ok &= run_growth(quick, "every other line kept", every_other_case, halves);
+
+    if !quick {
+        ok &= append_cases(3);
+    }
 
     // A whole file as its own snippet: within 10 s (not in quick mode, which never bounds
     // time) under 1 GiB and the peak per byte, or refused as too large.
@@ -357,6 +372,58 @@ fn every_other_case(n: usize) -> (String, String) {
     }
     snippet.push_str("fn tail() {}\n");
     (file, snippet)
+}
+
+/// A three-line snippet appending a function whose body has a syntax error of its own to a
+/// file of `n` one-line functions (13,000: 485 KB; 16,000: 602 KB, over half the parse
+/// limit): the file and its snippet.
+fn append_case(n: usize) -> (String, String) {
+    let (file, _) = replaced_run_case(n);
+    let snippet = "// ... existing code ...\nfn tail() {}\nfn added(y: u64) -> u64 { y * ; }\n";
+    (file, snippet.to_string())
+}
+
+/// The append at first sight (the parses and line facts forgotten), at 13,000 and 16,000 lines,
+/// `runs` times each: the merge and the review's syntax check of its result timed together
+/// (their median), and what the check found. Whether every check ran: in one thread no parse
+/// may wait out the parse budget (`Skipped::Busy`), as only its own caller could hold the
+/// bytes; one past its deadline (a loaded machine) is said, not counted.
+fn append_cases(runs: usize) -> bool {
+    let hints = Hints {
+        path: Some("src/lib.rs"),
+        instruction: None,
+    };
+    let mut ok = true;
+    for n in [13_000, 16_000] {
+        let (file, snippet) = append_case(n);
+        let mut times = Vec::with_capacity(runs);
+        let mut said = String::new();
+        for _ in 0..runs {
+            forget_parses();
+            let start = Instant::now();
+            let checked = lazy::merge(black_box(&file), &snippet, &hints)
+                .map(|merged| syntax::check("src/lib.rs", Some(&file), &merged.content));
+            times.push(start.elapsed());
+            said = match checked {
+                Ok(Ok(errors)) => format!("checked, {} new error(s)", errors.len()),
+                Ok(Err(skipped)) => {
+                    ok &= skipped != syntax::Skipped::Busy;
+                    format!("check skipped: {}", skipped.reason())
+                }
+                Err(e) => {
+                    ok = false;
+                    format!("refused {}", e.code.as_str())
+                }
+            };
+        }
+        times.sort();
+        println!(
+            "{:<28} median {:>10.1} ms   {said}",
+            format!("append, {n} lines ({} KB)", file.len() / 1000),
+            times[times.len() / 2].as_secs_f64() * 1e3
+        );
+    }
+    ok
 }
 
 /// The growth exponent of a snippet of `n` lines made by `case`, over `sizes` (in full, and

@@ -1552,3 +1552,16 @@ fn a_snippet_that_stops_inside_an_indented_body_keeps_the_rest_of_it() {
         )
     );
 }
+
+#[test]
+fn a_closer_after_an_inner_placeholder_ends_the_unit_the_snippet_opened() {
+    // A long method shown the way careful models show one: its header, a placeholder, the
+    // changed part (which closes an inner block it does not show open), a placeholder, and
+    // the method's closing line. That `}` closes the method, whatever the inner `}` closed.
+    let file = "class Client {\n\tconstructor() {\n\t\tthis.n = 0;\n\t}\n\n\tsend(x) {\n\t\tfor (const y of x) {\n\t\t\tif (y) {\n\t\t\t\tthis.n++;\n\t\t\t}\n\n\t\t\tif (!y) {\n\t\t\t\tthrow new Error('empty');\n\t\t\t}\n\n\t\t\tlog(y);\n\t\t}\n\n\t\treturn this.n;\n\t}\n\n\tclose() {\n\t\tthis.n = 0;\n\t}\n}\n";
+    let snippet = "// ... existing code ...\n\tsend(x) {\n\t\t// ... existing code ...\n\t\t\t\tthis.n++;\n\t\t\t}\n\n\t\t\tif (!y && this.n > 0) {\n\t\t\t\tthrow new Error('empty');\n\t\t\t// ... existing code ...\n\t}\n\n// ... existing code ...\n";
+    assert_eq!(
+        lazy(file, snippet).unwrap(),
+        file.replace("if (!y) {", "if (!y && this.n > 0) {")
+    );
+}

@@ -178,8 +178,17 @@ fn open_blocks(
                 let j = pin_of(i).or(if lone_brace { header } else { None });
                 open.push((i, j));
             } else if d < 0 {
+                // A closer deeper than a block's opening line closes a block the snippet did
+                // not show open (its opening is under a placeholder), not that one.
                 for _ in 0..(-d) {
-                    open.pop();
+                    if open
+                        .last()
+                        .is_some_and(|&(o, _)| lines[o].indent >= lines[i].indent)
+                    {
+                        open.pop();
+                    } else {
+                        break;
+                    }
                 }
             }
             if !lines[i].blank {

@@ -3,7 +3,8 @@
 //! (or an allowed host) — DNS-rebinding protection — and every request carries a bearer
 //! token: the agents' token opens `/mcp` and the agent routes (tool calls, waiting on and
 //! withdrawing a review, info), the reviewers' token every route; an agent cannot decide.
-//! Bodies are size-capped. The review API is what TUIs, scripts and forwarding stdio
+//! Bodies are size-capped; one refused as busy (503) is read and discarded first, so that the
+//! client reads the answer. The review API is what TUIs, scripts and forwarding stdio
 //! servers use; nothing bypasses the gate.
 //!
 //! | route | what |
@@ -216,7 +217,7 @@ async fn guard(State(st): State<AppState>, mut req: Request, next: Next) -> Resp
         0 => None,
         n => match st.in_flight.take(n).await {
             Some(share) => Some(share),
-            None => return busy(),
+            None => return busy(req.into_body(), st.max_body).await,
         },
     };
     if let Some(s) = &share {
@@ -297,15 +298,52 @@ fn body_bytes(headers: &HeaderMap, declared: Option<u64>, max_body: usize) -> us
     }
 }
 
-/// The answer to a request that waited too long for its bytes in flight.
-fn busy() -> Response {
+/// The answer to a request that waited too long for its bytes in flight: 503 with
+/// `Retry-After`, once its body is read and discarded ([`discard`]), on a connection then
+/// closed (`Connection: close`; the client comes back after `Retry-After` anyway).
+async fn busy(body: axum::body::Body, max_body: usize) -> Response {
+    if discard(body, max_body).await == Drained::Cut {
+        tracing::debug!("busy: a body not read whole before the 503; the connection closes");
+    }
     let mut r = refuse(
         StatusCode::SERVICE_UNAVAILABLE,
         "the gate is handling as many large requests as it holds at once; retry shortly",
     );
     r.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     r
+}
+
+/// How far [`discard`] read a body.
+#[derive(Debug, PartialEq, Eq)]
+enum Drained {
+    /// To its end: the client has sent everything and reads the answer.
+    Whole,
+    /// Not to its end: it failed (its deadline passed, the client went) or ran past the cap.
+    Cut,
+}
+
+/// Read a body the gate will not handle to its end, keeping none of it, so that a client
+/// still sending it reads the answer instead of a reset (a socket closed with data unread
+/// is reset, and a client that writes its whole request before it reads sees a broken
+/// pipe). Bounded in bytes by `cap` (a body declaring more was refused before this; one sent
+/// in chunks stops here) and in time by the body's deadline (`serve.rs`, from the head), so
+/// trickling it holds the connection no longer than a body the gate takes.
+async fn discard(body: axum::body::Body, cap: usize) -> Drained {
+    let mut chunks = body.into_data_stream();
+    let mut read = 0usize;
+    while let Some(chunk) = chunks.next().await {
+        match chunk {
+            Ok(bytes) => read = read.saturating_add(bytes.len()),
+            Err(_) => return Drained::Cut,
+        }
+        if read > cap {
+            return Drained::Cut;
+        }
+    }
+    Drained::Whole
 }
 
 /// A JSON-RPC message to `/mcp` that is not JSON gets JSON-RPC's parse error (-32700), as the
@@ -901,6 +939,34 @@ mod tests {
         assert_eq!(host_part("127.0.0.1"), "127.0.0.1");
         assert_eq!(host_part("[::1]:80"), "::1");
         assert_eq!(host_part("evil.example"), "evil.example");
+    }
+
+    #[tokio::test]
+    async fn a_discarded_body_is_read_to_its_end_within_the_cap() {
+        use futures_util::stream;
+        let chunks = |n: usize| {
+            let chunk = bytes::Bytes::from(vec![b'x'; 1000]);
+            let body = stream::iter((0..n).map(move |_| Ok::<_, Infallible>(chunk.clone())));
+            axum::body::Body::from_stream(body)
+        };
+        assert_eq!(discard(chunks(10), 10_000).await, Drained::Whole);
+        // One sent in chunks past the cap is read no further than just past it.
+        let read = Arc::new(AtomicUsize::new(0));
+        let counted = read.clone();
+        let endless = stream::repeat(bytes::Bytes::from(vec![b'x'; 1000])).map(move |c| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, Infallible>(c)
+        });
+        let body = axum::body::Body::from_stream(endless);
+        assert_eq!(discard(body, 10_000).await, Drained::Cut);
+        assert_eq!(read.load(Ordering::SeqCst), 11);
+        // A body that fails (its deadline) is cut.
+        let failing = stream::iter([
+            Ok(bytes::Bytes::from_static(b"x")),
+            Err(std::io::Error::other("deadline")),
+        ]);
+        let body = axum::body::Body::from_stream(failing);
+        assert_eq!(discard(body, 10_000).await, Drained::Cut);
     }
 
     #[test]

@@ -212,3 +212,134 @@ async fn remembered_parses_are_bounded_by_their_trees_size() {
         (now - before) >> 10
     );
 }
+
+/// Open a connection to `url` and send the head of a POST declaring `len` bytes of body,
+/// and none of the body: the gate takes `len` from its in-flight budget and waits for it.
+async fn body_never_sent(url: &str, token: &str, len: usize) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let url = reqwest::Url::parse(url).unwrap();
+    let host = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());
+    let mut stream = tokio::net::TcpStream::connect(&host).await.unwrap();
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {len}\r\n\r\n",
+        url.path()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
+}
+
+/// What a client got: the status and `Retry-After` of the answer, or why there was none.
+type Got = Result<(u16, Option<String>), String>;
+
+/// A reqwest POST of `body` (sent whole at once, as `.json` does).
+async fn send(url: String, token: String, body: Value) -> Got {
+    let r = crate::mcp::http_client()
+        .post(&url)
+        .bearer_auth(&token)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let retry = r
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    Ok((r.status().as_u16(), retry))
+}
+
+/// A client that writes its whole request before it reads the answer (as Python's
+/// `http.client` does), over a socket whose send buffer is 16 KiB (a link slower than
+/// loopback): its 1 MiB body is still being written when the gate answers.
+async fn send_then_read(url: String, token: String, body: Value) -> Got {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let url = reqwest::Url::parse(&url).unwrap();
+    let body = serde_json::to_vec(&body).unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_send_buffer_size(16 << 10).unwrap();
+    let addr = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());
+    let mut s = socket.connect(addr.parse().unwrap()).await.unwrap();
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n",
+        url.path(),
+        body.len()
+    );
+    s.write_all(head.as_bytes())
+        .await
+        .map_err(|e| format!("head: {e}"))?;
+    s.write_all(&body).await.map_err(|e| format!("body: {e}"))?;
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer)
+        .await
+        .map_err(|e| format!("answer: {e}"))?;
+    let text = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok());
+    let retry = text
+        .lines()
+        .find_map(|l| l.strip_prefix("retry-after:"))
+        .map(|v| v.trim().to_string());
+    status
+        .map(|s| (s, retry))
+        .ok_or_else(|| format!("no answer: {text:?}"))
+}
+
+/// With the in-flight budget full (two requests that declared 16 MiB each and send nothing),
+/// clients sending a 1 MiB edit (and one of 8 MiB), to the review API and to `/mcp`, get
+/// the gate's answer when its 20 s wait for their bytes ends, 503 with `Retry-After`, not a
+/// transport error: the gate reads and discards the body it will not handle before
+/// answering. It answered before reading, then closed the connection on the body still
+/// arriving: a client still writing saw a broken pipe or a reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_gate_answers_a_megabyte_body_with_503_and_retry_after() {
+    let p = Project::new();
+    let gate = Gate::start(&p, &["--policy", "dry-run"]);
+    let api_url = format!("{}/api/tools/FileWriteOrEdit", gate.url);
+    let mut holders = Vec::new();
+    for _ in 0..2 {
+        holders.push(body_never_sent(&api_url, &gate.review_token, 16 << 20).await);
+    }
+    // The holders' heads are read and their bytes taken before the megabyte comes.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let edit = |mib: usize| {
+        json!({"arguments": {"file_path": "big.txt", "percentage_to_change": 100,
+            "text_or_search_replace_blocks": "x".repeat(mib << 20)}, "client": "busy"})
+    };
+    let mcp = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "FileWriteOrEdit", "arguments": edit(1)["arguments"]}});
+    let (rt, t) = (gate.review_token.clone(), gate.token.clone());
+    let sends = [
+        (
+            "api, reqwest",
+            tokio::spawn(send(api_url.clone(), rt.clone(), edit(1))),
+        ),
+        (
+            "mcp, reqwest",
+            tokio::spawn(send(gate.mcp_url.clone(), t.clone(), mcp.clone())),
+        ),
+        (
+            "api, reqwest, 8 MiB",
+            tokio::spawn(send(api_url.clone(), rt.clone(), edit(8))),
+        ),
+        (
+            "api, write then read",
+            tokio::spawn(send_then_read(api_url.clone(), rt, edit(1))),
+        ),
+        (
+            "mcp, write then read",
+            tokio::spawn(send_then_read(gate.mcp_url.clone(), t, mcp)),
+        ),
+    ];
+    let mut got = Vec::new();
+    for (what, send) in sends {
+        got.push((what, send.await.unwrap()));
+    }
+    eprintln!("{got:#?}");
+    for (what, answer) in got {
+        assert_eq!(answer, Ok((503, Some("1".to_string()))), "{what}");
+    }
+    drop(holders);
+    assert!(!p.root.join("big.txt").exists());
+}

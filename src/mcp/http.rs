@@ -211,18 +211,10 @@ async fn guard(State(st): State<AppState>, mut req: Request, next: Next) -> Resp
         )
             .into_response();
     }
-    // The body's bytes are taken from the in-flight budget before any of it is read, and
-    // given back when the answer starts (an MCP tool call gives back its clone sooner).
-    let share = match body_bytes(req.headers(), declared, st.max_body) {
-        0 => None,
-        n => match st.in_flight.take(n).await {
-            Some(share) => Some(share),
-            None => return busy(req.into_body(), st.max_body).await,
-        },
+    let share = match in_flight_share(&st, &mut req, declared).await {
+        Ok(share) => share,
+        Err(()) => return busy(req.into_body(), st.max_body).await,
     };
-    if let Some(s) = &share {
-        req.extensions_mut().insert(s.clone());
-    }
     let delete = req.method() == axum::http::Method::DELETE;
     let mut req = match json_rpc_body(req, &st).await {
         Ok(req) => req,
@@ -283,6 +275,30 @@ fn authorize(st: &AppState, headers: &HeaderMap, path: &str) -> Option<Response>
         HeaderValue::from_static("Bearer realm=\"patchgate\""),
     );
     Some(r)
+}
+
+/// The request's share of the in-flight budget, taken before any of its body is read (and
+/// given back when the answer starts; an MCP tool call gives back its clone sooner), put in
+/// its extensions; `None` for a body that takes nothing, `Err` when others held the bytes
+/// past the wait. The wait is not counted in the body's deadline: the client could send no
+/// faster than the gate read.
+async fn in_flight_share(
+    st: &AppState,
+    req: &mut Request,
+    declared: Option<u64>,
+) -> Result<Option<super::inflight::Share>, ()> {
+    let n = body_bytes(req.headers(), declared, st.max_body);
+    if n == 0 {
+        return Ok(None);
+    }
+    let asked = tokio::time::Instant::now();
+    let share = st.in_flight.take(n).await;
+    if let Some(clock) = req.extensions().get::<super::deadline_body::BodyClock>() {
+        clock.postpone(asked.elapsed());
+    }
+    let share = share.ok_or(())?;
+    req.extensions_mut().insert(share.clone());
+    Ok(Some(share))
 }
 
 /// The bytes a request's body counts in the in-flight budget: its declared length, the body

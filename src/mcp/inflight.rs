@@ -18,8 +18,8 @@ pub const IN_FLIGHT_BYTES: usize = 32 << 20;
 /// a small edit never queues behind large ones), nor does an MCP message read and found so.
 pub const SMALL_BODY_BYTES: usize = 64 << 10;
 
-/// How long a request waits for its bytes before it is refused as busy (within the time a
-/// connection has to send its body).
+/// How long a request waits for its bytes before it is refused as busy (added to the time its
+/// connection has to send the body, none of which is read meanwhile).
 pub const IN_FLIGHT_WAIT: Duration = Duration::from_secs(20);
 
 /// The budget of bytes in flight; clones share it.

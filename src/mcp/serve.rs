@@ -4,7 +4,8 @@
 //! in flight: before its first request or between keep-alive requests) is closed to make room
 //! for the newcomer, which is refused only when every connection is busy. Reading a request's
 //! head has a deadline, which closes slow-header and idle keep-alive connections, and so has
-//! receiving its body (counted from the head's arrival), which closes slow-body ones. A request
+//! receiving its body (counted from the head's arrival, postponed by the time the gate held
+//! the body unread waiting for its in-flight budget), which closes slow-body ones. A request
 //! in progress (a long wait for a person, an event stream) has no deadline and is never closed
 //! to make room.
 
@@ -40,8 +41,9 @@ pub struct Limits {
     /// How long a connection may take to send a request's head, counted from when the
     /// server is ready for it (so also how long a keep-alive connection may idle).
     pub head_timeout: Duration,
-    /// How long a request's body may take to arrive whole, counted from the head's arrival;
-    /// past it reading the body fails and the connection is closed.
+    /// How long a request's body may take to arrive whole, counted from the head's arrival
+    /// (the gate's wait for the in-flight budget not counted); past it reading the body fails
+    /// and the connection is closed.
     pub body_timeout: Duration,
     /// Set `TCP_NODELAY` on each connection (off only to measure what it saves).
     pub nodelay: bool,
@@ -116,7 +118,11 @@ impl Conn {
         let (table, slot, peer) = (Arc::clone(&self.table), Arc::clone(&self.slot), self.peer);
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
             let busy = Busy::start(&table, &slot);
-            let req = req.map(|b| axum::body::Body::new(DeadlineBody::new(b, limits.body_timeout)));
+            let (mut parts, body) = req.into_parts();
+            let body = DeadlineBody::new(body, limits.body_timeout);
+            // The gate postpones the deadline by the time it holds the body unread.
+            parts.extensions.insert(body.clock());
+            let req = hyper::Request::from_parts(parts, axum::body::Body::new(body));
             let app = app.clone();
             async move {
                 let resp = app
@@ -486,6 +492,58 @@ mod tests {
         );
         // Its slot is free again (the server forgets it just after closing it).
         assert_eq!(info_status_soon(addr).await, Some(200));
+        running.shutdown().await;
+    }
+
+    /// A request that waited for its bytes in flight has its whole body time once the gate
+    /// reads: its client, still sending, could send no faster than the gate read. Here 32
+    /// bodies declared and never sent hold the budget until they are cut at their 3 s
+    /// deadline, and a 100 KiB edit, its head sent 0.5 s after theirs, arrives in ten parts
+    /// 400 ms apart: it was cut 3 s after its head, the 2.5 s wait charged to it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_wait_for_the_in_flight_budget_is_not_charged_to_the_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            body_timeout: Duration::from_secs(3),
+            ..Limits::default()
+        };
+        let running = gate(&dir, limits).await;
+        let addr = running.addr;
+        let head = |len: usize| {
+            format!(
+                "POST /api/tools/patch_file HTTP/1.1\r\nHost: localhost\r\n\
+                 Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
+                 Connection: close\r\nContent-Length: {len}\r\n\r\n"
+            )
+        };
+        let mut holders = Vec::new();
+        for _ in 0..32 {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            s.write_all(head(1 << 20).as_bytes()).await.unwrap();
+            holders.push(s);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let body = serde_json::json!({"arguments": {"target_file": "a.txt",
+            "search_content": "x".repeat(100 << 10), "replace_content": "y"}, "client": "slow"});
+        let body = serde_json::to_vec(&body).unwrap();
+        let (mut rd, mut wr) = TcpStream::connect(addr).await.unwrap().into_split();
+        wr.write_all(head(body.len()).as_bytes()).await.unwrap();
+        for part in body.chunks(body.len().div_ceil(10)) {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            if wr.write_all(part).await.is_err() {
+                break;
+            }
+        }
+        let mut out = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), rd.read_to_end(&mut out)).await;
+        let answer = String::from_utf8_lossy(&out);
+        assert!(
+            matches!(read, Ok(Ok(_))) && answer.starts_with("HTTP/1.1 200"),
+            "{read:?}: {answer}"
+        );
+        // The tool was called: the file it names is not there.
+        assert!(answer.contains("a.txt"), "{answer}");
+        drop(holders);
         running.shutdown().await;
     }
 

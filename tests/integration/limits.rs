@@ -105,11 +105,9 @@ async fn a_hundred_and_twenty_eight_concurrent_megabyte_edits_stay_under_a_gibib
                 "text_or_search_replace_blocks": format!("// {i}\n{text}")}, "client": format!("c{i}")});
             // A 503 says the in-flight budget stayed full past its wait (a loaded machine):
             // a client retries after its Retry-After, as the gate asks; the work is still done.
-            // A loaded gate may also close the connection while this client is still sending
-            // its megabyte: that 503 is answered before the body is read, and a body not in
-            // whole within its deadline (counted from the head, the wait for the budget
-            // included) is cut off. The send then fails (a broken pipe, a reset, a timeout)
-            // and the client sends again, as after a 503.
+            // On a loaded machine a send may still fail (a body not in whole within its
+            // deadline is cut off; connections time out under load, cause not pinned down):
+            // the client sends again, as after a 503 (whose body the gate reads first).
             let mut last = Value::Null;
             for _ in 0..BUSY_RETRIES {
                 match client.post(&url).bearer_auth(&token).json(&body).send().await {

@@ -45,13 +45,16 @@ pub(crate) fn check(
     // blank line excuses nothing: every fragment's end is one). Another error on that line is
     // not: a fragment's open end (a block opener with its body under a placeholder) is an
     // error alone, and the misplaced merge's error there is of another kind.
-    // Nor is an error on a line a placeholder (or the snippet's open end) follows: a block
-    // opener whose body the placeholder keeps is an error alone, which the kept lines mend
-    // where the merge is right; the same error in the result says they are not its body.
+    // Nor is an error the gap after its line makes (a placeholder, or the snippet's open end,
+    // follows a line that opens or closes a block): a block opener whose body the placeholder
+    // keeps is an error alone, which the kept lines mend where the merge is right; the same
+    // error in the result says they are not its body. An error of another kind, or on a line
+    // that opens nothing, is the snippet's own wherever it stands (syntax newer than the
+    // grammar: `-> impl use<> Iterator` in a signature, a one-line item at the snippet's end).
     let own_text_lines: Vec<&str> = own_text.lines().collect();
     let own_errors: Vec<(&str, &str)> = own
         .iter()
-        .filter(|e| !before_a_gap(&own_text_lines, e.line))
+        .filter(|e| !(before_a_gap(&own_text_lines, e.line) && gap_made(&own_text_lines, e)))
         .map(|e| (e.line_in(&own_text), e.what.as_str()))
         .filter(|(l, _)| !l.is_empty())
         .collect();
@@ -83,6 +86,39 @@ fn before_a_gap(lines: &[&str], line: usize) -> bool {
         .skip(line)
         .find(|l| !l.trim().is_empty())
         .is_none_or(|l| is_placeholder(l, Presence::Absent))
+}
+
+/// Whether the snippet's own error `e` (on a line a gap follows) is one that gap may make: the
+/// line opens a block or bracket the kept lines would finish, or closes one they opened (net
+/// brackets, a trailing `:`, a placeholder indented under it), and the error is of the kind a
+/// missing body or closer makes (an empty body, something not closed, a missing token, an
+/// unexpected closer).
+fn gap_made(lines: &[&str], e: &syntax::SyntaxError) -> bool {
+    let Some(text) = e.line.checked_sub(1).and_then(|i| lines.get(i)) else {
+        return false;
+    };
+    let code = crate::edit::lazy::lines::without_trailing_comment(text).unwrap_or(text);
+    let under = lines
+        .iter()
+        .skip(e.line)
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| indent(l) > indent(text));
+    let opens = crate::edit::lazy::units::depth_change(code).0 != 0
+        || code.trim_end().ends_with(':')
+        || under;
+    let what = e.what.as_str();
+    let kind = what.starts_with("an empty body")
+        || what.starts_with("missing ")
+        || what.ends_with(" here is not closed before the end of the file")
+        || what
+            .strip_prefix("unexpected ")
+            .is_some_and(|t| crate::edit::lazy::lines::is_closer(t.trim_matches('"')));
+    opens && kind
+}
+
+/// The width of a line's leading whitespace.
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
 }
 
 /// Whether the snippet's own error `alone` (parsed on its own) excuses the result's error
@@ -278,6 +314,41 @@ mod tests {
         assert!(before_a_gap(&["if x:", "", "# ... existing code ..."], 1));
         assert!(before_a_gap(&["if x:", ""], 1));
         assert!(!before_a_gap(&["if x:", "return x"], 1));
+    }
+
+    #[test]
+    fn a_gap_excuses_no_error_it_cannot_make() {
+        // Syntax newer than the grammar (Rust 1.82's `impl use<>`) on a line a gap follows:
+        // a signature whose body a placeholder keeps (`unexpected "->"` is no missing body),
+        // and a one-line item at the snippet's end (it opens nothing for a gap to finish).
+        // The merge is right; the error is the snippet's own, as anywhere else.
+        let old = "fn a(x: u32) -> u32 {\n    x + 1\n}\n";
+        let sig = "fn a(x: u32) -> impl use<> Iterator<Item = u32> {";
+        let merged = old.replace("fn a(x: u32) -> u32 {", sig);
+        assert!(!syntax::new_errors("x.rs", Some(old), &merged).is_empty());
+        let snippet = format!("{sig}\n    // ... existing code ...\n}}\n");
+        assert!(check(Some("x.rs"), old, &merged, &snippet).is_ok());
+        let item = "fn b() -> impl use<> Iterator<Item = u8> { std::iter::empty() }";
+        let merged = format!("{old}\n{item}\n");
+        assert!(!syntax::new_errors("x.rs", Some(old), &merged).is_empty());
+        let snippet = format!("// ... existing code ...\n}}\n\n{item}\n");
+        assert!(check(Some("x.rs"), old, &merged, &snippet).is_ok());
+        // An opener's missing body, and a closer whose opener is above the snippet, are what
+        // a gap makes; a line that opens nothing is not.
+        let e = |line: usize, what: &str| syntax::SyntaxError {
+            line,
+            column: 1,
+            what: what.to_string(),
+        };
+        let empty = "an empty body: nothing indented under this line";
+        assert!(gap_made(&["if x:", "# ..."], &e(1, empty)));
+        assert!(gap_made(&["}", "// ..."], &e(1, "unexpected \"}\"")));
+        assert!(gap_made(&["do |x|", "  # ..."], &e(1, "missing \"end\"")));
+        assert!(!gap_made(
+            &["fn a() -> impl use<> T {"],
+            &e(1, "unexpected \"->\"")
+        ));
+        assert!(!gap_made(&["int _BitInt(24) x;"], &e(1, "missing \")\"")));
     }
 
     #[test]

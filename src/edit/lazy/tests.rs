@@ -1577,3 +1577,34 @@ fn an_end_after_an_inner_placeholder_ends_the_function_the_snippet_opened() {
         file.replace("    \"url\",\n", "    \"url\",\n    \"dir\",\n")
     );
 }
+
+#[test]
+fn a_snippet_that_rewords_a_one_line_docstring_and_stops_keeps_the_body() {
+    // The snippet's last line is the changed version of the line under the header, not that
+    // line itself, or a docstring the file lacks: the open edge still keeps the body's other
+    // lines (read as the function shown whole, the merge deleted all three). A whole rewrite
+    // still replaces the body.
+    let file = "import os\n\n\ndef load(path):\n    \"\"\"Read the file.\"\"\"\n    with open(path) as f:\n        text = f.read()\n    return text\n\n\ndef save(path, text):\n    \"\"\"Write the file.\"\"\"\n    with open(path, \"w\") as f:\n        f.write(text)\n";
+    let doc = "\"\"\"Read the file at path, relative to os.getcwd().\"\"\"";
+    let snippet = format!("# ... existing code ...\ndef load(path):\n    {doc}\n");
+    assert_eq!(
+        lazy(file, &snippet).unwrap(),
+        file.replace("\"\"\"Read the file.\"\"\"", doc)
+    );
+    // A docstring added where the file has none keeps the body the same way.
+    let bare = file.replace("    \"\"\"Read the file.\"\"\"\n", "");
+    assert_eq!(
+        lazy(&bare, &snippet).unwrap(),
+        file.replace("\"\"\"Read the file.\"\"\"", doc)
+    );
+    let whole = format!(
+        "# ... existing code ...\ndef load(path):\n    {doc}\n    return open(path).read()\n"
+    );
+    assert_eq!(
+        lazy(file, &whole).unwrap(),
+        file.replace(
+            "\"\"\"Read the file.\"\"\"\n    with open(path) as f:\n        text = f.read()\n    return text\n",
+            &format!("{doc}\n    return open(path).read()\n")
+        )
+    );
+}

@@ -990,12 +990,14 @@ pub(crate) fn unit_pins(
         }
         match unit_at(ctx, seg, i) {
             Some(units::UnitEnd::Whole(last)) => {
-                if let Some((hj, end)) = file_unit_for(ctx, i, pins, renames)
-                    && !stops_inside(ctx, seg, pins, last, end)
-                    && add_unit(pins, i, last, hj, end, lines, ctx.file)
-                {
-                    i = last + 1;
-                    continue;
+                if let Some((hj, end)) = file_unit_for(ctx, i, pins, renames) {
+                    if let Some(versions) = stops_inside(ctx, seg, pins, last, end) {
+                        pins.extend(versions);
+                        pins.sort_by_key(|p| (p.i, p.j));
+                    } else if add_unit(pins, i, last, hj, end, lines, ctx.file) {
+                        i = last + 1;
+                        continue;
+                    }
                 }
             }
             Some(units::UnitEnd::Open) => {
@@ -1026,36 +1028,70 @@ pub(crate) fn unit_pins(
 
 /// Whether a segment at the snippet's open end stops inside an indented body (one that no
 /// closing line ends): the lines it shows after its last pin are the file lines right after
-/// that pin, and the file's body goes on past them to `end`. The open edge is a placeholder
-/// there: shown whole, the unit would delete the rest of its body, which the snippet never
-/// showed (a snippet that changes a docstring and stops at its closing quotes).
-fn stops_inside(ctx: &Context<'_>, seg: &Segment, pins: &[Pin], last: usize, end: usize) -> bool {
+/// that pin, or their changed versions, and the file's body goes on past them to `end`. The
+/// open edge is a placeholder there: shown whole, the unit would delete the rest of its body,
+/// which the snippet never showed (a snippet that changes a docstring and stops at its
+/// closing quotes). Then the pins that tie each changed version to its old line.
+fn stops_inside(
+    ctx: &Context<'_>,
+    seg: &Segment,
+    pins: &[Pin],
+    last: usize,
+    end: usize,
+) -> Option<Vec<Pin>> {
     let (lines, file) = (ctx.lines(), ctx.file);
     if seg.gap_after.is_some()
         || lines[last + 1..seg.lines.end].iter().any(|l| !l.blank)
         || end == 0
         || super::lines::is_closer(file.lines[end - 1])
     {
-        return false;
+        return None;
     }
     // The pins are in snippet order.
-    let Some(p) = pins[..pins.partition_point(|p| p.i <= last)].last() else {
-        return false;
-    };
-    let mut j = p.j;
-    for l in &lines[p.i + 1..=last] {
+    let p = pins[..pins.partition_point(|p| p.i <= last)].last()?;
+    let (mut j, mut versions) = (p.j, Vec::new());
+    for (i, l) in lines.iter().enumerate().take(last + 1).skip(p.i + 1) {
         if l.blank {
             continue;
         }
-        let Some(next) = (j + 1..end).find(|&k| !file.is_blank(k)) else {
-            return false;
-        };
+        let next = (j + 1..end).find(|&k| !file.is_blank(k))?;
         if file.key(next) != l.key {
-            return false;
+            if !a_version_of(l, file.lines[next]) {
+                // A docstring or comment added under the header says nothing of where the
+                // body ends: the body's start is still next.
+                if prose_of(&l.text).is_some() {
+                    continue;
+                }
+                return None;
+            }
+            versions.push(Pin {
+                i,
+                j: next,
+                replace: true,
+                sure: true,
+            });
         }
         j = next;
     }
-    j < end && (j + 1..end).any(|k| !file.is_blank(k))
+    (j < end && (j + 1..end).any(|k| !file.is_blank(k))).then_some(versions)
+}
+
+/// Whether snippet line `l` may be the changed version of file line `old` for
+/// [`stops_inside`]: similar enough, or both the same kind of text that is not code (a
+/// docstring or a comment reworded, however much).
+fn a_version_of(l: &SLine, old: &str) -> bool {
+    prose_of(&l.text).is_some_and(|m| prose_of(old) == Some(m))
+        || !l.trivial
+            && !lines::is_trivial(old)
+            && lines::similarity(&l.text, old) >= WEIGHTS.placing_change_similarity
+}
+
+/// The mark a line of text that is not code opens with (a docstring's quotes, a comment's
+/// mark), if it is one.
+fn prose_of(line: &str) -> Option<&'static str> {
+    const PROSE: [&str; 6] = ["\"\"\"", "'''", "#", "//", "--", "/*"];
+    let t = line.trim_start();
+    PROSE.into_iter().find(|m| t.starts_with(m))
 }
 
 /// Whether edge line `j` lies past more of the file's non-blank lines, from the segment's

@@ -173,11 +173,7 @@ fn open_blocks(
                     open.pop();
                 }
             }
-            // A definition closed by a keyword (`end` in Lua and Ruby) opens no bracket.
-            let keyword_unit = d == 0
-                && crate::edit::lazy::units::header_name(&lines[i].text).is_some()
-                && !lines[i].text.trim_end().ends_with(':');
-            if d > 0 || keyword_unit {
+            if d > 0 {
                 let lone_brace = lines[i].text.trim() == "{";
                 let j = pin_of(i).or(if lone_brace { header } else { None });
                 open.push((i, j));
@@ -225,16 +221,9 @@ fn closer_pin(
     }
     // The first line that closes more than the segment opened so far.
     let mut depth = 0i64;
-    let by_brackets = seg.lines.clone().find(|&i| {
+    let c = seg.lines.clone().find(|&i| {
         depth += crate::edit::lazy::units::depth_change(&lines[i].text).0;
         depth < 0
-    });
-    // Else a first line that ends a definition by keyword (`end`).
-    let c = by_brackets.or_else(|| {
-        seg.lines
-            .clone()
-            .find(|&i| !lines[i].blank)
-            .filter(|&i| crate::edit::lazy::units::is_end_keyword(&lines[i].text))
     })?;
     if !crate::edit::lazy::lines::is_closer(&lines[c].text) {
         return None;

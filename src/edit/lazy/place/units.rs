@@ -380,7 +380,7 @@ pub(crate) fn depth_change(line: &str) -> (i64, bool) {
 }
 
 /// Whether a line closes an indentation block by keyword (`end` in Ruby and Lua).
-pub(crate) fn is_end_keyword(line: &str) -> bool {
+fn is_end_keyword(line: &str) -> bool {
     let t = line.trim();
     t == "end" || t == "end;" || t == "end)" || t == "end," || t.starts_with("end ")
 }

@@ -101,6 +101,13 @@ pub(crate) fn chain(
         prev[b] = pick.from;
         earlier.done(runs, b, best[b]);
     }
+    trace_back(&best, &prev)
+}
+
+/// The heaviest chain's links, first to last, and its score: from the run with the best
+/// score (the first of equals), back along `prev` (the run each one follows and the lines it
+/// is trimmed by).
+fn trace_back(best: &[f32], prev: &[Option<(usize, usize)>]) -> (Vec<Link>, f32) {
     let (mut at, score) =
         best.iter().enumerate().fold(
             (0, f32::MIN),
@@ -424,26 +431,7 @@ mod tests {
                 }
             }
         }
-        let (mut at, score) =
-            best.iter().enumerate().fold(
-                (0, f32::MIN),
-                |acc, (k, &s)| if s > acc.1 { (k, s) } else { acc },
-            );
-        let mut out = Vec::new();
-        loop {
-            match prev[at] {
-                Some((a, trim)) => {
-                    out.push(Link { run: at, trim });
-                    at = a;
-                }
-                None => {
-                    out.push(Link { run: at, trim: 0 });
-                    break;
-                }
-            }
-        }
-        out.reverse();
-        (out, score)
+        super::trace_back(&best, &prev)
     }
 
     /// SplitMix64: a seeded stream of numbers, so a failing seed can be run again.

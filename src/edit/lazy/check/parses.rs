@@ -10,6 +10,7 @@
 //! line a misfit that costs the margin.
 
 use crate::edit::lazy::evidence::Syntax;
+use crate::edit::lazy::lines::indent_of;
 use crate::edit::lazy::placeholder::{Presence, is_placeholder};
 use crate::error::{Error, ErrorCode, Result};
 use crate::syntax::{self, Lang};
@@ -102,7 +103,7 @@ fn gap_made(lines: &[&str], e: &syntax::SyntaxError) -> bool {
         .iter()
         .skip(e.line)
         .find(|l| !l.trim().is_empty())
-        .is_some_and(|l| indent(l) > indent(text));
+        .is_some_and(|l| indent_of(l) > indent_of(text));
     let opens = crate::edit::lazy::units::depth_change(code).0 != 0
         || code.trim_end().ends_with(':')
         || under;
@@ -114,11 +115,6 @@ fn gap_made(lines: &[&str], e: &syntax::SyntaxError) -> bool {
             .strip_prefix("unexpected ")
             .is_some_and(|t| crate::edit::lazy::lines::is_closer(t.trim_matches('"')));
     opens && kind
-}
-
-/// The width of a line's leading whitespace.
-fn indent(line: &str) -> usize {
-    line.len() - line.trim_start().len()
 }
 
 /// Whether the snippet's own error `alone` (parsed on its own) excuses the result's error

@@ -24,7 +24,7 @@ pub fn loose(before: &str, after: &str, output: &str, shown: &Shown) -> bool {
     let in_place = kept_in_place(&before, &output);
     let (before_code, after_code, output_code) = (code(&before), code(&after), code(&output));
     let mut kept_any = false;
-    for op in &ops {
+    for (k, op) in ops.iter().enumerate() {
         match *op {
             DiffOp::Equal { .. } => {}
             DiffOp::Insert {
@@ -32,21 +32,28 @@ pub fn loose(before: &str, after: &str, output: &str, shown: &Shown) -> bool {
                 new_index,
                 new_len,
             } => {
-                let kept = code(&output[new_index..new_index + new_len]);
-                if kept.is_empty() {
+                if code(&output[new_index..new_index + new_len]).is_empty() {
                     continue;
                 }
-                // Kept where the file had them, not moved elsewhere.
-                let moved =
-                    (new_index..new_index + new_len).any(|k| !output[k].is_empty() && !in_place[k]);
-                let had = copies(&before_code, &kept);
-                if moved
-                    || between_shown(&after, old_index, shown)
-                    || kept.iter().any(|l| shown.quotes(l))
-                    || had == 0
-                    || copies(&after_code, &kept) >= had
-                    || copies(&output_code, &kept) > had
-                {
+                // The diff puts an inserted run at one of the places it could slide to
+                // through equal lines (`}` / blank / `#[test]` above it equal to its own last
+                // lines): it is kept where the file had it if it is at any of them.
+                let (up, down) = slide_room(&ops, k, &output, new_index, new_len);
+                let kept_right = (0..=up + down).any(|s| {
+                    let (old_at, new_at) = (old_index + s - up, new_index + s - up);
+                    let kept = code(&output[new_at..new_at + new_len]);
+                    // Kept where the file had them, not moved elsewhere.
+                    let moved =
+                        (new_at..new_at + new_len).any(|k| !output[k].is_empty() && !in_place[k]);
+                    let had = copies(&before_code, &kept);
+                    !(moved
+                        || between_shown(&after, old_at, shown)
+                        || kept.iter().any(|l| shown.quotes(l))
+                        || had == 0
+                        || copies(&after_code, &kept) >= had
+                        || copies(&output_code, &kept) > had)
+                });
+                if !kept_right {
                     return false;
                 }
                 kept_any = true;
@@ -56,6 +63,27 @@ pub fn loose(before: &str, after: &str, output: &str, shown: &Shown) -> bool {
         }
     }
     kept_any
+}
+
+/// How far the insertion `ops[k]` (`output[at..at + len]`) can slide up and down through the
+/// equal runs around it with the same result: up while the line above it equals its last
+/// line, down while the line below it equals its first.
+fn slide_room(ops: &[DiffOp], k: usize, output: &[&str], at: usize, len: usize) -> (usize, usize) {
+    let equal_len = |op: Option<&DiffOp>| match op {
+        Some(DiffOp::Equal { len, .. }) => *len,
+        _ => 0,
+    };
+    let (above, below) = (
+        equal_len(k.checked_sub(1).and_then(|p| ops.get(p))),
+        equal_len(ops.get(k + 1)),
+    );
+    let up = (1..=above.min(at))
+        .take_while(|&d| output[at - d] == output[at + len - d])
+        .count();
+    let down = (0..below)
+        .take_while(|&d| at + len + d < output.len() && output[at + len + d] == output[at + d])
+        .count();
+    (up, down)
 }
 
 /// For each line of `output`, whether it is one of `before`'s lines left where it was (in the
@@ -127,6 +155,22 @@ mod tests {
         let out = "if x {\n    old();\n}\nif y {\n    new();\n}\n\nfn keep() {\n}\n";
         let s = shown(&["if y {\n    new();\n}\n"]);
         assert!(loose(before, after, out, &s));
+    }
+
+    #[test]
+    fn a_kept_definition_the_diff_puts_between_shown_lines_that_it_can_slide_off_is_loose() {
+        // The commit deleted `old`; the snippet starts at `b`'s attribute and header. Kept
+        // where the file had it, `old` with its own `#[test]` above `b`'s: the line diff puts
+        // the kept run after the first `#[test]` (between the two lines the snippet writes
+        // together), but it is the same text as the run before it.
+        let before = "#[test]\nfn old() {\n    gone();\n}\n\n#[test]\nfn b() {\n    two();\n}\n";
+        let after = "#[test]\nfn b() {\n    two();\n    three();\n}\n";
+        let out = "#[test]\nfn old() {\n    gone();\n}\n\n#[test]\nfn b() {\n    two();\n    three();\n}\n";
+        let s = shown(&["#[test]\nfn b() {\n    two();\n    three();\n}\n"]);
+        assert!(loose(before, after, out, &s));
+        // Between the same two lines with no other place to be, it is harm.
+        let out = "#[test]\nfn old() {\n    gone();\n}\n\nfn b() {\n    two();\n    three();\n}\n";
+        assert!(!loose(before, after, out, &s));
     }
 
     #[test]

@@ -292,6 +292,10 @@ pub(crate) const WEIGHTS: Weights = Weights {
         // lines into the new code chosen (`eval --without head-as-new`: no right merge of the
         // 13 corpora is read so).
         head_as_new: 0.0,
+        // Below the threshold: two readings, the one joining two blocks destructive.
+        joined_blocks: 0.0,
+        // Below the threshold: two readings, the one emptying a block destructive.
+        emptied_block: 0.0,
         threshold: 0.3,
     },
 };

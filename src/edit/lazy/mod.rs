@@ -307,6 +307,12 @@ fn check_stage(
     if !rules.on(Rule::HeadAsNew) {
         evidence.head_as_new = None;
     }
+    if !rules.on(Rule::JoinedBlocks) {
+        evidence.joined = None;
+    }
+    if !rules.on(Rule::EmptiedBlock) {
+        evidence.emptied = None;
+    }
     let mut edits = edits;
     let deletes = removal_edits(ctx, instruction, &mut edits)?;
     let changed = edits

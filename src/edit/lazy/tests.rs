@@ -778,6 +778,22 @@ fn a_line_above_an_open_start_stays_when_the_snippet_keeps_a_copy_of_it_in_place
 }
 
 #[test]
+fn context_shown_without_its_trailing_comment_keeps_it_though_the_bare_line_recurs() {
+    // The bare line stands elsewhere in the file too: shown without its comment as context
+    // next to a changed signature, it is still the file's line there (the comment kept), not
+    // a copy of the other one written in place of the commented line.
+    let file = "impl F {\n    fn grow(&mut self, n: u64) -> Result<(), Error> {\n        if n > self.max {\n            self.roll()?; // a no-op once rolled\n        }\n        self.len = n;\n        Ok(())\n    }\n\n    fn flush(&mut self) -> Result<(), Error> {\n        self.roll()?;\n        Ok(())\n    }\n}\n";
+    let snippet = "impl F {\n    fn grow(&mut self, n: u64) -> io::Result<()> {\n        if n > self.max {\n            self.roll()?;\n        }\n        self.len = n;\n    // ... existing code ...\n}\n";
+    assert_eq!(
+        merge(file, snippet, &hints("f.rs")).unwrap().content,
+        file.replace(
+            "fn grow(&mut self, n: u64) -> Result<(), Error> {",
+            "fn grow(&mut self, n: u64) -> io::Result<()> {"
+        )
+    );
+}
+
+#[test]
 fn a_trailing_comment_moved_onto_its_own_line_changes_the_line() {
     let file = "def run():\n    setup()\n    total = compute(items)  # cache the items for the next run\n    return total\n";
     // Shown without its comment, the line is the file's (the comment kept)...

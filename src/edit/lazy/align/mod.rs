@@ -162,8 +162,7 @@ impl Aligner<'_> {
             return None;
         }
         if !same(s, self.file, j, self.shift) {
-            let shortened = s.count == 0
-                && s.is_old()
+            let shortened = s.is_old()
                 && !s.trivial
                 && lines::truncated_comment(&s.text, self.file.lines[j])
                 && !self.comment_moved_below(i, j);

@@ -8,6 +8,8 @@
 
 use std::collections::HashSet;
 
+use super::emptied::{self, Emptied};
+use super::joins::{self, Joined};
 use crate::edit::lazy::align::{Edit, Op};
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::prepare::{Kind, SLine};
@@ -82,6 +84,12 @@ pub(crate) struct Evidence {
     /// A segment's first line, right under a placeholder, that the merge writes as new code
     /// though the file has it where the segment goes (rule `head-as-new`): two readings.
     pub(crate) head_as_new: Option<HeadAsNew>,
+    /// A deletion between two kept lines that joins the block above it to the one below
+    /// (rule `joined-blocks`): two readings.
+    pub(crate) joined: Option<Joined>,
+    /// A new chain line (`} else if (…) {`) right under an unshown file header at its depth,
+    /// leaving that header's block empty (rule `emptied-block`): two readings.
+    pub(crate) emptied: Option<Emptied>,
 }
 
 /// A segment's first line under a placeholder read as new code ([`Evidence::head_as_new`]).
@@ -131,6 +139,10 @@ pub struct MarginWeights {
     /// A merge writing a segment's first line, right under a placeholder, as new code though
     /// the file has it where the segment goes ([`Evidence::head_as_new`]).
     pub head_as_new: f32,
+    /// A deletion joining the block above it to the one below ([`Evidence::joined`]).
+    pub joined_blocks: f32,
+    /// New code that leaves a file header's block empty ([`Evidence::emptied`]).
+    pub emptied_block: f32,
     /// Merges with a margin below this are refused.
     pub threshold: f32,
 }
@@ -215,6 +227,8 @@ impl Evidence {
             among_new: Vec::new(),
             changed_copy: changed_copy(file, lines, edits),
             head_as_new: edits.iter().find_map(|e| head_as_new(file, lines, e)),
+            joined: joins::joined(file, lines, edits),
+            emptied: emptied::emptied(file, lines, edits),
         }
     }
 
@@ -249,6 +263,18 @@ impl Evidence {
         {
             m.value = w.head_as_new;
             m.weakest = c.why();
+        }
+        if let Some(j) = &self.joined
+            && w.joined_blocks < m.value
+        {
+            m.value = w.joined_blocks;
+            m.weakest = j.why();
+        }
+        if let Some(e) = &self.emptied
+            && w.emptied_block < m.value
+        {
+            m.value = w.emptied_block;
+            m.weakest = e.why();
         }
         m
     }
@@ -695,6 +721,8 @@ mod tests {
             among_new: Vec::new(),
             changed_copy: None,
             head_as_new: None,
+            joined: None,
+            emptied: None,
         };
         assert_eq!(e.margin(&w).value, w.repeated);
         assert!(e.margin(&w).weakest.contains("more than once"));
@@ -729,6 +757,8 @@ mod tests {
             among_new: (20..26).collect(),
             changed_copy: None,
             head_as_new: None,
+            joined: None,
+            emptied: None,
         };
         let m = e.margin(&w);
         assert_eq!(m.value, w.among_new_deletion);
@@ -878,6 +908,8 @@ mod tests {
                 among_new: Vec::new(),
                 changed_copy: None,
                 head_as_new: None,
+                joined: None,
+                emptied: None,
             }),
             ..Merged::default()
         };

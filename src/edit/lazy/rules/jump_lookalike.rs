@@ -17,7 +17,18 @@ pub(super) const FIXTURE: Fixture = Fixture {
     instruction: None,
 };
 
+/// Guards overlap: with the rule off, `joined-blocks` refuses the jump (it deletes `test_b`'s
+/// header and joins the two tests); with both off the jump is merged.
 #[test]
-fn the_merge_differs_with_the_rule_off() {
-    FIXTURE.differs();
+fn the_rules_own_refusal_is_given() {
+    super::fixture::refused_otherwise(&FIXTURE, "read two ways", "end one block and start another");
+    let both_off = FIXTURE.merge(
+        super::RuleSet::ALL_ON
+            .without(Rule::JumpLookalike)
+            .without(Rule::JoinedBlocks),
+    );
+    assert!(
+        matches!(&both_off, Ok(c) if !c.contains("def test_b")),
+        "{both_off:?}"
+    );
 }

@@ -23,6 +23,8 @@ mod doc_comments;
 #[cfg(test)]
 mod edge_lookalike;
 #[cfg(test)]
+mod emptied_block;
+#[cfg(test)]
 mod entry_guard;
 #[cfg(test)]
 mod file_edges;
@@ -36,6 +38,8 @@ mod instruction_place;
 mod instruction_removes;
 #[cfg(test)]
 mod instruction_renames;
+#[cfg(test)]
+mod joined_blocks;
 #[cfg(test)]
 mod jump_lookalike;
 #[cfg(test)]
@@ -133,6 +137,10 @@ pub enum Rule {
     ChangedCopy,
     /// `head-as-new`.
     HeadAsNew,
+    /// `joined-blocks`.
+    JoinedBlocks,
+    /// `emptied-block`.
+    EmptiedBlock,
 }
 
 /// A rule's name, stage and one-line summary.
@@ -307,6 +315,18 @@ pub const ALL: &[RuleInfo] = &[
         Stage::Check,
         "a segment's first line under a placeholder read as new code though the file has it there is refused",
     ),
+    info(
+        Rule::JoinedBlocks,
+        "joined-blocks",
+        Stage::Check,
+        "a deletion between two kept lines that joins the block above to the block below is refused",
+    ),
+    info(
+        Rule::EmptiedBlock,
+        "emptied-block",
+        Stage::Check,
+        "a new `} else … {` line under an unshown header at its depth, emptying that header's block, is refused",
+    ),
 ];
 
 impl Rule {
@@ -445,6 +465,8 @@ pub(super) mod fixture {
         &super::among_new::FIXTURE,
         &super::changed_copy::FIXTURE,
         &super::head_as_new::FIXTURE,
+        &super::joined_blocks::FIXTURE,
+        &super::emptied_block::FIXTURE,
     ];
 }
 

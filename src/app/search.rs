@@ -237,6 +237,12 @@ pub(crate) fn search_eval(args: SearchEvalArgs) -> Result<ExitCode> {
     for (class, files, lost) in eval::misses(&results) {
         outln!("missed {}: files={files} lost={lost:.1}%", class.name());
     }
+    for (band, files, lost) in eval::bands(&results) {
+        outln!(
+            "missed at ranks {}: files={files} lost={lost:.1}%",
+            eval::band_name(band)
+        );
+    }
     let (recall, hit, mrr) = eval::summary(&results);
     let median = eval::median(results.iter().map(|r| r.elapsed).collect());
     let build: u128 = all.iter().map(|p| p.build.as_millis()).sum();

@@ -5,7 +5,8 @@
 //! (timed): recall@5, hit@1 and MRR against the files, in all and by group: the answers'
 //! language (their files' extension) and the query's kind (from its first verb); and each
 //! file missed from the first five, by why ([`Miss`]): what tells whether a ranking by the
-//! files' text could find it at all.
+//! files' text could find it at all; and those it could, by the band of rank they sat in
+//! ([`BANDS`]).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -130,20 +131,57 @@ pub(crate) fn missed(index: &Index, query: &Query, ranked: &[String]) -> Vec<Mis
 /// Per class of [`Miss`]: the files missed, and the recall@5 they cost (percentage points
 /// over all `results`: a query of `k` files loses `1 / k` of its recall for each).
 pub fn misses(results: &[&QueryResult]) -> Vec<(Miss, usize, f64)> {
-    let n = results.len().max(1) as f64;
     Miss::ALL
         .iter()
         .map(|&class| {
-            let mut count = 0;
-            let mut lost = 0.0;
-            for r in results {
-                let k = r.missed.iter().filter(|m| m.why == class).count();
-                count += k;
-                lost += k as f64 / r.query.files.len().max(1) as f64;
-            }
-            (class, count, lost * 100.0 / n)
+            let (count, lost) = cost(results, |m| m.why == class);
+            (class, count, lost)
         })
         .collect()
+}
+
+/// The bands of rank the files a ranking could reach (not [`Miss::Unreachable`]) are
+/// counted by when missed: first and last rank, 1-based; the last band holds the files not
+/// ranked within the depth.
+pub const BANDS: [(usize, usize); 4] = [(6, 10), (11, 20), (21, DEPTH), (DEPTH + 1, usize::MAX)];
+
+/// A band's name in reports: `6-10`, `past 50`.
+pub fn band_name((first, last): (usize, usize)) -> String {
+    if last == usize::MAX {
+        format!("past {}", first - 1)
+    } else {
+        format!("{first}-{last}")
+    }
+}
+
+/// Per band of [`BANDS`]: the files missed from the first five that hold some of the
+/// query's terms (outranked or companions) and ranked there, and the recall@5 they cost (as
+/// [`misses`] counts it): how far below the five what a ranking could still take sits.
+pub fn bands(results: &[&QueryResult]) -> Vec<((usize, usize), usize, f64)> {
+    BANDS
+        .iter()
+        .map(|&(first, last)| {
+            let (count, lost) = cost(results, |m| {
+                let at = m.rank.unwrap_or(usize::MAX);
+                m.why != Miss::Unreachable && (first..=last).contains(&at)
+            });
+            ((first, last), count, lost)
+        })
+        .collect()
+}
+
+/// The missed files `which` takes over all `results`, and the recall@5 they cost in
+/// percentage points (a query of `k` files loses `1 / k` of its recall for each).
+fn cost(results: &[&QueryResult], which: impl Fn(&Missed) -> bool) -> (usize, f64) {
+    let n = results.len().max(1) as f64;
+    let mut count = 0;
+    let mut lost = 0.0;
+    for r in results {
+        let k = r.missed.iter().filter(|m| which(m)).count();
+        count += k;
+        lost += k as f64 / r.query.files.len().max(1) as f64;
+    }
+    (count, lost * 100.0 / n)
 }
 
 impl QueryResult {
@@ -524,6 +562,36 @@ mod tests {
                 (Miss::Companion, 1, 25.0),
             ]
         );
+    }
+
+    /// The reachable missed files by where they ranked: ranks 6, 10, 11, 20, 21, 50 and
+    /// none fall in the bands by their edges; an unreachable file (ranked or not) in none.
+    /// Each query here has two files, so each missed file costs half its query's recall.
+    #[test]
+    fn reachable_misses_are_counted_by_where_they_ranked() {
+        let miss = |rank: Option<usize>, why: Miss| Missed {
+            path: String::new(),
+            rank,
+            why,
+        };
+        let (out, com, unr) = (Miss::Outranked, Miss::Companion, Miss::Unreachable);
+        let mut a = result(&["x", "y"], &[]);
+        a.missed = vec![miss(Some(6), out), miss(Some(10), com)];
+        let mut b = result(&["x", "y"], &[]);
+        b.missed = vec![miss(Some(11), out), miss(Some(20), out)];
+        let mut c = result(&["x", "y"], &[]);
+        c.missed = vec![miss(Some(21), com), miss(Some(50), out)];
+        let mut d = result(&["x", "y"], &[]);
+        d.missed = vec![miss(None, out), miss(Some(7), unr)];
+        let mut e = result(&["x", "y"], &[]);
+        e.missed = vec![miss(None, unr)];
+        let got = bands(&[&a, &b, &c, &d, &e]);
+        let names: Vec<String> = got.iter().map(|&(b, _, _)| band_name(b)).collect();
+        assert_eq!(names, ["6-10", "11-20", "21-50", "past 50"]);
+        let counts: Vec<(usize, f64)> = got.iter().map(|&(_, n, l)| (n, l)).collect();
+        assert_eq!(counts, [(2, 20.0), (2, 20.0), (2, 20.0), (1, 10.0)]);
+        let classes = misses(&[&a, &b, &c, &d, &e]);
+        assert_eq!(classes[0], (Miss::Unreachable, 2, 20.0));
     }
 
     #[test]

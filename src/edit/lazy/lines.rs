@@ -203,6 +203,23 @@ pub(crate) fn truncated_comment(snip: &str, file: &str) -> bool {
     at_comment || inside_comment
 }
 
+/// Whether comment line `snip` is comment line `file` retyped without its code marks
+/// (`` `name` `` → `name`): context a writer retyped, not an edit.
+pub(crate) fn markup_dropped(snip: &str, file: &str) -> bool {
+    let comment = |t: &str| {
+        let t = t.trim_start();
+        ["//", "#", "*", "/*", "--", "\"\"\""]
+            .iter()
+            .any(|m| t.starts_with(m))
+    };
+    let (s, f) = (snip.trim(), file.trim());
+    f.contains('`')
+        && !s.contains('`')
+        && comment(s)
+        && comment(f)
+        && f.chars().filter(|&c| c != '`').eq(s.chars())
+}
+
 /// The code of a line without a trailing comment (`x = 1  # note` → `x = 1`), for lines
 /// whose comment the snippet shortened or dropped; `None` when there is no trailing comment.
 pub(crate) fn without_trailing_comment(line: &str) -> Option<&str> {
@@ -255,6 +272,22 @@ pub(crate) fn quoted(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_comment_retyped_without_its_code_marks_is_markup_dropped() {
+        assert!(markup_dropped(
+            "    /// Calls parse.",
+            "    /// Calls `parse`."
+        ));
+        assert!(markup_dropped("# see name", "# see `name`"));
+        // Code, other words, or marks added rather than dropped: no.
+        assert!(!markup_dropped("let a = b;", "let a = `b`;"));
+        assert!(!markup_dropped(
+            "/// Calls parse now.",
+            "/// Calls `parse`."
+        ));
+        assert!(!markup_dropped("/// Calls `parse`.", "/// Calls parse."));
+    }
 
     #[test]
     fn a_quoted_line_is_trimmed_and_cut_at_its_limit() {

@@ -794,6 +794,21 @@ fn context_shown_without_its_trailing_comment_keeps_it_though_the_bare_line_recu
 }
 
 #[test]
+fn a_doc_line_retyped_without_its_code_marks_is_the_files_line() {
+    // The snippet shows a doc line as context with its backticks left off: the file's line,
+    // marks kept — not a changed line (nor a new one next to the old).
+    let file = "/// Parse `input` as a date.\n/// Fails on an empty `input`.\npub fn parse(input: &str) -> Result<Date, Error> {\n    let t = input.trim();\n    Date::from(t)\n}\n";
+    let snippet = "/// Fails on an empty input.\npub fn parse(input: &str) -> Result<Date, Error> {\n    let t = input.trim();\n    if t.is_empty() {\n        return Err(Error::Empty);\n    }\n// ... existing code ...\n";
+    assert_eq!(
+        merge(file, snippet, &hints("d.rs")).unwrap().content,
+        file.replace(
+            "    Date::from(t)\n",
+            "    if t.is_empty() {\n        return Err(Error::Empty);\n    }\n    Date::from(t)\n"
+        )
+    );
+}
+
+#[test]
 fn a_trailing_comment_moved_onto_its_own_line_changes_the_line() {
     let file = "def run():\n    setup()\n    total = compute(items)  # cache the items for the next run\n    return total\n";
     // Shown without its comment, the line is the file's (the comment kept)...

@@ -164,8 +164,9 @@ impl Aligner<'_> {
         if !same(s, self.file, j, self.shift) {
             let shortened = s.is_old()
                 && !s.trivial
-                && lines::truncated_comment(&s.text, self.file.lines[j])
-                && !self.comment_moved_below(i, j);
+                && (lines::truncated_comment(&s.text, self.file.lines[j])
+                    && !self.comment_moved_below(i, j)
+                    || lines::markup_dropped(&s.text, self.file.lines[j]));
             return shortened.then_some(WEIGHTS.match_line);
         }
         let base = if s.blank {

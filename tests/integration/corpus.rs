@@ -170,10 +170,11 @@ fn eval_lazy_on_git_history_systems_holds_its_ceilings() {
     assert!(s["correct"] >= 77.9, "{stdout}");
     assert!(s["wrong"] <= 4.3, "{stdout}");
     // Issue 37's bars are right >= 77% and harmful <= 1%: measured 78.6% and 4.6%, then 79.6% and 3.2% (a snippet mixing tabs and spaces keeps its tabs),
-    // then 2.5% (measured 2026-11-28); the
+    // then 2.5% (measured 2026-11-28), then 80.4% and 1.8% (2026-11-29: the eval judges a
+    // kept run at every place it can slide to, `eval/harm.rs`); the
     // harmful ceiling holds what the engine reaches, not the bar.
-    assert!(s["right"] >= 79.6, "{stdout}");
-    assert!(s["harmful"] <= 2.5, "{stdout}");
+    assert!(s["right"] >= 80.4, "{stdout}");
+    assert!(s["harmful"] <= 1.8, "{stdout}");
     assert!(s["lost"] <= 0.7, "{stdout}");
     // Of those, the merges that lose the file's own code (the rest drop lines the commit
     // added).

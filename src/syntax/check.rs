@@ -8,6 +8,11 @@
 //! review's warning and the definitions share one parse of each text. A result of a clean
 //! original is first judged from the items its edit touched alone (`local`), where that is
 //! the same judgement and cheaper: clean so, it is remembered without a tree (made when asked).
+//! At the first sight of an original (nothing remembered of it), its result is parsed whole
+//! instead: clean, that is the whole check, and the original is kept unread beside the
+//! result's tree, judged or parsed only when it is asked for (a later edit of it, its
+//! definitions); broken, the original is parsed from the result's tree, as a result is from
+//! its original's at a later sight (the tree a full parse gives), so every error is the same.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,7 +21,7 @@ use super::Lang;
 use tree_sitter::Tree;
 
 use super::local::{self, Tops};
-use super::memory::{Made, Parsed, Sketch, memory};
+use super::memory::{Made, Parsed, Sketch, Unread, memory};
 use super::parse::{Parse, Skipped, SyntaxError, errors_as, parse};
 
 /// The parse of `text` as `lang` (from the parse of `from`, an earlier text, when given),
@@ -27,11 +32,14 @@ fn parsed(
     text: &str,
     from: Option<(&Tree, &str)>,
 ) -> Result<(Parse, Vec<SyntaxError>), Skipped> {
-    let sketch = match remembered(lang, text) {
+    let found = memory().get(lang, text);
+    let (sketch, from) = match found {
         Some(Ok((Made::Tree(tree), e))) => return Ok((Parse::kept(tree), e)),
         Some(Err(e)) => return Err(e),
-        Some(Ok((Made::Sketch(sketch), _))) => Some(sketch),
-        None => None,
+        Some(Ok((Made::Sketch(sketch), _))) => (Some(sketch), from),
+        // An unread text is parsed whole, as at the first sight it skipped.
+        Some(Ok((Made::Unread(_), _))) => (None, None),
+        None => (None, from),
     };
     // A sketch's tree is made from the tree it keeps.
     let from = sketch.as_ref().map_or(from, |s| Some((&s.tree, &*s.base)));
@@ -50,9 +58,29 @@ fn parsed(
     }
 }
 
-/// The parse of `text` as `lang` if it was parsed before (the outer `None`: it was not).
+/// The parse of `text` as `lang` if it was parsed before (the outer `None`: it was not); a
+/// text kept unread is read now ([`read_unread`]).
 fn remembered(lang: Lang, text: &str) -> Option<Parsed> {
-    memory().get(lang, text)
+    // (The memory's lock is let go first: reading takes it again.)
+    let found = memory().get(lang, text)?;
+    match found {
+        Ok((Made::Unread(unread), _)) => read_unread(lang, text, &unread),
+        found => Some(found),
+    }
+}
+
+/// The parse of `text`, kept unread beside the clean text it was edited into: judged from the
+/// edit's window as any edit of a clean text (`local`), then remembered as a sketch; `None`
+/// when the window cannot tell, for the caller to parse it whole (as at its first sight).
+fn read_unread(lang: Lang, text: &str, unread: &Unread) -> Option<Parsed> {
+    if !local::judged_locally(lang) {
+        return None;
+    }
+    let base = Made::Tree(unread.tree.clone());
+    let sketch = sketch_of(lang, &unread.base, text, &base)?;
+    let found: Parsed = Ok((Made::Sketch(Arc::new(sketch)), Vec::new()));
+    memory().put(lang, text, found.clone());
+    Some(found)
 }
 
 /// The tree of `text` as `lang`: the remembered one, else a new parse (remembered when the
@@ -144,12 +172,13 @@ pub fn check(path: &str, old: Option<&str>, new: &str) -> Result<Vec<SyntaxError
 type Known = Result<Vec<SyntaxError>, Skipped>;
 
 /// The errors of `new`, an edit of `old` (none: a new file), and of `old` when they were
-/// looked at: remembered; else, when `old` is clean, judged from the edit's window alone where
-/// that can tell (`local`), the result then remembered as a sketch; else parsed from the
-/// original's tree. The original is parsed first, once: its tree is kept, the result is parsed
-/// from it (only where it changed), and the result's tree is kept in turn for the next edit,
-/// whose original it is. A tree the memory could not keep is let go before the result is
-/// parsed: both would hold their share of the parse budget at once.
+/// looked at: remembered; else, at the first sight of `old`, `new` parsed whole and `old`
+/// from it when needed ([`first_sight`]); else, when `old` is clean, judged from the edit's
+/// window alone where that can tell (`local`), the result then remembered as a sketch; else
+/// parsed from the original's tree. The original is parsed once: its tree is kept, the result
+/// is parsed from it (only where it changed), and the result's tree is kept in turn for the
+/// next edit, whose original it is. A tree the memory could not keep is let go before the
+/// result is parsed: both would hold their share of the parse budget at once.
 fn errors_after(lang: Lang, old: Option<&str>, new: &str) -> (Known, Option<Known>) {
     if let Some(found) = remembered(lang, new) {
         return (found.map(|(_, e)| e), None);
@@ -157,7 +186,16 @@ fn errors_after(lang: Lang, old: Option<&str>, new: &str) -> (Known, Option<Know
     let Some(old) = old else {
         return (parsed(lang, new, None).map(|(_, e)| e), None);
     };
-    let (made, before) = match remembered(lang, old) {
+    let found = memory().get(lang, old);
+    let known = match found {
+        None => match first_sight(lang, old, new) {
+            Some(told) => return told,
+            None => None,
+        },
+        Some(Ok((Made::Unread(unread), _))) => read_unread(lang, old, &unread),
+        found => found,
+    };
+    let (made, before) = match known {
         Some(Ok((made, e))) => (Some(made), Ok(e)),
         Some(Err(e)) => (None, Err(e)),
         None => match parsed(lang, old, None) {
@@ -176,8 +214,8 @@ fn errors_after(lang: Lang, old: Option<&str>, new: &str) -> (Known, Option<Know
     }
     let from = match made {
         Some(Made::Tree(tree)) => Some(Parse::kept(tree)),
-        // A sketch's tree is made now: the result is parsed from it.
-        Some(Made::Sketch(_)) => parsed(lang, old, None)
+        // A sketch's tree is made now (an unread text's, whole): the result is parsed from it.
+        Some(Made::Sketch(_) | Made::Unread(_)) => parsed(lang, old, None)
             .ok()
             .and_then(|(tree, _)| tree.is_kept().then_some(tree)),
         None => None,
@@ -186,10 +224,53 @@ fn errors_after(lang: Lang, old: Option<&str>, new: &str) -> (Known, Option<Know
     (parsed(lang, new, from).map(|(_, e)| e), Some(before))
 }
 
+/// At the first sight of `old` (nothing of it remembered), `new` parsed whole and kept with
+/// its tree. Clean, that is the whole check (a clean result has no new error), and `old` is
+/// kept unread beside it (read when asked for, [`read_unread`]). With errors, `old` is parsed
+/// from the result's tree (tree-sitter's incremental parse, as a later edit's result is from
+/// its original's: the tree a full parse gives) and kept, and the errors of both are told.
+/// Or why `new` was not parsed (too large, or past its deadline or the budget's wait: the
+/// result's own parse, whichever text is parsed first). `None` when the result's tree could
+/// not be kept (or it has no grammar): it is let go, and the caller judges it as at a later
+/// sight (the original parsed whole, then the result from its tree).
+fn first_sight(lang: Lang, old: &str, new: &str) -> Option<(Known, Option<Known>)> {
+    let tree = match parse(lang, new, None) {
+        Ok(tree) => tree,
+        Err(Skipped::NoGrammar) => return None,
+        Err(e) => return Some((Err(e), None)),
+    };
+    let after = errors_as(lang, &tree, new);
+    let clean = after.is_empty();
+    let mut kept = memory();
+    if clean {
+        // The original first: when the two do not fit together, it is the one pushed out.
+        let unread = Unread {
+            base: Arc::from(new),
+            tree: (*tree).clone(),
+        };
+        kept.put(lang, old, Ok((Made::Unread(Arc::new(unread)), Vec::new())));
+    }
+    if !kept.put(lang, new, Ok((Made::Tree((*tree).clone()), after.clone()))) {
+        // Not kept: nor is a tree without its share of the budget kept by the original.
+        kept.forget(lang, old);
+        return clean.then_some((Ok(after), None));
+    }
+    drop(kept);
+    // Kept: its share of the budget goes back, and no memory to the system.
+    let tree = tree.into_kept();
+    if clean {
+        return Some((Ok(after), None));
+    }
+    let before = parsed(lang, old, Some((&tree, new))).map(|(_, e)| e);
+    Some((Ok(after), Some(before)))
+}
+
 /// The sketch of `new`, an edit of `old` (remembered as `made`, clean), when the edit's
 /// window alone tells it is clean.
 fn sketch_of(lang: Lang, old: &str, new: &str, made: &Made) -> Option<Sketch> {
     let old_tops = match made {
+        // Not read: not known to be clean.
+        Made::Unread(_) => return None,
         Made::Sketch(s) => s.tops.clone(),
         Made::Tree(tree) => {
             let kept = memory().tops(lang, old);
@@ -204,6 +285,7 @@ fn sketch_of(lang: Lang, old: &str, new: &str, made: &Made) -> Option<Sketch> {
     let (tree, base) = match made {
         Made::Sketch(s) => (s.tree.clone(), s.base.clone()),
         Made::Tree(tree) => (tree.clone(), Arc::from(old)),
+        Made::Unread(_) => return None,
     };
     Some(Sketch {
         tops: Arc::new(tops),
@@ -335,6 +417,8 @@ mod tests {
                 Some(Ok((Made::Sketch(_), e))) if e.is_empty()
             )
         };
+        // The file's tree kept (at its first sight the result would be parsed whole).
+        assert_eq!(errors_of(Lang::Rust, &file), Some(Vec::new()));
         let first = file.replace("    30\n", "    30 + 1\n");
         assert_eq!(new_errors("src/s.rs", Some(&file), &first), Vec::new());
         assert!(sketched(&first), "judged without a tree");
@@ -348,6 +432,120 @@ mod tests {
         let full = parse(Lang::Rust, &second, None).unwrap();
         assert_eq!(made.root_node().to_sexp(), full.root_node().to_sexp());
         assert!(!sketched(&second), "its tree kept once made");
+    }
+
+    /// What the memory holds of `text` as `lang`: a tree, a sketch or an unread text, and
+    /// its error count.
+    fn kept(lang: Lang, text: &str) -> Option<(&'static str, usize)> {
+        match memory().get(lang, text) {
+            Some(Ok((Made::Tree(_), e))) => Some(("tree", e.len())),
+            Some(Ok((Made::Sketch(_), e))) => Some(("sketch", e.len())),
+            Some(Ok((Made::Unread(_), _))) => Some(("unread", 0)),
+            _ => None,
+        }
+    }
+
+    /// How many texts a memory test tries: tests on other threads may push its texts out of
+    /// the process's memory between two steps, so one try in a few that keeps them all is
+    /// enough (no try may find another state).
+    const TRIES: usize = 20;
+
+    /// At the first sight of an original, a clean result is parsed whole (kept with its tree)
+    /// and the original not at all: kept unread. At its next sight it is judged from the
+    /// result's tree (a sketch, its window parsed) and its next result from its window; its
+    /// tree made when asked is its whole parse's.
+    #[test]
+    fn at_first_sight_a_clean_result_is_parsed_whole_and_its_original_kept_unread() {
+        let all_kept = (0..TRIES).any(|k| {
+            let file: String = (0..40)
+                .map(|i| {
+                    format!("/// Unread {k} {i}.\nfn unread_{k}_{i}() -> u32 {{\n    {i}\n}}\n\n")
+                })
+                .collect();
+            let first = file.replace("    10\n", "    10 + 1\n");
+            assert_eq!(new_errors("src/u.rs", Some(&file), &first), Vec::new());
+            let (result, original) = (kept(Lang::Rust, &first), kept(Lang::Rust, &file));
+            assert!(
+                matches!(original, None | Some(("unread", _))),
+                "the original is not parsed: {original:?}"
+            );
+            assert!(
+                matches!(result, None | Some(("tree", 0))),
+                "the result is parsed whole: {result:?}"
+            );
+            if original.is_none() || result.is_none() {
+                return false;
+            }
+            let second = file.replace("    20\n", "    20 + 1\n");
+            assert_eq!(new_errors("src/u.rs", Some(&file), &second), Vec::new());
+            let (original, result) = (kept(Lang::Rust, &file), kept(Lang::Rust, &second));
+            assert_ne!(original, Some(("unread", 0)), "read at its next sight");
+            if (original, result) != (Some(("sketch", 0)), Some(("sketch", 0))) {
+                return false;
+            }
+            let made = tree(Lang::Rust, &file).unwrap();
+            let whole = parse(Lang::Rust, &file, None).unwrap();
+            assert_eq!(made.root_node().to_sexp(), whole.root_node().to_sexp());
+            true
+        });
+        assert!(all_kept, "no try kept its texts");
+    }
+
+    /// Where an edit is not judged from its window (Python), an original kept unread is
+    /// parsed whole at its next sight, and kept with its tree for the sights after.
+    #[test]
+    fn an_unread_original_not_judged_locally_is_parsed_whole_when_seen_again() {
+        let all_kept = (0..TRIES).any(|k| {
+            let file: String = (0..20)
+                .map(|i| format!("def unread_{k}_{i}(x):\n    return x + {i}\n\n\n"))
+                .collect();
+            let first = file.replace("x + 3\n", "x + 33\n");
+            assert_eq!(new_errors("u.py", Some(&file), &first), Vec::new());
+            let original = kept(Lang::Python, &file);
+            assert!(
+                matches!(original, None | Some(("unread", _))),
+                "{original:?}"
+            );
+            if original.is_none() {
+                return false;
+            }
+            let second = file.replace("x + 7\n", "x + 77\n");
+            assert_eq!(new_errors("u.py", Some(&file), &second), Vec::new());
+            kept(Lang::Python, &file) == Some(("tree", 0))
+        });
+        assert!(all_kept, "no try kept its texts");
+    }
+
+    /// A broken result at the first sight of its original (parsed whole, the original then
+    /// from its tree) gets the errors it gets at a later sight (the original parsed whole, the
+    /// result from its tree), both texts are kept with their trees, and an original broken
+    /// already is not blamed for its old error.
+    #[test]
+    fn a_broken_result_at_first_sight_is_judged_against_its_original() {
+        let file = |tag: &str| -> String {
+            (0..40)
+                .map(|i| format!("/// {tag} {i}.\nfn {tag}_{i}() -> u32 {{\n    {i}\n}}\n\n"))
+                .collect()
+        };
+        let broken = |text: &str| text.replace("    30\n}", "    30\n");
+        let places = |e: Vec<SyntaxError>| -> Vec<(usize, usize, String)> {
+            e.into_iter().map(|e| (e.line, e.column, e.what)).collect()
+        };
+        let first = file("first_sight");
+        let at_first = new_errors("src/b.rs", Some(&first), &broken(&first));
+        assert_eq!(at_first.len(), 1, "{at_first:?}");
+        let later = file("later_sight");
+        assert_eq!(errors_of(Lang::Rust, &later), Some(Vec::new()));
+        let at_later = new_errors("src/b.rs", Some(&later), &broken(&later));
+        assert_eq!(places(at_first), places(at_later));
+        // (Both kept with their trees, unless tests on other threads pushed them out.)
+        for text in [first.clone(), broken(&first)] {
+            let found = kept(Lang::Rust, &text);
+            assert!(matches!(found, None | Some(("tree", _))), "{found:?}");
+        }
+        let was = broken(&file("was_broken"));
+        let edited = was.replace("    5\n", "    6\n");
+        assert_eq!(new_errors("src/b.rs", Some(&was), &edited), Vec::new());
     }
 
     #[test]

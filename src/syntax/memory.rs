@@ -4,8 +4,10 @@
 //! a file-size cut. A text's definitions are kept with it once read (a tags query costs about
 //! half a parse), and its top-level nodes once asked for (`local`). A result judged clean from
 //! its edit's window alone (`local`) is kept without a tree: its tree is made only when asked
-//! for, from the tree of the text it was edited from. A text is found by the text itself,
-//! compared whole (no hash to compute over a large text, none to collide), among the few kept.
+//! for, from the tree of the text it was edited from. An edit's original whose result parsed
+//! clean at its first sight is kept unread (`check`): with the result's tree, to judge or parse
+//! it from when it is asked for. A text is found by the text itself, compared whole (no hash to
+//! compute over a large text, none to collide), among the few kept.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -42,6 +44,19 @@ pub(crate) enum Made {
     Tree(Tree),
     /// No tree yet: it was judged clean from its edit's window alone (`local`).
     Sketch(Arc<Sketch>),
+    /// Not read yet: the original of an edit whose result parsed clean at first sight. Its
+    /// errors are not known (the list beside it is empty and says nothing): `check` reads it
+    /// before anything is told of it.
+    Unread(Arc<Unread>),
+}
+
+/// A text not read yet, and the clean text it was edited into, with that text's tree, to
+/// judge it from (`local`, as an edit of that text) or to parse it whole when it is asked for.
+pub(crate) struct Unread {
+    /// The clean text it was edited into.
+    pub(crate) base: Arc<str>,
+    /// That text's tree.
+    pub(crate) tree: Tree,
 }
 
 /// A text judged clean without its tree: its top-level nodes, and the nearest tree to make
@@ -80,8 +95,9 @@ pub(crate) struct Memory {
     pub(crate) bytes: usize,
 }
 
-/// The estimated bytes a remembered parse of a text of `len` bytes takes; a sketch counts the
-/// tree and text it keeps to make its own from (shared with other entries or not).
+/// The estimated bytes a remembered parse of a text of `len` bytes takes; a sketch (or an
+/// unread text) counts the tree and text it keeps to make its own from (shared with other
+/// entries or not).
 pub(crate) fn size_of(parsed: &Parsed, len: usize) -> usize {
     let (nodes, more) = match parsed {
         Ok((Made::Tree(tree), _)) => (tree.root_node().descendant_count(), 0),
@@ -89,6 +105,7 @@ pub(crate) fn size_of(parsed: &Parsed, len: usize) -> usize {
             s.tree.root_node().descendant_count(),
             s.base.len().saturating_add(tops_size(&s.tops)),
         ),
+        Ok((Made::Unread(u), _)) => (u.tree.root_node().descendant_count(), u.base.len()),
         Err(_) => (0, 0),
     };
     len.saturating_add(more)
@@ -146,6 +163,15 @@ impl Memory {
         self.bytes += size;
         self.evict();
         true
+    }
+
+    /// Forget what is remembered of `text` as `lang`.
+    pub(crate) fn forget(&mut self, lang: Lang, text: &str) {
+        if let Some(at) = self.find(lang, text)
+            && let Some(old) = self.entries.remove(at)
+        {
+            self.bytes -= old.size;
+        }
     }
 
     /// Let the least recently used go while over [`ENTRIES`] or [`BYTES`].

@@ -548,6 +548,71 @@ mod tests {
         assert_eq!(new_errors("src/b.rs", Some(&was), &edited), Vec::new());
     }
 
+    /// What a broken result's first sight relies on (its errors from its whole parse, the
+    /// original's from the result's tree, where a later sight parses the original whole and
+    /// the result from its tree): over random edits of Rust and Python texts, most of them
+    /// breaking the text, each text's errors are the same parsed whole or from the other's
+    /// tree.
+    #[test]
+    fn errors_are_the_same_parsed_whole_or_from_the_other_texts_tree() {
+        let python: String = (0..30)
+            .map(|i| {
+                format!(
+                    "def f{i}(x):\n    if x > {i}:\n        return [x, ({i})]\n    return x\n\n\n"
+                )
+            })
+            .collect();
+        let texts = [
+            (Lang::Rust, include_str!("parse.rs").to_string()),
+            (Lang::Rust, include_str!("memory.rs").to_string()),
+            (Lang::Python, python),
+        ];
+        let mut seed = 38u64;
+        let mut below = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % n.max(1)
+        };
+        let errors_whole_and_from = |lang: Lang, text: &str, other: &str| {
+            let whole = parse(lang, text, None).unwrap();
+            let base = parse(lang, other, None).unwrap();
+            let from = parse(lang, text, Some((&base, other))).unwrap();
+            (errors_as(lang, &whole, text), errors_as(lang, &from, text))
+        };
+        let mut broken = 0;
+        for (lang, old) in &texts {
+            for _ in 0..60 {
+                let mut lines: Vec<String> = old.lines().map(str::to_string).collect();
+                let at = below(lines.len());
+                match below(4) {
+                    0 => {
+                        lines.remove(at);
+                    }
+                    1 => lines.insert(at, ["}", "{", ")", "(", "\"", "]"][below(6)].to_string()),
+                    2 => lines.insert(at, lines[at].clone()),
+                    _ => {
+                        let line = &mut lines[at];
+                        if let Some((i, _)) = line.char_indices().nth(below(line.chars().count())) {
+                            line.replace_range(i..=i, [":", ";", "{", " ", "("][below(5)]);
+                        }
+                    }
+                }
+                let new = lines.join("\n") + "\n";
+                let (whole, from) = errors_whole_and_from(*lang, &new, old);
+                assert_eq!(whole, from, "the result:\n{new}");
+                let (whole, from) = errors_whole_and_from(*lang, old, &new);
+                assert_eq!(whole, from, "the original, from:\n{new}");
+                broken += usize::from(
+                    !from.is_empty()
+                        || !errors_as(*lang, &parse(*lang, &new, None).unwrap(), &new).is_empty(),
+                );
+            }
+        }
+        // (Most edits break the text, or this would prove little.)
+        assert!(broken * 3 > 180, "{broken} of 180 broken");
+    }
+
     #[test]
     fn a_new_file_is_checked_on_its_own() {
         assert!(new_errors("a.json", None, "{\"a\": 1}\n").is_empty());

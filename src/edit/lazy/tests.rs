@@ -1627,3 +1627,16 @@ fn a_snippet_that_rewords_a_one_line_docstring_and_stops_keeps_the_body() {
         )
     );
 }
+
+#[test]
+fn a_closer_after_a_header_with_lifetimes_closes_that_header() {
+    // The careful way to show a long method: header, placeholder, the changed part,
+    // placeholder, the method's closing line. The header's lifetimes (`<'a, …>`) are no
+    // character literals: its `{` opens the block the closing line ends.
+    let file = "impl<'a> Entries<'a> {\n    fn next(&mut self) -> Option<Entry<'a, Empty>> {\n        let mut n = 0;\n        loop {\n            if n > 3 {\n                return None;\n            }\n            n += 1;\n        }\n    }\n\n    fn skip(&mut self) {\n        loop {}\n    }\n}\n";
+    let snippet = "// ... existing code ...\n    fn next(&mut self) -> Option<Entry<'a, Empty>> {\n        // ... existing code ...\n            if n > 4 {\n                return None;\n            }\n            // ... existing code ...\n    }\n// ... existing code ...\n";
+    assert_eq!(
+        merge(file, snippet, &hints("e.rs")).unwrap().content,
+        file.replace("if n > 3 {", "if n > 4 {")
+    );
+}

@@ -177,9 +177,10 @@ pub(crate) fn code_chars(line: &str) -> impl Iterator<Item = char> + '_ {
     let mut escaped = false;
     let mut prev_slash = false;
     let mut done = false;
-    line.chars().filter(move |&c| {
+    let mut lifetimes = Lifetimes::default();
+    line.char_indices().filter_map(move |(at, c)| {
         if done {
-            return false;
+            return None;
         }
         match quote {
             Some(q) => {
@@ -190,23 +191,59 @@ pub(crate) fn code_chars(line: &str) -> impl Iterator<Item = char> + '_ {
                 } else if c == q {
                     quote = None;
                 }
-                false
+                None
             }
             None => {
-                if c == '"' || c == '\'' || c == '`' {
+                if c == '\'' && lifetimes.is_lifetime(line, at) {
+                    prev_slash = false;
+                    Some(c)
+                } else if c == '"' || c == '\'' || c == '`' {
                     quote = Some(c);
                     prev_slash = false;
-                    false
+                    None
                 } else if c == '/' && prev_slash {
                     done = true;
-                    false
+                    None
                 } else {
                     prev_slash = c == '/';
-                    true
+                    Some(c)
                 }
             }
         }
     })
+}
+
+/// Rust's lifetimes and loop labels (`<'a>`, `&'a str`, `'static`, `'outer: loop`): a `'`
+/// before a name that no `'` closes opens no character literal. Read only where Rust writes
+/// them — right after `<` or `&`, `'static` after `:` or `+`, a label opening the line, and
+/// any further name of that form on a line that already has one (`<'a, 'b>`), each followed
+/// by what follows a lifetime — so a string in quotes (`'a b'`, `'static/*'`) is still one.
+#[derive(Default)]
+struct Lifetimes {
+    seen: bool,
+}
+
+impl Lifetimes {
+    fn is_lifetime(&mut self, line: &str, at: usize) -> bool {
+        let rest = &line[at + 1..];
+        let name_len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = &rest[..name_len];
+        let next = rest[name_len..].chars().next();
+        if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) || next == Some('\'') {
+            return false;
+        }
+        let before = line[..at].chars().next_back();
+        let opens_line = line[..at].trim().is_empty();
+        // What follows a lifetime in Rust: the end of a generic list or a reference's type.
+        let ends = next.is_none_or(|c| c.is_whitespace() || ">,)+;{".contains(c));
+        let is = (ends && (self.seen || matches!(before, Some('<' | '&'))))
+            || (name == "static" && ends && line[..at].trim_end().ends_with([':', '+']))
+            || (opens_line && next == Some(':'));
+        self.seen |= is;
+        is
+    }
 }
 
 /// The name a line declares (`const NAME =`, `def NAME(`, `func (r T) NAME(`,
@@ -263,6 +300,26 @@ pub(crate) fn top_level(lines: &[&str]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    fn code(line: &str) -> String {
+        code_chars(line).collect()
+    }
+
+    #[test]
+    fn rust_lifetimes_and_labels_open_no_character_literal() {
+        let f = "    fn next(&mut self) -> io::Result<Option<Entry<'a, io::Empty>>> {";
+        assert!(code(f).ends_with('{'), "{}", code(f));
+        assert!(code("impl<'a, 'b> Pair<'a, 'b> {").ends_with('{'));
+        assert!(code("fn name(&self) -> &'static str {").ends_with('{'));
+        assert!(code("    'outer: loop {").ends_with('{'));
+        // Character literals and quoted strings are still quoted.
+        assert_eq!(code("let c = '{';"), "let c = ;");
+        assert_eq!(code("let c = '\\'';"), "let c = ;");
+        assert_eq!(code("x = {'a b': '{'}"), "x = {: }");
+        assert_eq!(code("s = 'it' + '{'"), "s =  + ");
+        assert_eq!(code("d = {'a': ['static/*', '{']}"), "d = {: [, ]}");
+        assert!(code("fn f<T: 'static>(t: T) {").ends_with('{'));
+    }
+
     use super::*;
 
     #[test]

@@ -4,8 +4,10 @@
 //! as its own and leaves the file's line with an empty block — legal code, so no syntax check
 //! sees it. A writer adding a branch puts it before or after the old one, not between a header
 //! and its body: the new line is most likely the old one rewritten past the similarity a
-//! changed line needs. Two readings, one destructive: the merge asks.
+//! changed line needs (comment lines written above it do not hide it). Two readings, one
+//! destructive: the merge asks.
 
+use super::joins::comment_like;
 use crate::edit::lazy::align::{Edit, Op};
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::lines;
@@ -46,6 +48,8 @@ fn in_edit(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<Emptied> {
     for op in &e.ops {
         match *op {
             Op::Keep(j) if !file.is_blank(j) => above = Some(j),
+            // A comment written above the new line (`// any line end`) stands in its place.
+            Op::Add(i) if !lines[i].blank && comment_like(&lines[i].text) => {}
             Op::Add(i) if !lines[i].blank => {
                 if let Some(j) = above
                     && chain_line(&lines[i].text)

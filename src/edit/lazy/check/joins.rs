@@ -101,11 +101,19 @@ fn same_shift(file: &FileIndex<'_>, lines: &[SLine], a: (usize, usize), b: (usiz
 /// Of the lines `dropped` between kept file lines `above` and `below`, a definition's header
 /// at a depth shallower than both kept lines (with the closer before it, the block above
 /// ends there; with its body after it, the block below starts), when lines of a body go
-/// with it. Control statements (`} else {`, `try:`) do not count: joining two branches is
-/// an edit; nor does a bare boundary (`}`, a header) between two bodies kept whole: a body
-/// folded into the definition above is one too.
+/// with it. A kept line above that opens a block (a header, not a comment's `/**`: its next
+/// line is deeper) stands in that block, so a header at its own depth is shallower than
+/// where it stands (`fn a() {` kept, its body, `}` and `fn b() {` deleted: `a`'s header
+/// over `b`'s body). Control
+/// statements (`} else {`, `try:`) do not count: joining two branches is an edit; nor does
+/// a bare boundary (`}`, a header) between two bodies kept whole: a body folded into the
+/// definition above is one too.
 fn joint(file: &FileIndex<'_>, above: usize, dropped: &[usize], below: usize) -> Option<usize> {
-    let floor = file.indent(above).min(file.indent(below));
+    let opens = !comment_like(file.lines[above])
+        && (above + 1..file.len())
+            .find(|&k| !file.is_blank(k))
+            .is_some_and(|k| file.indent(k) > file.indent(above));
+    let floor = (file.indent(above) + u32::from(opens)).min(file.indent(below));
     let code: Vec<usize> = dropped
         .iter()
         .copied()
@@ -122,7 +130,7 @@ fn joint(file: &FileIndex<'_>, above: usize, dropped: &[usize], below: usize) ->
 }
 
 /// A comment or preprocessor line, which may stand at any depth.
-fn comment_like(line: &str) -> bool {
+pub(crate) fn comment_like(line: &str) -> bool {
     let t = line.trim_start();
     ["//", "/*", "*", "--", ";"]
         .iter()
@@ -219,6 +227,63 @@ mod tests {
             "        y()",
         ];
         assert_eq!(joint(&idx(&p), 2, &[3], 4), None);
+    }
+
+    #[test]
+    fn a_kept_header_over_the_next_definitions_body_is_a_joint() {
+        let f = [
+            "fn a() {",
+            "    let x = load(); // cached",
+            "    use_it(x);",
+            "}",
+            "",
+            "fn b() {",
+            "    let x = load();",
+            "    other(x);",
+            "}",
+        ];
+        // Kept `fn a() {` (0) and `b`'s `let x` (6): `a`'s body, closer and `b`'s header go.
+        assert_eq!(joint(&idx(&f), 0, &[1, 2, 3, 5], 6), Some(5));
+        // A whole method deleted under a kept `impl` header joins nothing.
+        let g = [
+            "impl A {",
+            "    fn old() {",
+            "        x();",
+            "    }",
+            "",
+            "    fn new() {",
+            "        y();",
+            "    }",
+            "}",
+        ];
+        assert_eq!(joint(&idx(&g), 0, &[1, 2, 3], 5), None);
+        // A kept `try:` whose body and `except` go: branches joined, an edit.
+        let p = [
+            "def f():",
+            "    try:",
+            "        a()",
+            "    except ValueError:",
+            "        b()",
+            "        c()",
+        ];
+        assert_eq!(joint(&idx(&p), 1, &[2, 3, 4], 5), None);
+        // A kept doc comment's opener is no header: a whole method deleted under it, its
+        // own doc comment's lines kept below, joins nothing.
+        let d = [
+            "    /**",
+            "     * Get router",
+            "     */",
+            "    public function getRouter() {",
+            "        return $this->router;",
+            "    }",
+            "",
+            "    /**",
+            "     * Get middleware",
+        ];
+        assert_eq!(joint(&idx(&d), 0, &[1, 2, 3, 4, 5, 7], 8), None);
+        // An empty definition's closer and the next header alone deleted: a fold.
+        let q = ["fn a() {", "}", "fn b() {", "    two();", "}"];
+        assert_eq!(joint(&idx(&q), 0, &[1, 2], 3), None);
     }
 
     #[test]

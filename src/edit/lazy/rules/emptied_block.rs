@@ -67,3 +67,21 @@ fn a_rewritten_header_shown_with_its_neighbour_or_a_new_branch_is_merged() {
     );
     assert_eq!(added.merge(super::RuleSet::ALL_ON), Ok(want));
 }
+
+/// A comment written above the new header does not hide it: the old branch would still be
+/// left empty under it, so the merge asks.
+#[test]
+fn a_comment_above_the_new_header_is_refused_too() {
+    let f = Fixture {
+        snippet: "// ... existing code ...\n    /* any line end */\n    } else if (is_line_end(c)) {\n        kind = 2;\n        lines++;\n// ... existing code ...\n",
+        ..FIXTURE
+    };
+    let Err((code, message)) = f.merge(super::RuleSet::ALL_ON) else {
+        panic!("a commented new branch line emptying the old one's block must be refused");
+    };
+    assert_eq!(code, crate::edit::ErrorCode::NeedsMoreContext, "{message}");
+    assert!(
+        message.contains("snippet line 3 goes right under file line 5"),
+        "{message}"
+    );
+}

@@ -63,3 +63,21 @@ fn whole_definitions_and_statements_deleted_are_merged() {
     let want = FILE.replace("        assert_eq!(t.hour, 12);\n\n", "");
     assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
 }
+
+/// A kept header over the next definition's body: `a`'s header kept, its body, its closer and
+/// `b`'s header deleted (the snippet's context line, its trailing comment left off, is also
+/// `b`'s line). Refused, naming `b`'s header as the joint.
+#[test]
+fn a_kept_header_joined_to_the_next_definitions_body_is_refused() {
+    let f = Fixture {
+        path: "load.rs",
+        file: "fn a() {\n    let x = load(); // cached\n    use_it(x);\n}\n\nfn b() {\n    let x = load();\n    other(x);\n}\n",
+        snippet: "// ... existing code ...\nfn a() {\n    let x = load();\n    use_it(&x);\n}\n// ... existing code ...\n",
+        ..FIXTURE
+    };
+    let Err((code, message)) = f.merge(super::RuleSet::ALL_ON) else {
+        panic!("a's header over b's body must be refused");
+    };
+    assert_eq!(code, crate::edit::ErrorCode::NeedsMoreContext, "{message}");
+    assert!(message.contains("(line 6 `fn b() {`)"), "{message}");
+}

@@ -352,12 +352,45 @@ fn check_stage(
         },
         Some(&new_lines),
         Some(changed),
-    )?;
+    )
+    .map_err(|e| noop_hint(e, file, &snippet.lines))?;
     merged.evidence = Some(Evidence {
         among_new,
         ..evidence
     });
     Ok(merged)
+}
+
+/// A merge that changes nothing, whose snippet shows a file line without its trailing
+/// comment: that reads as context (the line kept, comment and all), which the writer may
+/// have meant as the comment's deletion. Say so, and how to delete it.
+fn noop_hint(e: Error, file: &FileIndex<'_>, lines: &[prepare::SLine]) -> Error {
+    if e.code != ErrorCode::ApplyNoop {
+        return e;
+    }
+    // The file's lines by the key of their code without the trailing comment (first kept).
+    let mut bare: HashMap<u64, usize> = HashMap::new();
+    for (j, l) in file.lines.iter().enumerate() {
+        if let Some(code) = lines::without_trailing_comment(l) {
+            bare.entry(lines::key(code)).or_insert(j);
+        }
+    }
+    let shortened = lines
+        .iter()
+        .filter(|l| l.is_old() && !l.blank)
+        .find_map(|l| bare.get(&l.key).map(|&j| (l.at, j + 1)));
+    match shortened {
+        Some((at, j)) => Error::new(
+            ErrorCode::ApplyNoop,
+            format!(
+                "{}. Snippet line {at} is file line {j} without its trailing comment, which \
+                 reads as that line shown short (kept as it is): to delete the comment, send \
+                 the old line as a `-` line and the new one as a `+` line",
+                e.message
+            ),
+        ),
+        None => e,
+    }
 }
 
 /// Whether the file is prose (Markdown and the like) or code, as the bracket balance reads it.

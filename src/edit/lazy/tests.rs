@@ -1640,3 +1640,25 @@ fn a_closer_after_a_header_with_lifetimes_closes_that_header() {
         file.replace("if n > 3 {", "if n > 4 {")
     );
 }
+
+#[test]
+fn a_snippet_dropping_only_a_trailing_comment_is_told_how_to_delete_it() {
+    // Shown without its comment, the line is context: the merge changes nothing, and says why
+    // and what to send to delete the comment; the diff-style form deletes it.
+    let file = "fn a() {\n    let x = load(); // cached\n    use_it(x);\n}\n\nfn b() {\n    let x = load();\n    other(x);\n}\n";
+    let snippet = "fn a() {\n    let x = load();\n    use_it(x);\n}\n// ... existing code ...\n";
+    let e = merge(file, snippet, &hints("a.rs")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ApplyNoop, "{}", e.message);
+    assert!(
+        e.message
+            .contains("Snippet line 2 is file line 2 without its trailing comment"),
+        "{}",
+        e.message
+    );
+    let diff =
+        " fn a() {\n-    let x = load(); // cached\n+    let x = load();\n     use_it(x);\n }\n";
+    assert_eq!(
+        merge(file, diff, &hints("a.rs")).unwrap().content,
+        file.replace("load(); // cached", "load();")
+    );
+}

@@ -1,8 +1,8 @@
 //! Evidence for rule `joined-blocks` (check): a segment that keeps two file lines and deletes
-//! the lines between them, adding nothing there, where the deleted lines step out of the block
-//! the kept line above stands in and into another block the kept line below stands in (they
-//! hold a definition's header shallower than both kept lines: a function's `}` and the next
-//! one's `fn` line; a snippet re-indenting the lines, or control statements such as
+//! the lines between them, adding nothing at their depth, where the deleted lines step out of
+//! the block the kept line above stands in and into another block the kept line below stands
+//! in (they hold a definition's header shallower than both kept lines: a function's `}` and
+//! the next one's `fn` line; a snippet re-indenting the lines, or control statements such as
 //! `} else {` or `try:`, do not count — joining branches or unwrapping is an edit). Merged
 //! so, the two blocks become one: the first's head with the second's tail. A snippet means
 //! that rarely; far more often its lines from the kept line below on are new code that
@@ -47,7 +47,7 @@ pub(crate) fn joined(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> O
 }
 
 /// In one edit's operations: a run of deletions between two kept non-blank lines, with no
-/// new or changed non-blank line among them, that joins two blocks.
+/// new or changed line among them as shallow as the joint, that joins two blocks.
 fn in_edit(file: &FileIndex<'_>, lines: &[SLine], ops: &[Op]) -> Option<Joined> {
     let mut above: Option<(usize, usize)> = None;
     let mut dropped: Vec<usize> = Vec::new();

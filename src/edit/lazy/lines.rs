@@ -203,15 +203,20 @@ pub(crate) fn truncated_comment(snip: &str, file: &str) -> bool {
     at_comment || inside_comment
 }
 
+/// A comment or preprocessor line (`//`, `/*`, ` *`, `--`, `;`, `#` but not a `#[` attribute),
+/// which may stand at any depth.
+pub(crate) fn comment_like(line: &str) -> bool {
+    let t = line.trim_start();
+    ["//", "/*", "*", "--", ";"]
+        .iter()
+        .any(|m| t.starts_with(m))
+        || (t.starts_with('#') && !t.starts_with("#["))
+}
+
 /// Whether comment line `snip` is comment line `file` retyped without its code marks
 /// (`` `name` `` → `name`): context a writer retyped, not an edit.
 pub(crate) fn markup_dropped(snip: &str, file: &str) -> bool {
-    let comment = |t: &str| {
-        let t = t.trim_start();
-        ["//", "#", "*", "/*", "--", "\"\"\""]
-            .iter()
-            .any(|m| t.starts_with(m))
-    };
+    let comment = |t: &str| comment_like(t) || t.starts_with("\"\"\"");
     let (s, f) = (snip.trim(), file.trim());
     f.contains('`')
         && !s.contains('`')

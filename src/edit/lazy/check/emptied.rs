@@ -7,7 +7,6 @@
 //! changed line needs (comment lines written above it do not hide it). Two readings, one
 //! destructive: the merge asks.
 
-use super::joins::comment_like;
 use crate::edit::lazy::align::{Edit, Op};
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::lines;
@@ -49,7 +48,7 @@ fn in_edit(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<Emptied> {
         match *op {
             Op::Keep(j) if !file.is_blank(j) => above = Some(j),
             // A comment written above the new line (`// any line end`) stands in its place.
-            Op::Add(i) if !lines[i].blank && comment_like(&lines[i].text) => {}
+            Op::Add(i) if !lines[i].blank && lines::comment_like(&lines[i].text) => {}
             Op::Add(i) if !lines[i].blank => {
                 if let Some(j) = above
                     && chain_line(&lines[i].text)

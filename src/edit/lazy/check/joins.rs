@@ -109,7 +109,7 @@ fn same_shift(file: &FileIndex<'_>, lines: &[SLine], a: (usize, usize), b: (usiz
 /// a bare boundary (`}`, a header) between two bodies kept whole: a body folded into the
 /// definition above is one too.
 fn joint(file: &FileIndex<'_>, above: usize, dropped: &[usize], below: usize) -> Option<usize> {
-    let opens = !comment_like(file.lines[above])
+    let opens = !lines::comment_like(file.lines[above])
         && (above + 1..file.len())
             .find(|&k| !file.is_blank(k))
             .is_some_and(|k| file.indent(k) > file.indent(above));
@@ -117,7 +117,7 @@ fn joint(file: &FileIndex<'_>, above: usize, dropped: &[usize], below: usize) ->
     let code: Vec<usize> = dropped
         .iter()
         .copied()
-        .filter(|&j| !comment_like(file.lines[j]))
+        .filter(|&j| !lines::comment_like(file.lines[j]))
         .collect();
     let m = code.iter().map(|&j| file.indent(j)).min()?;
     // Only the boundary deleted (a header, a closer), the bodies on both sides kept whole, is
@@ -127,15 +127,6 @@ fn joint(file: &FileIndex<'_>, above: usize, dropped: &[usize], below: usize) ->
     }
     code.into_iter()
         .find(|&j| file.indent(j) == m && units::header_name(file.lines[j]).is_some())
-}
-
-/// A comment or preprocessor line, which may stand at any depth.
-pub(crate) fn comment_like(line: &str) -> bool {
-    let t = line.trim_start();
-    ["//", "/*", "*", "--", ";"]
-        .iter()
-        .any(|m| t.starts_with(m))
-        || (t.starts_with('#') && !t.starts_with("#["))
 }
 
 #[cfg(test)]

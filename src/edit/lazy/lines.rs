@@ -213,16 +213,90 @@ pub(crate) fn comment_like(line: &str) -> bool {
         || (t.starts_with('#') && !t.starts_with("#["))
 }
 
-/// Whether comment line `snip` is comment line `file` retyped without its code marks
-/// (`` `name` `` → `name`): context a writer retyped, not an edit.
+/// Whether comment line `snip` is comment line `file` retyped as it reads rendered: without
+/// its code marks (`` `name` `` → `name`), its HTML entities written as the characters they
+/// stand for (`&mdash;` → `—`), or typographic quotes and dashes as plain ones (`’` → `'`) —
+/// context a writer retyped, not an edit. Marks added rather than dropped are an edit.
 pub(crate) fn markup_dropped(snip: &str, file: &str) -> bool {
     let comment = |t: &str| comment_like(t) || t.starts_with("\"\"\"");
     let (s, f) = (snip.trim(), file.trim());
-    f.contains('`')
-        && !s.contains('`')
+    s != f
         && comment(s)
         && comment(f)
-        && f.chars().filter(|&c| c != '`').eq(s.chars())
+        && markup_count(s) < markup_count(f)
+        && rendered(s).eq(rendered(f))
+}
+
+/// HTML entities a doc comment writes, with the characters they render as.
+const ENTITIES: [(&str, char); 10] = [
+    ("&mdash;", '—'),
+    ("&ndash;", '–'),
+    ("&amp;", '&'),
+    ("&lt;", '<'),
+    ("&gt;", '>'),
+    ("&quot;", '"'),
+    ("&apos;", '\''),
+    ("&#39;", '\''),
+    ("&nbsp;", ' '),
+    ("&hellip;", '…'),
+];
+
+/// How far a comment's text is from its plainest rendered form: a code mark or a typographic
+/// character one step each, an HTML entity two (it renders as a character, typographic or
+/// plain), so that `&mdash;` → `—` → `-` each renders further.
+fn markup_count(t: &str) -> usize {
+    let entities: usize = ENTITIES.iter().map(|(e, _)| t.matches(e).count()).sum();
+    t.chars()
+        .filter(|&c| c == '`' || typographic(c).is_some())
+        .count()
+        + 2 * entities
+}
+
+/// A typographic character's plain form.
+fn typographic(c: char) -> Option<char> {
+    match c {
+        '—' | '–' => Some('-'),
+        '‘' | '’' => Some('\''),
+        '“' | '”' => Some('"'),
+        _ => None,
+    }
+}
+
+/// A comment's text as it reads rendered, without whitespace: code marks dropped, entities
+/// decoded, typographic characters plain.
+fn rendered(t: &str) -> impl Iterator<Item = char> + '_ {
+    let mut rest = t;
+    std::iter::from_fn(move || {
+        loop {
+            let c = rest.chars().next()?;
+            if c == '&'
+                && let Some((e, r)) = ENTITIES.iter().find(|(e, _)| rest.starts_with(e))
+            {
+                rest = &rest[e.len()..];
+                return Some(typographic(*r).unwrap_or(*r));
+            }
+            rest = &rest[c.len_utf8()..];
+            if c != '`' && !c.is_whitespace() {
+                return Some(typographic(c).unwrap_or(c));
+            }
+        }
+    })
+}
+
+/// Whether code line `snip` is code line `file` retyped without its anonymous lifetimes
+/// (`Formatter<'_>` → `Formatter`, `&'_ str` → `&str`): the same code, since the compiler
+/// elides them alike, so context a writer retyped, not an edit.
+pub(crate) fn lifetime_elided(snip: &str, file: &str) -> bool {
+    let (s, f) = (snip.trim(), file.trim());
+    if !f.contains("'_") || s.contains("'_") || comment_like(f) {
+        return false;
+    }
+    let elided = f
+        .replace("<'_>", "")
+        .replace("<'_, ", "<")
+        .replace("&'_ ", "&");
+    let bare = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    bare(&elided) == bare(s)
 }
 
 /// The code of a line without a trailing comment (`x = 1  # note` → `x = 1`), for lines
@@ -292,6 +366,49 @@ mod tests {
             "/// Calls `parse`."
         ));
         assert!(!markup_dropped("/// Calls `parse`.", "/// Calls parse."));
+    }
+
+    #[test]
+    fn a_line_retyped_without_its_anonymous_lifetimes_is_lifetime_elided() {
+        assert!(lifetime_elided(
+            "    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {",
+            "    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {"
+        ));
+        assert!(lifetime_elided(
+            "fn name(&self) -> &str {",
+            "fn name(&self) -> &'_ str {"
+        ));
+        assert!(lifetime_elided("impl Iter<T> {", "impl Iter<'_, T> {"));
+        // A named lifetime, another change, or a lifetime added: an edit.
+        assert!(!lifetime_elided("fn a(x: &str) {", "fn a(x: &'a str) {"));
+        assert!(!lifetime_elided(
+            "fn fmt(f: &mut Formatter) -> Result {",
+            "fn fmt(f: &mut Formatter<'_>) {"
+        ));
+        assert!(!lifetime_elided("fn f(x: &'_ str) {", "fn f(x: &str) {"));
+    }
+
+    #[test]
+    fn a_comment_retyped_with_its_entities_or_typography_rendered_is_markup_dropped() {
+        assert!(markup_dropped(
+            "    /// The lowest cause — its cause's cause.",
+            "    /// The lowest cause &mdash; its cause&#39;s cause."
+        ));
+        assert!(markup_dropped(
+            "// a < b && b > c",
+            "// a &lt; b &amp;&amp; b &gt; c"
+        ));
+        assert!(markup_dropped("# it's \"done\"", "# it’s “done”"));
+        // Entities written where the file has the characters, or other words: an edit.
+        assert!(!markup_dropped("// a &lt; b", "// a < b"));
+        assert!(!markup_dropped(
+            "/// The lowest cause - its cause.",
+            "/// The lowest cause &mdash; its own cause."
+        ));
+        assert!(!markup_dropped(
+            "let s = \"a—b\";",
+            "let s = \"a&mdash;b\";"
+        ));
     }
 
     #[test]

@@ -227,8 +227,27 @@ pub(crate) fn merge_unverified(
     merge_unverified_with(content, indent, snippet_text, hints, RuleSet::ALL_ON)
 }
 
-/// [`merge_unverified`] with the rules `rules` switches on.
+/// [`merge_unverified`] with the rules `rules` switches on. A snippet is sent to change
+/// something: when reading its retyped lines as the file's (rule `retyped-context`) leaves it
+/// changing nothing, those lines are its change, and it is merged with them read as changes.
 pub(crate) fn merge_unverified_with(
+    content: &str,
+    indent: &dyn Fn() -> Indent,
+    snippet_text: &str,
+    hints: &Hints<'_>,
+    rules: RuleSet,
+) -> Result<Merged> {
+    match merge_once(content, indent, snippet_text, hints, rules) {
+        Err(e) if e.code == ErrorCode::ApplyNoop && rules.on(Rule::RetypedContext) => {
+            let as_changes = rules.without(Rule::RetypedContext);
+            merge_once(content, indent, snippet_text, hints, as_changes).map_err(|_| e)
+        }
+        merged => merged,
+    }
+}
+
+/// One reading of the snippet under `rules`, from its lines to the checked result.
+fn merge_once(
     content: &str,
     indent: &dyn Fn() -> Indent,
     snippet_text: &str,

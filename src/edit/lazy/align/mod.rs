@@ -162,11 +162,15 @@ impl Aligner<'_> {
             return None;
         }
         if !same(s, self.file, j, self.shift) {
+            let f = self.file.lines[j];
+            let retyped = || {
+                self.rules.on(Rule::RetypedContext)
+                    && (lines::markup_dropped(&s.text, f) || lines::lifetime_elided(&s.text, f))
+            };
             let shortened = s.is_old()
                 && !s.trivial
-                && (lines::truncated_comment(&s.text, self.file.lines[j])
-                    && !self.comment_moved_below(i, j)
-                    || lines::markup_dropped(&s.text, self.file.lines[j]));
+                && (lines::truncated_comment(&s.text, f) && !self.comment_moved_below(i, j)
+                    || retyped());
             return shortened.then_some(WEIGHTS.match_line);
         }
         let base = if s.blank {

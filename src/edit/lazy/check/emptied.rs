@@ -1,5 +1,6 @@
 //! Evidence for rule `emptied-block` (check): a new line that closes a block and opens the
-//! next (`} else if (…) {`, `} catch (…) {`), written right under a file line the snippet does
+//! next (`} else if (…) {`, `} catch (…) {`, or a branch keyword whose empty body is legal:
+//! Ruby's `elsif`, Lua's `elseif`), written right under a file line the snippet does
 //! not show that opens a block at the same depth (`} else if (old) {`), takes that line's body
 //! as its own and leaves the file's line with an empty block — legal code, so no syntax check
 //! sees it. A writer adding a branch puts it before or after the old one, not between a header
@@ -71,16 +72,29 @@ fn in_edit(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<Emptied> {
     None
 }
 
-/// A line that closes a block and opens the next: `} else {`, `} catch (e) {`.
+/// A line that closes a block and opens the next: `} else {`, `} catch (e) {`, or a branch
+/// keyword of a language without braces (`elsif x`, `elseif x then`, `when :a`; see
+/// [`keyword_branch`]).
 fn chain_line(text: &str) -> bool {
     let t = text.trim();
-    t.starts_with('}') && t.ends_with('{') && t.len() > 2
+    (t.starts_with('}') && t.ends_with('{') && t.len() > 2) || keyword_branch(t)
 }
 
-/// Whether file line `j` opens a block whose body holds a line (its next non-blank line is
-/// no closer).
+/// A branch line that needs no brace and whose empty body is legal code: Ruby's `elsif` and
+/// `when` (`case`), Lua's `elseif … then`, the shell's `elif …; then`. (Python's `elif x:` with
+/// an empty body is a syntax error the reading check sees; a line ending in `{` is the brace
+/// form, Kotlin's `when (x) {` opening a block of its own.)
+fn keyword_branch(t: &str) -> bool {
+    let word = t.split([' ', '\t', '(']).next().unwrap_or("");
+    matches!(word, "elsif" | "elseif" | "elif" | "when")
+        && t.len() > word.len()
+        && !t.ends_with('{')
+}
+
+/// Whether file line `j` opens a block (a `{` at its end, or a keyword branch) whose body holds
+/// a line (its next non-blank line is deeper and no closer).
 fn opens_body(file: &FileIndex<'_>, j: usize) -> bool {
-    file.lines[j].trim_end().ends_with('{')
+    (file.lines[j].trim_end().ends_with('{') || keyword_branch(file.lines[j].trim()))
         && (j + 1..file.len())
             .find(|&k| !file.is_blank(k))
             .is_some_and(|k| !lines::is_closer(file.lines[k]) && file.indent(k) > file.indent(j))
@@ -97,6 +111,20 @@ mod tests {
         assert!(!chain_line("}"));
         assert!(!chain_line("if (x) {"));
         assert!(!chain_line("{"));
+        assert!(chain_line("  elsif x > 2"));
+        assert!(chain_line("elseif n == 0 then"));
+        assert!(chain_line("when :json"));
+        assert!(!chain_line("when (x) {"));
+        assert!(!chain_line("elsif"));
+        assert!(!chain_line("whenever(x)"));
+    }
+
+    #[test]
+    fn a_keyword_branch_with_a_body_opens_one() {
+        let f = ["if a", "  x", "elsif b", "  y", "elsif c", "end"];
+        let file = FileIndex::new(&f);
+        assert!(opens_body(&file, 2));
+        assert!(!opens_body(&file, 4));
     }
 
     #[test]

@@ -85,3 +85,28 @@ fn a_comment_above_the_new_header_is_refused_too() {
         "{message}"
     );
 }
+
+/// The keyword form (Ruby's `elsif`, whose empty branch is legal code): the same two readings,
+/// the same question.
+#[test]
+fn a_rewritten_keyword_branch_is_refused_too() {
+    let f = Fixture {
+        path: "classify.rb",
+        file: "def classify(c)\n  kind = 0\n  if c == ' '\n    kind = 1\n  elsif c == \"\\n\" || c == \"\\r\" || c == \"\\u2028\" || c == \"\\u2029\"\n    kind = 2\n    @lines += 1\n  else\n    kind = 3\n  end\n  kind\nend\n",
+        snippet: "# ... existing code ...\n  elsif line_end?(c)\n    kind = 2\n    @lines += 1\n# ... existing code ...\n",
+        ..FIXTURE
+    };
+    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::EmptiedBlock));
+    assert!(
+        matches!(&off, Ok(c) if c.contains("\\u2029\"\n  elsif line_end?(c)\n")),
+        "the category, with the rule off: {off:?}"
+    );
+    let Err((code, message)) = f.merge(super::RuleSet::ALL_ON) else {
+        panic!("a new `elsif` emptying the old one's branch must be refused");
+    };
+    assert_eq!(code, crate::edit::ErrorCode::NeedsMoreContext, "{message}");
+    assert!(
+        message.contains("snippet line 2 goes right under file line 5"),
+        "{message}"
+    );
+}

@@ -57,6 +57,8 @@ mod rename_check;
 #[cfg(test)]
 mod rename_lookalike;
 #[cfg(test)]
+mod retyped_context;
+#[cfg(test)]
 mod slide;
 #[cfg(test)]
 mod split_conflicts;
@@ -121,6 +123,8 @@ pub enum Rule {
     Slide,
     /// `edge-lookalike`.
     EdgeLookalike,
+    /// `retyped-context`.
+    RetypedContext,
     /// `ground`.
     Ground,
     /// `rename-check`.
@@ -268,6 +272,13 @@ pub const ALL: &[RuleInfo] = &[
          takes the nearer copy: it inserts, and changes and deletes nothing",
     ),
     info(
+        Rule::RetypedContext,
+        "retyped-context",
+        Stage::Align,
+        "a line shown as it reads rendered (a comment without code marks or entities, code \
+         without anonymous lifetimes) is the file's line, unless the snippet then changes nothing",
+    ),
+    info(
         Rule::Ground,
         "ground",
         Stage::Check,
@@ -325,7 +336,7 @@ pub const ALL: &[RuleInfo] = &[
         Rule::EmptiedBlock,
         "emptied-block",
         Stage::Check,
-        "a new `} else … {` line under an unshown header at its depth, emptying that header's block, is refused",
+        "a new `} else … {` (or `elsif …`) line under an unshown header at its depth, emptying that header's block, is refused",
     ),
 ];
 
@@ -457,6 +468,7 @@ pub(super) mod fixture {
         &super::moved_lines::FIXTURE,
         &super::slide::FIXTURE,
         &super::edge_lookalike::FIXTURE,
+        &super::retyped_context::FIXTURE,
         &super::ground::FIXTURE,
         &super::rename_check::FIXTURE,
         &super::balance::FIXTURE,

@@ -1,0 +1,73 @@
+//! Rule `retyped-context` (align): a writer retypes the context lines it shows from what it
+//! read, and it reads doc comments rendered: `` `name` `` as `name`, `&mdash;` as `—`, `’` as
+//! `'`; and code it knows to be the same, such as `Formatter<'_>` as `Formatter` (the compiler
+//! elides an anonymous lifetime alike). Such a line is the file's line shown as it reads, not
+//! a new version of it: the merge keeps the file's bytes. A snippet is sent to change
+//! something, though: when reading its retyped lines so leaves it changing nothing (a commit
+//! that decodes a comment's entities), they are its change, and it is merged so
+//! (`lines::markup_dropped`, `lines::lifetime_elided`, `lazy::merge_unverified_with`).
+
+use super::Rule;
+use super::fixture::Fixture;
+
+const FILE: &str = "impl Error {\n    /// The lowest level cause of this error &mdash; its cause's cause.\n    pub fn root_cause(&self) -> &Error {\n        self.chain().last().unwrap()\n    }\n\n    /// Whether the error is an `E`.\n    pub fn is<E>(&self) -> bool {\n        self.downcast_ref::<E>().is_some()\n    }\n}\n";
+
+/// The fixture: a doc line retyped with its entity rendered, a new attribute below it.
+pub(super) const FIXTURE: Fixture = Fixture {
+    rule: Rule::RetypedContext,
+    path: "error.rs",
+    file: FILE,
+    snippet: "impl Error {\n    /// The lowest level cause of this error — its cause's cause.\n    #[must_use]\n    pub fn root_cause(&self) -> &Error {\n// ... existing code ...\n",
+    instruction: None,
+};
+
+#[test]
+fn the_merge_differs_with_the_rule_off() {
+    FIXTURE.differs();
+}
+
+/// On, the doc line keeps its entity and the attribute is added; off, the entity is lost.
+#[test]
+fn a_comment_retyped_rendered_keeps_the_files_text() {
+    let want = FILE.replace(
+        "cause.\n    pub fn root_cause",
+        "cause.\n    #[must_use]\n    pub fn root_cause",
+    );
+    assert_eq!(FIXTURE.merge(super::RuleSet::ALL_ON), Ok(want.clone()));
+    let off = FIXTURE.merge(super::RuleSet::ALL_ON.without(Rule::RetypedContext));
+    assert_eq!(off, Ok(want.replace("&mdash;", "—")));
+}
+
+/// A snippet whose only change is the rendering (a commit decoding the entities) would change
+/// nothing read so: its retyped lines are its change.
+#[test]
+fn a_snippet_whose_only_change_is_the_rendering_is_merged_as_that_change() {
+    let f = Fixture {
+        snippet: "impl Error {\n    /// The lowest level cause of this error — its cause's cause.\n    pub fn root_cause(&self) -> &Error {\n// ... existing code ...\n",
+        ..FIXTURE
+    };
+    assert_eq!(
+        f.merge(super::RuleSet::ALL_ON),
+        Ok(FILE.replace("&mdash;", "—"))
+    );
+}
+
+/// Code retyped without its anonymous lifetime is the file's line too.
+#[test]
+fn a_signature_retyped_without_its_anonymous_lifetime_keeps_the_files_text() {
+    let file = "impl fmt::Display for Error {\n    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {\n        write!(f, \"failed\")\n    }\n}\n";
+    let f = Fixture {
+        path: "display.rs",
+        file,
+        snippet: "impl fmt::Display for Error {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n        write!(f, \"the operation failed\")\n    }\n}\n",
+        ..FIXTURE
+    };
+    let want = file.replace("\"failed\"", "\"the operation failed\"");
+    assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want.clone()));
+    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::RetypedContext));
+    assert_ne!(
+        off,
+        Ok(want),
+        "with the rule off the lifetime is dropped or the merge asks"
+    );
+}

@@ -70,14 +70,37 @@ pub(crate) fn similarity(a: &str, b: &str) -> f32 {
     } else {
         dice(&wa, &wb)
     };
-    let same_key = matches!((setting_key(a), setting_key(b)), (Some(x), Some(y)) if x == y);
+    let same_key = same_setting(a, b);
     let floor = if same_key { SAME_KEY_SIMILARITY } else { 0.0 };
     ((chars + words) / 2.0).max(shared_ends(a, b)).max(floor)
 }
 
-/// Whether two lines set the same key (`uses: a@v1`, `uses: a@v2`).
+/// Whether two lines set the same key (`uses: a@v1`, `uses: a@v2`), or update the same
+/// target with the same operator (`n += 2`, `n += 1`).
 pub(crate) fn same_setting(a: &str, b: &str) -> bool {
     matches!((setting_key(a), setting_key(b)), (Some(x), Some(y)) if x == y)
+        || matches!((compound(a), compound(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// The target and operator of a compound assignment (`n += 2` → (`n`, `+`); `flags |= F`),
+/// a target being one word.
+fn compound(line: &str) -> Option<(&str, &str)> {
+    let t = line.trim();
+    let end = t.find('=')?;
+    let head = t[..end].trim_end();
+    let target = head.trim_end_matches(['+', '-', '*', '/', '%', '|', '&', '^', '<', '>', '?']);
+    let op = &head[target.len()..];
+    let target = target.trim();
+    let word = target
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && target
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'));
+    let rest = t[end + 1..].trim();
+    let real = !op.is_empty() && !matches!(op, "<" | ">") && !rest.starts_with('=');
+    (word && real && !rest.is_empty()).then_some((target, op))
 }
 
 /// How alike two settings of one key are (`uses: a@v1` and `uses: a@v2`), whatever the

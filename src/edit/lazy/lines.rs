@@ -478,6 +478,12 @@ mod tests {
         let u1 = "      uses: actions/checkout@f43a0e5ff2bd294095638e18286ca9a3d1956744 # v3.6.0";
         let u2 = "      uses: actions/checkout@c85c95e3d7251135ab7dc9ce3241c5835cc595a9 # v3.5.3";
         assert!(similarity(u1, u2) >= 0.6);
+        // One target updated with one operator: versions of a line, however short.
+        assert!(similarity("n += 2;", "n += 1;") >= 0.6);
+        assert!(same_setting("flags |= A;", "flags |= B | C;"));
+        assert!(!same_setting("i += 1;", "i = next;"));
+        assert!(!same_setting("a <= b", "a <= c"));
+        assert!(!same_setting("n += 1;", "m += 1;"));
     }
 
     #[test]

@@ -1662,3 +1662,15 @@ fn a_snippet_dropping_only_a_trailing_comment_is_told_how_to_delete_it() {
         file.replace("load(); // cached", "load();")
     );
 }
+
+#[test]
+fn a_short_compound_assignment_changed_under_its_header_replaces_the_old_one() {
+    // `n += 1;` is the new version of `n += 2;` (one target, one operator), not a new
+    // statement beside it: the old line is replaced, not kept above or below the new one.
+    let file = "int count(const char *s) {\n    int n = 0;\n    while (*s) {\n        if (*s == '\\t') {\n            n += 2;\n        }\n        s++;\n    }\n    return n;\n}\n";
+    let snippet = "// ... existing code ...\n        if (*s == '\\t') {\n            n += 1;\n// ... existing code ...\n";
+    assert_eq!(
+        merge(file, snippet, &hints("count.c")).unwrap().content,
+        file.replace("n += 2;", "n += 1;")
+    );
+}

@@ -14,6 +14,7 @@ use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::lines;
 use crate::edit::lazy::prepare::SLine;
 use crate::edit::lazy::units;
+use crate::syntax::Lang;
 
 /// A deletion that joins two blocks ([`joined`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,7 +127,21 @@ fn joint(file: &FileIndex<'_>, above: usize, dropped: &[usize], below: usize) ->
         return None;
     }
     code.into_iter()
-        .find(|&j| file.indent(j) == m && units::header_name(file.lines[j]).is_some())
+        .find(|&j| file.indent(j) == m && header(file, j))
+}
+
+/// Whether file line `j` heads a definition: a header by its shape (`fn name(`, `class
+/// Name`), or in YAML a bare key over deeper lines (`test:` over a job's settings).
+fn header(file: &FileIndex<'_>, j: usize) -> bool {
+    let t = file.lines[j].trim();
+    let yaml_key = || {
+        t.strip_suffix(':')
+            .is_some_and(|k| !k.is_empty() && !k.contains([' ', ':']) && !k.starts_with(['-', '#']))
+            && (j + 1..file.len())
+                .find(|&k| !file.is_blank(k))
+                .is_some_and(|k| file.indent(k) > file.indent(j))
+    };
+    units::header_name(t).is_some() || (file.named_language() == Some(Lang::Yaml) && yaml_key())
 }
 
 #[cfg(test)]
@@ -275,6 +290,17 @@ mod tests {
         // An empty definition's closer and the next header alone deleted: a fold.
         let q = ["fn a() {", "}", "fn b() {", "    two();", "}"];
         assert_eq!(joint(&idx(&q), 0, &[1, 2], 3), None);
+    }
+
+    #[test]
+    fn a_yaml_key_over_deeper_lines_is_a_joint() {
+        let text = "jobs:\n  build:\n    steps:\n      - run: make\n\n  test:\n    steps:\n      - run: make test\n";
+        let f: Vec<&str> = text.lines().collect();
+        let file = FileIndex::new(&f).with_source(Some("ci.yml"), text);
+        // Kept `- run: make` (3) and `- run: make test` (7): `test:` and `steps:` go.
+        assert_eq!(joint(&file, 3, &[5, 6], 7), Some(5));
+        // The same lines in a file of no known language: no joint.
+        assert_eq!(joint(&idx(&f), 3, &[5, 6], 7), None);
     }
 
     #[test]

@@ -81,3 +81,25 @@ fn a_kept_header_joined_to_the_next_definitions_body_is_refused() {
     assert_eq!(code, crate::edit::ErrorCode::NeedsMoreContext, "{message}");
     assert!(message.contains("(line 6 `fn b() {`)"), "{message}");
 }
+
+/// In YAML a bare key over deeper lines heads a block (a CI job): a step added at the end of
+/// one job, copied from the next job's steps, must not take that job's header and settings.
+#[test]
+fn a_yaml_job_joined_to_the_next_is_refused() {
+    let f = Fixture {
+        path: "ci.yml",
+        file: "name: ci\non: [push]\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: make\n\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/setup-go@v5\n      - run: make test\n",
+        snippet: "# ... existing code ...\n      - run: make\n      - uses: actions/setup-go@v5\n      - run: make test\n# ... existing code ...\n",
+        ..FIXTURE
+    };
+    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::JoinedBlocks));
+    assert!(
+        matches!(&off, Ok(c) if !c.contains("  test:")),
+        "the category, with the rule off: {off:?}"
+    );
+    let Err((code, message)) = f.merge(super::RuleSet::ALL_ON) else {
+        panic!("a deletion joining two YAML jobs must be refused");
+    };
+    assert_eq!(code, crate::edit::ErrorCode::NeedsMoreContext, "{message}");
+    assert!(message.contains("line 10 `test:`"), "{message}");
+}

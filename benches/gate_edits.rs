@@ -10,7 +10,8 @@
 //! directory fsynced, one journal line appended and fdatasynced), median of 50, each step's
 //! median beside it. The gate's time less the floor is the gate's own work.
 //!
-//! `cargo bench --bench gate_edits` (`-- --edits N` to change the count; the files, journal and
+//! `cargo bench --bench gate_edits` (`-- --edits N` to change the count, `-- --only TOOL` and
+//! `-- --kb 40` to run one tool at one size without the floor, for a profiler; the files, journal and
 //! pre-images go in a temporary directory under `$PATCHGATE_BENCH_DIR`, else the system's; a
 //! tmpfs there, where a sync costs nothing, measures the gate's own work — not `/dev/shm`, as
 //! a gate refuses a root under `/dev`: docs/benchmarks.md says how to mount one of your own).
@@ -196,16 +197,37 @@ fn floor(bytes: usize) -> std::io::Result<(Duration, [Duration; 3])> {
     Ok((median(&mut totals), steps.map(|mut s| median(&mut s))))
 }
 
+/// The word after `name` on the command line, if any.
+fn word(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == name)?;
+    args.get(at + 1).cloned()
+}
+
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let edits = arg("--edits", EDITS);
+    let only = word("--only");
+    let kb = word("--kb").and_then(|k| k.parse::<usize>().ok());
+    let sizes: Vec<(String, usize)> = match kb {
+        Some(kb) => vec![(format!("{kb}KB"), kb << 10)],
+        None => vec![("40KB".into(), 40 << 10), ("400KB".into(), 400 << 10)],
+    };
+    let tools: Vec<&str> = ["patch_file", "fast_apply"]
+        .into_iter()
+        .filter(|t| only.as_deref().is_none_or(|o| o == *t))
+        .collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     let place = std::env::var(common::BENCH_DIR_VAR)
         .unwrap_or_else(|_| std::env::temp_dir().display().to_string());
+    let with_floor = only.is_none() && kb.is_none();
     for (label, bytes) in [("40KB", 40 << 10), ("400KB", 400 << 10)] {
+        if !with_floor {
+            break;
+        }
         let (total, [file, dir, line]) = floor(bytes).expect("the floor's writes");
         println!(
             "{label:<6} floor: median {:>8.2} ms   (temp file write + fsync {:.2}, rename + \
@@ -216,9 +238,9 @@ fn main() {
             ms(line),
         );
     }
-    for (label, bytes) in [("40KB", 40 << 10), ("400KB", 400 << 10)] {
-        for tool in ["patch_file", "fast_apply"] {
-            let times = rt.block_on(run(tool, bytes, edits));
+    for (label, bytes) in &sizes {
+        for &tool in &tools {
+            let times = rt.block_on(run(tool, *bytes, edits));
             let first = times[0];
             let mut sorted = times.clone();
             sorted.sort();

@@ -330,7 +330,7 @@ pub(crate) fn edit_between(old: &str, new: &str) -> InputEdit {
 const BLOCK: usize = 256;
 
 /// The length of the common prefix of `a` and `b`, in bytes.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let mut at = 0;
     while at + BLOCK <= n && a[at..at + BLOCK] == b[at..at + BLOCK] {
@@ -344,7 +344,7 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 }
 
 /// The length of the common suffix of `a` and `b`, in bytes.
-fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+pub(crate) fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let (mut ea, mut eb) = (a.len(), b.len());
     let mut done = 0;

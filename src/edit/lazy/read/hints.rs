@@ -185,10 +185,23 @@ fn renames(ws: &[String]) -> Vec<(String, String)> {
         let Some(to) = rest.iter().position(|w| w.eq_ignore_ascii_case("to")) else {
             continue;
         };
-        let from = rest[..to]
+        // The name among the words before `to`: not filler or a kind word (`the Quoted
+        // wrapper struct`), a name-like word before a plain one, else the last word.
+        let named: Vec<&String> = rest[..to]
+            .iter()
+            .filter(|w| {
+                let l = w.to_ascii_lowercase();
+                !FILLER.contains(&l.as_str()) && !KIND_WORDS.contains(&l.as_str())
+            })
+            .collect();
+        let name_like = |w: &&&String| {
+            is_identifier_like(w) || w.chars().next().is_some_and(char::is_uppercase)
+        };
+        let from = named
             .iter()
             .rev()
-            .find(|w| !FILLER.contains(&w.to_ascii_lowercase().as_str()))
+            .find(name_like)
+            .or(named.last())
             .map(|w| w.trim_start_matches('$').trim_end_matches("()").to_string());
         let target = rest
             .get(to + 1)
@@ -465,6 +478,17 @@ mod tests {
             i.renames,
             [("with_params".to_string(), "with_stream_params".to_string())]
         );
+        // The name among descriptive words: not the kind word right before `to`.
+        let i = read_with(
+            "I am renaming the Quoted wrapper struct to QuotedDisplay",
+            FILE,
+        );
+        assert_eq!(
+            i.renames,
+            [("Quoted".to_string(), "QuotedDisplay".to_string())]
+        );
+        let i = read_with("rename the parse helper to parse_all", FILE);
+        assert_eq!(i.renames, [("parse".to_string(), "parse_all".to_string())]);
         let i = read_with("I'm deleting the deprecated first function", FILE);
         assert_eq!(i.removes, ["first"]);
         let i = read_with("removing the stale TODO on second", FILE);

@@ -3,6 +3,7 @@
 //! indentation, and how similar two lines are.
 
 use super::costs::{QUOTED_CHARS, WEIGHTS};
+use super::prepare::SLine;
 pub(crate) use crate::edit::likeness::{bigrams, same_setting, setting_key, similarity};
 pub(crate) use crate::edit::matching::line_key as key;
 
@@ -201,6 +202,34 @@ pub(crate) fn truncated_comment(snip: &str, file: &str) -> bool {
     let inside_comment =
         without_trailing_comment(s).is_some() && rest.starts_with(char::is_whitespace);
     at_comment || inside_comment
+}
+
+/// Whether snippet line `i` of `lines` is `file_line` shown without its trailing comment
+/// ([`truncated_comment`]) and the comment did not move onto the snippet's next lines (its
+/// words there: then the line did change, its comment now on lines of its own).
+pub(crate) fn shown_without_comment(lines: &[SLine], i: usize, file_line: &str) -> bool {
+    let (s, f) = (lines[i].text.trim(), file_line.trim());
+    if !truncated_comment(s, f) {
+        return false;
+    }
+    let comment = f.get(s.len()..).unwrap_or("").trim();
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() > 2)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let said = words(comment);
+    if said.is_empty() {
+        return true;
+    }
+    let below: Vec<String> = lines[i + 1..]
+        .iter()
+        .take(WEIGHTS.comment_lookahead)
+        .flat_map(|l| words(&l.text))
+        .collect();
+    let found = said.iter().filter(|w| below.contains(w)).count();
+    found * 2 <= said.len()
 }
 
 /// A comment or preprocessor line (`//`, `/*`, ` *`, `--`, `;`, `#` but not a `#[` attribute),

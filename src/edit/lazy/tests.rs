@@ -1674,3 +1674,15 @@ fn a_short_compound_assignment_changed_under_its_header_replaces_the_old_one() {
         file.replace("n += 2;", "n += 1;")
     );
 }
+
+#[test]
+fn a_header_shown_without_its_trailing_comment_keeps_it() {
+    // The header is placed by its name under a placeholder; shown without its comment it is
+    // the file's line, comment kept, as any other line so shown.
+    let file = "class Cmp:\n    def __init__(self, a):\n        self.a = a\n\n    def phase2(self): # Distinguish files, directories, funnies\n        self.dirs = []\n        for x in self.common:\n            try:\n                st = os.stat(x)\n            except OSError:\n                ok = 0\n\n    def phase3(self): # Find out differences\n        pass\n";
+    let snippet = "# ... existing code ...\n    def phase2(self):\n        self.dirs = []\n        for x in self.common:\n            try:\n                st = os.stat(x)\n            except OSError:\n                ok = 1\n# ... existing code ...\n";
+    assert_eq!(
+        merge(file, snippet, &hints("cmp.py")).unwrap().content,
+        file.replace("ok = 0", "ok = 1")
+    );
+}

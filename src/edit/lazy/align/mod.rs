@@ -131,29 +131,10 @@ impl Aligner<'_> {
         self.fresh.iter().any(|r| r.contains(&i))
     }
 
-    /// Whether the trailing comment file line `j` has beyond snippet line `i` (which shows
-    /// the line without it) reappears in the snippet's next lines: the comment was moved
-    /// onto lines of its own, so the line did change.
-    fn comment_moved_below(&self, i: usize, j: usize) -> bool {
-        let (s, f) = (self.lines[i].text.trim(), self.file.lines[j].trim());
-        let comment = f.get(s.len()..).unwrap_or("").trim();
-        let words = |t: &str| -> Vec<String> {
-            t.split(|c: char| !c.is_alphanumeric())
-                .filter(|w| w.len() > 2)
-                .map(str::to_lowercase)
-                .collect()
-        };
-        let said = words(comment);
-        if said.is_empty() {
-            return false;
-        }
-        let below: Vec<String> = self.lines[i + 1..]
-            .iter()
-            .take(WEIGHTS.comment_lookahead)
-            .flat_map(|l| words(&l.text))
-            .collect();
-        let found = said.iter().filter(|w| below.contains(w)).count();
-        found * 2 > said.len()
+    /// Whether snippet line `i` shows file line `j` without its trailing comment, the comment
+    /// not moved onto the snippet's next lines ([`lines::shown_without_comment`]).
+    fn comment_kept(&self, i: usize, j: usize) -> bool {
+        lines::shown_without_comment(self.lines, i, self.file.lines[j])
     }
 
     fn match_score(&self, i: usize, j: usize) -> Option<f32> {
@@ -167,10 +148,7 @@ impl Aligner<'_> {
                 self.rules.on(Rule::RetypedContext)
                     && (lines::markup_dropped(&s.text, f) || lines::lifetime_elided(&s.text, f))
             };
-            let shortened = s.is_old()
-                && !s.trivial
-                && (lines::truncated_comment(&s.text, f) && !self.comment_moved_below(i, j)
-                    || retyped());
+            let shortened = s.is_old() && !s.trivial && (self.comment_kept(i, j) || retyped());
             return shortened.then_some(WEIGHTS.match_line);
         }
         let base = if s.blank {

@@ -1009,7 +1009,7 @@ pub(crate) fn unit_pins(
                     let pin = Pin {
                         i,
                         j: hj,
-                        replace: lines[i].key != ctx.file.key(hj),
+                        replace: changed(lines, i, ctx.file, hj),
                         sure: true,
                     };
                     let before = pins.iter().all(|p| (p.i < i) == (p.j < hj));
@@ -1274,6 +1274,12 @@ fn closest_header(ctx: &Context<'_>, header: &str, candidates: &[usize]) -> Opti
         .then_some(h)
 }
 
+/// Whether snippet header `i`, placed on file header `j` by its name, changed the line: not
+/// when it is the file's line shown without its trailing comment (kept as the file has it).
+fn changed(lines: &[SLine], i: usize, file: &FileIndex<'_>, j: usize) -> bool {
+    lines[i].key != file.key(j) && !super::lines::shown_without_comment(lines, i, file.lines[j])
+}
+
 /// Add the pins of a unit (header `i`..=`last` for file lines `hj..end`) when they agree with
 /// the pins already there; mark the pins inside it sure.
 fn add_unit(
@@ -1316,7 +1322,7 @@ fn add_unit(
     let pin = |si: usize, fj: usize| Pin {
         i: si,
         j: fj,
-        replace: lines[si].key != file.key(fj),
+        replace: changed(lines, si, file, fj),
         sure: true,
     };
     if !pins.iter().any(|p| p.i == i) {

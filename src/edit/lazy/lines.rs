@@ -328,6 +328,35 @@ pub(crate) fn lifetime_elided(snip: &str, file: &str) -> bool {
     bare(&elided) == bare(s)
 }
 
+/// Whether code line `snip` is code line `file` with its string literals' quotes retyped
+/// (`'a'` as `"a"`), in a language where both quotes make the same string
+/// ([`quotes_alike`]): the same code, so context a writer retyped, not an edit. Lines with
+/// escapes are left alone (an escaped quote changes with the delimiter).
+pub(crate) fn quotes_retyped(snip: &str, file: &str) -> bool {
+    let (s, f) = (snip.trim(), file.trim());
+    if s == f || s.contains('\\') || f.contains('\\') || comment_like(f) {
+        return false;
+    }
+    let plain = |t: &str| -> String {
+        t.chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| if c == '\'' { '"' } else { c })
+            .collect()
+    };
+    (s.contains(['\'', '"']) || f.contains(['\'', '"'])) && plain(s) == plain(f)
+}
+
+/// Whether `'…'` and `"…"` make the same string in `lang`: Python, JavaScript and TypeScript,
+/// Lua (not Ruby, PHP or the shell, where only one interpolates; not C, Rust, Go or Java,
+/// where one is a character).
+pub(crate) fn quotes_alike(lang: Option<crate::syntax::Lang>) -> bool {
+    use crate::syntax::Lang;
+    matches!(
+        lang,
+        Some(Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Lua)
+    )
+}
+
 /// The code of a line without a trailing comment (`x = 1  # note` → `x = 1`), for lines
 /// whose comment the snippet shortened or dropped; `None` when there is no trailing comment.
 pub(crate) fn without_trailing_comment(line: &str) -> Option<&str> {
@@ -415,6 +444,25 @@ mod tests {
             "fn fmt(f: &mut Formatter<'_>) {"
         ));
         assert!(!lifetime_elided("fn f(x: &'_ str) {", "fn f(x: &str) {"));
+    }
+
+    #[test]
+    fn a_line_retyped_with_its_strings_other_quotes_is_quotes_retyped() {
+        assert!(quotes_retyped(
+            "elif conversion == \"a\":",
+            "elif conversion == 'a':"
+        ));
+        assert!(quotes_retyped("x = {'k': 1}", "x = {\"k\": 1}"));
+        // Other words, escapes, or no quotes at all: no.
+        assert!(!quotes_retyped(
+            "elif conversion == \"b\":",
+            "elif conversion == 'a':"
+        ));
+        assert!(!quotes_retyped("s = \"it\\'s\"", "s = 'it\\'s'"));
+        assert!(!quotes_retyped("a = b", "a = b"));
+        assert!(quotes_alike(Some(crate::syntax::Lang::Python)));
+        assert!(!quotes_alike(Some(crate::syntax::Lang::Rust)));
+        assert!(!quotes_alike(Some(crate::syntax::Lang::Ruby)));
     }
 
     #[test]

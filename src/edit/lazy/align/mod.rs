@@ -146,7 +146,10 @@ impl Aligner<'_> {
             let f = self.file.lines[j];
             let retyped = || {
                 self.rules.on(Rule::RetypedContext)
-                    && (lines::markup_dropped(&s.text, f) || lines::lifetime_elided(&s.text, f))
+                    && (lines::markup_dropped(&s.text, f)
+                        || lines::lifetime_elided(&s.text, f)
+                        || lines::quotes_retyped(&s.text, f)
+                            && lines::quotes_alike(self.file.named_language()))
             };
             let shortened = s.is_old() && !s.trivial && (self.comment_kept(i, j) || retyped());
             return shortened.then_some(WEIGHTS.match_line);

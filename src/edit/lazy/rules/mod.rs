@@ -276,7 +276,8 @@ pub const ALL: &[RuleInfo] = &[
         "retyped-context",
         Stage::Align,
         "a line shown as it reads rendered (a comment without code marks or entities, code \
-         without anonymous lifetimes) is the file's line, unless the snippet then changes nothing",
+         without anonymous lifetimes or with other quotes) is the file's line, unless the \
+         snippet then changes nothing",
     ),
     info(
         Rule::Ground,

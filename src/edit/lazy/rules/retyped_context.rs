@@ -1,11 +1,12 @@
 //! Rule `retyped-context` (align): a writer retypes the context lines it shows from what it
 //! read, and it reads doc comments rendered: `` `name` `` as `name`, `&mdash;` as `—`, `’` as
 //! `'`; and code it knows to be the same, such as `Formatter<'_>` as `Formatter` (the compiler
-//! elides an anonymous lifetime alike). Such a line is the file's line shown as it reads, not
-//! a new version of it: the merge keeps the file's bytes. A snippet is sent to change
-//! something, though: when reading its retyped lines so leaves it changing nothing (a commit
-//! that decodes a comment's entities), they are its change, and it is merged so
-//! (`lines::markup_dropped`, `lines::lifetime_elided`, `lazy::merge_unverified_with`).
+//! elides an anonymous lifetime alike) or a Python string's `'a'` as `"a"`. Such a line is the
+//! file's line shown as it reads, not a new version of it: the merge keeps the file's bytes. A
+//! snippet is sent to change something, though: when reading its retyped lines so leaves it
+//! changing nothing (a commit that decodes a comment's entities), they are its change, and it
+//! is merged so (`lines::markup_dropped`, `lines::lifetime_elided`, `lines::quotes_retyped`,
+//! `lazy::merge_unverified_with`).
 
 use super::Rule;
 use super::fixture::Fixture;
@@ -70,4 +71,24 @@ fn a_signature_retyped_without_its_anonymous_lifetime_keeps_the_files_text() {
         Ok(want),
         "with the rule off the lifetime is dropped or the merge asks"
     );
+}
+
+/// In Python `'a'` and `"a"` are one string: a context line retyped with the other quotes is
+/// the file's line (in Rust or C, where `'a'` is a character, it is not).
+#[test]
+fn a_python_line_retyped_with_other_quotes_keeps_the_files_text() {
+    let file = "def convert(value, conversion):\n    if conversion == 's':\n        return str(value)\n    elif conversion == 'a':\n        return ascii(value)\n    raise ValueError('bad {0}'.format(conversion))\n";
+    let f = Fixture {
+        path: "convert.py",
+        file,
+        snippet: "# ... existing code ...\n    elif conversion == \"a\":\n        return ascii(value)\n    raise ValueError(f\"bad {conversion!r}\")\n",
+        ..FIXTURE
+    };
+    let want = file.replace(
+        "raise ValueError('bad {0}'.format(conversion))",
+        "raise ValueError(f\"bad {conversion!r}\")",
+    );
+    assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want.clone()));
+    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::RetypedContext));
+    assert_eq!(off, Ok(want.replace("== 'a'", "== \"a\"")));
 }

@@ -245,15 +245,23 @@ pub(crate) fn comment_like(line: &str) -> bool {
 /// Whether comment line `snip` is comment line `file` retyped as it reads rendered: without
 /// its code marks (`` `name` `` → `name`), its HTML entities written as the characters they
 /// stand for (`&mdash;` → `—`), or typographic quotes and dashes as plain ones (`’` → `'`) —
-/// context a writer retyped, not an edit. Marks added rather than dropped are an edit.
+/// context a writer retyped, not an edit. Each character and mark must be as far rendered as
+/// the file's or further, and one further: marks added anywhere (`&lt;T&gt;` → `` `<T>` ``,
+/// entities turned into code) are an edit, however many others were dropped.
 pub(crate) fn markup_dropped(snip: &str, file: &str) -> bool {
     let comment = |t: &str| comment_like(t) || t.starts_with("\"\"\"");
     let (s, f) = (snip.trim(), file.trim());
-    s != f
-        && comment(s)
-        && comment(f)
-        && markup_count(s) < markup_count(f)
-        && rendered(s).eq(rendered(f))
+    if s == f || !comment(s) || !comment(f) {
+        return false;
+    }
+    let (s, f) = (rendered(s), rendered(f));
+    s.weight < f.weight
+        && s.chars.len() == f.chars.len()
+        && s.chars
+            .iter()
+            .zip(&f.chars)
+            .all(|(a, b)| a.0 == b.0 && a.1 <= b.1)
+        && marks_kept(&s.marks, &f.marks)
 }
 
 /// HTML entities a doc comment writes, with the characters they render as.
@@ -270,17 +278,6 @@ const ENTITIES: [(&str, char); 10] = [
     ("&hellip;", '…'),
 ];
 
-/// How far a comment's text is from its plainest rendered form: a code mark or a typographic
-/// character one step each, an HTML entity two (it renders as a character, typographic or
-/// plain), so that `&mdash;` → `—` → `-` each renders further.
-fn markup_count(t: &str) -> usize {
-    let entities: usize = ENTITIES.iter().map(|(e, _)| t.matches(e).count()).sum();
-    t.chars()
-        .filter(|&c| c == '`' || typographic(c).is_some())
-        .count()
-        + 2 * entities
-}
-
 /// A typographic character's plain form.
 fn typographic(c: char) -> Option<char> {
     match c {
@@ -291,25 +288,74 @@ fn typographic(c: char) -> Option<char> {
     }
 }
 
-/// A comment's text as it reads rendered, without whitespace: code marks dropped, entities
-/// decoded, typographic characters plain.
-fn rendered(t: &str) -> impl Iterator<Item = char> + '_ {
+/// A comment's text as it reads rendered ([`rendered`]).
+struct Rendered {
+    /// Its characters without whitespace, each in its plain form, with how far the written
+    /// form is from it: 0 plain, 1 typographic (`—`), 2 an entity (`&mdash;`), so that
+    /// `&mdash;` → `—` → `-` each renders further.
+    chars: Vec<(char, u8)>,
+    /// Where its code marks stand, as counts of the characters before them.
+    marks: Vec<usize>,
+    /// How far the whole text is from its plainest form: the steps, and a code mark one.
+    weight: usize,
+}
+
+/// A comment's text as it reads rendered: code marks dropped, entities decoded (but inside
+/// code marks, where they render as written), typographic characters plain.
+fn rendered(t: &str) -> Rendered {
+    let mut out = Rendered {
+        chars: Vec::new(),
+        marks: Vec::new(),
+        weight: 0,
+    };
     let mut rest = t;
-    std::iter::from_fn(move || {
-        loop {
-            let c = rest.chars().next()?;
-            if c == '&'
-                && let Some((e, r)) = ENTITIES.iter().find(|(e, _)| rest.starts_with(e))
-            {
-                rest = &rest[e.len()..];
-                return Some(typographic(*r).unwrap_or(*r));
+    let mut in_code = false;
+    while let Some(c) = rest.chars().next() {
+        if c == '&'
+            && !in_code
+            && let Some((e, r)) = ENTITIES.iter().find(|(e, _)| rest.starts_with(e))
+        {
+            rest = &rest[e.len()..];
+            out.weight += 2;
+            if !r.is_whitespace() {
+                out.chars.push((typographic(*r).unwrap_or(*r), 2));
             }
-            rest = &rest[c.len_utf8()..];
-            if c != '`' && !c.is_whitespace() {
-                return Some(typographic(c).unwrap_or(c));
-            }
+            continue;
         }
-    })
+        rest = &rest[c.len_utf8()..];
+        if c == '`' {
+            out.marks.push(out.chars.len());
+            out.weight += 1;
+            in_code = !in_code;
+        } else if !c.is_whitespace() {
+            let plain = typographic(c);
+            out.weight += usize::from(plain.is_some());
+            out.chars
+                .push((plain.unwrap_or(c), u8::from(plain.is_some())));
+        }
+    }
+    out
+}
+
+/// Whether every code mark of `snip` (positions in order) stands where one of `file`'s does.
+fn marks_kept(snip: &[usize], file: &[usize]) -> bool {
+    let mut left = file.iter();
+    snip.iter().all(|m| left.any(|f| f == m))
+}
+
+/// Whether line `j` of `lines` stands inside a fenced code block of the comment it belongs
+/// to (a doc test: an odd count of ```` ``` ```` lines above it in its run of comment lines),
+/// where its text is code that reads as written, not rendered prose.
+pub(crate) fn in_comment_fence(lines: &[&str], j: usize) -> bool {
+    let fence = |l: &&&str| {
+        let text = l
+            .trim_start()
+            .trim_start_matches(['/', '!', '*', '#', '-', ';']);
+        let text = text.trim_start();
+        text.starts_with("```") || text.starts_with("~~~")
+    };
+    let above = lines[..j].iter().rev().take_while(|l| comment_like(l));
+    above.filter(fence).count() % 2 == 1
 }
 
 /// Whether code line `snip` is code line `file` retyped without its anonymous lifetimes
@@ -486,6 +532,43 @@ mod tests {
             "let s = \"a—b\";",
             "let s = \"a&mdash;b\";"
         ));
+    }
+
+    #[test]
+    fn markup_added_or_moved_beside_markup_dropped_is_an_edit() {
+        // Entities turned into code: fewer marks in all, but the code marks are new.
+        assert!(!markup_dropped(
+            "/// Returns the value `<T>` if set.",
+            "/// Returns the value &lt;T&gt; if set."
+        ));
+        // Code marks moved, some dropped.
+        assert!(!markup_dropped("/// a b `c`", "/// `a` `b` c"));
+        // An entity inside code marks reads as written: `&amp;` is not `&`.
+        assert!(!markup_dropped("/// Use & here.", "/// Use `&amp;` here."));
+        // A typographic character made plain where an entity became typographic: both
+        // render further.
+        assert!(markup_dropped("// a - b — c", "// a — b &mdash; c"));
+        assert!(markup_dropped(
+            "/// Use `x` - or y.",
+            "/// Use `x` &mdash; or `y`."
+        ));
+    }
+
+    #[test]
+    fn a_line_inside_a_doc_comments_code_fence_is_in_the_fence() {
+        let f = [
+            "/// Escapes.",
+            "///",
+            "/// ```",
+            "/// assert_eq!(escape(\"&\"), \"&amp;\");",
+            "/// ```",
+            "/// After.",
+            "fn escape() {}",
+        ];
+        assert!(!in_comment_fence(&f, 1));
+        assert!(in_comment_fence(&f, 3));
+        assert!(!in_comment_fence(&f, 5));
+        assert!(!in_comment_fence(&f, 6));
     }
 
     #[test]

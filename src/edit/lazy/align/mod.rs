@@ -147,6 +147,7 @@ impl Aligner<'_> {
             let retyped = || {
                 self.rules.on(Rule::RetypedContext)
                     && (lines::markup_dropped(&s.text, f)
+                        && !lines::in_comment_fence(self.file.lines, j)
                         || lines::lifetime_elided(&s.text, f)
                         || lines::quotes_retyped(&s.text, f)
                             && lines::quotes_alike(self.file.named_language()))

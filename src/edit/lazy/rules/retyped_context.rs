@@ -92,3 +92,38 @@ fn a_python_line_retyped_with_other_quotes_keeps_the_files_text() {
     let off = f.merge(super::RuleSet::ALL_ON.without(Rule::RetypedContext));
     assert_eq!(off, Ok(want.replace("== 'a'", "== \"a\"")));
 }
+
+/// Entities turned into code marks (`&lt;T&gt;` → `` `<T>` ``) beside another change: fewer
+/// marks in all, but marks added are an edit, not a retyping; the line changes.
+#[test]
+fn entities_turned_into_code_marks_are_an_edit() {
+    let file = "use std::fmt;\n\n/// Returns the value &lt;T&gt; if set.\npub fn get<T>(x: Option<T>) -> Option<T> {\n    x\n}\n";
+    let f = Fixture {
+        path: "get.rs",
+        file,
+        snippet: "// ... existing code ...\n/// Returns the value `<T>` if set.\n#[must_use]\npub fn get<T>(x: Option<T>) -> Option<T> {\n// ... existing code ...\n",
+        ..FIXTURE
+    };
+    let want = file.replace(
+        "/// Returns the value &lt;T&gt; if set.\n",
+        "/// Returns the value `<T>` if set.\n#[must_use]\n",
+    );
+    assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
+}
+
+/// A doc test's line inside its code fence is code that reads as written: an expected value
+/// changed from `"a &amp; b"` to `"a & b"` beside the function's change is the edit.
+#[test]
+fn a_doc_test_line_inside_its_fence_is_code_not_rendered_prose() {
+    let file = "/// Escapes `s` for HTML.\n///\n/// ```\n/// assert_eq!(escape(\"a & b\"), \"a &amp; b\");\n/// ```\npub fn escape(s: &str) -> String {\n    s.replace('&', \"&amp;\")\n}\n";
+    let f = Fixture {
+        path: "escape.rs",
+        file,
+        snippet: "/// Escapes `s` for HTML.\n///\n/// ```\n/// assert_eq!(escape(\"a & b\"), \"a & b\");\n/// ```\npub fn escape(s: &str) -> String {\n    s.to_string()\n}\n",
+        ..FIXTURE
+    };
+    let want = file
+        .replace("\"a &amp; b\");", "\"a & b\");")
+        .replace("s.replace('&', \"&amp;\")", "s.to_string()");
+    assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
+}

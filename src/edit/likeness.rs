@@ -83,8 +83,8 @@ pub(crate) fn same_setting(a: &str, b: &str) -> bool {
 }
 
 /// The target and operator of a compound assignment (`n += 2` → (`n`, `+`); `flags |= F`),
-/// a target being one word.
-fn compound(line: &str) -> Option<(&str, &str)> {
+/// a target being one word, with the kind of its value ([`ValueKind`]).
+fn compound(line: &str) -> Option<(&str, &str, ValueKind)> {
     let t = line.trim();
     let end = t.find('=')?;
     let head = t[..end].trim_end();
@@ -100,7 +100,38 @@ fn compound(line: &str) -> Option<(&str, &str)> {
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'));
     let rest = t[end + 1..].trim();
     let real = !op.is_empty() && !matches!(op, "<" | ">") && !rest.starts_with('=');
-    (word && real && !rest.is_empty()).then_some((target, op))
+    (word && real && !rest.is_empty()).then(|| (target, op, value_kind(rest)))
+}
+
+/// The kind of a compound assignment's value. Two updates of one target are versions of one
+/// line when their values are of one kind (`n += 2` / `n += 1`, `flags |= A` / `flags |= B`);
+/// a target a file updates in turn with values of other kinds is a run of statements
+/// (`html += "<li>"`, `html += escape(it)`), a new one going beside the old ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValueKind {
+    Number,
+    Text,
+    Call,
+    Name,
+    Other,
+}
+
+fn value_kind(value: &str) -> ValueKind {
+    let v = value.trim_end_matches([';', ',']).trim();
+    let unsigned = v.strip_prefix('-').unwrap_or(v);
+    // A string with its prefix (`f"…"`, `b'…'`, `r"…"`).
+    let unprefixed = v.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    if unsigned.starts_with(|c: char| c.is_ascii_digit()) {
+        ValueKind::Number
+    } else if unprefixed.starts_with(['"', '\'', '`']) && v.len() - unprefixed.len() <= 2 {
+        ValueKind::Text
+    } else if v.contains('(') {
+        ValueKind::Call
+    } else if v.starts_with(|c: char| c.is_alphabetic() || c == '_') {
+        ValueKind::Name
+    } else {
+        ValueKind::Other
+    }
 }
 
 /// How alike two settings of one key are (`uses: a@v1` and `uses: a@v2`), whatever the

@@ -644,6 +644,11 @@ mod tests {
         assert!(!same_setting("i += 1;", "i = next;"));
         assert!(!same_setting("a <= b", "a <= c"));
         assert!(!same_setting("n += 1;", "m += 1;"));
+        // One target updated in turn with values of other kinds: a run of statements.
+        assert!(!same_setting("html += \"<li>\";", "html += escape(it);"));
+        assert!(!same_setting("html += it;", "html += escape(it);"));
+        assert!(same_setting("out += f\"<b>{x}\";", "out += \"<i>\";"));
+        assert!(same_setting("n -= 1", "n -= -2"));
     }
 
     #[test]

@@ -1686,3 +1686,19 @@ fn a_header_shown_without_its_trailing_comment_keeps_it() {
         file.replace("ok = 0", "ok = 1")
     );
 }
+
+#[test]
+fn a_new_update_of_a_target_with_another_kind_of_value_goes_beside_the_old_one() {
+    // `html += escape(it)` under the loop's header is a new statement: the file updates
+    // `html` in turn, and `"<li>"` (text) is no earlier version of a call. Replacing it
+    // would drop the file's `html += "<li>"` unseen.
+    let file = "def render(items):\n    html = \"<ul>\"\n    for it in items:\n        html += \"<li>\"\n        html += it\n    html += \"</ul>\"\n    return html\n";
+    let snippet = "    for it in items:\n        html += escape(it)\n# ... existing code ...\n";
+    let merged = merge(file, snippet, &hints("render.py"));
+    assert!(
+        merged
+            .as_ref()
+            .is_ok_and(|m| m.content.contains("        html += \"<li>\"\n")),
+        "{merged:?}"
+    );
+}

@@ -247,8 +247,9 @@ pub(crate) fn comment_like(line: &str) -> bool {
 /// stand for (`&mdash;` → `—`), or typographic quotes and dashes as plain ones (`’` → `'`) —
 /// context a writer retyped, not an edit. Each character and mark must be as far rendered as
 /// the file's or further, and one further: marks added anywhere (`&lt;T&gt;` → `` `<T>` ``,
-/// entities turned into code) are an edit, however many others were dropped.
-pub(crate) fn markup_dropped(snip: &str, file: &str) -> bool {
+/// entities turned into code) are an edit, however many others were dropped. `rendering`
+/// says which of these a retyping may leave off.
+pub(crate) fn markup_dropped(snip: &str, file: &str, rendering: Rendering) -> bool {
     let comment = |t: &str| comment_like(t) || t.starts_with("\"\"\"");
     let (s, f) = (snip.trim(), file.trim());
     if s == f || !comment(s) || !comment(f) {
@@ -257,11 +258,26 @@ pub(crate) fn markup_dropped(snip: &str, file: &str) -> bool {
     let (s, f) = (rendered(s), rendered(f));
     s.weight < f.weight
         && s.chars.len() == f.chars.len()
-        && s.chars
-            .iter()
-            .zip(&f.chars)
-            .all(|(a, b)| a.0 == b.0 && a.1 <= b.1)
+        && s.chars.iter().zip(&f.chars).all(|(a, b)| {
+            a.0 == b.0
+                && match rendering {
+                    Rendering::CodeMarks => a.1 == b.1,
+                    Rendering::Full => a.1 <= b.1,
+                }
+        })
         && marks_kept(&s.marks, &f.marks)
+}
+
+/// How much of a comment's markup a line retyped as it reads may leave off
+/// ([`markup_dropped`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rendering {
+    /// Code marks only (`` `name` `` → `name`): a writer's retyping, never a change alone,
+    /// so a snippet that only leaves them off changes nothing.
+    CodeMarks,
+    /// Code marks, HTML entities and typographic characters (rule `retyped-context`; with
+    /// the rule off, entities decoded are the snippet's change).
+    Full,
 }
 
 /// HTML entities a doc comment writes, with the characters they render as.
@@ -460,16 +476,30 @@ mod tests {
     fn a_comment_retyped_without_its_code_marks_is_markup_dropped() {
         assert!(markup_dropped(
             "    /// Calls parse.",
-            "    /// Calls `parse`."
+            "    /// Calls `parse`.",
+            Rendering::Full
         ));
-        assert!(markup_dropped("# see name", "# see `name`"));
+        assert!(markup_dropped(
+            "# see name",
+            "# see `name`",
+            Rendering::Full
+        ));
         // Code, other words, or marks added rather than dropped: no.
-        assert!(!markup_dropped("let a = b;", "let a = `b`;"));
+        assert!(!markup_dropped(
+            "let a = b;",
+            "let a = `b`;",
+            Rendering::Full
+        ));
         assert!(!markup_dropped(
             "/// Calls parse now.",
-            "/// Calls `parse`."
+            "/// Calls `parse`.",
+            Rendering::Full
         ));
-        assert!(!markup_dropped("/// Calls `parse`.", "/// Calls parse."));
+        assert!(!markup_dropped(
+            "/// Calls `parse`.",
+            "/// Calls parse.",
+            Rendering::Full
+        ));
     }
 
     #[test]
@@ -515,22 +545,30 @@ mod tests {
     fn a_comment_retyped_with_its_entities_or_typography_rendered_is_markup_dropped() {
         assert!(markup_dropped(
             "    /// The lowest cause — its cause's cause.",
-            "    /// The lowest cause &mdash; its cause&#39;s cause."
+            "    /// The lowest cause &mdash; its cause&#39;s cause.",
+            Rendering::Full
         ));
         assert!(markup_dropped(
             "// a < b && b > c",
-            "// a &lt; b &amp;&amp; b &gt; c"
+            "// a &lt; b &amp;&amp; b &gt; c",
+            Rendering::Full
         ));
-        assert!(markup_dropped("# it's \"done\"", "# it’s “done”"));
+        assert!(markup_dropped(
+            "# it's \"done\"",
+            "# it’s “done”",
+            Rendering::Full
+        ));
         // Entities written where the file has the characters, or other words: an edit.
-        assert!(!markup_dropped("// a &lt; b", "// a < b"));
+        assert!(!markup_dropped("// a &lt; b", "// a < b", Rendering::Full));
         assert!(!markup_dropped(
             "/// The lowest cause - its cause.",
-            "/// The lowest cause &mdash; its own cause."
+            "/// The lowest cause &mdash; its own cause.",
+            Rendering::Full
         ));
         assert!(!markup_dropped(
             "let s = \"a—b\";",
-            "let s = \"a&mdash;b\";"
+            "let s = \"a&mdash;b\";",
+            Rendering::Full
         ));
     }
 
@@ -539,19 +577,46 @@ mod tests {
         // Entities turned into code: fewer marks in all, but the code marks are new.
         assert!(!markup_dropped(
             "/// Returns the value `<T>` if set.",
-            "/// Returns the value &lt;T&gt; if set."
+            "/// Returns the value &lt;T&gt; if set.",
+            Rendering::Full
         ));
         // Code marks moved, some dropped.
-        assert!(!markup_dropped("/// a b `c`", "/// `a` `b` c"));
+        assert!(!markup_dropped(
+            "/// a b `c`",
+            "/// `a` `b` c",
+            Rendering::Full
+        ));
         // An entity inside code marks reads as written: `&amp;` is not `&`.
-        assert!(!markup_dropped("/// Use & here.", "/// Use `&amp;` here."));
+        assert!(!markup_dropped(
+            "/// Use & here.",
+            "/// Use `&amp;` here.",
+            Rendering::Full
+        ));
         // A typographic character made plain where an entity became typographic: both
         // render further.
-        assert!(markup_dropped("// a - b — c", "// a — b &mdash; c"));
+        assert!(markup_dropped(
+            "// a - b — c",
+            "// a — b &mdash; c",
+            Rendering::Full
+        ));
         assert!(markup_dropped(
             "/// Use `x` - or y.",
-            "/// Use `x` &mdash; or `y`."
+            "/// Use `x` &mdash; or `y`.",
+            Rendering::Full
         ));
+    }
+
+    #[test]
+    fn code_marks_alone_are_left_off_under_either_rendering_and_entities_only_under_full() {
+        let (f, s) = (
+            "/// Returns `x` &mdash; or y.",
+            "/// Returns x &mdash; or y.",
+        );
+        assert!(markup_dropped(s, f, Rendering::CodeMarks));
+        assert!(markup_dropped(s, f, Rendering::Full));
+        let decoded = "/// Returns x — or y.";
+        assert!(!markup_dropped(decoded, f, Rendering::CodeMarks));
+        assert!(markup_dropped(decoded, f, Rendering::Full));
     }
 
     #[test]

@@ -144,13 +144,19 @@ impl Aligner<'_> {
         }
         if !same(s, self.file, j, self.shift) {
             let f = self.file.lines[j];
+            let rule = self.rules.on(Rule::RetypedContext);
+            let rendering = if rule {
+                lines::Rendering::Full
+            } else {
+                lines::Rendering::CodeMarks
+            };
             let retyped = || {
-                self.rules.on(Rule::RetypedContext)
-                    && (lines::markup_dropped(&s.text, f)
-                        && !lines::in_comment_fence(self.file.lines, j)
-                        || lines::lifetime_elided(&s.text, f)
-                        || lines::quotes_retyped(&s.text, f)
-                            && lines::quotes_alike(self.file.named_language()))
+                lines::markup_dropped(&s.text, f, rendering)
+                    && !lines::in_comment_fence(self.file.lines, j)
+                    || rule && lines::lifetime_elided(&s.text, f)
+                    || rule
+                        && lines::quotes_retyped(&s.text, f)
+                        && lines::quotes_alike(self.file.named_language())
             };
             let shortened = s.is_old() && !s.trivial && (self.comment_kept(i, j) || retyped());
             return shortened.then_some(WEIGHTS.match_line);

@@ -6,7 +6,10 @@
 //! snippet is sent to change something, though: when reading its retyped lines so leaves it
 //! changing nothing (a commit that decodes a comment's entities), they are its change, and it
 //! is merged so (`lines::markup_dropped`, `lines::lifetime_elided`, `lines::quotes_retyped`,
-//! `lazy::merge_unverified_with`).
+//! `lazy::merge_unverified_with`) — except code marks left off, which are a retyping with the
+//! rule off too (as before it): a snippet that only leaves them off changes nothing. A line
+//! inside a doc comment's code fence is code, never retyped; marks added anywhere in a line
+//! make it an edit.
 
 use super::Rule;
 use super::fixture::Fixture;
@@ -126,4 +129,23 @@ fn a_doc_test_line_inside_its_fence_is_code_not_rendered_prose() {
         .replace("\"a &amp; b\");", "\"a & b\");")
         .replace("s.replace('&', \"&amp;\")", "s.to_string()");
     assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
+}
+
+/// A snippet that only leaves a comment's code marks off changes nothing, as before the rule:
+/// a writer retypes them so, and merged again with the rule off it would strip the file's
+/// marks unasked. (Entities decoded, with nothing else, are the change: see above.)
+#[test]
+fn a_snippet_that_only_leaves_code_marks_off_changes_nothing() {
+    let file = "use std::fmt;\n\n/// Returns `x` when `y` is set.\npub fn get(x: u8, y: bool) -> Option<u8> {\n    y.then_some(x)\n}\n";
+    let f = Fixture {
+        path: "get.rs",
+        file,
+        snippet: "// ... existing code ...\n/// Returns x when y is set.\npub fn get(x: u8, y: bool) -> Option<u8> {\n// ... existing code ...\n",
+        ..FIXTURE
+    };
+    let merged = f.merge(super::RuleSet::ALL_ON);
+    assert!(
+        matches!(&merged, Err((crate::edit::ErrorCode::ApplyNoop, _))),
+        "{merged:?}"
+    );
 }

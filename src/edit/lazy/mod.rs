@@ -229,7 +229,9 @@ pub(crate) fn merge_unverified(
 
 /// [`merge_unverified`] with the rules `rules` switches on. A snippet is sent to change
 /// something: when reading its retyped lines as the file's (rule `retyped-context`) leaves it
-/// changing nothing, those lines are its change, and it is merged with them read as changes.
+/// changing nothing, those lines are its change, and it is merged with them read as changes —
+/// each in its file line's place: a reading that adds or drops lines (a retyped comment kept
+/// and written again beside itself) is no such change, and the snippet changes nothing.
 pub(crate) fn merge_unverified_with(
     content: &str,
     indent: &dyn Fn() -> Indent,
@@ -240,7 +242,10 @@ pub(crate) fn merge_unverified_with(
     match merge_once(content, indent, snippet_text, hints, rules) {
         Err(e) if e.code == ErrorCode::ApplyNoop && rules.on(Rule::RetypedContext) => {
             let as_changes = rules.without(Rule::RetypedContext);
-            merge_once(content, indent, snippet_text, hints, as_changes).map_err(|_| e)
+            match merge_once(content, indent, snippet_text, hints, as_changes) {
+                Ok(m) if m.content.lines().count() == content.lines().count() => Ok(m),
+                _ => Err(e),
+            }
         }
         merged => merged,
     }

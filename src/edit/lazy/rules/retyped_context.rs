@@ -149,3 +149,22 @@ fn a_snippet_that_only_leaves_code_marks_off_changes_nothing() {
         "{merged:?}"
     );
 }
+
+/// A comment retyped with its entities rendered, and nothing else: with the rule off its line
+/// is too unlike the file's to be its new version, and that reading writes it beside the old
+/// one — a doubled comment, not its change. The snippet changes nothing.
+#[test]
+fn a_retyped_comment_too_unlike_to_be_a_change_is_not_written_twice() {
+    let file = "use std::fmt;\n\n/// &lt;a&gt; &amp;&amp; &lt;b&gt; &mdash; &quot;x&quot;\npub fn get(x: u8, y: bool) -> Option<u8> {\n    y.then_some(x)\n}\n";
+    let f = Fixture {
+        path: "get.rs",
+        file,
+        snippet: "// ... existing code ...\n/// <a> && <b> — \"x\"\npub fn get(x: u8, y: bool) -> Option<u8> {\n// ... existing code ...\n",
+        ..FIXTURE
+    };
+    let merged = f.merge(super::RuleSet::ALL_ON);
+    assert!(
+        matches!(&merged, Err((crate::edit::ErrorCode::ApplyNoop, _))),
+        "{merged:?}"
+    );
+}

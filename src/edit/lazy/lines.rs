@@ -250,7 +250,7 @@ pub(crate) fn comment_like(line: &str) -> bool {
 /// entities turned into code) are an edit, however many others were dropped. `rendering`
 /// says which of these a retyping may leave off.
 pub(crate) fn markup_dropped(snip: &str, file: &str, rendering: Rendering) -> bool {
-    let comment = |t: &str| comment_like(t) || t.starts_with("\"\"\"");
+    let comment = |t: &str| prose_comment(t) || t.starts_with("\"\"\"");
     let (s, f) = (snip.trim(), file.trim());
     if s == f || !comment(s) || !comment(f) {
         return false;
@@ -266,6 +266,18 @@ pub(crate) fn markup_dropped(snip: &str, file: &str, rendering: Rendering) -> bo
                 }
         })
         && marks_kept(&s.marks, &f.marks)
+}
+
+/// A comment line whose text is prose a writer reads rendered: a comment-like line but a
+/// directive or code whose mark runs straight into a word (`#define AMP "&amp;"`, `#include`,
+/// a shell line's `--title "…"`, C's `*p = …`): their strings are code, read as written.
+fn prose_comment(t: &str) -> bool {
+    let t = t.trim_start();
+    let directive = ["#", "--", "*"].iter().any(|m| {
+        t.strip_prefix(m)
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic()))
+    });
+    comment_like(t) && !directive
 }
 
 /// How much of a comment's markup a line retyped as it reads may leave off
@@ -617,6 +629,25 @@ mod tests {
         let decoded = "/// Returns x — or y.";
         assert!(!markup_dropped(decoded, f, Rendering::CodeMarks));
         assert!(markup_dropped(decoded, f, Rendering::Full));
+    }
+
+    #[test]
+    fn a_directive_or_code_line_that_looks_like_a_comment_is_never_retyped() {
+        let full = Rendering::Full;
+        assert!(!markup_dropped(
+            "#define AMP \"&\"",
+            "#define AMP \"&amp;\"",
+            full
+        ));
+        assert!(!markup_dropped(
+            "--title \"a - b\"",
+            "--title \"a &mdash; b\"",
+            full
+        ));
+        assert!(!markup_dropped("*p = \"<\";", "*p = \"&lt;\";", full));
+        assert!(markup_dropped("# a - b", "# a &mdash; b", full));
+        assert!(markup_dropped(" * a - b", " * a &mdash; b", full));
+        assert!(markup_dropped("-- a - b", "-- a &mdash; b", full));
     }
 
     #[test]

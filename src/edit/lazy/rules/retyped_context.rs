@@ -168,3 +168,21 @@ fn a_retyped_comment_too_unlike_to_be_a_change_is_not_written_twice() {
         "{merged:?}"
     );
 }
+
+/// A preprocessor line looks like a `#` comment, but its string is code: an entity decoded
+/// there (`"&amp;"` → `"&"`) beside a new line is the edit.
+#[test]
+fn a_preprocessor_lines_string_is_code_not_a_comment() {
+    let file = "#include <stdio.h>\n\n#define AMP \"&amp;\"\n\nint main(void) {\n    puts(AMP);\n    return 0;\n}\n";
+    let f = Fixture {
+        path: "amp.c",
+        file,
+        snippet: "#include <stdio.h>\n\n#define AMP \"&\"\n#define LT \"<\"\n// ... existing code ...\n",
+        ..FIXTURE
+    };
+    let want = file.replace(
+        "#define AMP \"&amp;\"\n",
+        "#define AMP \"&\"\n#define LT \"<\"\n",
+    );
+    assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
+}

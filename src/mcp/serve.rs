@@ -463,6 +463,9 @@ mod tests {
         };
         let running = gate(&dir, limits).await;
         let addr = running.addr;
+        // Taken before the connection opens: the gate's clock for the body starts once it has
+        // read the head, which may be before `write_all` returns here.
+        let start = Instant::now();
         let (mut rd, mut wr) = TcpStream::connect(addr).await.unwrap().into_split();
         let head = format!(
             "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n\
@@ -470,7 +473,6 @@ mod tests {
              Content-Length: 100\r\n\r\n"
         );
         wr.write_all(head.as_bytes()).await.unwrap();
-        let start = Instant::now();
         // A byte every 100 ms: the body would take 10 s; no single wait reaches the deadline.
         let trickle = tokio::spawn(async move {
             for _ in 0..100 {

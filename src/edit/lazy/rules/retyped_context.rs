@@ -136,18 +136,26 @@ fn a_doc_test_line_inside_its_fence_is_code_not_rendered_prose() {
 /// marks unasked. (Entities decoded, with nothing else, are the change: see above.)
 #[test]
 fn a_snippet_that_only_leaves_code_marks_off_changes_nothing() {
-    let file = "use std::fmt;\n\n/// Returns `x` when `y` is set.\npub fn get(x: u8, y: bool) -> Option<u8> {\n    y.then_some(x)\n}\n";
-    let f = Fixture {
-        path: "get.rs",
-        file,
-        snippet: "// ... existing code ...\n/// Returns x when y is set.\npub fn get(x: u8, y: bool) -> Option<u8> {\n// ... existing code ...\n",
-        ..FIXTURE
-    };
-    let merged = f.merge(super::RuleSet::ALL_ON);
-    assert!(
-        matches!(&merged, Err((crate::edit::ErrorCode::ApplyNoop, _))),
-        "{merged:?}"
+    changes_nothing(
+        "/// Returns `x` when `y` is set.",
+        "/// Returns x when y is set.",
     );
+}
+
+/// Assert that a snippet showing `get` under doc line `shown`, where the file has `doc`, is
+/// refused `APPLY_NOOP`.
+fn changes_nothing(doc: &str, shown: &str) {
+    let body = "pub fn get(x: u8, y: bool) -> Option<u8> {\n";
+    let file = format!("use std::fmt;\n\n{doc}\n{body}    y.then_some(x)\n}}\n");
+    let snippet = format!("// ... existing code ...\n{shown}\n{body}// ... existing code ...\n");
+    let hints = crate::edit::Hints {
+        path: Some("get.rs"),
+        instruction: None,
+    };
+    let merged = crate::edit::lazy::merge_with(&file, &snippet, &hints, super::RuleSet::ALL_ON)
+        .map(|m| m.content)
+        .map_err(|e| e.code);
+    assert_eq!(merged, Err(crate::edit::ErrorCode::ApplyNoop), "{shown}");
 }
 
 /// A comment retyped with its entities rendered, and nothing else: with the rule off its line
@@ -155,17 +163,9 @@ fn a_snippet_that_only_leaves_code_marks_off_changes_nothing() {
 /// one — a doubled comment, not its change. The snippet changes nothing.
 #[test]
 fn a_retyped_comment_too_unlike_to_be_a_change_is_not_written_twice() {
-    let file = "use std::fmt;\n\n/// &lt;a&gt; &amp;&amp; &lt;b&gt; &mdash; &quot;x&quot;\npub fn get(x: u8, y: bool) -> Option<u8> {\n    y.then_some(x)\n}\n";
-    let f = Fixture {
-        path: "get.rs",
-        file,
-        snippet: "// ... existing code ...\n/// <a> && <b> — \"x\"\npub fn get(x: u8, y: bool) -> Option<u8> {\n// ... existing code ...\n",
-        ..FIXTURE
-    };
-    let merged = f.merge(super::RuleSet::ALL_ON);
-    assert!(
-        matches!(&merged, Err((crate::edit::ErrorCode::ApplyNoop, _))),
-        "{merged:?}"
+    changes_nothing(
+        "/// &lt;a&gt; &amp;&amp; &lt;b&gt; &mdash; &quot;x&quot;",
+        "/// <a> && <b> — \"x\"",
     );
 }
 

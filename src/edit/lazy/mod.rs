@@ -33,6 +33,7 @@ mod index;
 mod lines;
 mod place;
 mod read;
+mod retyped;
 pub mod rules;
 
 use self::align::{depth, render, slide};

@@ -31,6 +31,7 @@ use super::lines;
 use super::place::Pin;
 use super::placeholder;
 use super::prepare::{Kind, SLine};
+use super::retyped;
 use super::rules::{Rule, RuleSet};
 use super::runs::same;
 use crate::edit::text::Indent;
@@ -146,17 +147,17 @@ impl Aligner<'_> {
             let f = self.file.lines[j];
             let rule = self.rules.on(Rule::RetypedContext);
             let rendering = if rule {
-                lines::Rendering::Full
+                retyped::Rendering::Full
             } else {
-                lines::Rendering::CodeMarks
+                retyped::Rendering::CodeMarks
             };
             let retyped = || {
-                lines::markup_dropped(&s.text, f, rendering)
-                    && !lines::in_comment_fence(self.file.lines, j)
-                    || rule && lines::lifetime_elided(&s.text, f)
+                retyped::markup_dropped(&s.text, f, rendering)
+                    && !retyped::in_comment_fence(self.file.lines, j)
+                    || rule && retyped::lifetime_elided(&s.text, f)
                     || rule
-                        && lines::quotes_retyped(&s.text, f)
-                        && lines::quotes_alike(self.file.named_language())
+                        && retyped::quotes_retyped(&s.text, f)
+                        && retyped::quotes_alike(self.file.named_language())
             };
             let shortened = s.is_old() && !s.trivial && (self.comment_kept(i, j) || retyped());
             return shortened.then_some(WEIGHTS.match_line);

@@ -5,7 +5,7 @@
 //! file's line shown as it reads, not a new version of it: the merge keeps the file's bytes. A
 //! snippet is sent to change something, though: when reading its retyped lines so leaves it
 //! changing nothing (a commit that decodes a comment's entities), they are its change, and it
-//! is merged so (`lines::markup_dropped`, `lines::lifetime_elided`, `lines::quotes_retyped`,
+//! is merged so (`retyped::markup_dropped`, `retyped::lifetime_elided`, `retyped::quotes_retyped`,
 //! `lazy::merge_unverified_with`) — except code marks left off, which are a retyping with the
 //! rule off too (as before it): a snippet that only leaves them off changes nothing. A line
 //! inside a doc comment's code fence is code, never retyped; marks added anywhere in a line

@@ -82,6 +82,16 @@ pub(crate) fn same_setting(a: &str, b: &str) -> bool {
         || matches!((compound(a), compound(b)), (Some(x), Some(y)) if x == y)
 }
 
+/// Whether `name` reads as one name: a letter or `_` first, then letters, digits and `also`.
+fn name_like(name: &str, also: &[char]) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || also.contains(&c))
+}
+
 /// The target and operator of a compound assignment (`n += 2` → (`n`, `+`); `flags |= F`),
 /// a target being one word, with the kind of its value ([`ValueKind`]).
 fn compound(line: &str) -> Option<(&str, &str, ValueKind)> {
@@ -91,13 +101,7 @@ fn compound(line: &str) -> Option<(&str, &str, ValueKind)> {
     let target = head.trim_end_matches(['+', '-', '*', '/', '%', '|', '&', '^', '<', '>', '?']);
     let op = &head[target.len()..];
     let target = target.trim();
-    let word = target
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && target
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'));
+    let word = name_like(target, &['_', '.']);
     let rest = t[end + 1..].trim();
     let real = !op.is_empty() && !matches!(op, "<" | ">") && !rest.starts_with('=');
     (word && real && !rest.is_empty()).then(|| (target, op, value_kind(rest)))
@@ -155,14 +159,7 @@ pub(crate) fn setting_key(line: &str) -> Option<&str> {
     }
     let end = t.find([':', '='])?;
     let (key, rest) = (t[..end].trim().trim_matches(['"', '\'']), &t[end + 1..]);
-    let word = !key.is_empty()
-        && key
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && key
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    let word = name_like(key, &['_', '-', '.']);
     let rest = if t[end..].starts_with(":=") {
         &rest[1..]
     } else {

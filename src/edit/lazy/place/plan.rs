@@ -507,6 +507,9 @@ fn insert_at_open_edge(ctx: &Context<'_>, segs: &[Segment], k: usize) -> Option<
             sure: true,
         }])
     };
+    if ctx.rules.on(Rule::EdgeCopied) && copied_from_within(ctx, seg) {
+        return None;
+    }
     if k + 1 == segs.len() && seg.gap_after.is_none() && seg.gap_before.is_some() {
         let first = seg.lines.clone().find(solid)?;
         if let Some(j) = (0..file.len()).rev().find(file_solid)
@@ -539,6 +542,27 @@ fn insert_at_open_edge(ctx: &Context<'_>, segs: &[Segment], k: usize) -> Option<
         });
     }
     None
+}
+
+/// Whether a segment that placed nowhere was copied from within the file rather than
+/// written as new code for its edge: every line it shows is one the file has (context that
+/// found no place, such as a lone `#endif`), or the snippet opens (ends) with a blank line
+/// where the file's first (last) line is not blank, so the file goes on before (after) it.
+fn copied_from_within(ctx: &Context<'_>, seg: &Segment) -> bool {
+    let lines = ctx.lines();
+    let mut solid = seg.lines.clone().filter(|&i| !lines[i].blank).peekable();
+    (solid.peek().is_some() && solid.all(|i| lines[i].count > 0)) || blank_edge(ctx, seg).is_some()
+}
+
+/// Which of the snippet's open edges, next to `seg`, is a blank line the file's edge lacks.
+fn blank_edge(ctx: &Context<'_>, seg: &Segment) -> Option<&'static str> {
+    let (file, edges) = (ctx.file, ctx.snippet.blank_edges);
+    if seg.gap_before.is_none() && edges.start && !file.is_blank(0) {
+        return Some("the snippet opens with a blank line, so the file goes on before it");
+    }
+    let last_solid = file.len() > 0 && !file.is_blank(file.len() - 1);
+    (seg.gap_after.is_none() && edges.end && last_solid)
+        .then_some("the snippet ends with a blank line, so the file goes on after it")
 }
 
 /// New code at the end of a definition's body: before its closing line, one level deeper
@@ -614,12 +638,16 @@ fn no_anchor(ctx: &Context<'_>, seg: &Segment) -> Error {
             "they go",
         ),
     };
+    let edge = blank_edge(ctx, seg)
+        .filter(|_| ctx.rules.on(Rule::EdgeCopied))
+        .map(|e| format!(" ({e})"))
+        .unwrap_or_default();
     Error::new(
         ErrorCode::NeedsMoreContext,
         format!(
-            "{named} {what}, so nothing says where {they}; add 1-3 unchanged lines that occur \
-             only around the intended place, or say where in the instruction (\"after NAME\", \
-             \"in NAME\", \"at the end of the file\")"
+            "{named} {what}, so nothing says where {they}{edge}; add 1-3 unchanged lines that \
+             occur only around the intended place, or say where in the instruction (\"after \
+             NAME\", \"in NAME\", \"at the end of the file\")"
         ),
     )
 }

@@ -91,6 +91,16 @@ pub(crate) struct Prepared {
     pub(crate) pieces: Vec<Piece>,
     /// Whether the snippet is written like a diff.
     pub(crate) diff_style: bool,
+    /// The blank lines it opens and ends with, which carry no code.
+    pub(crate) blank_edges: BlankEdges,
+}
+
+/// Whether a snippet opens (ends) with a blank line: then its first (last) line was copied
+/// from within the file, which goes on before (after) it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BlankEdges {
+    pub(crate) start: bool,
+    pub(crate) end: bool,
 }
 
 /// What an outer code fence around a snippet is.
@@ -232,8 +242,12 @@ pub(crate) fn read(body: &str, file: &FileIndex<'_>) -> Prepared {
         }
         pieces.push(piece);
     }
-    trim_blank_ends(&mut pieces);
-    Prepared { pieces, diff_style }
+    let blank_edges = trim_blank_ends(&mut pieces);
+    Prepared {
+        pieces,
+        diff_style,
+        blank_edges,
+    }
 }
 
 /// Whether `line` (ignoring whitespace) is in the file.
@@ -292,16 +306,18 @@ fn classify(
     ))
 }
 
-/// Blank lines at the snippet's very ends carry no meaning.
-fn trim_blank_ends(pieces: &mut Vec<Piece>) {
-    while matches!(pieces.last(), Some(Piece::Line(l)) if l.blank) {
-        pieces.pop();
-    }
-    let lead = pieces
-        .iter()
-        .take_while(|p| matches!(p, Piece::Line(l) if l.blank))
-        .count();
+/// Blank lines at the snippet's very ends are no code: they go, and only whether there were
+/// any is kept.
+fn trim_blank_ends(pieces: &mut Vec<Piece>) -> BlankEdges {
+    let blank = |p: &Piece| matches!(p, Piece::Line(l) if l.blank);
+    let tail = pieces.iter().rev().take_while(|p| blank(p)).count();
+    pieces.truncate(pieces.len() - tail);
+    let lead = pieces.iter().take_while(|p| blank(p)).count();
     pieces.drain(..lead);
+    BlankEdges {
+        start: lead > 0,
+        end: tail > 0,
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::edit::lazy::place::depths;
 use crate::edit::lazy::placeholder::Narration;
-use crate::edit::lazy::prepare::{Piece, Prepared, SLine};
+use crate::edit::lazy::prepare::{BlankEdges, Piece, Prepared, SLine};
 
 /// A run of code lines between two placeholders (or a placeholder and an open edge).
 #[derive(Debug, Clone)]
@@ -36,6 +36,8 @@ pub(crate) struct Snippet {
     /// Names of `remove NAME` directives.
     pub(crate) removals: Vec<String>,
     pub(crate) diff_style: bool,
+    /// Whether it opens (ends) with a blank line.
+    pub(crate) blank_edges: BlankEdges,
 }
 
 /// Narration lines are part of a gap: "// imports (top of file)" says where the next code
@@ -154,6 +156,7 @@ impl Snippet {
             segments,
             removals,
             diff_style: prepared.diff_style,
+            blank_edges: prepared.blank_edges,
         }
     }
 }

@@ -21,6 +21,8 @@ mod closer_floor;
 #[cfg(test)]
 mod doc_comments;
 #[cfg(test)]
+mod edge_copied;
+#[cfg(test)]
 mod edge_lookalike;
 #[cfg(test)]
 mod emptied_block;
@@ -117,6 +119,8 @@ pub enum Rule {
     FileEdges,
     /// `entry-guard`.
     EntryGuard,
+    /// `edge-copied`.
+    EdgeCopied,
     /// `moved-lines`.
     MovedLines,
     /// `slide`.
@@ -251,6 +255,13 @@ pub const ALL: &[RuleInfo] = &[
         Stage::Place,
         "new code bound for the file's end, which ends with its entry guard \
          (`if __name__ == \"__main__\":`), goes before or after it: two readings",
+    ),
+    info(
+        Rule::EdgeCopied,
+        "edge-copied",
+        Stage::Place,
+        "a segment no line places is not new code for the file's open edge when all its lines \
+         are the file's, or the snippet opens (ends) there with a blank line the file's edge lacks",
     ),
     info(
         Rule::MovedLines,
@@ -466,6 +477,7 @@ pub(super) mod fixture {
         &super::jump_lookalike::FIXTURE,
         &super::file_edges::FIXTURE,
         &super::entry_guard::FIXTURE,
+        &super::edge_copied::FIXTURE,
         &super::moved_lines::FIXTURE,
         &super::slide::FIXTURE,
         &super::edge_lookalike::FIXTURE,

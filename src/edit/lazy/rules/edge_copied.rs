@@ -1,0 +1,105 @@
+//! Rule `edge-copied` (place): a segment that no line of its own places, and that the snippet
+//! opens (ends) with no placeholder, goes at the file's start (end) as new code — unless it
+//! was copied from within the file: every line it shows is one the file has (a lone `#endif`
+//! or `}` shown as context, which would be written again at the top), or the snippet opens
+//! (ends) with a blank line where the file's first (last) line is not blank, so the file goes
+//! on before (after) what it shows. Then nothing says where it goes, and the merge asks.
+
+use super::Rule;
+use super::fixture::Fixture;
+
+const FILE: &str = "#ifndef SHAPES_H\n#define SHAPES_H\n\n#include <stddef.h>\n\n#ifdef DEBUG\nint debug_level(void);\n#endif\n\nsize_t shape_count(void);\n\n#endif\n";
+
+/// The fixture: new declarations under a blank line copied from the middle of the file, the
+/// snippet opening with that blank line and no placeholder.
+pub(super) const FIXTURE: Fixture = Fixture {
+    rule: Rule::EdgeCopied,
+    path: "shapes.h",
+    file: FILE,
+    snippet: "\n/* Forward declaration */\nstruct shape;\n\n// ... existing code ...\nsize_t shape_count(void);\n\n#endif\n",
+    instruction: None,
+};
+
+#[test]
+fn the_merge_differs_with_the_rule_off() {
+    FIXTURE.differs();
+}
+
+/// With the rule off the declarations land above the include guard.
+#[test]
+fn new_lines_under_a_copied_blank_line_are_not_written_above_the_file() {
+    let off = FIXTURE.merge(super::RuleSet::ALL_ON.without(Rule::EdgeCopied));
+    assert!(
+        matches!(&off, Ok(c) if c.starts_with("/* Forward declaration */")),
+        "the category, with the rule off: {off:?}"
+    );
+    let on = FIXTURE.merge(super::RuleSet::ALL_ON);
+    assert!(
+        matches!(&on, Err((_, m)) if m.contains("hold no line from the file, so nothing says \
+            where they go (the snippet opens with a blank line, so the file goes on before it)")),
+        "{on:?}"
+    );
+}
+
+/// A snippet opening with context the file has twice (`#endif`): with the rule off it is
+/// written again at the top of the file.
+#[test]
+fn context_that_places_nowhere_is_not_new_code_at_the_top() {
+    let f = Fixture {
+        snippet: "#endif\n\n// ... existing code ...\nsize_t shape_count(void);\nsize_t shape_area(const struct shape *s);\n\n#endif\n",
+        ..FIXTURE
+    };
+    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::EdgeCopied));
+    assert!(
+        matches!(&off, Ok(c) if c.starts_with("#endif\n")),
+        "the category, with the rule off: {off:?}"
+    );
+    let on = f.merge(super::RuleSet::ALL_ON);
+    assert!(
+        matches!(&on, Err((_, m)) if m.contains("`#endif` occurs 2 times")),
+        "{on:?}"
+    );
+}
+
+/// New code that a snippet ends with over a blank line was copied from before more of the
+/// file: with the rule off it is appended after the include guard's `#endif`.
+#[test]
+fn new_lines_over_a_copied_blank_line_are_not_appended() {
+    let f = Fixture {
+        snippet: "// ... existing code ...\nvoid reset_all(void);\n\n",
+        ..FIXTURE
+    };
+    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::EdgeCopied));
+    assert!(
+        matches!(&off, Ok(c) if c.ends_with("#endif\n\nvoid reset_all(void);\n")),
+        "the category, with the rule off: {off:?}"
+    );
+    let on = f.merge(super::RuleSet::ALL_ON);
+    assert!(
+        matches!(&on, Err((_, m)) if m.contains("(the snippet ends with a blank line, so the \
+            file goes on after it)")),
+        "{on:?}"
+    );
+}
+
+/// New code the snippet opens (ends) with, with no blank line before (after) it, still goes
+/// at the file's start (end).
+#[test]
+fn new_code_at_an_edge_written_as_such_is_merged() {
+    let top = Fixture {
+        snippet: "/* Shapes and their measures. */\n// ... existing code ...\n",
+        ..FIXTURE
+    };
+    assert_eq!(
+        top.merge(super::RuleSet::ALL_ON),
+        Ok(format!("/* Shapes and their measures. */\n\n{FILE}"))
+    );
+    let end = Fixture {
+        snippet: "// ... existing code ...\n/* end of shapes.h */\n",
+        ..FIXTURE
+    };
+    assert_eq!(
+        end.merge(super::RuleSet::ALL_ON),
+        Ok(format!("{FILE}\n/* end of shapes.h */\n"))
+    );
+}

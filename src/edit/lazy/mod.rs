@@ -230,9 +230,10 @@ pub(crate) fn merge_unverified(
 
 /// [`merge_unverified`] with the rules `rules` switches on. A snippet is sent to change
 /// something: when reading its retyped lines as the file's (rule `retyped-context`) leaves it
-/// changing nothing, those lines are its change, and it is merged with them read as changes —
-/// each in its file line's place: a reading that adds or drops lines (a retyped comment kept
-/// and written again beside itself) is no such change, and the snippet changes nothing.
+/// changing nothing, or nothing but blank lines, those lines are its change, and it is merged
+/// with them read as changes — each in its file line's place: a reading that adds or drops
+/// lines of code (a retyped comment kept and written again beside itself) is no such change,
+/// and the first reading stands.
 pub(crate) fn merge_unverified_with(
     content: &str,
     indent: &dyn Fn() -> Indent,
@@ -240,16 +241,26 @@ pub(crate) fn merge_unverified_with(
     hints: &Hints<'_>,
     rules: RuleSet,
 ) -> Result<Merged> {
-    match merge_once(content, indent, snippet_text, hints, rules) {
-        Err(e) if e.code == ErrorCode::ApplyNoop && rules.on(Rule::RetypedContext) => {
-            let as_changes = rules.without(Rule::RetypedContext);
-            match merge_once(content, indent, snippet_text, hints, as_changes) {
-                Ok(m) if m.content.lines().count() == content.lines().count() => Ok(m),
-                _ => Err(e),
-            }
+    let as_changes = || {
+        if rules.on(Rule::RetypedContext) {
+            let off = rules.without(Rule::RetypedContext);
+            merge_once(content, indent, snippet_text, hints, off)
+                .ok()
+                .filter(|m| solid_lines(&m.content).count() == solid_lines(content).count())
+        } else {
+            None
         }
+    };
+    match merge_once(content, indent, snippet_text, hints, rules) {
+        Err(e) if e.code == ErrorCode::ApplyNoop => as_changes().ok_or(e),
+        Ok(m) if solid_lines(&m.content).eq(solid_lines(content)) => Ok(as_changes().unwrap_or(m)),
         merged => merged,
     }
+}
+
+/// A text's lines that are not blank.
+fn solid_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter(|l| !l.trim().is_empty())
 }
 
 /// One reading of the snippet under `rules`, from its lines to the checked result.

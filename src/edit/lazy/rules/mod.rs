@@ -288,7 +288,7 @@ pub const ALL: &[RuleInfo] = &[
         Stage::Align,
         "a line shown as it reads rendered (a comment without code marks or entities, code \
          without anonymous lifetimes or with other quotes) is the file's line, unless the \
-         snippet then changes nothing",
+         snippet then changes nothing but blank lines",
     ),
     info(
         Rule::Ground,

@@ -4,7 +4,8 @@
 //! elides an anonymous lifetime alike) or a Python string's `'a'` as `"a"`. Such a line is the
 //! file's line shown as it reads, not a new version of it: the merge keeps the file's bytes. A
 //! snippet is sent to change something, though: when reading its retyped lines so leaves it
-//! changing nothing (a commit that decodes a comment's entities), they are its change, and it
+//! changing nothing, or nothing but blank lines (a commit that decodes a comment's entities,
+//! or requotes strings beside a blank line), they are its change, and it
 //! is merged so (`retyped::markup_dropped`, `retyped::lifetime_elided`, `retyped::quotes_retyped`,
 //! `lazy::merge_unverified_with`) — except code marks left off, which are a retyping with the
 //! rule off too (as before it): a snippet that only leaves them off changes nothing. A line
@@ -184,5 +185,22 @@ fn a_preprocessor_lines_string_is_code_not_a_comment() {
         "#define AMP \"&amp;\"\n",
         "#define AMP \"&\"\n#define LT \"<\"\n",
     );
+    assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
+}
+
+/// A commit that requotes strings and adds a blank line: read with its requoted lines as the
+/// file's, the snippet would change a blank line alone; its requoted lines are its change.
+#[test]
+fn requoted_lines_beside_a_blank_line_alone_are_the_change() {
+    let file = "import os\n\nHOOKS = ['response']\n\n\ndef default_hooks():\n    return {e: [] for e in HOOKS}\n\n# Only 'response' is used.\n";
+    let f = Fixture {
+        path: "hooks.py",
+        file,
+        snippet: "import os\n\nHOOKS = [\"response\"]\n\n\ndef default_hooks():\n    return {e: [] for e in HOOKS}\n\n\n# Only 'response' is used.\n",
+        ..FIXTURE
+    };
+    let want = file
+        .replace("['response']", "[\"response\"]")
+        .replace("\n\n# Only", "\n\n\n# Only");
     assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
 }

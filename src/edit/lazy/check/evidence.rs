@@ -102,6 +102,18 @@ pub(crate) struct HeadAsNew {
     /// The file's line with its text, 1-based: one the edit keeps after `before` if one is,
     /// else the nearest the edit does not delete.
     pub(crate) copy: usize,
+    /// What the new code does in front of the kept line.
+    pub(crate) ahead: Ahead,
+}
+
+/// What a first line read as new code does in front of the file line kept first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ahead {
+    /// It heads new code that takes the file lines after it into itself (closes a block it
+    /// did not open), or the edit also changes or deletes file lines there.
+    Takes,
+    /// It is the only new line there: context copied from another place as much as new code.
+    Alone,
 }
 
 /// The weights of the decision, each with the reason for its value.
@@ -541,10 +553,15 @@ fn head_as_new(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<HeadAs
     let only_new = e.ops[..at]
         .iter()
         .all(|op| matches!(op, Op::Add(_) | Op::Sep | Op::Same { .. }));
+    // A lone new line before the kept one, and a line the file has elsewhere: the snippet's
+    // context from another place as much as one new line here.
+    let solid_added = |op: &&Op| matches!(**op, Op::Add(k) if !lines[k].blank);
+    let lone = e.ops[..at].iter().filter(solid_added).count() == 1;
     // With only new lines before the kept one, the new code takes file lines into itself only
     // when it closes a block it did not open (a balanced new item above a commented sibling
     // takes none), and not when the kept line is the first line's like (the same text).
-    if only_new && (file.key(before) == line.key || !closes_unopened(lines, &e.ops[..at])) {
+    let takes = closes_unopened(lines, &e.ops[..at]);
+    if only_new && (file.key(before) == line.key || !(takes || lone)) {
         return None;
     }
     // A copy the edit deletes or changes is a line the snippet moved, not a second reading.
@@ -555,7 +572,7 @@ fn head_as_new(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<HeadAs
         .iter()
         .map(|&j| j as usize)
         .find(|&j| j >= before && kept_here.contains(&j));
-    if only_new && in_span.is_none() {
+    if only_new && takes && in_span.is_none() {
         return None;
     }
     let copy = in_span.or_else(|| {
@@ -565,10 +582,16 @@ fn head_as_new(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<HeadAs
             .filter(|j| !gone.contains(j))
             .min_by_key(|&j| j.abs_diff(before))
     })?;
+    let ahead = if only_new && !takes {
+        Ahead::Alone
+    } else {
+        Ahead::Takes
+    };
     Some(HeadAsNew {
         at: line.at,
         before: before + 1,
         copy: copy + 1,
+        ahead,
     })
 }
 
@@ -618,12 +641,26 @@ fn closes_unopened(lines: &[SLine], ops: &[Op]) -> bool {
 impl HeadAsNew {
     /// The refusal's words: both readings, and what to send.
     fn why(&self) -> String {
-        let Self { at, before, copy } = *self;
+        let Self {
+            at,
+            before,
+            copy,
+            ahead,
+        } = *self;
+        let reading = match ahead {
+            Ahead::Takes => format!(
+                "writes it as new code before file line {before}, and the file lines after it \
+                 go to the new code; it may be the file's own line {copy}, with the new code \
+                 after it"
+            ),
+            Ahead::Alone => format!(
+                "writes it as the one new line before file line {before}; it may be the \
+                 file's own line {copy}, the lines after it then new code there"
+            ),
+        };
         format!(
             "snippet line {at} stands right under a placeholder, where snippets show the \
-             file's own lines, yet this reading writes it as new code before file line \
-             {before}, and the file lines after it go to the new code; it may be the file's \
-             own line {copy}, with the new code after it. Show one or two unchanged lines \
+             file's own lines, yet this reading {reading}. Show one or two unchanged lines \
              above it, or mark the lines that go with `-` lines"
         )
     }

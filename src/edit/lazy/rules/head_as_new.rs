@@ -6,7 +6,9 @@
 //! its own, and the sibling is left without it; a new closer under the placeholder closes a
 //! block of the file in its middle. One reading of two — the line is the file's, the new code
 //! goes after it — so the merge asks. (Also when the segment changes file lines before the
-//! line it keeps first and the file has its first line anywhere.)
+//! line it keeps first and the file has its first line anywhere, or when that line is the one
+//! new line before the line it keeps first and the file has it anywhere: context copied from
+//! another place as much as a new line.)
 
 use super::Rule;
 use super::fixture::Fixture;
@@ -121,4 +123,30 @@ fn a_new_item_above_a_commented_sibling_is_merged() {
         ..FIXTURE
     };
     assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
+}
+
+/// A snippet whose first line, under a placeholder, the file has in two functions, over
+/// lines the file has once in a third: read as new code, that line is written alone above
+/// the third function's loop, and the function the snippet changes keeps its old loop. It may
+/// as well be the file's line, the loop new code under it: two readings, refused.
+#[test]
+fn a_lone_line_the_file_has_elsewhere_above_kept_lines_is_refused() {
+    let file = "static void reset_all(Scanner *s) {\n    s->depth = 0;\n    for (uint32_t i = 0; i < s->n; i++) {\n        reset(&s->items[i]);\n    }\n}\n\nvoid *create(void *payload) {\n    Scanner *s = (Scanner *)payload;\n    s->n = 0;\n    return s;\n}\n\nvoid destroy(void *payload) {\n    Scanner *s = (Scanner *)payload;\n    for (size_t i = 0; i < s->n; i++) {\n        free(s->items[i].word);\n    }\n    free(s);\n}\n";
+    let snippet = "// ...\n    Scanner *s = (Scanner *)payload;\n    for (uint32_t i = 0; i < s->n; i++) {\n        reset(&s->items[i]);\n    }\n// ...\n";
+    let f = Fixture {
+        file,
+        snippet,
+        path: "scanner.c",
+        ..FIXTURE
+    };
+    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::HeadAsNew));
+    assert!(
+        matches!(&off, Ok(c) if c.contains("s->depth = 0;\n    Scanner *s")),
+        "the category, with the rule off: {off:?}"
+    );
+    let on = f.merge(super::RuleSet::ALL_ON);
+    assert!(
+        matches!(&on, Err((_, m)) if m.contains("writes it as the one new line before file line 3")),
+        "{on:?}"
+    );
 }

@@ -336,7 +336,8 @@ pub const ALL: &[RuleInfo] = &[
         Rule::HeadAsNew,
         "head-as-new",
         Stage::Check,
-        "a segment's first line under a placeholder read as new code though the file has it there is refused",
+        "a segment's first line under a placeholder read as new code though the file has it there, \
+         or alone above kept lines though the file has it elsewhere, is refused",
     ),
     info(
         Rule::JoinedBlocks,

@@ -1702,3 +1702,22 @@ fn a_new_update_of_a_target_with_another_kind_of_value_goes_beside_the_old_one()
         "{merged:?}"
     );
 }
+
+/// New code after the last line a segment places, shaped like the file's next block (`if
+/// (…) { problems.add(…) }`) but with another condition, right before a placeholder: its
+/// body line is a clear version of that block's, its header only loosely like. Nothing after
+/// it confirms that the file's block is what it rewrites (its closer closes the block it
+/// opens), so it is new code there and the file's block stays.
+#[test]
+fn a_new_sibling_block_before_a_placeholder_does_not_rewrite_the_next_one() {
+    let file = "function check(node) {\n  const problems = new Set()\n  if (node.invalid) {\n    problems.add(`invalid: ${node.pkgid}`)\n  }\n\n  if (isExtraneous(node)) {\n    problems.add(`extraneous: ${node.pkgid}`)\n  }\n\n  return problems\n}\n";
+    let snippet = "// ... existing code ...\n    problems.add(`invalid: ${node.pkgid}`)\n  }\n\n  if (node.errors?.length) {\n    problems.add(`error loading: ${node.pkgid}`)\n  }\n// ... existing code ...\n";
+    let want = file.replace(
+        "  if (isExtraneous",
+        "  if (node.errors?.length) {\n    problems.add(`error loading: ${node.pkgid}`)\n  }\n\n  if (isExtraneous",
+    );
+    assert_eq!(
+        merge(file, snippet, &hints("check.js")).map(|m| m.content),
+        Ok(want)
+    );
+}

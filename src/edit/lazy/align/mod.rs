@@ -268,7 +268,6 @@ impl Aligner<'_> {
                 lines::is_closer(&self.lines[j].text) && self.lines[j].indent < self.lines[i].indent
             };
             matches!(rest.first(), Some(Op::Same { .. }))
-                || rest.first().is_some_and(|op| clear_change(op))
                 || sames.len() >= 2
                 || sames.iter().any(|&j| !self.lines[j].trivial || closes_block(j))
         })

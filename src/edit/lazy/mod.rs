@@ -37,7 +37,7 @@ mod retyped;
 pub mod rules;
 
 use self::align::{depth, render, slide};
-use self::check::{evidence, ground, guards, licence, parses, rename};
+use self::check::{doubled, evidence, ground, guards, licence, parses, rename};
 pub use self::place::outline;
 use self::place::{plan, runs, units};
 use self::read::{hints, impls, placeholder, prepare, segments, shown};
@@ -370,6 +370,9 @@ fn check_stage(
     } else {
         Vec::new()
     };
+    if rules.on(Rule::DoubledDefinition) {
+        doubled::check(file, &snippet.lines, &out)?;
+    }
     let merged = join_lines(&out, final_newline || out.is_empty());
     let new_lines: Vec<&str> = snippet
         .lines

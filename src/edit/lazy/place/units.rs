@@ -92,6 +92,30 @@ pub(crate) fn header_name(line: &str) -> Option<&str> {
         .or_else(|| selector(t.strip_suffix('{')?))
 }
 
+/// A definition's header as the key of the definition in its scope: the trimmed line, its
+/// annotations and its body's opener (`{`, `{}`, `:`) left off, when it declares a definition
+/// with a body by keyword or typed signature (not a call block, a key, a selector or a
+/// variable), closes its parameter list on the line (a header spanning lines names too little:
+/// overloads may share its first line), and is not a Rust inherent `impl` (several may stand).
+pub(crate) fn definition_key(line: &str) -> Option<&str> {
+    header_name(line)?;
+    let t = strip_annotations(line.trim());
+    if keyword_header(t).is_none() && typed_signature(t).is_none() {
+        return None;
+    }
+    if t.matches('(').count() != t.matches(')').count() {
+        return None;
+    }
+    let key = t.trim_end_matches(|c: char| matches!(c, '{' | '}' | ':') || c.is_whitespace());
+    // A body follows: a brace, or a Python `def` / `class` colon (not a variable's type).
+    let body = t.ends_with('{')
+        || t.ends_with("{}")
+        || (t.ends_with(':') && identifiers(t).any(|w| matches!(w, "def" | "class")));
+    // Rust's inherent `impl Type` blocks may stand several times; a trait's for a type once.
+    let inherent = t.starts_with("impl") && !identifiers(t).any(|w| w == "for");
+    (body && !inherent).then_some(key)
+}
+
 /// A CSS-style selector naming a rule: `.badge`, `#main`, `.list > li:hover` (a class or id
 /// selector, so that code blocks are not taken for rules).
 fn selector(t: &str) -> Option<&str> {

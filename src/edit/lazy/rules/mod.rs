@@ -21,6 +21,8 @@ mod closer_floor;
 #[cfg(test)]
 mod doc_comments;
 #[cfg(test)]
+mod doubled_definition;
+#[cfg(test)]
 mod edge_copied;
 #[cfg(test)]
 mod edge_lookalike;
@@ -149,6 +151,8 @@ pub enum Rule {
     JoinedBlocks,
     /// `emptied-block`.
     EmptiedBlock,
+    /// `doubled-definition`.
+    DoubledDefinition,
 }
 
 /// A rule's name, stage and one-line summary.
@@ -351,6 +355,13 @@ pub const ALL: &[RuleInfo] = &[
         Stage::Check,
         "a new `} else … {` (or `elsif …`) line under an unshown header at its depth, emptying that header's block, is refused",
     ),
+    info(
+        Rule::DoubledDefinition,
+        "doubled-definition",
+        Stage::Check,
+        "a result that holds one definition twice in one scope, where the file and the snippet \
+         each hold it at most once there, is refused",
+    ),
 ];
 
 impl Rule {
@@ -493,6 +504,7 @@ pub(super) mod fixture {
         &super::head_as_new::FIXTURE,
         &super::joined_blocks::FIXTURE,
         &super::emptied_block::FIXTURE,
+        &super::doubled_definition::FIXTURE,
     ];
 }
 

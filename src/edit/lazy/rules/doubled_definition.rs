@@ -1,0 +1,64 @@
+//! Rule `doubled-definition` (check): a result that holds one definition twice in one scope,
+//! where neither the file nor the snippet holds it twice there, wrote the snippet's definition
+//! beside the file's rather than in its place — a function moved above another and kept at
+//! its old place, a block shortened to one line added beside its old body. The merge asks
+//! (`check/doubled.rs`).
+
+use super::Rule;
+use super::fixture::Fixture;
+
+const FILE: &str = "use std::error::Error;\nuse std::fmt;\n\npub enum ParseError {\n    MissingSlash,\n}\n\nimpl fmt::Display for ParseError {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n        f.write_str(\"missing slash\")\n    }\n}\n\nimpl Error for ParseError {\n    #[allow(deprecated)]\n    fn description(&self) -> &str {\n        \"missing slash\"\n    }\n}\n\npub fn parse(s: &str) -> Result<(), ParseError> {\n    s.find('/').map(|_| ()).ok_or(ParseError::MissingSlash)\n}\n";
+
+/// The fixture: an `impl` block shortened to one line, shown after two closers — the block
+/// above's, which the old block ends with too.
+pub(super) const FIXTURE: Fixture = Fixture {
+    rule: Rule::DoubledDefinition,
+    path: "mime.rs",
+    file: FILE,
+    snippet: "// ... existing code ...\n    }\n}\n\nimpl Error for ParseError {}\n\npub fn parse(s: &str) -> Result<(), ParseError> {\n// ... existing code ...\n",
+    instruction: None,
+};
+
+#[test]
+fn the_merge_differs_with_the_rule_off() {
+    FIXTURE.differs();
+}
+
+/// With the rule off the one-line block goes beside the old one; with it on the merge asks.
+#[test]
+fn a_block_shortened_to_one_line_is_not_added_beside_its_old_body() {
+    let off = FIXTURE.merge(super::RuleSet::ALL_ON.without(Rule::DoubledDefinition));
+    assert!(
+        matches!(&off, Ok(c) if c.contains("impl Error for ParseError {\n") && c.contains("impl Error for ParseError {}")),
+        "the category, with the rule off: {off:?}"
+    );
+    let on = FIXTURE.merge(super::RuleSet::ALL_ON);
+    assert!(
+        matches!(&on, Err((_, m)) if m.contains("`impl Error for ParseError` defined 2 times in one scope")),
+        "{on:?}"
+    );
+}
+
+/// Methods of one name in two classes, and overloads, are not one definition twice.
+#[test]
+fn one_name_in_two_scopes_or_with_other_parameters_is_merged() {
+    let file = "class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    def stop(self):\n        return 0\n";
+    let f = Fixture {
+        path: "ab.py",
+        file,
+        snippet: "# ... existing code ...\nclass B:\n    def stop(self):\n        return 0\n\n    def run(self):\n        return 2\n",
+        ..FIXTURE
+    };
+    assert_eq!(
+        f.merge(super::RuleSet::ALL_ON),
+        Ok(format!("{file}\n    def run(self):\n        return 2\n"))
+    );
+    let file = "class W {\n    void write(String s) {\n        out(s);\n    }\n}\n";
+    let f = Fixture {
+        path: "W.java",
+        file,
+        snippet: "class W {\n    void write(String s) {\n        out(s);\n    }\n\n    void write(int n) {\n        out(String.valueOf(n));\n    }\n}\n",
+        ..FIXTURE
+    };
+    assert!(f.merge(super::RuleSet::ALL_ON).is_ok());
+}

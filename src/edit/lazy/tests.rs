@@ -1721,3 +1721,22 @@ fn a_new_sibling_block_before_a_placeholder_does_not_rewrite_the_next_one() {
         Ok(want)
     );
 }
+
+/// A fix that makes one method read as its siblings do: the changed line is verbatim a line of
+/// the next method, a few lines on. Pinned at that copy, the snippet's two lines written
+/// together would delete the rest of the method and the next one's header; the line right
+/// after the context is its likeness, and it is that line's new version.
+#[test]
+fn a_line_made_like_its_siblings_changes_its_own_line_not_a_jump_to_their_copy() {
+    let file = "struct Switch {\n  Switch &EndsWith(Str S, T Value) {\n    if (!Result && Str.ends_with(S))\n      Result = Value;\n\n    return *this;\n  }\n\n  Switch &StartsWith(Str S, T Value) {\n    if (!Result && Str.starts_with(S))\n      Result = std::move(Value);\n\n    return *this;\n  }\n\n  Switch &Case(Str S, T Value) {\n    if (!Result && Str == S)\n      Result = std::move(Value);\n\n    return *this;\n  }\n};\n";
+    let snippet = "// ... existing code ...\n    if (!Result && Str.ends_with(S))\n      Result = std::move(Value);\n// ... existing code ...\n";
+    let want = file.replacen(
+        "      Result = Value;\n",
+        "      Result = std::move(Value);\n",
+        1,
+    );
+    assert_eq!(
+        merge(file, snippet, &hints("switch.h")).map(|m| m.content),
+        Ok(want)
+    );
+}

@@ -617,6 +617,7 @@ fn extend_locally(
             first.j.saturating_sub(reach(first.i - outer_first))..first.j,
         )
         && j < first.j
+        && !passes_its_version(lines, file, (first, outer_first), j)
     {
         pins.insert(
             0,
@@ -638,6 +639,7 @@ fn extend_locally(
             last.j + 1..last.j + 1 + reach(outer_last - last.i),
         )
         && j > last.j
+        && !passes_its_version(lines, file, (last, outer_last), j)
     {
         pins.push(Pin {
             i: outer_last,
@@ -646,6 +648,40 @@ fn extend_locally(
             sure: true,
         });
     }
+}
+
+/// Whether snippet line `i`, written right next to the sure pin `pin` (blank lines aside),
+/// would be pinned at its copy `j` past a file line of code that is its likeness: the first
+/// such line beside the pin on that side. The snippet then more likely changes that line
+/// (`Result = Value;` made `Result = std::move(Value);`, as the copy a few lines on already
+/// reads) than deletes the lines up to the copy.
+fn passes_its_version(
+    lines: &[SLine],
+    file: &FileIndex<'_>,
+    (pin, i): (Pin, usize),
+    j: usize,
+) -> bool {
+    let (snip_between, mut file_between) = if i > pin.i {
+        (
+            pin.i + 1..i,
+            Box::new(pin.j + 1..j) as Box<dyn Iterator<Item = usize>>,
+        )
+    } else {
+        (
+            i + 1..pin.i,
+            Box::new((j + 1..pin.j).rev()) as Box<dyn Iterator<Item = usize>>,
+        )
+    };
+    if !snip_between.clone().all(|k| lines[k].blank) {
+        return false;
+    }
+    let Some(next) = file_between.find(|&k| !file.is_blank(k)) else {
+        return false;
+    };
+    !lines[i].trivial
+        && !file.is_trivial(next)
+        && crate::edit::lazy::lines::similarity(&lines[i].text, file.lines[next])
+            >= WEIGHTS.edge_change_similarity
 }
 
 /// How far from a sure pin a line `d` snippet lines away may be found.

@@ -301,8 +301,9 @@ pub(crate) fn detect_indent(content: &str) -> Indent {
         let bytes = line.as_bytes();
         let width = bytes.iter().take_while(|&&b| b == b' ').count();
         match bytes.get(width) {
-            // blank or whitespace-only lines say nothing
+            // blank or whitespace-only lines say nothing, nor does a block comment's ` *` line
             None | Some(b'\r') => continue,
+            Some(b'*') if width > 0 => continue,
             Some(b'\t') if width == 0 => {
                 tabs += 1;
                 prev = 0;
@@ -539,6 +540,15 @@ mod tests {
             Indent::Spaces(4)
         );
         assert_eq!(Text::from_content("a\nb\n").indent(), Indent::Spaces(4));
+    }
+
+    /// A C file indented with tabs whose block comments outnumber its code lines: the
+    /// comments' ` *` lines are no indentation, and new code is written with tabs.
+    #[test]
+    fn block_comment_lines_do_not_make_a_tab_file_spaces() {
+        let comment = "/*\n * One.\n * Two.\n * Three.\n */\n";
+        let file = format!("{comment}#define ERRNOS \\\n\tEPIPE: \\\n\tcase ETIMEDOUT\n{comment}");
+        assert_eq!(Text::from_content(&file).indent(), Indent::Tabs);
     }
 
     #[test]

@@ -953,11 +953,15 @@ impl Aligner<'_> {
 }
 
 /// The indentation style of the indented file lines an edit keeps or replaces: tabs or
-/// spaces when they agree, else `None` (the file's own style decides).
+/// spaces when they agree, else `None` (the file's own style decides). A block comment's
+/// ` *` lines say nothing of it.
 fn local_style(file: &FileIndex<'_>, ops: &[Op]) -> Option<Indent> {
     let (mut tabs, mut spaces) = (0usize, 0usize);
     for op in ops {
         if let Op::Same { j, .. } | Op::Change { j, .. } | Op::Drop(j) | Op::Keep(j) = *op {
+            if file.lines[j].trim_start().starts_with('*') {
+                continue;
+            }
             match file.lines[j].as_bytes().first() {
                 Some(b'\t') => tabs += 1,
                 Some(b' ') => spaces += 1,

@@ -37,7 +37,7 @@ mod retyped;
 pub mod rules;
 
 use self::align::{depth, render, slide};
-use self::check::{doubled, evidence, ground, guards, licence, parses, rename};
+use self::check::{copies, doubled, evidence, ground, guards, licence, parses, rename};
 pub use self::place::outline;
 use self::place::{plan, runs, units};
 use self::read::{hints, impls, placeholder, prepare, segments, shown};
@@ -329,6 +329,9 @@ fn check_stage(
         }
         if rules.on(Rule::RenameCheck) {
             rename::check(file, &snippet.lines, e, ctx.renames())?;
+        }
+        if rules.on(Rule::DeletedCopy) {
+            copies::check(file, &snippet.lines, e)?;
         }
     }
     let mut evidence = Evidence::of(file, &snippet.lines, &edits);

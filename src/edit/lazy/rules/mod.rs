@@ -19,6 +19,8 @@ mod changed_lines;
 #[cfg(test)]
 mod closer_floor;
 #[cfg(test)]
+mod deleted_copy;
+#[cfg(test)]
 mod doc_comments;
 #[cfg(test)]
 mod doubled_definition;
@@ -153,6 +155,8 @@ pub enum Rule {
     EmptiedBlock,
     /// `doubled-definition`.
     DoubledDefinition,
+    /// `deleted-copy`.
+    DeletedCopy,
 }
 
 /// A rule's name, stage and one-line summary.
@@ -362,6 +366,13 @@ pub const ALL: &[RuleInfo] = &[
         "a result that holds one definition twice in one scope, where the file and the snippet \
          each hold it at most once there, is refused",
     ),
+    info(
+        Rule::DeletedCopy,
+        "deleted-copy",
+        Stage::Check,
+        "a segment that keeps context lines at one copy in the file and deletes another copy \
+         of them nearby has a second reading that deletes less: it is refused",
+    ),
 ];
 
 impl Rule {
@@ -505,6 +516,7 @@ pub(super) mod fixture {
         &super::joined_blocks::FIXTURE,
         &super::emptied_block::FIXTURE,
         &super::doubled_definition::FIXTURE,
+        &super::deleted_copy::FIXTURE,
     ];
 }
 

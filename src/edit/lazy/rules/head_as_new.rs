@@ -150,3 +150,45 @@ fn a_lone_line_the_file_has_elsewhere_above_kept_lines_is_refused() {
         "{on:?}"
     );
 }
+
+/// A check added under a placeholder above a method's last line, the snippet showing that
+/// method's header first: the file has the check only in an earlier method, above the
+/// header the snippet shows, so reading it as the file's line there would put the segment
+/// before the one above it. One reading; merged.
+#[test]
+fn a_lone_new_line_whose_copy_stands_before_the_segment_above_is_merged() {
+    let file = "class Order:\n    def submit(self):\n        self.validate()\n        result = send(self.items)\n        return result\n\n    def total(self):\n        result = sum(i.price for i in self.items)\n        return result\n";
+    let snippet = "    def total(self):\n        # ... existing code ...\n        self.validate()\n        return result\n";
+    let want = file.replace(
+        "in self.items)\n        return result\n",
+        "in self.items)\n        self.validate()\n        return result\n",
+    );
+    let f = Fixture {
+        file,
+        snippet,
+        path: "order.py",
+        ..FIXTURE
+    };
+    assert_eq!(f.merge(super::RuleSet::ALL_ON), Ok(want));
+}
+
+/// The segments stand in the file in another order than the snippet's: the last one, read
+/// with its first line new, goes to an earlier docblock that ends alike, above the segment
+/// the snippet shows before it. The copy that keeps the snippet's order (the docblock after
+/// that segment) is the other reading; refused, naming it.
+#[test]
+fn a_lone_new_line_whose_reading_jumps_above_the_segment_before_is_refused() {
+    let file = "<?php\nclass R {\n    /**\n     * Fetch raw.\n     *\n     * Note: not PSR-7.\n     *\n     * @return array\n     */\n    public function raw() { return 0; }\n\n    /**\n     * Fetch all.\n     *\n     * @return array\n     */\n    public function all() { return []; }\n\n    /**\n     * Fetch one.\n     *\n     * @param $key\n     */\n    public function one($key) { return 1; }\n\n    /**\n     * Fetch both.\n     *\n     * @return array\n     */\n    public function both() { return 2; }\n}\n";
+    let snippet = "// ...\n     * Fetch one.\n     *\n     * Note: not PSR-7.\n     *\n     * @param $key\n// ...\n     * Fetch both.\n     *\n     * Note: not PSR-7.\n     *\n     * @return array\n// ...\n";
+    let f = Fixture {
+        file,
+        snippet,
+        path: "R.php",
+        ..FIXTURE
+    };
+    let on = f.merge(super::RuleSet::ALL_ON);
+    assert!(
+        matches!(&on, Err((_, m)) if m.contains("it may be the file's own line 27")),
+        "{on:?}"
+    );
+}

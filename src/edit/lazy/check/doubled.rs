@@ -8,7 +8,7 @@
 //! in two classes have two parents, so neither counts; a header that spans several lines
 //! (its parameters unclosed) names too little to count.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::prepare::SLine;
@@ -55,7 +55,10 @@ pub(crate) fn check<S: AsRef<str>>(file: &FileIndex<'_>, lines: &[SLine], out: &
 
 /// Each definition header of `text` whose key the snippet shows, by (its scope — the lines
 /// above it that it stands under, each indented less than the one after it, trimmed and
-/// joined; empty at the top — and its key), with the 1-based lines it stands at.
+/// joined, empty at the top; the preprocessor branch it stands in; the attributes and
+/// decorators right above it or in front of it — and its key), with the 1-based lines it
+/// stands at. Alternatives the language keeps apart (`#[cfg(unix)]` and `#[cfg(windows)]`,
+/// `@property` and `@size.deleter`, an `#ifdef` and its `#else`) are two scopes.
 fn scoped<'a>(
     text: impl Iterator<Item = &'a str>,
     shown: &HashMap<&str, usize>,
@@ -63,22 +66,91 @@ fn scoped<'a>(
     let mut out: HashMap<(String, &str), Vec<usize>> = HashMap::new();
     // The lines a later line may stand under: indentation strictly growing.
     let mut open: Vec<(usize, &str)> = Vec::new();
+    let mut branches = Branches::default();
+    // The attribute lines right above the next line.
+    let mut marks: Vec<&str> = Vec::new();
+    let lengths: BTreeSet<usize> = shown.keys().map(|k| k.len()).collect();
     for (n, line) in text.enumerate() {
         let t = line.trim();
-        if t.is_empty() {
+        if t.is_empty() || branches.read(t) {
             continue;
         }
         let indent = width(line);
         while open.last().is_some_and(|&(w, _)| w >= indent) {
             open.pop();
         }
-        if let Some(key) = units::definition_key(line).filter(|k| shown.contains_key(k)) {
+        let key = may_hold(t, shown, &lengths)
+            .then(|| units::definition_key(line))
+            .flatten()
+            .filter(|k| shown.contains_key(k));
+        if let Some(key) = key {
             let path: Vec<&str> = open.iter().map(|&(_, p)| p).collect();
-            out.entry((path.join("\n"), key)).or_default().push(n + 1);
+            let inline = stem(t).strip_suffix(key).unwrap_or("");
+            let scope = format!(
+                "{}\0{:?}\0{}\0{inline}",
+                path.join("\n"),
+                branches.open,
+                marks.join("\n")
+            );
+            out.entry((scope, key)).or_default().push(n + 1);
+        }
+        if is_attribute(t) {
+            marks.push(t);
+        } else {
+            marks.clear();
         }
         open.push((indent, t));
     }
     out
+}
+
+/// Whether trimmed line `t` may hold one of the `shown` keys, before its header is read (a
+/// long file has few): a key is the line's end, its body's opener left off.
+fn may_hold(t: &str, shown: &HashMap<&str, usize>, lengths: &BTreeSet<usize>) -> bool {
+    let stem = stem(t);
+    lengths.iter().any(|&l| {
+        l <= stem.len()
+            && stem.is_char_boundary(stem.len() - l)
+            && shown.contains_key(&stem[stem.len() - l..])
+    })
+}
+
+/// A trimmed line without its body's opener (`{`, `{}`, `:`): a definition's key ends it.
+fn stem(t: &str) -> &str {
+    t.trim_end_matches(|c: char| matches!(c, '{' | '}' | ':') || c.is_whitespace())
+}
+
+/// Whether a line is an attribute or decorator of the line under it: `#[cfg(unix)]`,
+/// `@size.deleter`, `[Conditional("DEBUG")]`.
+fn is_attribute(t: &str) -> bool {
+    t.starts_with("#[") || t.starts_with('@') || (t.starts_with('[') && t.ends_with(']'))
+}
+
+/// The preprocessor branches (`#if` … `#elif` … `#else` … `#endif`) a line stands in: each
+/// conditional's opening line with the line of the branch it is in, so that the alternatives
+/// of one conditional differ.
+#[derive(Default)]
+struct Branches<'a> {
+    open: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Branches<'a> {
+    /// Read line `t` (trimmed): whether it is a conditional's directive.
+    fn read(&mut self, t: &'a str) -> bool {
+        match t.split_whitespace().next().unwrap_or("") {
+            "#if" | "#ifdef" | "#ifndef" => self.open.push((t, t)),
+            "#elif" | "#else" => {
+                if let Some(top) = self.open.last_mut() {
+                    top.1 = t;
+                }
+            }
+            "#endif" => {
+                self.open.pop();
+            }
+            _ => return false,
+        }
+        true
+    }
 }
 
 /// A line's indentation, a tab counting as four spaces.

@@ -62,3 +62,44 @@ fn one_name_in_two_scopes_or_with_other_parameters_is_merged() {
     };
     assert!(f.merge(super::RuleSet::ALL_ON).is_ok());
 }
+
+/// Alternatives of one definition that the language keeps apart: a Rust function under two
+/// `#[cfg]` attributes, a Python property's getter and deleter (`@size.deleter`), a C
+/// function in an `#ifdef` and its `#else`. A snippet adding the second beside the first is
+/// merged.
+#[test]
+fn alternatives_under_other_attributes_or_preprocessor_branches_are_merged() {
+    let cases = [
+        (
+            "dev.rs",
+            "use std::path::Path;\n\n#[cfg(unix)]\nfn open_device(p: &Path) -> i32 {\n    unix_open(p)\n}\n\nfn main() {}\n",
+            "// ... existing code ...\n    unix_open(p)\n}\n\n#[cfg(windows)]\nfn open_device(p: &Path) -> i32 {\n    win_open(p)\n}\n// ... existing code ...\n",
+            "    unix_open(p)\n}\n\n#[cfg(windows)]\nfn open_device(p: &Path) -> i32 {\n    win_open(p)\n}\n",
+        ),
+        (
+            "box.py",
+            "class Box:\n    @property\n    def size(self):\n        return self._size\n\n    def grow(self):\n        self._size += 1\n",
+            "# ... existing code ...\n        return self._size\n\n    @size.deleter\n    def size(self):\n        del self._size\n\n    def grow(self):\n# ... existing code ...\n",
+            "    @size.deleter\n    def size(self):\n        del self._size\n",
+        ),
+        (
+            "open.c",
+            "#include <stdio.h>\n\n#ifdef _WIN32\nstatic int open_file(const char *p) {\n    return win_open(p);\n}\n#endif\n\nint main(void) {\n    return open_file(\"x\");\n}\n",
+            "/* ... existing code ... */\n    return win_open(p);\n}\n#else\nstatic int open_file(const char *p) {\n    return posix_open(p);\n}\n#endif\n/* ... existing code ... */\n",
+            "}\n#else\nstatic int open_file(const char *p) {\n    return posix_open(p);\n}\n#endif\n",
+        ),
+    ];
+    for (path, file, snippet, added) in cases {
+        let f = Fixture {
+            path,
+            file,
+            snippet,
+            ..FIXTURE
+        };
+        let got = f.merge(super::RuleSet::ALL_ON);
+        assert!(
+            matches!(&got, Ok(c) if c.contains(added)),
+            "{path}: {got:?}"
+        );
+    }
+}

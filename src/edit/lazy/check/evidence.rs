@@ -7,7 +7,6 @@
 //! weakest evidence and what to send.
 
 use std::collections::HashSet;
-use std::ops::Range;
 
 use super::emptied::{self, Emptied};
 use super::joins::{self, Joined};
@@ -239,7 +238,7 @@ impl Evidence {
             syntax: Syntax::Clean,
             among_new: Vec::new(),
             changed_copy: changed_copy(file, lines, edits),
-            head_as_new: (0..edits.len()).find_map(|k| head_as_new(file, lines, edits, k)),
+            head_as_new: edits.iter().find_map(|e| head_as_new(file, lines, e)),
             joined: joins::joined(file, lines, edits),
             emptied: emptied::emptied(file, lines, edits),
         }
@@ -531,16 +530,8 @@ fn floats_down(lines: &[SLine], p: usize) -> bool {
 /// change (a copy it deletes is a line the snippet moved). Not when only new lines come
 /// before a kept line with that very text: keeping the first line there and writing its like
 /// after the new code gives the same text (a function appended after the file's last `}`).
-/// Not for diff-style `+` lines (written as new). Nor for a copy outside the file lines the
-/// neighbouring segments leave to this one: read as the file's there, the line would put the
-/// segment before (after) the one the snippet shows above (below) it.
-fn head_as_new(
-    file: &FileIndex<'_>,
-    lines: &[SLine],
-    edits: &[Edit],
-    k: usize,
-) -> Option<HeadAsNew> {
-    let e = &edits[k];
+/// Not for diff-style `+` lines (written as new).
+fn head_as_new(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<HeadAsNew> {
     let first = e.ops.iter().find(|op| match **op {
         Op::Same { i, .. } | Op::Change { i, .. } | Op::Add(i) => !lines[i].blank,
         _ => false,
@@ -584,12 +575,11 @@ fn head_as_new(
     if only_new && takes && in_span.is_none() {
         return None;
     }
-    let room = between_neighbours(file, edits, k);
     let copy = in_span.or_else(|| {
         positions
             .iter()
             .map(|&j| j as usize)
-            .filter(|j| !gone.contains(j) && room.contains(j))
+            .filter(|j| !gone.contains(j))
             .min_by_key(|&j| j.abs_diff(before))
     })?;
     let ahead = if only_new && !takes {
@@ -603,29 +593,6 @@ fn head_as_new(
         copy: copy + 1,
         ahead,
     })
-}
-
-/// The file lines the segments written right before and after edit `k` in the snippet leave
-/// to it: from the end of the one before's span to the start of the one after's (the edits
-/// stand in the file's order, which need not be the snippet's).
-fn between_neighbours(file: &FileIndex<'_>, edits: &[Edit], k: usize) -> Range<usize> {
-    let written = |e: &Edit| {
-        e.ops.iter().find_map(|op| match *op {
-            Op::Same { i, .. } | Op::Change { i, .. } | Op::Add(i) => Some(i),
-            _ => None,
-        })
-    };
-    let Some(at) = written(&edits[k]) else {
-        return 0..file.len();
-    };
-    let written_at = || edits.iter().filter_map(|e| Some((written(e)?, &e.span)));
-    let before = written_at()
-        .filter(|&(i, _)| i < at)
-        .max_by_key(|&(i, _)| i);
-    let after = written_at()
-        .filter(|&(i, _)| i > at)
-        .min_by_key(|&(i, _)| i);
-    before.map_or(0, |(_, s)| s.end)..after.map_or(file.len(), |(_, s)| s.start)
 }
 
 /// The file lines an edit keeps as the snippet shows them, and those it deletes or changes.

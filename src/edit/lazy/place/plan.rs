@@ -546,23 +546,20 @@ fn insert_at_open_edge(ctx: &Context<'_>, segs: &[Segment], k: usize) -> Option<
 
 /// Whether a segment that placed nowhere was copied from within the file rather than
 /// written as new code for its edge: every line it shows is one the file has (context that
-/// found no place, such as a lone `#endif`), or the snippet opens (ends) with a blank line
-/// where the file's first (last) line is not blank, so the file goes on before (after) it.
+/// found no place, such as a lone `#endif`), or the snippet opens with a blank line where the
+/// file's first line is not blank, so the file goes on before it.
 fn copied_from_within(ctx: &Context<'_>, seg: &Segment) -> bool {
     let lines = ctx.lines();
     let mut solid = seg.lines.clone().filter(|&i| !lines[i].blank).peekable();
     (solid.peek().is_some() && solid.all(|i| lines[i].count > 0)) || blank_edge(ctx, seg).is_some()
 }
 
-/// Which of the snippet's open edges, next to `seg`, is a blank line the file's edge lacks.
+/// Whether the snippet opens, right before `seg`, with a blank line the file's start lacks.
 fn blank_edge(ctx: &Context<'_>, seg: &Segment) -> Option<&'static str> {
     let (file, edges) = (ctx.file, ctx.snippet.blank_edges);
-    if seg.gap_before.is_none() && edges.start && !file.is_blank(0) {
-        return Some("the snippet opens with a blank line, so the file goes on before it");
-    }
-    let last_solid = file.len() > 0 && !file.is_blank(file.len() - 1);
-    (seg.gap_after.is_none() && edges.end && last_solid)
-        .then_some("the snippet ends with a blank line, so the file goes on after it")
+    // (Not at the end: a writer's snippet often ends with a blank line before its fence.)
+    (seg.gap_before.is_none() && edges.start && !file.is_blank(0))
+        .then_some("the snippet opens with a blank line, so the file goes on before it")
 }
 
 /// New code at the end of a definition's body: before its closing line, one level deeper

@@ -2,8 +2,9 @@
 //! opens (ends) with no placeholder, goes at the file's start (end) as new code — unless it
 //! was copied from within the file: every line it shows is one the file has (a lone `#endif`
 //! or `}` shown as context, which would be written again at the top), or the snippet opens
-//! (ends) with a blank line where the file's first (last) line is not blank, so the file goes
-//! on before (after) what it shows. Then nothing says where it goes, and the merge asks.
+//! with a blank line where the file's first line is not blank, so the file goes on before
+//! what it shows. Then nothing says where it goes, and the merge asks. (A blank line a snippet
+//! ends with says nothing: writers leave one before their closing fence.)
 
 use super::Rule;
 use super::fixture::Fixture;
@@ -61,24 +62,17 @@ fn context_that_places_nowhere_is_not_new_code_at_the_top() {
     );
 }
 
-/// New code that a snippet ends with over a blank line was copied from before more of the
-/// file: with the rule off it is appended after the include guard's `#endif`.
+/// New code a snippet ends with, a blank line after it, still goes at the file's end: a
+/// writer leaves a blank line before its closing fence.
 #[test]
-fn new_lines_over_a_copied_blank_line_are_not_appended() {
+fn new_code_ending_with_a_blank_line_is_appended() {
     let f = Fixture {
         snippet: "// ... existing code ...\nvoid reset_all(void);\n\n",
         ..FIXTURE
     };
-    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::EdgeCopied));
-    assert!(
-        matches!(&off, Ok(c) if c.ends_with("#endif\n\nvoid reset_all(void);\n")),
-        "the category, with the rule off: {off:?}"
-    );
-    let on = f.merge(super::RuleSet::ALL_ON);
-    assert!(
-        matches!(&on, Err((_, m)) if m.contains("(the snippet ends with a blank line, so the \
-            file goes on after it)")),
-        "{on:?}"
+    assert_eq!(
+        f.merge(super::RuleSet::ALL_ON),
+        Ok(format!("{FILE}\nvoid reset_all(void);\n"))
     );
 }
 

@@ -269,7 +269,7 @@ pub const ALL: &[RuleInfo] = &[
         "edge-copied",
         Stage::Place,
         "a segment no line places is not new code for the file's open edge when all its lines \
-         are the file's, or the snippet opens (ends) there with a blank line the file's edge lacks",
+         are the file's, or the snippet opens there with a blank line the file's start lacks",
     ),
     info(
         Rule::MovedLines,

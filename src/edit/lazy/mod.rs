@@ -362,6 +362,14 @@ fn check_stage(
     if rules.on(Rule::Balance) {
         guards::check_balance(file, &snippet.lines, &edits, text_kind(hints))?;
     }
+    let written: HashSet<usize> = edits
+        .iter()
+        .flat_map(|e| &e.ops)
+        .filter_map(|op| match *op {
+            Op::Add(i) | Op::Change { i, .. } => Some(i),
+            _ => None,
+        })
+        .collect();
     let out = render::render(file, &snippet.lines, edits, indent())?;
     let among_new = if rules.on(Rule::Licence) {
         licence::check(file, snippet, ctx.defs(), &instruction.removes, &out)?
@@ -374,7 +382,7 @@ fn check_stage(
         Vec::new()
     };
     if rules.on(Rule::DoubledDefinition) {
-        doubled::check(file, &snippet.lines, &out)?;
+        doubled::check(file, &snippet.lines, &written, &out)?;
     }
     let merged = join_lines(&out, final_newline || out.is_empty());
     let new_lines: Vec<&str> = snippet

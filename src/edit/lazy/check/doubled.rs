@@ -8,7 +8,7 @@
 //! in two classes have two parents, so neither counts; a header that spans several lines
 //! (its parameters unclosed) names too little to count.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::prepare::SLine;
@@ -16,14 +16,27 @@ use crate::edit::lazy::units;
 use crate::error::{Error, ErrorCode, Result};
 
 /// Refuse `out`, the merge's result, when it holds a definition twice in one scope that the
-/// file and the snippet (`lines`) each hold at most once there.
-pub(crate) fn check<S: AsRef<str>>(file: &FileIndex<'_>, lines: &[SLine], out: &[S]) -> Result<()> {
+/// file and the snippet (`lines`) each hold at most once there; `written` are the snippet
+/// lines the merge writes as new or changed lines.
+pub(crate) fn check<S: AsRef<str>>(
+    file: &FileIndex<'_>,
+    lines: &[SLine],
+    written: &HashSet<usize>,
+    out: &[S],
+) -> Result<()> {
     let mut shown: HashMap<&str, usize> = HashMap::new();
-    for l in lines.iter().filter(|l| !l.blank) {
+    let mut wrote: HashSet<&str> = HashSet::new();
+    for (i, l) in lines.iter().enumerate().filter(|(_, l)| !l.blank) {
         if let Some(key) = units::definition_key(&l.text) {
             *shown.entry(key).or_default() += 1;
+            if written.contains(&i) {
+                wrote.insert(key);
+            }
         }
     }
+    // Only a header the merge writes (new or changed) can stand more often in the result than
+    // in the file: a merge that writes none is not read through.
+    shown.retain(|key, _| wrote.contains(key));
     if shown.is_empty() {
         return Ok(());
     }

@@ -28,15 +28,10 @@ fn the_merge_differs_with_the_rule_off() {
 /// With the rule off the second function is deleted; with it on the merge names both copies.
 #[test]
 fn a_function_between_two_copies_of_the_context_is_not_deleted() {
-    let off = FIXTURE.merge(super::RuleSet::ALL_ON.without(Rule::DeletedCopy));
-    assert!(
-        matches!(&off, Ok(c) if !c.contains("encode_ex")),
-        "the category, with the rule off: {off:?}"
-    );
-    let on = FIXTURE.merge(super::RuleSet::ALL_ON);
-    assert!(
-        matches!(&on, Err((_, m)) if m.contains("are file lines 3-4 and again lines 8-9")),
-        "{on:?}"
+    super::fixture::refused_where_off_merges(
+        &FIXTURE,
+        |c| !c.contains("encode_ex"),
+        "are file lines 3-4 and again lines 8-9",
     );
 }
 

@@ -27,15 +27,13 @@ fn the_merge_differs_with_the_rule_off() {
 /// With the rule off the one-line block goes beside the old one; with it on the merge asks.
 #[test]
 fn a_block_shortened_to_one_line_is_not_added_beside_its_old_body() {
-    let off = FIXTURE.merge(super::RuleSet::ALL_ON.without(Rule::DoubledDefinition));
-    assert!(
-        matches!(&off, Ok(c) if c.contains("impl Error for ParseError {\n") && c.contains("impl Error for ParseError {}")),
-        "the category, with the rule off: {off:?}"
-    );
-    let on = FIXTURE.merge(super::RuleSet::ALL_ON);
-    assert!(
-        matches!(&on, Err((_, m)) if m.contains("`impl Error for ParseError` defined 2 times in one scope")),
-        "{on:?}"
+    super::fixture::refused_where_off_merges(
+        &FIXTURE,
+        |c| {
+            c.contains("impl Error for ParseError {\n")
+                && c.contains("impl Error for ParseError {}")
+        },
+        "`impl Error for ParseError` defined 2 times in one scope",
     );
 }
 

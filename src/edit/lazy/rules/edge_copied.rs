@@ -29,16 +29,11 @@ fn the_merge_differs_with_the_rule_off() {
 /// With the rule off the declarations land above the include guard.
 #[test]
 fn new_lines_under_a_copied_blank_line_are_not_written_above_the_file() {
-    let off = FIXTURE.merge(super::RuleSet::ALL_ON.without(Rule::EdgeCopied));
-    assert!(
-        matches!(&off, Ok(c) if c.starts_with("/* Forward declaration */")),
-        "the category, with the rule off: {off:?}"
-    );
-    let on = FIXTURE.merge(super::RuleSet::ALL_ON);
-    assert!(
-        matches!(&on, Err((_, m)) if m.contains("hold no line from the file, so nothing says \
-            where they go (the snippet opens with a blank line, so the file goes on before it)")),
-        "{on:?}"
+    super::fixture::refused_where_off_merges(
+        &FIXTURE,
+        |c| c.starts_with("/* Forward declaration */"),
+        "hold no line from the file, so nothing says where they go (the snippet opens with a \
+         blank line, so the file goes on before it)",
     );
 }
 
@@ -50,15 +45,10 @@ fn context_that_places_nowhere_is_not_new_code_at_the_top() {
         snippet: "#endif\n\n// ... existing code ...\nsize_t shape_count(void);\nsize_t shape_area(const struct shape *s);\n\n#endif\n",
         ..FIXTURE
     };
-    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::EdgeCopied));
-    assert!(
-        matches!(&off, Ok(c) if c.starts_with("#endif\n")),
-        "the category, with the rule off: {off:?}"
-    );
-    let on = f.merge(super::RuleSet::ALL_ON);
-    assert!(
-        matches!(&on, Err((_, m)) if m.contains("`#endif` occurs 2 times")),
-        "{on:?}"
+    super::fixture::refused_where_off_merges(
+        &f,
+        |c| c.starts_with("#endif\n"),
+        "`#endif` occurs 2 times",
     );
 }
 

@@ -139,14 +139,9 @@ fn a_lone_line_the_file_has_elsewhere_above_kept_lines_is_refused() {
         path: "scanner.c",
         ..FIXTURE
     };
-    let off = f.merge(super::RuleSet::ALL_ON.without(Rule::HeadAsNew));
-    assert!(
-        matches!(&off, Ok(c) if c.contains("s->depth = 0;\n    Scanner *s")),
-        "the category, with the rule off: {off:?}"
-    );
-    let on = f.merge(super::RuleSet::ALL_ON);
-    assert!(
-        matches!(&on, Err((_, m)) if m.contains("writes it as the one new line before file line 3")),
-        "{on:?}"
+    super::fixture::refused_where_off_merges(
+        &f,
+        |c| c.contains("s->depth = 0;\n    Scanner *s"),
+        "writes it as the one new line before file line 3",
     );
 }

@@ -480,6 +480,26 @@ pub(super) mod fixture {
         assert!(off.contains(other) && !off.contains(own), "off: {off}");
     }
 
+    /// Assert a rule's category: with the rule off the merge gives a text that `off` says is
+    /// the category's wrong reading; with it on the merge is refused, its message holding `on`.
+    pub(crate) fn refused_where_off_merges(
+        fixture: &Fixture,
+        off: impl Fn(&str) -> bool,
+        on: &str,
+    ) {
+        let merged = fixture.merge(RuleSet::ALL_ON.without(fixture.rule));
+        assert!(
+            matches!(&merged, Ok(c) if off(c)),
+            "the category, with `{}` off: {merged:?}",
+            fixture.rule
+        );
+        let refused = fixture.merge(RuleSet::ALL_ON);
+        assert!(
+            matches!(&refused, Err((_, m)) if m.contains(on)),
+            "{refused:?}"
+        );
+    }
+
     /// An outcome without its refusal's wording.
     fn kind(outcome: Outcome) -> Result<String, ErrorCode> {
         outcome.map_err(|(code, _)| code)

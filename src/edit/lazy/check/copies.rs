@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 
 use crate::edit::lazy::align::{Edit, Op};
+use crate::edit::lazy::costs::QUOTED_START_CHARS;
 use crate::edit::lazy::index::FileIndex;
 use crate::edit::lazy::prepare::SLine;
 use crate::error::{Error, ErrorCode, Result};
@@ -52,7 +53,12 @@ pub(crate) fn check(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Result<(
                      Show a line beside them that occurs only at the intended place",
                     lines[first.0].at,
                     lines[last.0].at,
-                    lines[first.0].text.trim(),
+                    lines[first.0]
+                        .text
+                        .trim()
+                        .chars()
+                        .take(QUOTED_START_CHARS)
+                        .collect::<String>(),
                     first.1 + 1,
                     last.1 + 1,
                     copy.0 + 1,

@@ -43,7 +43,7 @@ use self::place::{plan, runs, units};
 use self::read::{hints, impls, placeholder, prepare, segments, shown};
 
 pub(crate) use self::costs::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNIPPET_BYTES};
-pub(crate) use self::evidence::Evidence;
+pub(crate) use self::evidence::{Code, Evidence};
 pub use self::evidence::{MARGIN, Margin, MarginWeights};
 pub use self::index::forget_indexes;
 pub(crate) use self::placeholder::{is_markdown, strip_fence};
@@ -253,7 +253,13 @@ pub(crate) fn merge_unverified_with(
     };
     match merge_once(content, indent, snippet_text, hints, rules) {
         Err(e) if e.code == ErrorCode::ApplyNoop => as_changes().ok_or(e),
-        Ok(m) if solid_lines(&m.content).eq(solid_lines(content)) => Ok(as_changes().unwrap_or(m)),
+        Ok(m)
+            if m.evidence
+                .as_ref()
+                .is_some_and(|e| e.writes_code == Code::BlankOnly) =>
+        {
+            Ok(as_changes().unwrap_or(m))
+        }
         merged => merged,
     }
 }
@@ -354,6 +360,9 @@ fn check_stage(
     }
     let mut edits = edits;
     let deletes = removal_edits(ctx, instruction, &mut edits)?;
+    if deletes {
+        evidence.writes_code = Code::Written;
+    }
     let changed = edits
         .iter()
         .flat_map(|e| &e.ops)

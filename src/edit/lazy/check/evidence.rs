@@ -90,6 +90,18 @@ pub(crate) struct Evidence {
     /// A new chain line (`} else if (…) {`) right under an unshown file header at its depth,
     /// leaving that header's block empty (rule `emptied-block`): two readings.
     pub(crate) emptied: Option<Emptied>,
+    /// Whether the edits write or delete a line of code (not only blank lines).
+    pub(crate) writes_code: Code,
+}
+
+/// Whether a merge's edits touch a line of code, or blank lines only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Code {
+    /// A new, changed or deleted line of code.
+    #[default]
+    Written,
+    /// Blank lines added or deleted, nothing else.
+    BlankOnly,
 }
 
 /// A segment's first line under a placeholder read as new code ([`Evidence::head_as_new`]).
@@ -241,6 +253,7 @@ impl Evidence {
             head_as_new: edits.iter().find_map(|e| head_as_new(file, lines, e)),
             joined: joins::joined(file, lines, edits),
             emptied: emptied::emptied(file, lines, edits),
+            writes_code: writes_code(file, lines, edits),
         }
     }
 
@@ -595,6 +608,17 @@ fn head_as_new(file: &FileIndex<'_>, lines: &[SLine], e: &Edit) -> Option<HeadAs
     })
 }
 
+/// Whether `edits` write or delete a line of code.
+fn writes_code(file: &FileIndex<'_>, lines: &[SLine], edits: &[Edit]) -> Code {
+    let code = edits.iter().flat_map(|e| &e.ops).any(|op| match *op {
+        Op::Add(i) => !lines[i].blank,
+        Op::Change { .. } => true,
+        Op::Drop(j) => !file.is_blank(j),
+        _ => false,
+    });
+    if code { Code::Written } else { Code::BlankOnly }
+}
+
 /// The file lines an edit keeps as the snippet shows them, and those it deletes or changes.
 fn kept_and_gone(e: &Edit) -> (HashSet<usize>, HashSet<usize>) {
     let (mut kept, mut gone) = (HashSet::new(), HashSet::new());
@@ -760,6 +784,7 @@ mod tests {
             head_as_new: None,
             joined: None,
             emptied: None,
+            writes_code: Code::Written,
         };
         assert_eq!(e.margin(&w).value, w.repeated);
         assert!(e.margin(&w).weakest.contains("more than once"));
@@ -796,6 +821,7 @@ mod tests {
             head_as_new: None,
             joined: None,
             emptied: None,
+            writes_code: Code::Written,
         };
         let m = e.margin(&w);
         assert_eq!(m.value, w.among_new_deletion);
@@ -947,6 +973,7 @@ mod tests {
                 head_as_new: None,
                 joined: None,
                 emptied: None,
+                writes_code: Code::Written,
             }),
             ..Merged::default()
         };

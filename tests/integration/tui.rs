@@ -1063,6 +1063,10 @@ fn unseen_deletions_and_syntax_errors_show_on_the_row_and_above_their_hunks() {
         }),
     );
     assert_eq!(v["status"], "pending", "{v}");
+    // (The queue draws the new row on its next refresh: a key sent before it moves nothing.)
+    tmux.wait_for("the broken edit's row", 30, |s| {
+        s.contains("Queue · 2 pending")
+    });
     tmux.keys(&["j"]);
     let screen = tmux.wait_for("the broken edit's review", 30, |s| {
         s.contains("patch_file ·") && s.contains("x + 2")
